@@ -1,0 +1,172 @@
+package sql
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Pos is a place in the original text: 1-based line and column (in
+// characters, tabs count one), and the 0-based byte offset.
+type Pos struct {
+	Line, Col int
+	Offset    int
+}
+
+// Statement is one parsed statement.
+type Statement interface {
+	// Pos is where the statement starts.
+	Pos() Pos
+	// Text is the statement's original text, without the trailing ';'.
+	Text() string
+}
+
+// Span is embedded in every statement; it carries its position and text.
+type Span struct {
+	Start Pos
+	Src   string
+}
+
+func (s Span) Pos() Pos     { return s.Start }
+func (s Span) Text() string { return s.Src }
+
+// TypeName is a column type as written: Name upper-cased without arguments
+// ("VARCHAR", "DECIMAL", "TIMESTAMP", "STRING"), and its arguments.
+type TypeName struct {
+	Name string
+	Args []int
+	Pos  Pos
+}
+
+// ColumnDef is one column of CREATE TABLE.
+type ColumnDef struct {
+	Name    string
+	Type    TypeName
+	NotNull bool
+	Pos     Pos
+}
+
+// Watermark is WATERMARK FOR <Column> AS <Expr>.
+type Watermark struct {
+	Column string
+	Expr   ast.ExprNode
+	// ExprText is the expression's original text.
+	ExprText string
+	Pos      Pos
+}
+
+// Option is one 'key' = 'value' pair of a WITH clause or SET.
+type Option struct {
+	Key, Value string
+	Pos        Pos // of the key
+}
+
+// CreateTable is CREATE TABLE [IF NOT EXISTS] t (cols, [WATERMARK], [PRIMARY
+// KEY (..) NOT ENFORCED]) [WITH (...)].
+type CreateTable struct {
+	Span
+	Name        string
+	NamePos     Pos
+	IfNotExists bool
+	Columns     []ColumnDef
+	Watermark   *Watermark
+	PrimaryKey  []string
+	Options     []Option
+}
+
+// CreateView is CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(cols)] AS query.
+type CreateView struct {
+	Span
+	Name        string
+	IfNotExists bool
+	Temporary   bool
+	Columns     []string
+	Query       ast.ResultSetNode
+	// QueryText is the original text of the query after AS.
+	QueryText string
+}
+
+// DropKind says what a DROP statement drops.
+type DropKind int
+
+const (
+	DropTable DropKind = iota
+	DropView
+)
+
+// Drop is DROP TABLE|VIEW [IF EXISTS] name.
+type Drop struct {
+	Span
+	Kind     DropKind
+	Name     string
+	IfExists bool
+}
+
+// Insert is INSERT INTO t [(cols)] SELECT ... | VALUES (...), (...).
+// Exactly one of Query and Values is set.
+type Insert struct {
+	Span
+	Table    string
+	TablePos Pos
+	Columns  []string
+	Query    ast.ResultSetNode
+	Values   [][]ast.ExprNode
+}
+
+// StatementSet is EXECUTE STATEMENT SET BEGIN INSERT ...; INSERT ...; END:
+// one job writing several sinks.
+type StatementSet struct {
+	Span
+	Inserts []*Insert
+}
+
+// Select is a query statement (SELECT, UNION ALL, VALUES ...).
+type Select struct {
+	Span
+	Query ast.ResultSetNode
+}
+
+// Set is SET 'k' = 'v'; with an empty Key it is the bare SET that lists
+// every option.
+type Set struct {
+	Span
+	Key, Value string
+}
+
+// Reset is RESET 'k'; with an empty Key it resets every option.
+type Reset struct {
+	Span
+	Key string
+}
+
+// ShowKind says what a SHOW statement lists.
+type ShowKind int
+
+const (
+	ShowTables ShowKind = iota
+	ShowViews
+	ShowJobs
+)
+
+// Show is SHOW TABLES | SHOW VIEWS | SHOW JOBS.
+type Show struct {
+	Span
+	Kind ShowKind
+}
+
+// StopJob is STOP JOB 'id' [WITH SAVEPOINT].
+type StopJob struct {
+	Span
+	ID            string
+	WithSavepoint bool
+}
+
+// Describe is DESCRIBE t (also DESC t).
+type Describe struct {
+	Span
+	Name string
+}
+
+// Explain is EXPLAIN <statement>; Stmt is a *Select, *Insert or *StatementSet.
+type Explain struct {
+	Span
+	Stmt Statement
+}

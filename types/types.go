@@ -1,0 +1,274 @@
+package types
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Kind is the family of a logical type.
+type Kind uint8
+
+// The kinds, in the order of Flink's implicit widening for the numeric ones.
+const (
+	Null Kind = iota
+	Boolean
+	TinyInt
+	SmallInt
+	Int
+	BigInt
+	Decimal
+	Float
+	Double
+	String
+	Bytes
+	Date
+	Time
+	Timestamp
+	IntervalDayTime
+	IntervalYearMonth
+)
+
+// T is a logical SQL type. The zero value is the NULL type.
+type T struct {
+	Kind Kind
+	// Precision is the precision of DECIMAL (1..38) and the fractional-second
+	// precision of TIMESTAMP and TIME (0..9). Zero otherwise.
+	Precision int
+	// Scale is the scale of DECIMAL. Zero otherwise.
+	Scale int
+	// NotNull is set for columns declared NOT NULL and for expressions that
+	// cannot produce NULL. Types compare equal regardless of it (see Equal).
+	NotNull bool
+}
+
+// Common types.
+var (
+	NullType     = T{Kind: Null}
+	BooleanType  = T{Kind: Boolean}
+	TinyIntType  = T{Kind: TinyInt}
+	SmallIntType = T{Kind: SmallInt}
+	IntType      = T{Kind: Int}
+	BigIntType   = T{Kind: BigInt}
+	FloatType    = T{Kind: Float}
+	DoubleType   = T{Kind: Double}
+	StringType   = T{Kind: String}
+	BytesType    = T{Kind: Bytes}
+	DateType     = T{Kind: Date}
+	TimeType     = T{Kind: Time}
+	// TimestampType is TIMESTAMP(6), Flink's default precision.
+	TimestampType         = T{Kind: Timestamp, Precision: 6}
+	IntervalDayTimeType   = T{Kind: IntervalDayTime}
+	IntervalYearMonthType = T{Kind: IntervalYearMonth}
+)
+
+// DecimalOf returns DECIMAL(p, s).
+func DecimalOf(p, s int) T { return T{Kind: Decimal, Precision: p, Scale: s} }
+
+// TimestampOf returns TIMESTAMP(p).
+func TimestampOf(p int) T { return T{Kind: Timestamp, Precision: p} }
+
+// Equal reports whether a and b are the same type, ignoring nullability.
+func (t T) Equal(o T) bool {
+	return t.Kind == o.Kind && t.Precision == o.Precision && t.Scale == o.Scale
+}
+
+// Nullable returns t with NotNull cleared.
+func (t T) Nullable() T { t.NotNull = false; return t }
+
+// IsInteger reports whether t is TINYINT, SMALLINT, INT or BIGINT.
+func (t T) IsInteger() bool { return t.Kind >= TinyInt && t.Kind <= BigInt }
+
+// IsNumeric reports whether t is an integer, DECIMAL, FLOAT or DOUBLE.
+func (t T) IsNumeric() bool { return t.Kind >= TinyInt && t.Kind <= Double }
+
+// IsApproximate reports whether t is FLOAT or DOUBLE.
+func (t T) IsApproximate() bool { return t.Kind == Float || t.Kind == Double }
+
+// IsTemporal reports whether t is DATE, TIME or TIMESTAMP.
+func (t T) IsTemporal() bool { return t.Kind >= Date && t.Kind <= Timestamp }
+
+// IsInterval reports whether t is one of the interval types.
+func (t T) IsInterval() bool { return t.Kind == IntervalDayTime || t.Kind == IntervalYearMonth }
+
+// String returns the type as Flink prints it: BIGINT, DECIMAL(10, 2),
+// TIMESTAMP(3), STRING (Flink's name for VARCHAR of unbounded length),
+// followed by NOT NULL when set.
+func (t T) String() string {
+	var s string
+	switch t.Kind {
+	case Null:
+		s = "NULL"
+	case Boolean:
+		s = "BOOLEAN"
+	case TinyInt:
+		s = "TINYINT"
+	case SmallInt:
+		s = "SMALLINT"
+	case Int:
+		s = "INT"
+	case BigInt:
+		s = "BIGINT"
+	case Decimal:
+		s = fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale)
+	case Float:
+		s = "FLOAT"
+	case Double:
+		s = "DOUBLE"
+	case String:
+		s = "STRING"
+	case Bytes:
+		s = "BYTES"
+	case Date:
+		s = "DATE"
+	case Time:
+		s = fmt.Sprintf("TIME(%d)", t.Precision)
+	case Timestamp:
+		s = fmt.Sprintf("TIMESTAMP(%d)", t.Precision)
+	case IntervalDayTime:
+		s = "INTERVAL DAY TO SECOND"
+	case IntervalYearMonth:
+		s = "INTERVAL YEAR TO MONTH"
+	default:
+		s = fmt.Sprintf("Kind(%d)", t.Kind)
+	}
+	if t.NotNull {
+		s += " NOT NULL"
+	}
+	return s
+}
+
+// ArrowType returns the Arrow data type that holds values of t in a batch.
+func (t T) ArrowType() arrow.DataType {
+	switch t.Kind {
+	case Null:
+		return arrow.Null
+	case Boolean:
+		return arrow.FixedWidthTypes.Boolean
+	case TinyInt:
+		return arrow.PrimitiveTypes.Int8
+	case SmallInt:
+		return arrow.PrimitiveTypes.Int16
+	case Int:
+		return arrow.PrimitiveTypes.Int32
+	case BigInt:
+		return arrow.PrimitiveTypes.Int64
+	case Decimal:
+		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+	case Float:
+		return arrow.PrimitiveTypes.Float32
+	case Double:
+		return arrow.PrimitiveTypes.Float64
+	case String:
+		return arrow.BinaryTypes.String
+	case Bytes:
+		return arrow.BinaryTypes.Binary
+	case Date:
+		return arrow.FixedWidthTypes.Date32
+	case Time:
+		return arrow.FixedWidthTypes.Time32ms
+	case Timestamp:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	case IntervalDayTime, IntervalYearMonth:
+		return arrow.PrimitiveTypes.Int64
+	}
+	panic(fmt.Sprintf("types: no arrow type for %v", t))
+}
+
+// Field returns an Arrow field named name holding t. The logical type is
+// kept in the field's metadata so that a schema round-trips (an Arrow
+// Int64 may be BIGINT or an interval).
+func (t T) Field(name string) arrow.Field {
+	return arrow.Field{
+		Name:     name,
+		Type:     t.ArrowType(),
+		Nullable: !t.NotNull,
+		Metadata: arrow.NewMetadata([]string{metaKey}, []string{t.String()}),
+	}
+}
+
+const metaKey = "streamsql.type"
+
+// FromField recovers the logical type of a field made by T.Field.
+func FromField(f arrow.Field) (T, error) {
+	if s, ok := f.Metadata.GetValue(metaKey); ok {
+		return Parse(s)
+	}
+	return T{}, fmt.Errorf("types: field %q carries no logical type", f.Name)
+}
+
+// Parse parses a type name as String prints it, and the synonyms a user may
+// write in DDL: INTEGER, VARCHAR[(n)], CHAR[(n)], TEXT, BINARY, VARBINARY,
+// BLOB, BOOL, REAL, DEC, NUMERIC, DATETIME.
+func Parse(s string) (T, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	var t T
+	if rest, ok := strings.CutSuffix(u, " NOT NULL"); ok {
+		t.NotNull = true
+		u = strings.TrimSpace(rest)
+	}
+	name, args := u, ""
+	if i := strings.IndexByte(u, '('); i >= 0 && strings.HasSuffix(u, ")") {
+		name, args = strings.TrimSpace(u[:i]), u[i+1:len(u)-1]
+	}
+	var nums []int
+	if args != "" {
+		for _, a := range strings.Split(args, ",") {
+			var n int
+			if _, err := fmt.Sscanf(strings.TrimSpace(a), "%d", &n); err != nil {
+				return T{}, fmt.Errorf("bad type %q", s)
+			}
+			nums = append(nums, n)
+		}
+	}
+	arg := func(i, def int) int {
+		if i < len(nums) {
+			return nums[i]
+		}
+		return def
+	}
+	switch name {
+	case "NULL":
+		t.Kind = Null
+	case "BOOLEAN", "BOOL":
+		t.Kind = Boolean
+	case "TINYINT":
+		t.Kind = TinyInt
+	case "SMALLINT":
+		t.Kind = SmallInt
+	case "INT", "INTEGER", "MEDIUMINT":
+		t.Kind = Int
+	case "BIGINT":
+		t.Kind = BigInt
+	case "FLOAT", "REAL":
+		t.Kind = Float
+	case "DOUBLE", "DOUBLE PRECISION":
+		t.Kind = Double
+	case "DECIMAL", "DEC", "NUMERIC":
+		t.Kind, t.Precision, t.Scale = Decimal, arg(0, 10), arg(1, 0)
+		if t.Precision < 1 || t.Precision > 38 || t.Scale < 0 || t.Scale > t.Precision {
+			return T{}, fmt.Errorf("bad type %q: DECIMAL precision must be 1..38 and scale 0..precision", s)
+		}
+	case "STRING", "VARCHAR", "CHAR", "TEXT", "CHARACTER VARYING":
+		t.Kind = String
+	case "BYTES", "BINARY", "VARBINARY", "BLOB":
+		t.Kind = Bytes
+	case "DATE":
+		t.Kind = Date
+	case "TIME":
+		t.Kind, t.Precision = Time, arg(0, 0)
+	case "TIMESTAMP", "DATETIME":
+		t.Kind, t.Precision = Timestamp, arg(0, 6)
+		if t.Precision < 0 || t.Precision > 9 {
+			return T{}, fmt.Errorf("bad type %q: TIMESTAMP precision must be 0..9", s)
+		}
+	case "INTERVAL DAY TO SECOND":
+		t.Kind = IntervalDayTime
+	case "INTERVAL YEAR TO MONTH":
+		t.Kind = IntervalYearMonth
+	default:
+		return T{}, fmt.Errorf("unknown type %q", s)
+	}
+	return t, nil
+}
