@@ -1,0 +1,269 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Sentinel errors; wrap them with context and test with errors.Is.
+var (
+	ErrTableNotFound    = errors.New("table not found")
+	ErrTableExists      = errors.New("table already exists")
+	ErrUnknownConnector = errors.New("unknown connector")
+	ErrBadOption        = errors.New("bad connector option")
+)
+
+// MemoryConnector is the connector of a table created without WITH: an
+// in-memory bounded table that INSERT INTO t VALUES fills.
+const MemoryConnector = "memory"
+
+// Table is a table as declared by CREATE TABLE.
+type Table struct {
+	Name    string
+	Columns types.Schema
+	// WatermarkColumn and WatermarkExpr are the WATERMARK FOR clause
+	// (empty when absent); the expression is kept as text and bound when used.
+	WatermarkColumn string   `json:",omitempty"`
+	WatermarkExpr   string   `json:",omitempty"`
+	PrimaryKey      []string `json:",omitempty"`
+	Connector       string
+	Options         map[string]string `json:",omitempty"`
+}
+
+// View is a view as declared by CREATE VIEW. The query is kept as text and
+// planned where the view is used.
+type View struct {
+	Name      string
+	Columns   []string `json:",omitempty"`
+	Query     string
+	Temporary bool `json:",omitempty"`
+}
+
+// Catalog holds tables and views. It is safe for concurrent use. Names
+// compare case-insensitively.
+type Catalog struct {
+	mu     sync.RWMutex
+	path   string // "" for a catalog that is not persisted
+	tables map[string]*Table
+	views  map[string]*View
+}
+
+type onDisk struct {
+	Tables []*Table
+	Views  []*View
+}
+
+// Open loads the catalog kept in dir (creating dir if needed). An empty dir
+// gives an in-memory catalog that is never written.
+func Open(dir string) (*Catalog, error) {
+	c := &Catalog{tables: map[string]*Table{}, views: map[string]*View{}}
+	if dir == "" {
+		return c, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	c.path = filepath.Join(dir, "catalog.json")
+	data, err := os.ReadFile(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var d onDisk
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("catalog %s is damaged: %w", c.path, err)
+	}
+	for _, t := range d.Tables {
+		c.tables[key(t.Name)] = t
+	}
+	for _, v := range d.Views {
+		c.views[key(v.Name)] = v
+	}
+	return c, nil
+}
+
+func key(name string) string { return strings.ToLower(name) }
+
+// save writes the catalog atomically. The caller holds mu.
+func (c *Catalog) save() error {
+	if c.path == "" {
+		return nil
+	}
+	var d onDisk
+	for _, t := range c.tables {
+		d.Tables = append(d.Tables, t)
+	}
+	for _, v := range c.views {
+		if !v.Temporary {
+			d.Views = append(d.Views, v)
+		}
+	}
+	sort.Slice(d.Tables, func(i, j int) bool { return d.Tables[i].Name < d.Tables[j].Name })
+	sort.Slice(d.Views, func(i, j int) bool { return d.Views[i].Name < d.Views[j].Name })
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(c.path, data)
+}
+
+// WriteFileAtomic writes data to path through a temporary file, fsync and
+// rename, so a reader sees the old or the new content, never a mix.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// CreateTable adds t after checking its options against its connector. With
+// ifNotExists an existing table or view of that name is left alone.
+func (c *Catalog) CreateTable(t *Table, ifNotExists bool) error {
+	if t.Connector == "" {
+		t.Connector = MemoryConnector
+	}
+	if err := checkOptions(t); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables[key(t.Name)] != nil || c.views[key(t.Name)] != nil {
+		if ifNotExists {
+			return nil
+		}
+		return fmt.Errorf("%w: %s", ErrTableExists, t.Name)
+	}
+	c.tables[key(t.Name)] = t
+	return c.save()
+}
+
+// CreateView adds v.
+func (c *Catalog) CreateView(v *View, ifNotExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables[key(v.Name)] != nil || c.views[key(v.Name)] != nil {
+		if ifNotExists {
+			return nil
+		}
+		return fmt.Errorf("%w: %s", ErrTableExists, v.Name)
+	}
+	c.views[key(v.Name)] = v
+	return c.save()
+}
+
+// DropTable removes a table. Missing is an error unless ifExists.
+func (c *Catalog) DropTable(name string, ifExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tables[key(name)] == nil {
+		if ifExists {
+			return nil
+		}
+		return fmt.Errorf("%w: %s%s", ErrTableNotFound, name, closest(name, c.namesLocked()))
+	}
+	delete(c.tables, key(name))
+	return c.save()
+}
+
+// DropView removes a view. Missing is an error unless ifExists.
+func (c *Catalog) DropView(name string, ifExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.views[key(name)] == nil {
+		if ifExists {
+			return nil
+		}
+		return fmt.Errorf("%w: view %s", ErrTableNotFound, name)
+	}
+	delete(c.views, key(name))
+	return c.save()
+}
+
+// Table returns the table called name.
+func (c *Catalog) Table(name string) (*Table, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[key(name)]
+	return t, ok
+}
+
+// View returns the view called name.
+func (c *Catalog) View(name string) (*View, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.views[key(name)]
+	return v, ok
+}
+
+// Tables lists table names, sorted.
+func (c *Catalog) Tables() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, t := range c.tables {
+		out = append(out, t.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Views lists view names, sorted.
+func (c *Catalog) Views() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, v := range c.views {
+		out = append(out, v.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Names lists every table and view name (for "did you mean" hints).
+func (c *Catalog) Names() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.namesLocked()
+}
+
+func (c *Catalog) namesLocked() []string {
+	var out []string
+	for _, t := range c.tables {
+		out = append(out, t.Name)
+	}
+	for _, v := range c.views {
+		out = append(out, v.Name)
+	}
+	sort.Strings(out)
+	return out
+}

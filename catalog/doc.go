@@ -1,0 +1,9 @@
+// Package catalog owns the named objects a session sees: tables (their
+// columns, watermark, primary key and connector options) and views (their
+// query text), kept on disk in the data directory so a restarted shell on the
+// same directory sees them. It also owns the connector registry: what each
+// connector can do (read? write? bounded? accepts updates?) and which options
+// it takes, so the planner can check a plan without importing connectors.
+//
+// It imports sql (for positions in errors) and types.
+package catalog

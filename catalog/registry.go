@@ -1,0 +1,149 @@
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Connector describes what a connector can do. Connectors register one in
+// an init function; the planner consults it.
+type Connector struct {
+	// Name is the value of the 'connector' option ("datagen", "print").
+	Name string
+	// Source and Sink say whether tables of this connector can be read and written.
+	Source, Sink bool
+	// AcceptsUpdates says whether the sink takes -U/+U/-D rows. A sink that
+	// does not is append-only: planning an updating query into it is an error.
+	AcceptsUpdates bool
+	// Bounded reports whether a scan of a table with these options ends.
+	Bounded func(opts map[string]string) bool
+	// Options lists the option keys the connector understands; a key ending
+	// in '#' is a prefix (fields.#). Unknown keys are an error at CREATE TABLE.
+	Options []string
+	// Required lists option keys that must be present.
+	Required []string
+	// Validate checks the options against the schema (nil: nothing more to check).
+	Validate func(t *Table) error
+	// Drop, if set, removes what the connector keeps for t under dataDir when
+	// the table is dropped (the rows of an in-memory table, say).
+	Drop func(dataDir string, t *Table) error
+}
+
+var connectors = struct {
+	sync.Mutex
+	m map[string]*Connector
+}{m: map[string]*Connector{}}
+
+// RegisterConnector adds c to the registry. It panics on a duplicate name.
+func RegisterConnector(c Connector) {
+	connectors.Lock()
+	defer connectors.Unlock()
+	if _, dup := connectors.m[c.Name]; dup {
+		panic("catalog: duplicate connector " + c.Name)
+	}
+	connectors.m[c.Name] = &c
+}
+
+// LookupConnector returns the registered connector called name.
+func LookupConnector(name string) (*Connector, bool) {
+	connectors.Lock()
+	defer connectors.Unlock()
+	c, ok := connectors.m[name]
+	return c, ok
+}
+
+// ConnectorNames lists registered connectors, sorted.
+func ConnectorNames() []string {
+	connectors.Lock()
+	defer connectors.Unlock()
+	var out []string
+	for n := range connectors.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkOptions validates t's options against its connector.
+func checkOptions(t *Table) error {
+	c, ok := LookupConnector(t.Connector)
+	if !ok {
+		return fmt.Errorf("%w %q (available: %s)", ErrUnknownConnector, t.Connector, strings.Join(ConnectorNames(), ", "))
+	}
+	known := func(k string) bool {
+		if k == "connector" {
+			return true
+		}
+		for _, o := range c.Options {
+			if p, ok := strings.CutSuffix(o, "#"); ok && strings.HasPrefix(k, p) {
+				return true
+			}
+			if o == k {
+				return true
+			}
+		}
+		return false
+	}
+	keys := make([]string, 0, len(t.Options))
+	for k := range t.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known(k) {
+			return fmt.Errorf("%w '%s' for connector '%s'%s", ErrBadOption, k, c.Name, closest(k, c.Options))
+		}
+	}
+	for _, r := range c.Required {
+		if _, ok := t.Options[r]; !ok {
+			return fmt.Errorf("%w: connector '%s' needs option '%s'", ErrBadOption, c.Name, r)
+		}
+	}
+	if c.Validate != nil {
+		if err := c.Validate(t); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadOption, err)
+		}
+	}
+	return nil
+}
+
+func closest(k string, candidates []string) string {
+	if m := Closest(k, candidates); m != "" {
+		return fmt.Sprintf(" (did you mean '%s'?)", m)
+	}
+	return ""
+}
+
+// Closest returns the candidate nearest to name by edit distance, or "" if
+// none is near enough to be a plausible typo.
+func Closest(name string, candidates []string) string {
+	best, bestD := "", len(name)/2+2
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

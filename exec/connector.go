@@ -1,0 +1,160 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// DefaultBatchSize is the number of rows a source puts in a batch unless
+// the job sets 'table.exec.batch-size'.
+const DefaultBatchSize = 1024
+
+// ErrNoData is returned by Source.Next when no row is ready right now; the
+// runtime then services barriers and control messages and calls Next again.
+var ErrNoData = errors.New("exec: no data ready")
+
+// TableSpec is what a connector factory is given: the table as declared,
+// which of its columns the plan reads, and where this subtask stands.
+type TableSpec struct {
+	// Table is the catalog name of the table.
+	Table string
+	// Schema is the table's full row type as declared.
+	Schema types.Schema
+	// Fields are the indexes into Schema a source must produce, in order
+	// (projection pushdown). A sink receives rows of the full Schema and
+	// Fields is nil.
+	Fields []int
+	// Options are the WITH options, keys as written (lower case by convention).
+	Options map[string]string
+	// Subtask is this instance's index in [0, Parallelism).
+	Subtask, Parallelism int
+	// DataDir is the engine's data directory (the table may keep files there).
+	DataDir string
+	// BatchSize is the preferred number of rows per batch.
+	BatchSize int
+	// Mem allocates the Arrow buffers of the batches a source produces.
+	Mem memory.Allocator
+}
+
+// ProducedSchema is the row type of the batches a source built from s emits.
+func (s TableSpec) ProducedSchema() types.Schema {
+	if s.Fields == nil {
+		return s.Schema
+	}
+	out := make(types.Schema, len(s.Fields))
+	for i, f := range s.Fields {
+		out[i] = s.Schema[f]
+	}
+	return out
+}
+
+// Source produces the rows of one subtask of a table scan.
+//
+// The runtime calls Open once, then Next repeatedly from one goroutine, and
+// Close once at the end whatever happened (also after a failed Open). Between
+// two calls of Next the runtime may take a checkpoint: Snapshot must then
+// describe exactly the position after the last batch returned.
+type Source interface {
+	Open(ctx context.Context) error
+	// Next returns the next batch (append-only unless the connector reads a
+	// changelog), ErrNoData when nothing is ready within about 100ms, or
+	// io.EOF once a bounded input is exhausted. A data error names the place
+	// (file:line, topic/partition/offset).
+	Next(ctx context.Context) (Batch, error)
+	// Snapshot returns the position to restore from; Restore is called before
+	// Open with a value Snapshot returned earlier.
+	Snapshot() ([]byte, error)
+	Restore(state []byte) error
+	Close() error
+}
+
+// Sink consumes the rows of one subtask of an INSERT INTO.
+//
+// The runtime calls Open once, Write for each batch in order, PreCommit at
+// each checkpoint barrier, Commit when that checkpoint is complete, Finish
+// when the input ended (bounded jobs), and Close once at the end.
+type Sink interface {
+	Open(ctx context.Context) error
+	// Write consumes b. The runtime releases b.Rec after Write returns; a
+	// sink that keeps rows copies them.
+	Write(ctx context.Context, b Batch) error
+	// PreCommit makes everything written so far durable but not yet visible
+	// (flush the open transaction) and returns what Commit needs.
+	PreCommit(ctx context.Context, checkpointID int64) ([]byte, error)
+	// Commit makes the rows of checkpoint checkpointID visible. It must be
+	// idempotent: a restore may commit the same checkpoint again.
+	Commit(ctx context.Context, checkpointID int64, handle []byte) error
+	// Finish flushes and commits everything after the end of a bounded input.
+	Finish(ctx context.Context) error
+	Close() error
+}
+
+// SourceFactory builds a source subtask for a table.
+type SourceFactory func(spec TableSpec) (Source, error)
+
+// SinkFactory builds a sink subtask for a table.
+type SinkFactory func(spec TableSpec) (Sink, error)
+
+var registry = struct {
+	sync.Mutex
+	sources map[string]SourceFactory
+	sinks   map[string]SinkFactory
+}{sources: map[string]SourceFactory{}, sinks: map[string]SinkFactory{}}
+
+// RegisterSource makes connector name readable. It panics on a duplicate
+// name: registration happens in init functions.
+func RegisterSource(name string, f SourceFactory) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.sources[name]; dup {
+		panic("exec: duplicate source connector " + name)
+	}
+	registry.sources[name] = f
+}
+
+// RegisterSink makes connector name writable.
+func RegisterSink(name string, f SinkFactory) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.sinks[name]; dup {
+		panic("exec: duplicate sink connector " + name)
+	}
+	registry.sinks[name] = f
+}
+
+// ErrUnknownConnector is returned for a connector with no registered factory.
+var ErrUnknownConnector = errors.New("unknown connector")
+
+func lookupSource(name string) (SourceFactory, error) {
+	registry.Lock()
+	defer registry.Unlock()
+	if f, ok := registry.sources[name]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("%w %q as a source (have %v)", ErrUnknownConnector, name, keys(registry.sources))
+}
+
+func lookupSink(name string) (SinkFactory, error) {
+	registry.Lock()
+	defer registry.Unlock()
+	if f, ok := registry.sinks[name]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("%w %q as a sink (have %v)", ErrUnknownConnector, name, keys(registry.sinks))
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,10 @@
+// Package exec runs a physical plan: one goroutine per operator subtask,
+// bounded channels between them (backpressure), and the operators
+// themselves, which consume and produce Arrow batches with an optional
+// changelog-op column. Watermarks, checkpoint barriers and end-of-input
+// travel the same channels as data (see Element).
+//
+// It also defines the contracts connectors implement (Source, Sink) and the
+// registry they register their factories in, so that exec never imports a
+// connector.
+package exec
