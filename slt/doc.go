@@ -1,0 +1,46 @@
+// Package slt runs sqllogictest files against a SQL engine.
+//
+// It owns the test-file format and the runner, and nothing else: it imports
+// no other package of this module and reaches the engine only through the
+// DB interface, so any engine (or a test double) can be plugged in.
+//
+// The format is SQLite's sqllogictest with the additions of sqllogictest-rs:
+//
+//   - statement ok | statement error [regex] | statement count N
+//   - query <types> [nosort|rowsort|valuesort] [label] [retry N backoff D],
+//     the SQL, "----" and the expected results up to the next blank line;
+//     query error [regex]. A multi-line expected error may follow "----"
+//     after "statement error" or "query error" and is compared with the
+//     error message as a whole (surrounding whitespace ignored).
+//   - hash-threshold N, halt, skipif <engine>, onlyif <engine>,
+//     control sortmode <mode>, control resultmode rowwise|valuewise,
+//     include <glob>, sleep <duration>, system ok <command> [---- stdout],
+//     loop <var> <start> <count> ... endloop, and # comments.
+//
+// Directives the runner does not know (RisingWave's "control substitution
+// on", "connection <name>", ...) are parsed as records of kind KindUnknown
+// and counted as skipped, with the reason in the file's result.
+//
+// # Result formatting
+//
+// Expected results may be written in either layout: SQLite's, one value
+// per line, or sqllogictest-rs's, one row per line with the columns
+// separated by whitespace (compared with runs of whitespace collapsed).
+//
+// Values are formatted as SQLite's C runner does, guided by the query's
+// declared type string: NULL prints as "NULL"; an 'I' column prints as an
+// integer (a floating value is truncated, true/false print as 1/0); an 'R'
+// column prints with "%.3f"; other columns print the engine's text, with
+// the empty string as "(empty)" and control characters replaced by '@'.
+// Because sqllogictest-rs files are written against the engine's own text
+// (for instance "1.5" in an R column), a result also matches when its rows,
+// in the engine's text with only NULL and the empty string mapped, equal
+// the expected rows.
+//
+// Expected results of the form "N values hashing to H" are compared by
+// count and by the MD5 of every value (C formatting, after sorting)
+// followed by a newline, as the C runner computes it. With rowsort and
+// valuesort both the result and the expected values are sorted before
+// they are compared. Queries that share a label must produce the same
+// values.
+package slt
