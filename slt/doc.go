@@ -19,7 +19,18 @@
 //
 // Directives the runner does not know (RisingWave's "control substitution
 // on", "connection <name>", ...) are parsed as records of kind KindUnknown
-// and counted as skipped, with the reason in the file's result.
+// and counted as skipped, with the reason in the file's result; the records
+// after them run as usual (a "connection" line does not switch engines: a
+// file has one DB).
+//
+// skipif and onlyif compare the engine name of Options.Engine
+// (case-insensitively) and may precede any record. "halt" stops the file
+// (including the files that included the one it is in); the records left
+// count as skipped. An included path is a glob relative to the including
+// file's directory; matching files run in lexical order on the same DB and
+// share the file's state (hash threshold, sort mode, labels). A file that
+// includes itself, directly or not, is a failure. "system ok" runs its
+// command with "sh -c" in the directory of the file it is written in.
 //
 // # Result formatting
 //
@@ -39,8 +50,13 @@
 //
 // Expected results of the form "N values hashing to H" are compared by
 // count and by the MD5 of every value (C formatting, after sorting)
-// followed by a newline, as the C runner computes it. With rowsort and
-// valuesort both the result and the expected values are sorted before
-// they are compared. Queries that share a label must produce the same
-// values.
+// followed by a newline, as the C runner computes it, whatever the hash
+// threshold. Results written out in full are compared value by value even
+// above the threshold ("hash-threshold" is accepted for compatibility).
+// With rowsort and valuesort both the result and the expected values are
+// sorted before they are compared. Queries that share a label must produce
+// the same values.
+//
+// Run (or RunFiles and Report) is the entry point; Parse exposes the
+// parser on its own.
 package slt

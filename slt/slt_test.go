@@ -872,3 +872,69 @@ func TestRunFilesAndReport(t *testing.T) {
 		t.Error("no error for a missing path")
 	}
 }
+
+// blockingDB never answers until its context ends.
+type blockingDB struct{}
+
+func (blockingDB) Exec(ctx context.Context, _ string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (blockingDB) Query(ctx context.Context, _ string) (string, [][]Value, error) {
+	<-ctx.Done()
+	return "", nil, ctx.Err()
+}
+
+func TestTimeout(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.slt")
+	os.WriteFile(path, []byte("statement ok\nSELECT 1\n\nquery I\nSELECT 1\n----\n1\n"), 0o644)
+	res := RunFile(context.Background(), path, Options{Timeout: 20 * time.Millisecond,
+		NewDB: func(string) (DB, error) { return blockingDB{}, nil }})
+	expectCounts(t, res, 0, 2, 0)
+	if !errors.Is(res.Failures[0].Err, context.DeadlineExceeded) {
+		t.Errorf("err = %v", res.Failures[0].Err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := RunFiles(ctx, []string{path}, Options{NewDB: func(string) (DB, error) { return blockingDB{}, nil }}); !errors.Is(err, context.Canceled) {
+		t.Errorf("RunFiles on a cancelled context: %v", err)
+	}
+}
+
+// emptyDB succeeds at every statement and returns no rows for every query.
+type emptyDB struct{}
+
+func (emptyDB) Exec(context.Context, string) error { return nil }
+func (emptyDB) Query(context.Context, string) (string, [][]Value, error) {
+	return "", nil, nil
+}
+
+// TestRunConformance runs every conformance file on an engine that returns
+// nothing, to check the runner copes with all of them (includes, halts,
+// hashes, unknown directives) and accounts for every record.
+func TestRunConformance(t *testing.T) {
+	root := filepath.Join("..", "..", "shared", "conformance")
+	res, err := RunFiles(context.Background(), []string{root}, Options{NewDB: func(string) (DB, error) { return emptyDB{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) == 0 {
+		t.Fatal("no files run")
+	}
+	for _, r := range res {
+		for _, f := range r.Failures {
+			if strings.Contains(f.Message, "parse error") || strings.HasPrefix(f.Message, "include") {
+				t.Errorf("%s", f)
+			}
+		}
+		if r.Passed+r.Failed+r.Skipped == 0 {
+			t.Errorf("%s: no records counted", r.Path)
+		}
+	}
+	var out bytes.Buffer
+	Report(&out, res, false)
+	t.Log("\n" + out.String())
+}
