@@ -1,0 +1,8 @@
+package connectors
+
+import (
+	_ "github.com/streamsql/streamsql/connectors/blackhole"
+	_ "github.com/streamsql/streamsql/connectors/datagen"
+	_ "github.com/streamsql/streamsql/connectors/memory"
+	_ "github.com/streamsql/streamsql/connectors/print"
+)

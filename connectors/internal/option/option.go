@@ -1,0 +1,130 @@
+// Package option parses connector options (the WITH clause of CREATE TABLE)
+// into typed values. Every function takes the option map, the key and the
+// default used when the key is absent, and fails with an error that names
+// the option and says what was expected:
+//
+//	'rows-per-second' must be a non-negative integer, got 'fast'
+package option
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// String returns opts[key], or def when absent.
+func String(opts map[string]string, key, def string) string {
+	if v, ok := opts[key]; ok {
+		return v
+	}
+	return def
+}
+
+// Int parses opts[key] as a base-10 integer in [lo, hi].
+func Int(opts map[string]string, key string, def, lo, hi int64) (int64, error) {
+	v, ok := opts[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("'%s' must be %s, got '%s'", key, describeRange(lo, hi), v)
+	}
+	return n, nil
+}
+
+func describeRange(lo, hi int64) string {
+	const maxInt = 1<<63 - 1
+	switch {
+	case lo == 0 && hi == maxInt:
+		return "a non-negative integer"
+	case lo == 1 && hi == maxInt:
+		return "a positive integer"
+	case lo == -maxInt-1 && hi == maxInt:
+		return "an integer"
+	case hi == maxInt:
+		return fmt.Sprintf("an integer >= %d", lo)
+	}
+	return fmt.Sprintf("an integer between %d and %d", lo, hi)
+}
+
+// Float parses opts[key] as a number in [lo, hi].
+func Float(opts map[string]string, key string, def, lo, hi float64) (float64, error) {
+	v, ok := opts[key]
+	if !ok {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < lo || f > hi {
+		return 0, fmt.Errorf("'%s' must be a number between %v and %v, got '%s'", key, lo, hi, v)
+	}
+	return f, nil
+}
+
+// Bool parses opts[key] as true or false (case-insensitive).
+func Bool(opts map[string]string, key string, def bool) (bool, error) {
+	v, ok := opts[key]
+	if !ok {
+		return def, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("'%s' must be 'true' or 'false', got '%s'", key, v)
+}
+
+// Enum returns opts[key] (compared case-insensitively, returned as listed
+// in allowed), which must be one of allowed.
+func Enum(opts map[string]string, key, def string, allowed ...string) (string, error) {
+	v, ok := opts[key]
+	if !ok {
+		return def, nil
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(strings.TrimSpace(v), a) {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("'%s' must be %s, got '%s'", key, OneOf(allowed), v)
+}
+
+// OneOf lists choices as 'a', 'b' or 'c'.
+func OneOf(choices []string) string {
+	q := make([]string, len(choices))
+	for i, c := range choices {
+		q[i] = "'" + c + "'"
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// Char parses opts[key] as a single ASCII character. Java-style escapes
+// '\t' and '\\' and the unicode form '\u0009' are accepted, as Flink's
+// csv.field-delimiter does.
+func Char(opts map[string]string, key string, def byte) (byte, error) {
+	v, ok := opts[key]
+	if !ok {
+		return def, nil
+	}
+	s := v
+	switch {
+	case s == `\t`:
+		s = "\t"
+	case s == `\\`:
+		s = `\`
+	case len(s) == 6 && strings.HasPrefix(s, `\u`):
+		if n, err := strconv.ParseUint(s[2:], 16, 8); err == nil {
+			s = string(rune(n))
+		}
+	}
+	if len(s) != 1 || s[0] >= utf8.RuneSelf {
+		return 0, fmt.Errorf("'%s' must be a single ASCII character, got '%s'", key, v)
+	}
+	return s[0], nil
+}

@@ -1,0 +1,246 @@
+package memory
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/connectors/internal/rowfmt"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// change is a batch a sink received (copied), with its ops.
+type change struct {
+	rec arrow.RecordBatch
+	ops []exec.RowKind // nil: all +I
+}
+
+func hasRetract(cs []change) bool {
+	for _, c := range cs {
+		for _, op := range c.ops {
+			if op.IsRetract() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// apply commits cs to t atomically: on error nothing changes. applied names
+// the staged file cs came from ("" if none). It takes ownership of cs.
+func (t *table) apply(cs []change, schema types.Schema, applied string) error {
+	defer func() {
+		for _, c := range cs {
+			c.rec.Release()
+		}
+	}()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !hasRetract(cs) {
+		var added []arrow.RecordBatch
+		for _, c := range cs {
+			if c.rec.NumRows() > 0 {
+				c.rec.Retain()
+				added = append(added, c.rec)
+			}
+		}
+		if len(added) == 0 && applied == "" {
+			return nil
+		}
+		batches := make([]arrow.RecordBatch, 0, len(t.batches)+len(added))
+		for _, b := range t.batches {
+			b.Retain()
+			batches = append(batches, b)
+		}
+		batches = append(batches, added...)
+		if err := t.install(batches, added, false, applied); err != nil {
+			releaseAll(batches)
+			return err
+		}
+		return nil
+	}
+
+	// Retractions: match each against an earlier insert of this commit,
+	// else against a committed row.
+	type pos struct{ c, row int }
+	live := map[string][]pos{} // inserts of cs not yet retracted, by row key
+	dead := make([][]bool, len(cs))
+	fromCommitted := map[string]int{}
+	var firstMissing = map[string]pos{}
+	var key []byte
+	for ci, c := range cs {
+		dead[ci] = make([]bool, c.rec.NumRows())
+		for r := range dead[ci] {
+			key = appendKey(key[:0], c.rec, r)
+			op := exec.Insert
+			if c.ops != nil {
+				op = c.ops[r]
+			}
+			if !op.IsRetract() {
+				live[string(key)] = append(live[string(key)], pos{ci, r})
+				continue
+			}
+			dead[ci][r] = true
+			if ps := live[string(key)]; len(ps) > 0 {
+				p := ps[len(ps)-1]
+				dead[p.c][p.row] = true
+				live[string(key)] = ps[:len(ps)-1]
+				continue
+			}
+			if _, ok := firstMissing[string(key)]; !ok {
+				firstMissing[string(key)] = pos{ci, r}
+			}
+			fromCommitted[string(key)]++
+		}
+	}
+	keep := make([][]bool, len(t.batches))
+	for bi, b := range t.batches {
+		for r := range int(b.NumRows()) {
+			if len(fromCommitted) == 0 {
+				break
+			}
+			key = appendKey(key[:0], b, r)
+			if n := fromCommitted[string(key)]; n > 0 {
+				if keep[bi] == nil {
+					keep[bi] = make([]bool, b.NumRows())
+					for i := range keep[bi] {
+						keep[bi][i] = true
+					}
+				}
+				keep[bi][r] = false
+				if n == 1 {
+					delete(fromCommitted, string(key))
+				} else {
+					fromCommitted[string(key)] = n - 1
+				}
+			}
+		}
+	}
+	for k := range fromCommitted {
+		p := firstMissing[k]
+		b := exec.Batch{Rec: cs[p.c].rec, Ops: cs[p.c].ops}
+		return fmt.Errorf("memory table %s: cannot apply %s: no equal row in the table",
+			t.name, rowfmt.AppendRow(nil, schema, b, p.row))
+	}
+	var batches []arrow.RecordBatch
+	for bi, b := range t.batches {
+		if keep[bi] == nil {
+			b.Retain()
+			batches = append(batches, b)
+		} else if nb := filter(t.schema, b, keep[bi]); nb != nil {
+			batches = append(batches, nb)
+		}
+	}
+	for ci, c := range cs {
+		k := make([]bool, len(dead[ci]))
+		for i, d := range dead[ci] {
+			k[i] = !d
+		}
+		if nb := filter(t.schema, c.rec, k); nb != nil {
+			batches = append(batches, nb)
+		}
+	}
+	if err := t.install(batches, nil, true, applied); err != nil {
+		releaseAll(batches)
+		return err
+	}
+	return nil
+}
+
+// filter returns the rows of rec whose keep flag is set, or nil if none is.
+func filter(schema *arrow.Schema, rec arrow.RecordBatch, keep []bool) arrow.RecordBatch {
+	all, none := true, true
+	for _, k := range keep {
+		all = all && k
+		none = none && !k
+	}
+	if none {
+		return nil
+	}
+	if all {
+		rec.Retain()
+		return rec
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for r, k := range keep {
+		if !k {
+			continue
+		}
+		for c := range int(rec.NumCols()) {
+			types.AppendValue(b.Field(c), types.ValueAt(rec.Column(c), r))
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// appendKey appends an encoding of row r of rec to dst such that two rows
+// encode equally exactly when all their values are equal (NULL equal to
+// NULL, as the retraction of a row with NULLs needs).
+func appendKey(dst []byte, rec arrow.RecordBatch, r int) []byte {
+	for c := range int(rec.NumCols()) {
+		col := rec.Column(c)
+		if col.IsNull(r) {
+			dst = append(dst, 0)
+			continue
+		}
+		dst = append(dst, 1)
+		switch a := col.(type) {
+		case *array.Boolean:
+			if a.Value(r) {
+				dst = append(dst, 1)
+			} else {
+				dst = append(dst, 0)
+			}
+		case *array.Int8:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Int16:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Int32:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Int64:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		case *array.Float32:
+			dst = binary.LittleEndian.AppendUint64(dst, floatBits(float64(a.Value(r))))
+		case *array.Float64:
+			dst = binary.LittleEndian.AppendUint64(dst, floatBits(a.Value(r)))
+		case *array.Decimal128:
+			v := a.Value(r)
+			dst = binary.LittleEndian.AppendUint64(dst, v.LowBits())
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(v.HighBits()))
+		case *array.String:
+			s := a.Value(r)
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		case *array.Binary:
+			s := a.Value(r)
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		case *array.Date32:
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(a.Value(r)))
+		case *array.Time32:
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(a.Value(r)))
+		case *array.Timestamp:
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(a.Value(r)))
+		default:
+			dst = fmt.Appendf(dst, "%v\x00", types.ValueAt(col, r))
+		}
+	}
+	return dst
+}
+
+// floatBits makes -0 equal 0 and every NaN equal, as SQL equality of rows does.
+func floatBits(f float64) uint64 {
+	if f == 0 {
+		return 0
+	}
+	if math.IsNaN(f) {
+		return math.Float64bits(math.NaN())
+	}
+	return math.Float64bits(f)
+}

@@ -1,0 +1,88 @@
+package memory
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connectors/internal/arrowutil"
+	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/exec"
+)
+
+// Name is the value of the 'connector' option, catalog.MemoryConnector.
+const Name = catalog.MemoryConnector
+
+func init() {
+	registry.Register(catalog.Connector{
+		Name:           Name,
+		Source:         true,
+		Sink:           true,
+		AcceptsUpdates: true,
+		Bounded:        func(map[string]string) bool { return true },
+		Drop:           drop,
+	}, newSource, newSink)
+}
+
+type source struct {
+	spec    exec.TableSpec
+	schema  *arrow.Schema
+	batches []arrow.RecordBatch // this subtask's share of the snapshot taken at Open
+	pos     int                 // batches emitted
+}
+
+func newSource(spec exec.TableSpec) (exec.Source, error) {
+	return &source{spec: spec, schema: spec.ProducedSchema().Arrow()}, nil
+}
+
+func (s *source) Open(context.Context) error {
+	t, err := open(s.spec.DataDir, s.spec.Table, s.spec.Schema)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := max(s.spec.Parallelism, 1)
+	for i := s.spec.Subtask; i < len(t.batches); i += p {
+		t.batches[i].Retain()
+		s.batches = append(s.batches, t.batches[i])
+	}
+	if s.pos > len(s.batches) {
+		return fmt.Errorf("memory table %s: restored position %d is past the %d batches of subtask %d", s.spec.Table, s.pos, len(s.batches), s.spec.Subtask)
+	}
+	return nil
+}
+
+func (s *source) Next(context.Context) (exec.Batch, error) {
+	if s.pos >= len(s.batches) {
+		return exec.Batch{}, io.EOF
+	}
+	rec := arrowutil.Project(s.schema, s.batches[s.pos], s.spec.Fields)
+	s.pos++
+	return exec.Batch{Rec: rec}, nil
+}
+
+// Snapshot encodes the number of batches emitted.
+func (s *source) Snapshot() ([]byte, error) {
+	return binary.AppendUvarint(nil, uint64(s.pos)), nil
+}
+
+func (s *source) Restore(state []byte) error {
+	n, k := binary.Uvarint(state)
+	if k <= 0 {
+		return errors.New("memory: damaged snapshot")
+	}
+	s.pos = int(n)
+	return nil
+}
+
+func (s *source) Close() error {
+	releaseAll(s.batches)
+	s.batches = nil
+	return nil
+}

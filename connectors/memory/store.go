@@ -1,0 +1,311 @@
+package memory
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/types"
+)
+
+type storeKey struct{ dataDir, name string }
+
+var store = struct {
+	sync.Mutex
+	m map[storeKey]*table
+}{m: map[storeKey]*table{}}
+
+// maxSegments is the number of segment files above which an append
+// rewrites the table as one segment.
+const maxSegments = 16
+
+// table is the committed content of one memory table.
+type table struct {
+	mu     sync.Mutex
+	name   string
+	dir    string // "" when not persisted
+	schema *arrow.Schema
+	// batches are the committed rows. The slice is never modified in
+	// place, so a scan may keep the one it saw at Open.
+	batches []arrow.RecordBatch
+	man     manifest
+}
+
+// manifest is the MANIFEST file.
+type manifest struct {
+	Version int
+	// Segments are the segment files holding the rows, in order, and the
+	// number of batches each holds.
+	Segments []segment
+	// Next numbers the next segment file.
+	Next int
+	// Applied lists staged files whose rows are already in a segment (their
+	// deletion may not have happened yet), so committing them again is a no-op.
+	Applied []string `json:",omitempty"`
+}
+
+type segment struct {
+	File    string
+	Batches int
+}
+
+// Dir returns where the rows of the table called name are kept under dataDir.
+func Dir(dataDir, name string) string {
+	return filepath.Join(dataDir, "tables", url.PathEscape(strings.ToLower(name)))
+}
+
+// Reset forgets the in-process copy of every table of dataDir, so that the
+// next access reads them from disk, as a newly started process would.
+func Reset(dataDir string) {
+	store.Lock()
+	defer store.Unlock()
+	for k, t := range store.m {
+		if k.dataDir == dataDir {
+			t.mu.Lock()
+			releaseAll(t.batches)
+			t.batches = nil
+			t.mu.Unlock()
+			delete(store.m, k)
+		}
+	}
+}
+
+// drop deletes the rows of the table, in memory and on disk.
+func drop(dataDir string, t *catalog.Table) error {
+	store.Lock()
+	defer store.Unlock()
+	k := storeKey{dataDir, strings.ToLower(t.Name)}
+	if tb := store.m[k]; tb != nil {
+		tb.mu.Lock()
+		releaseAll(tb.batches)
+		tb.batches = nil
+		tb.mu.Unlock()
+		delete(store.m, k)
+	}
+	if dataDir == "" {
+		return nil
+	}
+	return os.RemoveAll(Dir(dataDir, t.Name))
+}
+
+// open returns the table called name, loading it from disk on first use.
+func open(dataDir, name string, schema types.Schema) (*table, error) {
+	store.Lock()
+	defer store.Unlock()
+	k := storeKey{dataDir, strings.ToLower(name)}
+	if t := store.m[k]; t != nil {
+		if err := t.checkSchema(schema); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	t := &table{name: name, schema: schema.Arrow(), man: manifest{Version: 1, Next: 1}}
+	if dataDir != "" {
+		t.dir = Dir(dataDir, name)
+		if err := t.load(schema); err != nil {
+			return nil, fmt.Errorf("memory table %s: %w", name, err)
+		}
+	}
+	store.m[k] = t
+	return t, nil
+}
+
+func (t *table) checkSchema(s types.Schema) error {
+	if !sameSchema(t.schema, s.Arrow()) {
+		return fmt.Errorf("memory table %s: stored rows have columns %v, the table declares %v", t.name, t.schema, s.Arrow())
+	}
+	return nil
+}
+
+func sameSchema(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		ta, errA := types.FromField(fa)
+		tb, errB := types.FromField(fb)
+		if errA != nil || errB != nil || !ta.Equal(tb) || !strings.EqualFold(fa.Name, fb.Name) {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *table) load(schema types.Schema) error {
+	data, err := os.ReadFile(filepath.Join(t.dir, "MANIFEST"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("damaged MANIFEST: %w", err)
+	}
+	var batches []arrow.RecordBatch
+	for _, seg := range m.Segments {
+		sch, recs, err := readArrowFile(filepath.Join(t.dir, seg.File))
+		if err != nil {
+			releaseAll(batches)
+			return err
+		}
+		batches = append(batches, recs...)
+		if !sameSchema(sch, t.schema) {
+			releaseAll(batches)
+			return fmt.Errorf("stored rows have columns %v, the table declares %v", sch, t.schema)
+		}
+	}
+	t.man, t.batches = m, batches
+	return nil
+}
+
+// readArrowFile reads every batch of an Arrow IPC file.
+func readArrowFile(path string) (*arrow.Schema, []arrow.RecordBatch, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	r, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer r.Close()
+	var out []arrow.RecordBatch
+	for i := range r.NumRecords() {
+		rec, err := r.RecordBatchAt(i)
+		if err != nil {
+			releaseAll(out)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, rec)
+	}
+	return r.Schema(), out, nil
+}
+
+// writeArrowFile writes recs to path atomically (temporary file, fsync,
+// rename, fsync of the directory).
+func writeArrowFile(path string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err == nil {
+		for _, r := range recs {
+			if err = w.Write(r); err != nil {
+				break
+			}
+		}
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// install makes batches the committed rows. With rewrite the table is
+// written as one new segment; otherwise added (the batches appended at the
+// end of batches) go into a new segment. applied names a staged file whose
+// rows this is. The caller holds t.mu.
+func (t *table) install(batches, added []arrow.RecordBatch, rewrite bool, applied string) error {
+	if t.dir != "" {
+		if err := t.persist(batches, added, rewrite, applied); err != nil {
+			return err
+		}
+	}
+	old := t.batches
+	t.batches = batches
+	releaseAll(old)
+	return nil
+}
+
+func (t *table) persist(batches, added []arrow.RecordBatch, rewrite bool, applied string) error {
+	if err := os.MkdirAll(t.dir, 0o755); err != nil {
+		return err
+	}
+	m := t.man
+	m.Segments = append([]segment(nil), m.Segments...)
+	if len(m.Segments) >= maxSegments {
+		rewrite = true
+	}
+	var obsolete []string
+	if rewrite {
+		for _, s := range m.Segments {
+			obsolete = append(obsolete, s.File)
+		}
+		m.Segments = nil
+		added = batches
+	}
+	if len(added) > 0 {
+		name := fmt.Sprintf("seg-%06d.arrow", m.Next)
+		m.Next++
+		if err := writeArrowFile(filepath.Join(t.dir, name), t.schema, added); err != nil {
+			return err
+		}
+		m.Segments = append(m.Segments, segment{File: name, Batches: len(added)})
+	}
+	// Keep in Applied only the staged files that still exist.
+	var still []string
+	for _, a := range m.Applied {
+		if _, err := os.Stat(filepath.Join(t.dir, "staged", a)); err == nil {
+			still = append(still, a)
+		}
+	}
+	if applied != "" {
+		still = append(still, applied)
+	}
+	m.Applied = still
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := catalog.WriteFileAtomic(filepath.Join(t.dir, "MANIFEST"), data); err != nil {
+		return err
+	}
+	t.man = m
+	for _, f := range obsolete {
+		os.Remove(filepath.Join(t.dir, f))
+	}
+	return nil
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
