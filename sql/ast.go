@@ -23,6 +23,11 @@ type Statement interface {
 type Span struct {
 	Start Pos
 	Src   string
+
+	// meta holds what the parser learnt about the statement beyond the AST
+	// (CAST target types); statements nested in a statement set or EXPLAIN
+	// share their parent's.
+	meta *stmtMeta
 }
 
 func (s Span) Pos() Pos     { return s.Start }
@@ -30,6 +35,9 @@ func (s Span) Text() string { return s.Src }
 
 // TypeName is a column type as written: Name upper-cased without arguments
 // ("VARCHAR", "DECIMAL", "TIMESTAMP", "STRING"), and its arguments.
+// Multi-word types keep their words, one space apart ("DOUBLE PRECISION",
+// "TIMESTAMP WITH LOCAL TIME ZONE" for TIMESTAMP(3) WITH LOCAL TIME ZONE,
+// "BIGINT UNSIGNED"). Pos is where the type starts.
 type TypeName struct {
 	Name string
 	Args []int
@@ -42,6 +50,16 @@ type ColumnDef struct {
 	Type    TypeName
 	NotNull bool
 	Pos     Pos
+	// Expr is set for a computed column, "name AS expr" (Flink); Type is
+	// then empty and ExprText is the expression's original text.
+	Expr     ast.ExprNode
+	ExprText string
+	// Metadata is set for a metadata column, "name TYPE METADATA [FROM
+	// 'key'] [VIRTUAL]": the key (the column name when FROM is absent).
+	Metadata string
+	Virtual  bool
+	// Comment is the COMMENT 'text' of the column, if any.
+	Comment string
 }
 
 // Watermark is WATERMARK FOR <Column> AS <Expr>.
@@ -66,10 +84,14 @@ type CreateTable struct {
 	Name        string
 	NamePos     Pos
 	IfNotExists bool
-	Columns     []ColumnDef
-	Watermark   *Watermark
-	PrimaryKey  []string
-	Options     []Option
+	// Temporary is set for CREATE TEMPORARY TABLE.
+	Temporary  bool
+	Columns    []ColumnDef
+	Watermark  *Watermark
+	PrimaryKey []string
+	Options    []Option
+	// Comment is the table's COMMENT 'text', if any.
+	Comment string
 }
 
 // CreateView is CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(cols)] AS query.

@@ -12,4 +12,58 @@
 // ast.ExprNode); binding them to tables is the planner's job.
 //
 // It imports nothing of streamsql's.
+//
+// # How a script is parsed
+//
+// A small lexer (lexer.go) splits the script into tokens with byte
+// offsets, skipping comments. The script is cut into statements at ';'
+// (split.go); a statement set is one statement. Statements of our own
+// (CREATE TABLE, SET, SHOW, ...) are parsed directly from the tokens. Queries
+// and expressions go to the TiDB parser after rewrites (rewrite.go): each
+// rewrite is an edit of the text, and an offset map built with the edits
+// takes every offset the TiDB parser reports (in errors and in the
+// OriginTextPosition of expression nodes) back to the script. After parsing,
+// OriginTextPosition of every expression node is its byte offset in the
+// script (ExprPos turns it into a Pos).
+//
+// # Dialect decisions (Flink SQL first)
+//
+//   - Strings are in single quotes, '' is a quote inside one, and a backslash
+//     is an ordinary character (the parser runs with NO_BACKSLASH_ESCAPES).
+//   - Identifiers are quoted with backticks, as in Flink; double quotes also
+//     quote identifiers (ANSI_QUOTES), as in standard SQL and SQLite, since
+//     Flink has no double-quoted strings.
+//   - || concatenates strings (PIPES_AS_CONCAT); it is never OR. The TiDB
+//     AST shows it as CONCAT(a, b).
+//   - Comments are -- to the end of the line (no space needed after --) and
+//     /* ... */. MySQL's # comments and /*! ... */ code are not recognised:
+//     # is an ordinary character and /*! ... */ is a comment. Query hints
+//     /*+ ... */ are comments.
+//   - Unquoted identifiers keep the case they were written in; matching
+//     names without regard to case is the catalog's and planner's choice.
+//     Qualified names (db.t) are returned joined by '.'.
+//   - CAST targets: MySQL's CAST only knows SIGNED, UNSIGNED, CHAR, BINARY,
+//     DATE, TIME, DATETIME, DECIMAL, FLOAT, DOUBLE and JSON. Flink types are
+//     rewritten to the nearest of those for the TiDB parser, and the type as
+//     written is kept aside: CastTarget returns it. The planner must use
+//     CastTarget, not the FuncCastExpr's Tp.
+//   - VALUES (1, 2), (3, 4) is standard VALUES; it is handed to the TiDB
+//     parser as VALUES ROW(1, 2), ROW(3, 4) and comes back as a SelectStmt of
+//     kind SelectStmtKindValues (in INSERT ... VALUES, as Insert.Values).
+//   - INTERVAL '5' SECONDS (plural, accepted by Flink) means
+//     INTERVAL '5' SECOND. ts - INTERVAL '5' SECOND comes back from the TiDB
+//     parser as DATE_SUB(ts, INTERVAL '5' SECOND), ts + ... as DATE_ADD.
+//   - WITH option values must be string literals, as in Flink; keys may be
+//     quoted or written bare (connector = 'kafka'). SET accepts quoted or
+//     bare keys and values.
+//   - Words MySQL reserves but Flink does not (KEY, ROWS, RANK, ...) must be
+//     quoted with backticks when used as names in queries; the error says so.
+//     In CREATE TABLE column lists any word may name a column.
+//   - Statement sets: EXECUTE STATEMENT SET BEGIN ...; ...; END and the older
+//     BEGIN STATEMENT SET; ...; END; are both one StatementSet; only INSERT
+//     statements may appear inside.
+//   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a
+//     column constraint, PRIMARY KEY (...) without NOT ENFORCED, NULL.
+//     Computed columns (c AS expr) and metadata columns (c TYPE METADATA
+//     [FROM 'k'] [VIRTUAL]) are parsed as in Flink.
 package sql

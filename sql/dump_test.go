@@ -1,0 +1,180 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+)
+
+// dump renders statements for the datadriven tests: one block per
+// statement, its kind, position and fields; AST nodes are shown restored
+// by the TiDB formatter.
+func dump(stmts []Statement) string {
+	var b strings.Builder
+	for _, s := range stmts {
+		dumpStmt(&b, s, "")
+	}
+	return b.String()
+}
+
+func restore(n ast.Node) string {
+	if n == nil {
+		return "<nil>"
+	}
+	var sb strings.Builder
+	flags := format.RestoreStringSingleQuotes | format.RestoreKeyWordUppercase | format.RestoreNameBackQuotes
+	if err := n.Restore(format.NewRestoreCtx(flags, &sb)); err != nil {
+		return "<restore error: " + err.Error() + ">"
+	}
+	return sb.String()
+}
+
+func dumpType(t TypeName) string {
+	s := t.Name
+	if len(t.Args) > 0 {
+		var a []string
+		for _, x := range t.Args {
+			a = append(a, fmt.Sprint(x))
+		}
+		s += "(" + strings.Join(a, ",") + ")"
+	}
+	return s
+}
+
+func dumpStmt(b *strings.Builder, s Statement, ind string) {
+	w := func(format string, args ...any) {
+		fmt.Fprintf(b, ind+format+"\n", args...)
+	}
+	switch x := s.(type) {
+	case *CreateTable:
+		w("create-table %s @%s name@%s if-not-exists=%v temporary=%v", x.Name, x.Pos(), x.NamePos, x.IfNotExists, x.Temporary)
+		for _, c := range x.Columns {
+			extra := ""
+			if c.NotNull {
+				extra += " NOT NULL"
+			}
+			if c.Metadata != "" {
+				extra += fmt.Sprintf(" METADATA FROM '%s' virtual=%v", c.Metadata, c.Virtual)
+			}
+			if c.Comment != "" {
+				extra += fmt.Sprintf(" COMMENT '%s'", c.Comment)
+			}
+			if c.Expr != nil {
+				w("  column %s @%s AS %s [%s]%s", c.Name, c.Pos, restore(c.Expr), c.ExprText, extra)
+			} else {
+				w("  column %s @%s %s @%s%s", c.Name, c.Pos, dumpType(c.Type), c.Type.Pos, extra)
+			}
+		}
+		if x.Watermark != nil {
+			w("  watermark for %s @%s: %s [%s]", x.Watermark.Column, x.Watermark.Pos, restore(x.Watermark.Expr), x.Watermark.ExprText)
+		}
+		if x.PrimaryKey != nil {
+			w("  primary key %s", strings.Join(x.PrimaryKey, ", "))
+		}
+		if x.Comment != "" {
+			w("  comment '%s'", x.Comment)
+		}
+		for _, o := range x.Options {
+			w("  option '%s' = '%s' @%s", o.Key, o.Value, o.Pos)
+		}
+	case *CreateView:
+		w("create-view %s @%s if-not-exists=%v temporary=%v columns=%v", x.Name, x.Pos(), x.IfNotExists, x.Temporary, x.Columns)
+		w("  query: %s", restore(x.Query))
+		w("  text: %s", x.QueryText)
+	case *Drop:
+		kind := map[DropKind]string{DropTable: "table", DropView: "view"}[x.Kind]
+		w("drop-%s %s @%s if-exists=%v", kind, x.Name, x.Pos(), x.IfExists)
+	case *Insert:
+		w("insert %s @%s table@%s columns=%v", x.Table, x.Pos(), x.TablePos, x.Columns)
+		if x.Query != nil {
+			w("  query: %s", restore(x.Query))
+		}
+		for _, row := range x.Values {
+			var r []string
+			for _, e := range row {
+				r = append(r, restore(e))
+			}
+			w("  values: (%s)", strings.Join(r, ", "))
+		}
+	case *StatementSet:
+		w("statement-set @%s", x.Pos())
+		for _, ins := range x.Inserts {
+			dumpStmt(b, ins, ind+"  ")
+		}
+	case *Select:
+		w("select @%s: %s", x.Pos(), restore(x.Query))
+	case *Set:
+		w("set @%s key=%q value=%q", x.Pos(), x.Key, x.Value)
+	case *Reset:
+		w("reset @%s key=%q", x.Pos(), x.Key)
+	case *Show:
+		kind := map[ShowKind]string{ShowTables: "tables", ShowViews: "views", ShowJobs: "jobs"}[x.Kind]
+		w("show %s @%s", kind, x.Pos())
+	case *StopJob:
+		w("stop-job %q @%s savepoint=%v", x.ID, x.Pos(), x.WithSavepoint)
+	case *Describe:
+		w("describe %s @%s", x.Name, x.Pos())
+	case *Explain:
+		w("explain @%s", x.Pos())
+		dumpStmt(b, x.Stmt, ind+"  ")
+	default:
+		w("unknown statement type %T", s)
+	}
+}
+
+// exprs lists the expressions of a statement in the order they are visited.
+func exprs(s Statement) []ast.ExprNode {
+	var out []ast.ExprNode
+	c := &collector{f: func(n ast.Node) {
+		if e, ok := n.(ast.ExprNode); ok {
+			out = append(out, e)
+		}
+	}}
+	visit := func(n ast.Node) {
+		if n != nil {
+			n.Accept(c)
+		}
+	}
+	var walk func(s Statement)
+	walk = func(s Statement) {
+		switch x := s.(type) {
+		case *CreateTable:
+			for _, col := range x.Columns {
+				if col.Expr != nil {
+					visit(col.Expr)
+				}
+			}
+			if x.Watermark != nil {
+				visit(x.Watermark.Expr)
+			}
+		case *CreateView:
+			visit(x.Query)
+		case *Insert:
+			if x.Query != nil {
+				visit(x.Query)
+			}
+			for _, row := range x.Values {
+				for _, e := range row {
+					visit(e)
+				}
+			}
+		case *StatementSet:
+			for _, ins := range x.Inserts {
+				walk(ins)
+			}
+		case *Select:
+			visit(x.Query)
+		case *Explain:
+			walk(x.Stmt)
+		}
+	}
+	walk(s)
+	return out
+}
+
+type collector struct{ f func(ast.Node) }
+
+func (c *collector) Enter(n ast.Node) (ast.Node, bool) { c.f(n); return n, false }
+func (c *collector) Leave(n ast.Node) (ast.Node, bool) { return n, true }

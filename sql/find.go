@@ -1,0 +1,90 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// FindIdent returns the position, in the original script, of the first
+// occurrence of the identifier name in stmt's text: compared without case,
+// as a whole token, outside strings and comments; a quoted identifier
+// (`name` or "name") counts. A dotted name ("t.a") matches the same tokens
+// separated by '.'. The planner uses it to point at unknown names.
+func FindIdent(stmt Statement, name string) (Pos, bool) {
+	return FindIdentAfter(stmt, name, stmt.Pos().Offset)
+}
+
+// FindIdentAfter is FindIdent starting at byte offset offset of the script
+// (occurrences that start before it are skipped).
+func FindIdentAfter(stmt Statement, name string, offset int) (Pos, bool) {
+	if name == "" {
+		return Pos{}, false
+	}
+	sp := Span{Start: stmt.Pos(), Src: stmt.Text()}
+	parts := strings.Split(name, ".")
+	toks := lex(sp.Src).toks
+	rel := offset - sp.Start.Offset
+	for i, t := range toks {
+		if t.off < rel || !t.isName() || !strings.EqualFold(t.val, parts[0]) {
+			continue
+		}
+		if matchDotted(toks[i:], parts) {
+			return spanPos(sp, sp.Start.Offset+t.off), true
+		}
+	}
+	return Pos{}, false
+}
+
+func matchDotted(toks []token, parts []string) bool {
+	if len(toks) < 2*len(parts)-1 {
+		return false
+	}
+	for k, part := range parts {
+		if k > 0 && !toks[2*k-1].isPunct(".") {
+			return false
+		}
+		t := toks[2*k]
+		if !t.isName() || !strings.EqualFold(t.val, part) {
+			return false
+		}
+	}
+	return true
+}
+
+// ExprPos returns the position of expression e of stmt in the original
+// script. Expressions parsed by this package carry, as their
+// OriginTextPosition, the byte offset in the script of their first token;
+// for other nodes (built later, say) it falls back to the first occurrence
+// of a column's name, else the statement's start.
+func ExprPos(stmt Statement, e ast.ExprNode) Pos {
+	sp := Span{Start: stmt.Pos(), Src: stmt.Text()}
+	if e == nil {
+		return sp.Start
+	}
+	off := e.OriginTextPosition()
+	if off > sp.Start.Offset && off < sp.Start.Offset+len(sp.Src) {
+		return spanPos(sp, off)
+	}
+	if c, ok := e.(*ast.ColumnNameExpr); ok && c.Name != nil {
+		if p, ok := FindIdent(stmt, c.Name.Name.O); ok {
+			return p
+		}
+	}
+	return sp.Start
+}
+
+// CastTarget returns the type written in a CAST of stmt (CAST(x AS
+// BIGINT) gives BIGINT). The TiDB parser only knows MySQL's CAST types, so
+// the type in e.Tp is a stand-in (SIGNED for every integer type and
+// BOOLEAN, CHAR for VARCHAR and STRING, DATETIME for TIMESTAMP, BINARY for
+// BYTES); the planner must take the target type from here. stmt may be the
+// statement holding e or a statement set or EXPLAIN around it.
+func CastTarget(stmt Statement, e *ast.FuncCastExpr) (TypeName, bool) {
+	m, ok := stmt.(interface{ spanMeta() *stmtMeta })
+	if !ok || m.spanMeta() == nil {
+		return TypeName{}, false
+	}
+	t, ok := m.spanMeta().casts[e]
+	return t, ok
+}

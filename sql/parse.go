@@ -1,0 +1,266 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Parse splits a script into statements at ';' (outside strings, quoted
+// identifiers and comments; a statement set is one statement) and parses
+// each. Empty statements and comments yield nothing.
+//
+// On failure the error is an *Error at a line:column of text, and the
+// statements before the failing one are returned with it.
+func Parse(text string) ([]Statement, error) {
+	sc := newScript(text)
+	var out []Statement
+	for _, c := range split(sc.toks) {
+		p := &stmtParser{sc: sc, lo: c.lo, hi: c.hi, i: c.lo, end: sc.toks[c.hi-1].end, meta: newMeta()}
+		if c.unfinished && !sc.unterminated {
+			e := p.errAt(sc.toks[c.lo].off, "statement set is not closed")
+			e.Hint = "end it with END;"
+			return out, e
+		}
+		if sc.unterminated && c.hi == len(sc.toks) {
+			break // the unterminated token belongs to this statement
+		}
+		st, err := p.parseStatement()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, st)
+	}
+	if sc.unterminated {
+		e := Errorf(sc.pos(sc.errOff), "unterminated %s", sc.errWhat)
+		switch sc.errWhat {
+		case "string literal":
+			e.Hint = "close it with ', and write '' for a quote inside it"
+		case "comment":
+			e.Hint = "close it with */"
+		default:
+			e.Hint = "close the quoted name"
+		}
+		return out, e
+	}
+	return out, nil
+}
+
+// stmtMeta is what the parser learns about a statement beyond its AST.
+type stmtMeta struct {
+	// castAt maps the script offset of a CAST keyword to the type written.
+	castAt map[int]TypeName
+	casts  map[*ast.FuncCastExpr]TypeName
+}
+
+func newMeta() *stmtMeta {
+	return &stmtMeta{castAt: map[int]TypeName{}, casts: map[*ast.FuncCastExpr]TypeName{}}
+}
+
+func (s Span) spanMeta() *stmtMeta { return s.meta }
+
+// stmtParser parses the tokens [lo, hi) of a script as one statement.
+type stmtParser struct {
+	sc     *script
+	lo, hi int
+	i      int // the next token
+	end    int // script offset where the statement's text ends
+	meta   *stmtMeta
+}
+
+// sub returns a parser for the tokens [lo, hi), sharing p's metadata.
+func (p *stmtParser) sub(lo, hi int) *stmtParser {
+	return &stmtParser{sc: p.sc, lo: lo, hi: hi, i: lo, end: p.sc.toks[hi-1].end, meta: p.meta}
+}
+
+// span is the Span of tokens [lo, hi).
+func (p *stmtParser) span(lo, hi int) Span {
+	off := p.sc.toks[lo].off
+	return Span{Start: p.sc.pos(off), Src: p.sc.text[off:p.sc.toks[hi-1].end], meta: p.meta}
+}
+
+func (p *stmtParser) errAt(off int, format string, args ...any) *Error {
+	return Errorf(p.sc.pos(off), format, args...)
+}
+
+// atEnd reports whether every token of the statement is consumed.
+func (p *stmtParser) atEnd() bool { return p.i >= p.hi }
+
+// peek returns the next token; at the end it returns a token that matches
+// nothing, placed at the end of the statement.
+func (p *stmtParser) peek() token { return p.peekAt(0) }
+
+func (p *stmtParser) peekAt(k int) token {
+	if p.i+k >= p.hi {
+		return token{kind: -1, off: p.end, end: p.end}
+	}
+	return p.sc.toks[p.i+k]
+}
+
+// accept consumes the keywords words if they come next.
+func (p *stmtParser) accept(words ...string) bool {
+	for k, w := range words {
+		if !p.peekAt(k).is(w) {
+			return false
+		}
+	}
+	p.i += len(words)
+	return true
+}
+
+func (p *stmtParser) acceptPunct(s string) bool {
+	if p.peek().isPunct(s) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// unexpected is a syntax error at the next token, with hint.
+func (p *stmtParser) unexpected(hint string) *Error {
+	t := p.peek()
+	var e *Error
+	if p.atEnd() {
+		e = p.errAt(p.end, "syntax error: unexpected end of statement")
+	} else {
+		e = p.errAt(t.off, "syntax error near %q", p.near(t.off))
+	}
+	e.Hint = hint
+	return e
+}
+
+func (p *stmtParser) expect(word, hint string) *Error {
+	if !p.accept(word) {
+		return p.unexpected(hint)
+	}
+	return nil
+}
+
+func (p *stmtParser) expectPunct(s, hint string) *Error {
+	if !p.acceptPunct(s) {
+		return p.unexpected(hint)
+	}
+	return nil
+}
+
+// name parses a possibly qualified name (a, `a`, a.b.c); the parts are
+// joined by '.'.
+func (p *stmtParser) name(what string) (string, Pos, *Error) {
+	t := p.peek()
+	if !t.isName() {
+		return "", Pos{}, p.unexpected("expected " + what)
+	}
+	pos := p.sc.pos(t.off)
+	p.i++
+	parts := []string{t.val}
+	for p.peek().isPunct(".") && p.peekAt(1).isName() {
+		parts = append(parts, p.peekAt(1).val)
+		p.i += 2
+	}
+	return strings.Join(parts, "."), pos, nil
+}
+
+// nameList parses '(' name, ... ')'.
+func (p *stmtParser) nameList(what string) ([]string, *Error) {
+	if err := p.expectPunct("(", "expected '(' and a list of "+what+"s"); err != nil {
+		return nil, err
+	}
+	var names []string
+	for {
+		n, _, err := p.name(what)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, n)
+		if p.acceptPunct(",") {
+			continue
+		}
+		if err := p.expectPunct(")", "expected ',' or ')'"); err != nil {
+			return nil, err
+		}
+		return names, nil
+	}
+}
+
+// closing returns the index of the token that closes the parenthesis at
+// toks[open], or hi when it is not closed within the statement.
+func (p *stmtParser) closing(open int) int {
+	depth := 0
+	for j := open; j < p.hi; j++ {
+		switch {
+		case p.sc.toks[j].isPunct("("):
+			depth++
+		case p.sc.toks[j].isPunct(")"):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return p.hi
+}
+
+// exprEnd returns the index of the first token at or after i, outside
+// parentheses, that is ',' or an unmatched ')' (or hi).
+func (p *stmtParser) exprEnd(i int) int {
+	depth := 0
+	for j := i; j < p.hi; j++ {
+		t := p.sc.toks[j]
+		switch {
+		case t.isPunct("("):
+			depth++
+		case t.isPunct(")"):
+			if depth == 0 {
+				return j
+			}
+			depth--
+		case t.isPunct(",") && depth == 0:
+			return j
+		}
+	}
+	return p.hi
+}
+
+// parseStatement parses the whole token range as one statement.
+func (p *stmtParser) parseStatement() (Statement, *Error) {
+	t := p.peek()
+	if _, ok := setBegin(p.sc.toks[:p.hi], p.i); ok && !t.is("EXPLAIN") {
+		return p.parseStatementSet()
+	}
+	switch {
+	case t.is("CREATE"):
+		return p.parseCreate()
+	case t.is("DROP"):
+		return p.parseDrop()
+	case t.is("INSERT"):
+		return p.parseInsert()
+	case t.is("SELECT") || t.is("WITH") || t.is("VALUES") || t.isPunct("("):
+		q, err := p.parseQuery(p.i)
+		if err != nil {
+			return nil, err
+		}
+		return &Select{Span: p.span(p.lo, p.hi), Query: q}, nil
+	case t.is("SET"):
+		return p.parseSet()
+	case t.is("RESET"):
+		return p.parseReset()
+	case t.is("SHOW"):
+		return p.parseShow()
+	case t.is("STOP"):
+		return p.parseStopJob()
+	case t.is("DESCRIBE") || t.is("DESC"):
+		return p.parseDescribe()
+	case t.is("EXPLAIN"):
+		return p.parseExplain()
+	}
+	e := p.errAt(t.off, "unknown statement %q", p.near(t.off))
+	if t.kind == tokIdent {
+		if kw, ok := nearestStatementKeyword(strings.ToUpper(t.val)); ok {
+			e.Hint = "did you mean " + kw + "?"
+		}
+	}
+	if e.Hint == "" {
+		e.Hint = "expected SELECT, INSERT, CREATE TABLE, CREATE VIEW, DROP, SET, RESET, SHOW, STOP JOB, DESCRIBE, EXPLAIN or EXECUTE STATEMENT SET"
+	}
+	return nil, e
+}

@@ -1,0 +1,102 @@
+package sql
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// TestDatadriven runs the files under testdata/. Directives:
+//
+//	parse            the statements of the input, or the error
+//	exprs            every expression with its ExprPos and the original text there
+//	complete         Complete(input)
+//	find name=N [stmt=K] [after=OFF]
+//	                 FindIdent / FindIdentAfter in statement K (default 1)
+func TestDatadriven(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "parse":
+				stmts, err := Parse(d.Input)
+				out := dump(stmts)
+				if err != nil {
+					out += errString(t, err) + "\n"
+				}
+				return out
+			case "exprs":
+				stmts, err := Parse(d.Input)
+				if err != nil {
+					return errString(t, err) + "\n"
+				}
+				var b strings.Builder
+				for _, s := range stmts {
+					for _, e := range exprs(s) {
+						p := ExprPos(s, e)
+						fmt.Fprintf(&b, "%s @%s %q", restore(e), p, excerpt(d.Input, p.Offset, 16))
+						if c, ok := e.(*ast.FuncCastExpr); ok {
+							if tn, ok := CastTarget(s, c); ok {
+								fmt.Fprintf(&b, " cast-target=%s", dumpType(tn))
+							} else {
+								b.WriteString(" cast-target=?")
+							}
+						}
+						b.WriteString("\n")
+					}
+				}
+				return b.String()
+			case "complete":
+				return fmt.Sprintln(Complete(d.Input))
+			case "find":
+				stmts, err := Parse(d.Input)
+				if err != nil {
+					return errString(t, err) + "\n"
+				}
+				var name string
+				k, after := 1, -1
+				d.ScanArgs(t, "name", &name)
+				d.MaybeScanArgs(t, "stmt", &k)
+				d.MaybeScanArgs(t, "after", &after)
+				s := stmts[k-1]
+				var p Pos
+				var ok bool
+				if after >= 0 {
+					p, ok = FindIdentAfter(s, name, after)
+				} else {
+					p, ok = FindIdent(s, name)
+				}
+				if !ok {
+					return "not found\n"
+				}
+				return fmt.Sprintf("%s offset %d %q\n", p, p.Offset, excerpt(d.Input, p.Offset, len(name)+2))
+			}
+			t.Fatalf("unknown command %s", d.Cmd)
+			return ""
+		})
+	})
+}
+
+// errString checks err is an *Error and formats it.
+func errString(t *testing.T, err error) string {
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v is a %T, not an *Error", err, err)
+	}
+	return "error: " + e.Error()
+}
+
+// excerpt is up to n bytes of s from off.
+func excerpt(s string, off, n int) string {
+	if off > len(s) {
+		return ""
+	}
+	s = s[off:]
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s
+}

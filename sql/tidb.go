@@ -1,0 +1,271 @@
+package sql
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	// The parser needs a driver for literal values.
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// sqlMode is the MySQL SQL mode the TiDB parser runs in, chosen to match
+// Flink SQL: || concatenates strings, "x" is an identifier, and a backslash
+// in a string literal is an ordinary character.
+const sqlMode = mysql.ModePipesAsConcat | mysql.ModeANSIQuotes | mysql.ModeNoBackslashEscapes
+
+var parserPool = sync.Pool{New: func() any {
+	p := parser.New()
+	p.SetSQLMode(sqlMode)
+	return p
+}}
+
+// edit replaces the script bytes [off, end) by repl in the text given to
+// the TiDB parser. off == end inserts.
+type edit struct {
+	off, end int
+	repl     string
+}
+
+// offsetMap maps byte offsets of a rewritten text back to the script.
+// Outside edits the mapping is a shift; an offset inside an edit's
+// replacement maps into the replaced bytes (or onto their start).
+type offsetMap struct {
+	segs []mapSeg // sorted by roff
+}
+
+type mapSeg struct {
+	roff, rlen int // range in the rewritten text
+	soff, slen int // range in the script
+}
+
+func (m *offsetMap) script(r int) int {
+	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].roff > r }) - 1
+	if i < 0 {
+		i = 0
+	}
+	s := m.segs[i]
+	d := r - s.roff
+	if d >= s.rlen {
+		return s.soff + s.slen + d - s.rlen
+	}
+	if s.rlen == s.slen {
+		return s.soff + d
+	}
+	if d >= s.slen {
+		d = s.slen - 1
+	}
+	if d < 0 {
+		d = 0
+	}
+	return s.soff + d
+}
+
+// rewrite builds the text handed to the TiDB parser for the script range
+// [from, to): prefix, then the script text with edits applied (edits must
+// lie inside the range, sorted and not overlapping). Comments in the range
+// are blanked (newlines kept) so that the TiDB parser's comment rules, which
+// differ from Flink's, never apply.
+func (sc *script) rewrite(from, to int, prefix string, edits []edit) (string, *offsetMap) {
+	for _, c := range sc.comments {
+		if c.end <= from || c.off >= to {
+			continue
+		}
+		b := []byte(sc.text[c.off:c.end])
+		for i := range b {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+		edits = append(edits, edit{c.off, c.end, string(b)})
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
+	var b strings.Builder
+	m := &offsetMap{}
+	b.WriteString(prefix)
+	m.segs = append(m.segs, mapSeg{roff: 0, rlen: len(prefix), soff: from, slen: 0})
+	at := from
+	for _, e := range edits {
+		if e.off < at { // overlapping: keep the first
+			continue
+		}
+		if e.off > at {
+			m.segs = append(m.segs, mapSeg{roff: b.Len(), rlen: e.off - at, soff: at, slen: e.off - at})
+			b.WriteString(sc.text[at:e.off])
+		}
+		m.segs = append(m.segs, mapSeg{roff: b.Len(), rlen: len(e.repl), soff: e.off, slen: e.end - e.off})
+		b.WriteString(e.repl)
+		at = e.end
+	}
+	m.segs = append(m.segs, mapSeg{roff: b.Len(), rlen: to - at, soff: at, slen: to - at})
+	b.WriteString(sc.text[at:to])
+	return b.String(), m
+}
+
+// tidbParse parses text (built by rewrite) with the TiDB parser, expecting
+// exactly one statement. Errors are *Error at script positions. Positions
+// in the resulting AST are moved to script offsets by fixPositions.
+func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, err *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmt = nil
+			err = p.errAt(m.script(0), "cannot parse statement: internal parser error: %v", r)
+		}
+	}()
+	tp := parserPool.Get().(*parser.Parser)
+	stmts, _, perr := tp.ParseSQL(text)
+	parserPool.Put(tp)
+	if perr != nil {
+		return nil, p.translate(text, m, perr)
+	}
+	if len(stmts) != 1 {
+		return nil, p.errAt(m.script(0), "expected one statement")
+	}
+	p.fixPositions(stmts[0], m)
+	return stmts[0], nil
+}
+
+var totalLenRE = regexp.MustCompile(`\(total length (\d+)\)\s*$`)
+
+// translate turns a TiDB parser error into an *Error at the script position
+// of the token it complains about.
+func (p *stmtParser) translate(text string, m *offsetMap, perr error) *Error {
+	msg := perr.Error()
+	idx := strings.Index(msg, ` near "`)
+	if idx < 0 {
+		// Not a syntax error (a precision out of range, say): keep TiDB's
+		// words, at the start of the statement.
+		msg = strings.TrimSpace(msg)
+		if i := strings.Index(msg, "]"); strings.HasPrefix(msg, "[") && i > 0 {
+			msg = strings.TrimSpace(msg[i+1:])
+		}
+		return p.errAt(m.script(0), "%s", msg)
+	}
+	off := -1
+	if mm := totalLenRE.FindStringSubmatch(msg); mm != nil {
+		if n, err := strconv.Atoi(mm[1]); err == nil && n <= len(text) {
+			off = len(text) - n
+		}
+	}
+	if off < 0 {
+		rest := msg[idx+len(` near "`):]
+		for o := 0; o <= len(text); o++ {
+			if strings.HasPrefix(rest, text[o:]+`"`) {
+				off = o
+				break
+			}
+		}
+	}
+	if off < 0 {
+		off = len(text)
+	}
+	return p.syntaxError(m.script(off))
+}
+
+// fixPositions rewrites the origin text positions of every expression of
+// the AST from offsets of the rewritten text to byte offsets of the script,
+// restores the original text of select fields, and records CAST targets.
+func (p *stmtParser) fixPositions(n ast.Node, m *offsetMap) {
+	n.Accept(&posFixer{p: p, m: m, seen: map[ast.Node]bool{}})
+}
+
+type posFixer struct {
+	p    *stmtParser
+	m    *offsetMap
+	seen map[ast.Node]bool
+}
+
+func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
+	if v.seen[n] {
+		return n, false
+	}
+	v.seen[n] = true
+	switch x := n.(type) {
+	case *ast.SelectField:
+		if txt := x.OriginalText(); txt != "" {
+			so := v.m.script(x.Offset)
+			se := v.m.script(x.Offset+len(txt)-1) + 1
+			if so < se && se <= len(v.p.sc.text) {
+				x.SetText(nil, v.p.sc.text[so:se])
+			}
+			x.Offset = so
+		}
+	}
+	if e, ok := n.(ast.ExprNode); ok {
+		off := v.m.script(e.OriginTextPosition())
+		e.SetOriginTextPosition(off)
+		if c, ok := n.(*ast.FuncCastExpr); ok {
+			if t, ok := v.p.meta.castAt[off]; ok {
+				v.p.meta.casts[c] = t
+			}
+		}
+	}
+	return n, false
+}
+
+func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// syntaxError reports a syntax error at script offset off, naming the text
+// there and, when one is obvious, a hint.
+func (p *stmtParser) syntaxError(off int) *Error {
+	ti := p.tokenAt(off)
+	// A misspelt keyword often parses as an alias: "SELECT a FORM t" fails
+	// at t. Point at the misspelling instead.
+	if ti > p.lo {
+		if kw, ok := misspeltKeyword(p.sc.toks[ti-1]); ok {
+			e := p.errAt(p.sc.toks[ti-1].off, "syntax error near %q", p.near(p.sc.toks[ti-1].off))
+			e.Hint = "did you mean " + kw + "?"
+			return e
+		}
+	}
+	if ti >= p.hi {
+		e := p.errAt(p.end, "syntax error: unexpected end of statement")
+		e.Hint = "the statement is incomplete"
+		return e
+	}
+	t := p.sc.toks[ti]
+	e := p.errAt(t.off, "syntax error near %q", p.near(t.off))
+	if kw, ok := misspeltKeyword(t); ok {
+		e.Hint = "did you mean " + kw + "?"
+	} else if ti > p.lo && p.sc.toks[ti-1].isPunct(",") && t.kind == tokIdent && clauseKeywords[strings.ToUpper(t.val)] {
+		e.Hint = "remove the ',' before " + strings.ToUpper(t.val)
+	} else if t.kind == tokIdent && mysqlReserved[strings.ToUpper(t.val)] {
+		e.Hint = fmt.Sprintf("%s is a reserved word; quote it as `%s` to use it as a name", strings.ToUpper(t.val), t.val)
+	}
+	return e
+}
+
+// tokenAt returns the index of the first token of the statement at or after
+// script offset off (p.hi if there is none).
+func (p *stmtParser) tokenAt(off int) int {
+	i := sort.Search(p.hi-p.lo, func(i int) bool { return p.sc.toks[p.lo+i].end > off })
+	return p.lo + i
+}
+
+// near is the text shown in a syntax error: from off to the end of the line
+// or statement, at most about 40 bytes, cut at a token boundary.
+func (p *stmtParser) near(off int) string {
+	end := p.end
+	if i := strings.IndexByte(p.sc.text[off:end], '\n'); i >= 0 {
+		end = off + i
+	}
+	if end-off > 40 {
+		cut := off
+		for i := p.tokenAt(off); i < p.hi && p.sc.toks[i].end <= off+40; i++ {
+			cut = p.sc.toks[i].end
+		}
+		if cut == off && p.tokenAt(off) < p.hi {
+			cut = p.sc.toks[p.tokenAt(off)].end
+		}
+		if cut < end {
+			end = cut
+		}
+	}
+	return strings.TrimSpace(p.sc.text[off:end])
+}

@@ -1,0 +1,69 @@
+package sql
+
+import (
+	"strconv"
+	"strings"
+)
+
+// typeName parses a type as written: a name, optional arguments in
+// parentheses and Flink's multi-word suffixes. Name is upper case, words
+// separated by one space, without the arguments:
+//
+//	INT                               -> INT
+//	VARCHAR(10)                       -> VARCHAR [10]
+//	DECIMAL(10, 2)                    -> DECIMAL [10 2]
+//	DOUBLE PRECISION                  -> DOUBLE PRECISION
+//	CHARACTER VARYING(5)              -> CHARACTER VARYING [5]
+//	TIMESTAMP(3) WITH LOCAL TIME ZONE -> TIMESTAMP WITH LOCAL TIME ZONE [3]
+//	TIMESTAMP WITHOUT TIME ZONE       -> TIMESTAMP WITHOUT TIME ZONE
+//	BIGINT UNSIGNED                   -> BIGINT UNSIGNED
+//
+// Which names mean which type is the catalog's business; any identifier is
+// accepted here.
+func (p *stmtParser) typeName() (TypeName, *Error) {
+	t := p.peek()
+	if t.kind != tokIdent {
+		return TypeName{}, p.unexpected("expected a type such as INT, BIGINT, DOUBLE, VARCHAR, TIMESTAMP(3)")
+	}
+	tn := TypeName{Name: strings.ToUpper(t.val), Pos: p.sc.pos(t.off)}
+	p.i++
+	switch {
+	case tn.Name == "DOUBLE" && p.accept("PRECISION"):
+		tn.Name = "DOUBLE PRECISION"
+	case tn.Name == "CHARACTER" && p.accept("VARYING"):
+		tn.Name = "CHARACTER VARYING"
+	}
+	if p.peek().isPunct("(") {
+		p.i++
+		for {
+			n := p.peek()
+			if n.kind != tokNumber {
+				return TypeName{}, p.unexpected("expected a number")
+			}
+			v, err := strconv.Atoi(n.val)
+			if err != nil || v < 0 {
+				return TypeName{}, p.errAt(n.off, "type argument %s must be a non-negative integer", n.val)
+			}
+			tn.Args = append(tn.Args, v)
+			p.i++
+			if p.acceptPunct(",") {
+				continue
+			}
+			if err := p.expectPunct(")", "expected ',' or ')'"); err != nil {
+				return TypeName{}, err
+			}
+			break
+		}
+	}
+	switch {
+	case p.accept("WITH", "LOCAL", "TIME", "ZONE"):
+		tn.Name += " WITH LOCAL TIME ZONE"
+	case p.accept("WITHOUT", "TIME", "ZONE"):
+		tn.Name += " WITHOUT TIME ZONE"
+	case p.accept("UNSIGNED"):
+		tn.Name += " UNSIGNED"
+	}
+	return tn, nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
