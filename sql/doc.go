@@ -28,8 +28,8 @@
 //
 // # Dialect decisions (Flink SQL first)
 //
-//   - Strings are in single quotes, '' is a quote inside one, and a backslash
-//     is an ordinary character (the parser runs with NO_BACKSLASH_ESCAPES).
+//   - Strings are in single quotes; inside one, two quotes in a row stand for
+//     one quote, and a backslash is an ordinary character (the parser runs with NO_BACKSLASH_ESCAPES).
 //   - Identifiers are quoted with backticks, as in Flink; double quotes also
 //     quote identifiers (ANSI_QUOTES), as in standard SQL and SQLite, since
 //     Flink has no double-quoted strings.

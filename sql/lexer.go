@@ -59,8 +59,8 @@ type lexResult struct {
 // lex splits text into tokens, skipping white space and comments (-- to the
 // end of the line, /* ... */). It never fails: an unterminated string,
 // quoted identifier or comment ends the token list and is reported in the
-// result. Strings follow standard SQL (and Flink): '' is a quote, a
-// backslash is an ordinary character.
+// result. Strings follow standard SQL (and Flink): two quotes in a row
+// stand for one quote, and a backslash is an ordinary character.
 func lex(text string) lexResult {
 	var r lexResult
 	i := 0
