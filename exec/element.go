@@ -88,7 +88,8 @@ type Element struct {
 	Batch     Batch
 	Watermark int64 // microseconds since the epoch (KindWatermark)
 	Barrier   Barrier
-	// From is the index of the sending channel among the receiver's input
-	// channels; the runtime sets it.
-	From int
+	// Input is the index of the receiving operator's input (edge) the
+	// element arrives on, and From the index of the sending channel among
+	// all of the receiver's channels. The runtime sets both.
+	Input, From int
 }

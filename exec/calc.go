@@ -1,0 +1,179 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/types"
+)
+
+// calcOp filters and projects: for each batch it evaluates the condition
+// over all rows, keeps the rows where it is TRUE, then evaluates each
+// projection over the kept rows. Changelog ops pass through with their rows.
+type calcOp struct {
+	t      *taskContext
+	filter *evaluator
+	projs  []*evaluator
+	schema *arrow.Schema
+	// identity[i] >= 0 when projection i just copies input column identity[i].
+	identity []int
+	cols     []arrow.Array
+}
+
+func newCalc(t *subtask) *calcOp {
+	c := &calcOp{schema: t.op.Schema.Arrow()}
+	if t.op.Filter != nil {
+		c.filter = compileExpr(t.op.Filter)
+	}
+	for _, p := range t.op.Projections {
+		c.projs = append(c.projs, compileExpr(p))
+		c.identity = append(c.identity, columnOf(p))
+	}
+	c.cols = make([]arrow.Array, len(c.projs))
+	return c
+}
+
+func (c *calcOp) open(t *taskContext) error { c.t = t; return nil }
+
+func (c *calcOp) process(_ int, b Batch, out *emitter) error {
+	rec := b.Rec
+	ops := b.Ops
+	if c.filter != nil {
+		mask, err := c.filter.evalArray(c.t.fctx, rec)
+		if err != nil {
+			return err
+		}
+		kept, keptOps, err := applyMask(c.t, rec, ops, mask.(*array.Boolean))
+		mask.Release()
+		if err != nil {
+			return err
+		}
+		if kept == nil {
+			return nil
+		}
+		defer kept.Release()
+		rec, ops = kept, keptOps
+	}
+	for i, p := range c.projs {
+		if c.identity[i] >= 0 {
+			col := rec.Column(c.identity[i])
+			col.Retain()
+			c.cols[i] = col
+			continue
+		}
+		a, err := p.evalArray(c.t.fctx, rec)
+		if err != nil {
+			for _, x := range c.cols[:i] {
+				x.Release()
+			}
+			return err
+		}
+		c.cols[i] = a
+	}
+	outRec := array.NewRecordBatch(c.schema, c.cols, rec.NumRows())
+	for i, x := range c.cols {
+		x.Release()
+		c.cols[i] = nil
+	}
+	return out.emit(Batch{Rec: outRec, Ops: ops})
+}
+
+// applyMask keeps the rows of rec where mask is TRUE. It returns nil when
+// none is kept, rec itself (retained) when all are.
+func applyMask(t *taskContext, rec arrow.RecordBatch, ops []RowKind, mask *array.Boolean) (arrow.RecordBatch, []RowKind, error) {
+	n := int(rec.NumRows())
+	kept := 0
+	for i := 0; i < n; i++ {
+		if mask.IsValid(i) && mask.Value(i) {
+			kept++
+		}
+	}
+	if kept == 0 {
+		return nil, nil, nil
+	}
+	if kept == n {
+		rec.Retain()
+		return rec, ops, nil
+	}
+	res, err := compute.FilterRecordBatch(t.ctx, rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, nil, fmt.Errorf("filter: %w", err)
+	}
+	var keptOps []RowKind
+	if ops != nil {
+		keptOps = make([]RowKind, 0, kept)
+		for i := 0; i < n; i++ {
+			if mask.IsValid(i) && mask.Value(i) {
+				keptOps = append(keptOps, ops[i])
+			}
+		}
+	}
+	return res, keptOps, nil
+}
+
+func (c *calcOp) snapshot(int64) error    { return nil }
+func (c *calcOp) endInput(*emitter) error { return nil }
+func (c *calcOp) close() error            { return nil }
+
+// valuesOp emits literal rows once.
+type valuesOp struct {
+	t    *taskContext
+	rows [][]*evaluator
+	sch  types.Schema
+}
+
+func (v *valuesOp) open(t *taskContext) error          { v.t = t; return nil }
+func (v *valuesOp) process(int, Batch, *emitter) error { return nil }
+func (v *valuesOp) snapshot(int64) error               { return nil }
+func (v *valuesOp) close() error                       { return nil }
+
+func (v *valuesOp) endInput(out *emitter) error {
+	bs := make([]array.Builder, len(v.sch))
+	for i, c := range v.sch {
+		bs[i] = array.NewBuilder(v.t.mem, c.Type.ArrowType())
+		defer bs[i].Release()
+	}
+	// A one-row, zero-column batch drives SELECT without FROM.
+	empty := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	defer empty.Release()
+	for _, row := range v.rows {
+		for i, e := range row {
+			a, err := e.evalArray(v.t.fctx, empty)
+			if err != nil {
+				return err
+			}
+			types.AppendValue(bs[i], types.ValueAt(a, 0))
+			a.Release()
+		}
+	}
+	cols := make([]arrow.Array, len(bs))
+	for i, b := range bs {
+		cols[i] = b.NewArray()
+		defer cols[i].Release()
+	}
+	rec := array.NewRecordBatch(v.sch.Arrow(), cols, int64(len(v.rows)))
+	return out.emit(Batch{Rec: rec})
+}
+
+// unionOp forwards every input's batches under its own schema.
+type unionOp struct{ schema *arrow.Schema }
+
+func (unionOp) open(*taskContext) error { return nil }
+func (u unionOp) process(_ int, b Batch, out *emitter) error {
+	rec := array.NewRecordBatch(u.schema, b.Rec.Columns(), b.Rec.NumRows())
+	return out.emit(Batch{Rec: rec, Ops: b.Ops})
+}
+func (unionOp) snapshot(int64) error    { return nil }
+func (unionOp) endInput(*emitter) error { return nil }
+func (unionOp) close() error            { return nil }
+
+func columnOf(e planner.Expr) int {
+	if c, ok := e.(*planner.ColumnRef); ok {
+		return c.Index
+	}
+	return -1
+}

@@ -1,0 +1,121 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/streamsql/streamsql/planner"
+)
+
+// sinkOp drives a connector Sink.
+type sinkOp struct {
+	t    *taskContext
+	sink Sink
+	name string
+}
+
+func (s *sinkOp) open(t *taskContext) error {
+	s.t = t
+	return s.sink.Open(t.ctx)
+}
+
+func (s *sinkOp) process(_ int, b Batch, _ *emitter) error {
+	if err := s.sink.Write(s.t.ctx, b); err != nil {
+		return fmt.Errorf("sink %s: %w", s.name, err)
+	}
+	s.t.job.recordsOut.Add(int64(b.Len()))
+	return nil
+}
+
+func (s *sinkOp) snapshot(id int64) error {
+	_, err := s.sink.PreCommit(s.t.ctx, id)
+	return err
+}
+
+func (s *sinkOp) endInput(*emitter) error {
+	if err := s.sink.Finish(s.t.ctx); err != nil {
+		return fmt.Errorf("sink %s: %w", s.name, err)
+	}
+	return nil
+}
+
+func (s *sinkOp) close() error { return s.sink.Close() }
+
+// collectOp hands the rows of an ad-hoc query to Options.Collect.
+type collectOp struct {
+	t *taskContext
+}
+
+func (c *collectOp) open(t *taskContext) error {
+	c.t = t
+	if t.job.opts.Collect == nil {
+		return fmt.Errorf("plan collects rows but the job has no Collect function")
+	}
+	return nil
+}
+
+func (c *collectOp) process(_ int, b Batch, _ *emitter) error {
+	c.t.job.recordsOut.Add(int64(b.Len()))
+	return c.t.job.opts.Collect(b)
+}
+
+func (c *collectOp) snapshot(int64) error    { return nil }
+func (c *collectOp) endInput(*emitter) error { return nil }
+func (c *collectOp) close() error            { return nil }
+
+// newSource builds the connector source of a scan subtask.
+func newSource(t *subtask) (Source, error) {
+	tbl := t.op.Scan.Table
+	f, err := lookupSource(tbl.Connector)
+	if err != nil {
+		return nil, err
+	}
+	o := t.job.opts
+	return f(TableSpec{
+		Table: tbl.Name, Schema: tbl.Columns, Fields: t.op.Scan.Fields, Options: tbl.Options,
+		Subtask: t.index, Parallelism: t.op.Parallelism, DataDir: o.DataDir, BatchSize: o.BatchSize, Mem: o.Mem,
+	})
+}
+
+// newOperator builds the operator instance of a non-source subtask.
+func newOperator(t *subtask) (operator, error) {
+	op := t.op
+	switch op.Kind {
+	case planner.OpValues:
+		v := &valuesOp{sch: op.Schema}
+		for _, r := range op.Values.Rows {
+			var row []*evaluator
+			for _, e := range r {
+				row = append(row, compileExpr(e))
+			}
+			v.rows = append(v.rows, row)
+		}
+		return v, nil
+	case planner.OpCalc:
+		return newCalc(t), nil
+	case planner.OpUnion:
+		return unionOp{schema: op.Schema.Arrow()}, nil
+	case planner.OpGroupAggregate:
+		return newGroupAgg(t)
+	case planner.OpSort:
+		return newSortOp(t), nil
+	case planner.OpSink:
+		if op.Sink.Table == nil {
+			return &collectOp{}, nil
+		}
+		tbl := op.Sink.Table
+		f, err := lookupSink(tbl.Connector)
+		if err != nil {
+			return nil, err
+		}
+		o := t.job.opts
+		s, err := f(TableSpec{
+			Table: tbl.Name, Schema: tbl.Columns, Options: tbl.Options,
+			Subtask: t.index, Parallelism: op.Parallelism, DataDir: o.DataDir, BatchSize: o.BatchSize, Mem: o.Mem,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &sinkOp{sink: s, name: tbl.Name}, nil
+	}
+	return nil, fmt.Errorf("no operator for %s", op.Kind)
+}

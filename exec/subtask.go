@@ -1,0 +1,273 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/streamsql/streamsql/planner"
+)
+
+// subtask is one parallel instance of an operator: a goroutine that owns
+// the operator instance, reads its inbox and writes its outputs. Nothing of
+// a subtask is touched by another goroutine except its inbox.
+type subtask struct {
+	job   *Job
+	op    *planner.Operator
+	index int
+
+	inbox chan Element
+	// inputs[i] is the number of senders on input i; numSenders the total.
+	inputs     []int
+	numSenders int
+	outputs    []*output
+
+	impl   operator
+	source Source
+}
+
+// addSender registers one more sending channel on input and returns its
+// index among all of the subtask's channels.
+func (t *subtask) addSender(input int) int {
+	t.inputs[input]++
+	t.numSenders++
+	return t.numSenders - 1
+}
+
+func (t *subtask) name() string {
+	return fmt.Sprintf("%s (%d/%d)", t.op.Name(), t.index+1, t.op.Parallelism)
+}
+
+// build creates the operator instance.
+func (t *subtask) build() error {
+	if t.op.Kind == planner.OpSource {
+		src, err := newSource(t)
+		if err != nil {
+			return err
+		}
+		t.source = src
+		return nil
+	}
+	impl, err := newOperator(t)
+	if err != nil {
+		return err
+	}
+	t.impl = impl
+	return nil
+}
+
+func (t *subtask) run() {
+	defer t.job.wg.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			t.job.fail(fmt.Errorf("internal error in %s: %v\n%s", t.name(), r, debug.Stack()))
+		}
+	}()
+	var err error
+	if t.source != nil {
+		err = t.runSource()
+	} else {
+		err = t.runOperator()
+	}
+	if err != nil && !errors.Is(err, errCanceled) {
+		t.job.fail(err)
+	}
+}
+
+var errCanceled = errors.New("canceled")
+
+func (t *subtask) emitter() *emitter {
+	return &emitter{task: t}
+}
+
+func (t *subtask) runSource() (err error) {
+	ctx := t.job.ctx
+	em := t.emitter()
+	defer func() {
+		if cerr := t.source.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: close: %w", t.name(), cerr)
+		}
+	}()
+	if err := t.source.Open(ctx); err != nil {
+		return fmt.Errorf("%s: %w", t.name(), err)
+	}
+	for {
+		if ctx.Err() != nil {
+			return errCanceled
+		}
+		b, err := t.source.Next(ctx)
+		switch {
+		case err == nil:
+			t.job.recordsIn.Add(int64(b.Len()))
+			if err := em.emit(b); err != nil {
+				return err
+			}
+		case errors.Is(err, ErrNoData):
+		case errors.Is(err, io.EOF):
+			return em.broadcast(Element{Kind: KindEnd})
+		case ctx.Err() != nil:
+			return errCanceled
+		default:
+			return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
+		}
+	}
+}
+
+func (t *subtask) runOperator() (err error) {
+	ctx := t.job.ctx
+	tc := t.job.newTaskContext(t)
+	em := t.emitter()
+	defer func() {
+		if cerr := t.impl.close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: close: %w", t.name(), cerr)
+		}
+	}()
+	if err := t.impl.open(tc); err != nil {
+		return fmt.Errorf("%s: %w", t.name(), err)
+	}
+	if t.numSenders == 0 {
+		// An operator without inputs (VALUES) produces everything at the end
+		// of its (empty) input.
+		if err := t.impl.endInput(em); err != nil {
+			return fmt.Errorf("%s: %w", t.name(), err)
+		}
+		return em.broadcast(Element{Kind: KindEnd})
+	}
+	al := newAligner(t.numSenders)
+	for {
+		var el Element
+		if q, ok := al.next(); ok {
+			el = q
+		} else {
+			select {
+			case <-ctx.Done():
+				return errCanceled
+			case el = <-t.inbox:
+			}
+		}
+		if al.hold(el) {
+			continue
+		}
+		switch el.Kind {
+		case KindBatch:
+			err := t.impl.process(el.Input, el.Batch, em)
+			el.Batch.Rec.Release()
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name(), err)
+			}
+		case KindWatermark:
+			if wm, ok := al.watermark(el.From, el.Watermark); ok {
+				if err := em.broadcast(Element{Kind: KindWatermark, Watermark: wm}); err != nil {
+					return err
+				}
+			}
+		case KindBarrier:
+			if al.barrier(el.From, el.Barrier) {
+				if err := t.impl.snapshot(el.Barrier.ID); err != nil {
+					return fmt.Errorf("%s: checkpoint %d: %w", t.name(), el.Barrier.ID, err)
+				}
+				if err := em.broadcast(Element{Kind: KindBarrier, Barrier: el.Barrier}); err != nil {
+					return err
+				}
+				al.release()
+			}
+		case KindEnd:
+			if al.end(el.From) {
+				if err := t.impl.endInput(em); err != nil {
+					return fmt.Errorf("%s: %w", t.name(), err)
+				}
+				return em.broadcast(Element{Kind: KindEnd})
+			}
+		}
+	}
+}
+
+// aligner implements barrier alignment (exactly-once): once a channel has
+// delivered barrier n, what it sends next is held back until every live
+// channel has delivered barrier n. It also tracks the minimum watermark over
+// channels and which channels ended.
+type aligner struct {
+	n        int
+	ended    []bool
+	nEnded   int
+	blocked  []bool
+	nBlocked int
+	held     []Element
+	replay   []Element
+	wms      []int64
+	wm       int64
+}
+
+func newAligner(n int) *aligner {
+	a := &aligner{n: n, ended: make([]bool, n), blocked: make([]bool, n), wms: make([]int64, n), wm: minWatermark}
+	for i := range a.wms {
+		a.wms[i] = minWatermark
+	}
+	return a
+}
+
+const minWatermark = -1 << 63
+
+// next returns a held element that may now be processed.
+func (a *aligner) next() (Element, bool) {
+	if len(a.replay) == 0 {
+		return Element{}, false
+	}
+	el := a.replay[0]
+	a.replay = a.replay[1:]
+	return el, true
+}
+
+// hold reports whether el must wait for alignment (and keeps it).
+func (a *aligner) hold(el Element) bool {
+	if a.blocked[el.From] {
+		a.held = append(a.held, el)
+		return true
+	}
+	return false
+}
+
+// barrier records a barrier from channel from and reports whether all live
+// channels have now delivered it.
+func (a *aligner) barrier(from int, _ Barrier) bool {
+	a.blocked[from] = true
+	a.nBlocked++
+	return a.nBlocked == a.n-a.nEnded
+}
+
+// release unblocks every channel after the snapshot; held elements are
+// replayed in arrival order.
+func (a *aligner) release() {
+	for i := range a.blocked {
+		a.blocked[i] = false
+	}
+	a.nBlocked = 0
+	a.replay = append(a.replay, a.held...)
+	a.held = a.held[:0:0]
+}
+
+// end records the end of channel from and reports whether all have ended.
+func (a *aligner) end(from int) bool {
+	a.ended[from] = true
+	a.nEnded++
+	a.wms[from] = 1<<63 - 1
+	return a.nEnded == a.n
+}
+
+// watermark records channel from's watermark and returns the new combined
+// (minimum) watermark when it advanced.
+func (a *aligner) watermark(from int, wm int64) (int64, bool) {
+	if wm > a.wms[from] {
+		a.wms[from] = wm
+	}
+	m := int64(1<<63 - 1)
+	for _, w := range a.wms {
+		m = min(m, w)
+	}
+	if m > a.wm {
+		a.wm = m
+		return m, true
+	}
+	return 0, false
+}

@@ -1,0 +1,644 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Sentinel errors of planning; the *sql.Error the planner returns wraps one
+// of them where it applies, so callers and tests can check with errors.Is.
+var (
+	ErrUnknownColumn  = errors.New("unknown column")
+	ErrUnknownTable   = errors.New("unknown table")
+	ErrTypeMismatch   = errors.New("type mismatch")
+	ErrUnsupported    = errors.New("not supported")
+	ErrUpdatingToSink = errors.New("sink does not accept updates")
+	ErrNotGrouped     = errors.New("column not grouped")
+)
+
+// planError is a positioned error wrapping a sentinel.
+type planError struct {
+	pos  *sql.Error
+	kind error
+}
+
+func (e *planError) Error() string   { return e.pos.Error() }
+func (e *planError) Unwrap() []error { return []error{e.pos, e.kind} }
+
+func errAt(kind error, pos sql.Pos, hint string, format string, args ...any) error {
+	return &planError{pos: &sql.Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint}, kind: kind}
+}
+
+// scopeCol is one column visible to expressions.
+type scopeCol struct {
+	qual string // table name or alias ("" for derived columns)
+	name string
+	t    types.T
+}
+
+// scope is the set of columns an expression may name.
+type scope struct {
+	cols []scopeCol
+}
+
+func (s *scope) schema() types.Schema {
+	out := make(types.Schema, len(s.cols))
+	for i, c := range s.cols {
+		out[i] = types.Column{Name: c.name, Type: c.t}
+	}
+	return out
+}
+
+func scopeOf(n Node, qual string) *scope {
+	sc := &scope{}
+	for _, c := range n.Schema() {
+		sc.cols = append(sc.cols, scopeCol{qual: qual, name: c.Name, t: c.Type})
+	}
+	return sc
+}
+
+// binder binds one statement's AST against the catalog.
+type binder struct {
+	p    *Planner
+	stmt sql.Statement
+	// views being expanded, to catch a view that reads itself.
+	viewDepth int
+}
+
+func (b *binder) pos(e ast.Node) sql.Pos {
+	if ex, ok := e.(ast.ExprNode); ok {
+		return sql.ExprPos(b.stmt, ex)
+	}
+	return b.stmt.Pos()
+}
+
+func (b *binder) identPos(name string) sql.Pos {
+	if p, ok := sql.FindIdent(b.stmt, name); ok {
+		return p
+	}
+	return b.stmt.Pos()
+}
+
+// bindQuery binds a SELECT, a set operation or VALUES.
+func (b *binder) bindQuery(q ast.ResultSetNode) (Node, error) {
+	switch q := q.(type) {
+	case *ast.SelectStmt:
+		return b.bindSelect(q)
+	case *ast.SetOprStmt:
+		return b.bindSetOpr(q)
+	}
+	return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported query form %T", q)
+}
+
+func (b *binder) bindSetOpr(q *ast.SetOprStmt) (Node, error) {
+	if q.With != nil {
+		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "WITH (common table expressions) is not supported yet")
+	}
+	var inputs []Node
+	for i, s := range q.SelectList.Selects {
+		var n Node
+		var err error
+		switch s := s.(type) {
+		case *ast.SelectStmt:
+			if i > 0 && s.AfterSetOperator != nil && *s.AfterSetOperator != ast.UnionAll {
+				return nil, errAt(ErrUnsupported, b.stmt.Pos(), "use UNION ALL", "%s is not supported on streams yet", s.AfterSetOperator.String())
+			}
+			n, err = b.bindSelect(s)
+		case *ast.SetOprSelectList:
+			n, err = b.bindSetOpr(&ast.SetOprStmt{SelectList: s})
+		default:
+			err = errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported set operation input %T", s)
+		}
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, n)
+	}
+	out, err := b.unionAll(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return b.orderLimit(out, scopeOf(out, ""), nil, q.OrderBy, q.Limit)
+}
+
+// unionAll widens the inputs to common column types and unions them.
+func (b *binder) unionAll(inputs []Node) (Node, error) {
+	if len(inputs) == 1 {
+		return inputs[0], nil
+	}
+	first := inputs[0].Schema()
+	target := make(types.Schema, len(first))
+	copy(target, first)
+	for _, in := range inputs[1:] {
+		s := in.Schema()
+		if len(s) != len(first) {
+			return nil, errAt(ErrTypeMismatch, b.stmt.Pos(), "", "UNION ALL inputs have %d and %d columns", len(first), len(s))
+		}
+		for i := range s {
+			t, ok := commonType(target[i].Type, s[i].Type)
+			if !ok {
+				return nil, errAt(ErrTypeMismatch, b.stmt.Pos(), "", "UNION ALL column %d has types %s and %s", i+1, target[i].Type, s[i].Type)
+			}
+			target[i].Type = t
+		}
+	}
+	var out []Node
+	for _, in := range inputs {
+		n, err := castTo(in, target)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return &Union{Inputs: out}, nil
+}
+
+// castTo projects n onto the column types of target where they differ.
+func castTo(n Node, target types.Schema) (Node, error) {
+	s := n.Schema()
+	same := true
+	for i := range s {
+		if !s[i].Type.Equal(target[i].Type) {
+			same = false
+		}
+	}
+	if same {
+		return n, nil
+	}
+	p := &Project{Input: n}
+	for i := range s {
+		var e Expr = &ColumnRef{Index: i, Name: s[i].Name, T: s[i].Type}
+		if !s[i].Type.Equal(target[i].Type) {
+			var err error
+			if e, err = implicitCast(e, target[i].Type); err != nil {
+				return nil, err
+			}
+		}
+		p.Exprs = append(p.Exprs, e)
+		p.Names = append(p.Names, target[i].Name)
+	}
+	return p, nil
+}
+
+// bindFrom binds the FROM clause.
+func (b *binder) bindFrom(from *ast.TableRefsClause) (Node, *scope, error) {
+	if from == nil {
+		// SELECT without FROM reads one empty row.
+		v := &Values{Rows: [][]Expr{{}}}
+		return v, &scope{}, nil
+	}
+	j := from.TableRefs
+	if j.Right != nil {
+		return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "joins are not supported yet")
+	}
+	ts, ok := j.Left.(*ast.TableSource)
+	if !ok {
+		if inner, ok := j.Left.(*ast.Join); ok {
+			return b.bindFrom(&ast.TableRefsClause{TableRefs: inner})
+		}
+		return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported FROM clause %T", j.Left)
+	}
+	alias := ts.AsName.O
+	switch src := ts.Source.(type) {
+	case *ast.TableName:
+		name := src.Name.O
+		if alias == "" {
+			alias = name
+		}
+		n, err := b.bindTableName(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, scopeOf(n, alias), nil
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		n, err := b.bindQuery(src)
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, scopeOf(n, alias), nil
+	}
+	return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported FROM source %T", ts.Source)
+}
+
+func (b *binder) bindTableName(name string) (Node, error) {
+	if t, ok := b.p.Catalog.Table(name); ok {
+		return b.scan(t)
+	}
+	if v, ok := b.p.Catalog.View(name); ok {
+		return b.expandView(v)
+	}
+	hint := ""
+	if m := catalog.Closest(name, b.p.Catalog.Names()); m != "" {
+		hint = fmt.Sprintf("did you mean '%s'?", m)
+	}
+	return nil, errAt(ErrUnknownTable, b.identPos(name), hint, "table or view '%s' does not exist", name)
+}
+
+func (b *binder) scan(t *catalog.Table) (Node, error) {
+	c, ok := catalog.LookupConnector(t.Connector)
+	if !ok {
+		return nil, errAt(catalog.ErrUnknownConnector, b.identPos(t.Name), "", "table '%s' uses unknown connector '%s'", t.Name, t.Connector)
+	}
+	if !c.Source {
+		return nil, errAt(ErrUnsupported, b.identPos(t.Name), "", "connector '%s' of table '%s' cannot be read (it is a sink only)", t.Connector, t.Name)
+	}
+	fields := make([]int, len(t.Columns))
+	for i := range fields {
+		fields[i] = i
+	}
+	bounded := c.Bounded != nil && c.Bounded(t.Options)
+	return &Scan{Table: t, Fields: fields, Bounded: bounded}, nil
+}
+
+func (b *binder) expandView(v *catalog.View) (Node, error) {
+	if b.viewDepth > 16 {
+		return nil, errAt(ErrUnsupported, b.identPos(v.Name), "", "view '%s' refers to itself", v.Name)
+	}
+	stmts, err := sql.Parse(v.Query)
+	if err != nil {
+		return nil, fmt.Errorf("view %s: %w", v.Name, err)
+	}
+	if len(stmts) != 1 {
+		return nil, fmt.Errorf("view %s: stored query is not one statement", v.Name)
+	}
+	sel, ok := stmts[0].(*sql.Select)
+	if !ok {
+		return nil, fmt.Errorf("view %s: stored query is not a query", v.Name)
+	}
+	inner := &binder{p: b.p, stmt: sel, viewDepth: b.viewDepth + 1}
+	n, err := inner.bindQuery(sel.Query)
+	if err != nil {
+		return nil, fmt.Errorf("in view %s: %w", v.Name, err)
+	}
+	if len(v.Columns) > 0 {
+		s := n.Schema()
+		if len(v.Columns) != len(s) {
+			return nil, fmt.Errorf("view %s declares %d columns but its query has %d", v.Name, len(v.Columns), len(s))
+		}
+		p := &Project{Input: n}
+		for i, c := range s {
+			p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
+			p.Names = append(p.Names, v.Columns[i])
+		}
+		n = p
+	}
+	return n, nil
+}
+
+// bindSelect binds one SELECT block.
+func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
+	if sel.Kind == ast.SelectStmtKindValues {
+		return b.bindValues(sel.Lists)
+	}
+	if sel.With != nil {
+		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "WITH (common table expressions) is not supported yet")
+	}
+	if len(sel.WindowSpecs) > 0 {
+		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "OVER windows are not supported yet")
+	}
+	input, sc, err := b.bindFrom(sel.From)
+	if err != nil {
+		return nil, err
+	}
+	if sel.Where != nil {
+		cond, err := b.bindBool(sel.Where, sc, nil, "WHERE")
+		if err != nil {
+			return nil, err
+		}
+		input = &Filter{Input: input, Cond: cond}
+	}
+
+	// Expand the select list.
+	fields, err := b.expandFields(sel.Fields.Fields, sc)
+	if err != nil {
+		return nil, err
+	}
+
+	var having ast.ExprNode
+	if sel.Having != nil {
+		having = sel.Having.Expr
+	}
+	var orderItems []*ast.ByItem
+	if sel.OrderBy != nil {
+		orderItems = sel.OrderBy.Items
+	}
+	needAgg := sel.GroupBy != nil || having != nil
+	for _, f := range fields {
+		if f.expr != nil && hasAggregate(f.expr) {
+			needAgg = true
+		}
+	}
+	for _, o := range orderItems {
+		if hasAggregate(o.Expr) {
+			needAgg = true
+		}
+	}
+
+	var agg *aggScope
+	if needAgg {
+		input, agg, err = b.bindAggregate(input, sc, sel, fields, having, orderItems)
+		if err != nil {
+			return nil, err
+		}
+		if having != nil {
+			cond, err := b.bindBool(having, sc, agg, "HAVING")
+			if err != nil {
+				return nil, err
+			}
+			input = &Filter{Input: input, Cond: cond}
+		}
+	}
+
+	proj := &Project{Input: input}
+	for i, f := range fields {
+		var e Expr
+		if f.ref != nil {
+			e = f.ref
+			if agg != nil {
+				var err error
+				if e, err = agg.rebind(f.ref, b, f.pos); err != nil {
+					return nil, err
+				}
+			}
+		} else {
+			var err error
+			if e, err = b.bindExpr(f.expr, sc, agg); err != nil {
+				return nil, err
+			}
+		}
+		name := f.name
+		if name == "" {
+			name = fmt.Sprintf("EXPR$%d", i)
+		}
+		proj.Exprs = append(proj.Exprs, e)
+		proj.Names = append(proj.Names, name)
+	}
+	var out Node = proj
+	if sel.Distinct {
+		keys := make([]int, len(proj.Exprs))
+		for i := range keys {
+			keys[i] = i
+		}
+		out = &Aggregate{Input: out, Keys: keys}
+	}
+	return b.orderLimit(out, sc, agg, sel.OrderBy, sel.Limit)
+}
+
+func (b *binder) bindValues(rows []*ast.RowExpr) (Node, error) {
+	var exprs [][]ast.ExprNode
+	for _, r := range rows {
+		exprs = append(exprs, r.Values)
+	}
+	return b.valuesOf(exprs, nil)
+}
+
+// valuesOf binds literal rows; names may be nil (EXPR$i).
+func (b *binder) valuesOf(rows [][]ast.ExprNode, names []string) (Node, error) {
+	if len(rows) == 0 {
+		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "VALUES needs at least one row")
+	}
+	width := len(rows[0])
+	bound := make([][]Expr, len(rows))
+	empty := &scope{}
+	for i, r := range rows {
+		if len(r) != width {
+			return nil, errAt(ErrTypeMismatch, b.pos(r[0]), "", "VALUES row %d has %d values, the first row has %d", i+1, len(r), width)
+		}
+		for _, e := range r {
+			x, err := b.bindExpr(e, empty, nil)
+			if err != nil {
+				return nil, err
+			}
+			bound[i] = append(bound[i], x)
+		}
+	}
+	cols := make(types.Schema, width)
+	for j := 0; j < width; j++ {
+		t := bound[0][j].Type()
+		for i := 1; i < len(bound); i++ {
+			var ok bool
+			if t, ok = commonType(t, bound[i][j].Type()); !ok {
+				return nil, errAt(ErrTypeMismatch, b.pos(rows[i][j]), "", "VALUES column %d mixes %s and %s", j+1, bound[0][j].Type(), bound[i][j].Type())
+			}
+		}
+		if t.Kind == types.Null {
+			t = types.StringType
+		}
+		name := fmt.Sprintf("EXPR$%d", j)
+		if j < len(names) {
+			name = names[j]
+		}
+		cols[j] = types.Column{Name: name, Type: t.Nullable()}
+		for i := range bound {
+			e, err := implicitCast(bound[i][j], cols[j].Type)
+			if err != nil {
+				return nil, errAt(ErrTypeMismatch, b.pos(rows[i][j]), "", "%v", err)
+			}
+			bound[i][j] = e
+		}
+	}
+	return &Values{Rows: bound, Cols: cols}, nil
+}
+
+// selectField is one entry of the expanded select list: either a direct
+// column reference (from * or t.*) or an expression to bind.
+type selectField struct {
+	expr ast.ExprNode
+	ref  *ColumnRef
+	name string
+	pos  sql.Pos
+}
+
+func (b *binder) expandFields(fs []*ast.SelectField, sc *scope) ([]selectField, error) {
+	var out []selectField
+	for _, f := range fs {
+		if f.WildCard != nil {
+			qual := f.WildCard.Table.O
+			found := false
+			for i, c := range sc.cols {
+				if qual == "" || strings.EqualFold(c.qual, qual) {
+					out = append(out, selectField{ref: &ColumnRef{Index: i, Name: c.name, T: c.t}, name: c.name, pos: b.stmt.Pos()})
+					found = true
+				}
+			}
+			if !found && qual != "" {
+				return nil, errAt(ErrUnknownTable, b.identPos(qual), "", "unknown table '%s' in %s.*", qual, qual)
+			}
+			continue
+		}
+		name := f.AsName.O
+		if name == "" {
+			if cn, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+				name = cn.Name.Name.O
+			}
+		}
+		out = append(out, selectField{expr: f.Expr, name: name})
+	}
+	return out, nil
+}
+
+// orderLimit adds ORDER BY / LIMIT on top of out, whose columns are the
+// select list. ORDER BY may name a select-list alias, an ordinal, or an
+// expression over the FROM scope (then it is computed as a hidden column).
+func (b *binder) orderLimit(out Node, sc *scope, agg *aggScope, ob *ast.OrderByClause, lim *ast.Limit) (Node, error) {
+	if ob == nil && lim == nil {
+		return out, nil
+	}
+	s := &Sort{Limit: -1}
+	outSchema := out.Schema()
+	width := len(outSchema)
+	var hidden []Expr
+	if ob != nil {
+		for _, item := range ob.Items {
+			idx, err := b.orderIndex(item.Expr, out, sc, agg, &hidden)
+			if err != nil {
+				return nil, err
+			}
+			s.Keys = append(s.Keys, SortKey{Index: idx, Desc: item.Desc, NullsFirst: !item.Desc})
+		}
+	}
+	if len(hidden) > 0 {
+		p, ok := out.(*Project)
+		if !ok {
+			return nil, errAt(ErrUnsupported, b.stmt.Pos(), "add the expression to the select list", "ORDER BY expression not in the select list of a DISTINCT or UNION query")
+		}
+		np := *p
+		np.Exprs = append(append([]Expr{}, p.Exprs...), hidden...)
+		np.Names = append([]string{}, p.Names...)
+		for i := range hidden {
+			np.Names = append(np.Names, fmt.Sprintf("$order%d", i))
+		}
+		out = &np
+	}
+	if lim != nil {
+		n, err := b.constInt(lim.Count, "LIMIT")
+		if err != nil {
+			return nil, err
+		}
+		s.Limit = n
+		if lim.Offset != nil {
+			if s.Offset, err = b.constInt(lim.Offset, "OFFSET"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	s.Input = out
+	var res Node = s
+	if len(hidden) > 0 {
+		p := &Project{Input: s}
+		for i := 0; i < width; i++ {
+			p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: outSchema[i].Name, T: outSchema[i].Type})
+			p.Names = append(p.Names, outSchema[i].Name)
+		}
+		res = p
+	}
+	return res, nil
+}
+
+func (b *binder) orderIndex(e ast.ExprNode, out Node, sc *scope, agg *aggScope, hidden *[]Expr) (int, error) {
+	outSchema := out.Schema()
+	switch x := e.(type) {
+	case *ast.PositionExpr:
+		if x.N < 1 || x.N > len(outSchema) {
+			return 0, errAt(ErrUnknownColumn, b.pos(e), "", "ORDER BY position %d is not in the select list (1..%d)", x.N, len(outSchema))
+		}
+		return x.N - 1, nil
+	case *ast.ColumnNameExpr:
+		if x.Name.Table.O == "" {
+			for i, c := range outSchema {
+				if strings.EqualFold(c.Name, x.Name.Name.O) {
+					return i, nil
+				}
+			}
+		}
+	}
+	p, ok := out.(*Project)
+	if !ok {
+		return 0, errAt(ErrUnknownColumn, b.pos(e), "", "ORDER BY expression must name a column of the result")
+	}
+	bound, err := b.bindExpr(e, sc, agg)
+	if err != nil {
+		return 0, err
+	}
+	for i, pe := range p.Exprs {
+		if pe.String() == bound.String() {
+			return i, nil
+		}
+	}
+	*hidden = append(*hidden, bound)
+	return len(p.Exprs) + len(*hidden) - 1, nil
+}
+
+func (b *binder) constInt(e ast.ExprNode, what string) (int64, error) {
+	x, err := b.bindExpr(e, &scope{}, nil)
+	if err != nil {
+		return 0, err
+	}
+	x = foldExpr(x)
+	if l, ok := x.(*Literal); ok && l.T.IsInteger() && l.Value != nil && l.Value.(int64) >= 0 {
+		return l.Value.(int64), nil
+	}
+	return 0, errAt(ErrTypeMismatch, b.pos(e), "", "%s needs a non-negative integer constant", what)
+}
+
+// bindBool binds a condition, which must be BOOLEAN.
+func (b *binder) bindBool(e ast.ExprNode, sc *scope, agg *aggScope, clause string) (Expr, error) {
+	x, err := b.bindExpr(e, sc, agg)
+	if err != nil {
+		return nil, err
+	}
+	if t := x.Type(); t.Kind != types.Boolean && t.Kind != types.Null {
+		if t.IsNumeric() {
+			// MySQL and SQLite treat a number as a truth value; Flink does not.
+			// Accept it as x <> 0 so that sqllogictest suites run, and say so in the docs.
+			zero := &Literal{Value: int64(0), T: types.IntType}
+			return b.call("<>", b.pos(e), x, zero)
+		}
+		return nil, errAt(ErrTypeMismatch, b.pos(e), "", "%s condition must be BOOLEAN, got %s", clause, t)
+	}
+	return x, nil
+}
+
+// resolveColumn finds a column by (optional) qualifier and name.
+func (b *binder) resolveColumn(cn *ast.ColumnName, sc *scope, e ast.ExprNode) (*ColumnRef, error) {
+	name, qual := cn.Name.O, cn.Table.O
+	found := -1
+	for i, c := range sc.cols {
+		if !strings.EqualFold(c.name, name) {
+			continue
+		}
+		if qual != "" && !strings.EqualFold(c.qual, qual) {
+			continue
+		}
+		if found >= 0 {
+			return nil, errAt(ErrUnknownColumn, b.identPos(name), "qualify it with its table", "column '%s' is ambiguous", name)
+		}
+		found = i
+	}
+	if found < 0 {
+		var names []string
+		for _, c := range sc.cols {
+			names = append(names, c.name)
+		}
+		hint := ""
+		if m := catalog.Closest(name, names); m != "" {
+			hint = fmt.Sprintf("did you mean '%s'?", m)
+		} else if len(names) > 0 && len(names) <= 12 {
+			hint = "available columns: " + strings.Join(names, ", ")
+		}
+		full := name
+		if qual != "" {
+			full = qual + "." + name
+		}
+		return nil, errAt(ErrUnknownColumn, b.identPos(name), hint, "column '%s' not found", full)
+	}
+	c := sc.cols[found]
+	return &ColumnRef{Index: found, Name: c.name, T: c.t}, nil
+}

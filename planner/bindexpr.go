@@ -1,0 +1,538 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+var binaryOps = map[opcode.Op]string{
+	opcode.LogicAnd: "AND", opcode.LogicOr: "OR",
+	opcode.GE: ">=", opcode.LE: "<=", opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.GT: ">",
+	opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/", opcode.Mod: "%",
+	opcode.IntDiv: "DIV", opcode.NullEQ: "IS NOT DISTINCT FROM",
+}
+
+// bindExpr binds e against sc. Above a GROUP BY, agg is the aggregate scope
+// (group keys and aggregate calls); otherwise nil.
+func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error) {
+	if agg != nil {
+		x, handled, err := b.bindAggregated(e, sc, agg)
+		if handled {
+			return x, err
+		}
+	}
+	switch e := e.(type) {
+	case *driver.ValueExpr:
+		return b.literal(e)
+	case *ast.ColumnNameExpr:
+		return b.resolveColumn(e.Name, sc, e)
+	case *ast.ParenthesesExpr:
+		return b.bindExpr(e.Expr, sc, agg)
+	case *ast.BinaryOperationExpr:
+		name, ok := binaryOps[e.Op]
+		if !ok {
+			return nil, errAt(ErrUnsupported, b.pos(e), "", "operator %s is not supported", e.Op.String())
+		}
+		l, err := b.bindExpr(e.L, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(e.R, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		if name == "DIV" {
+			return b.call("/", b.pos(e), l, r)
+		}
+		return b.call(name, b.pos(e), l, r)
+	case *ast.UnaryOperationExpr:
+		x, err := b.bindExpr(e.V, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		switch e.Op {
+		case opcode.Minus:
+			return b.call("NEG", b.pos(e), x)
+		case opcode.Plus:
+			return x, nil
+		case opcode.Not, opcode.Not2:
+			return b.call("NOT", b.pos(e), x)
+		}
+		return nil, errAt(ErrUnsupported, b.pos(e), "", "operator %s is not supported", e.Op.String())
+	case *ast.IsNullExpr:
+		x, err := b.bindExpr(e.Expr, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		if e.Not {
+			return b.call("IS NOT NULL", b.pos(e), x)
+		}
+		return b.call("IS NULL", b.pos(e), x)
+	case *ast.IsTruthExpr:
+		x, err := b.bindExpr(e.Expr, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		name := "IS TRUE"
+		if e.True == 0 {
+			name = "IS FALSE"
+		}
+		if e.Not {
+			name = strings.Replace(name, "IS ", "IS NOT ", 1)
+		}
+		return b.call(name, b.pos(e), x)
+	case *ast.BetweenExpr:
+		x, err := b.bindExpr(e.Expr, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		lo, err := b.bindExpr(e.Left, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := b.bindExpr(e.Right, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		ge, err := b.call(">=", b.pos(e), x, lo)
+		if err != nil {
+			return nil, err
+		}
+		le, err := b.call("<=", b.pos(e), x, hi)
+		if err != nil {
+			return nil, err
+		}
+		and, err := b.call("AND", b.pos(e), ge, le)
+		if err != nil || !e.Not {
+			return and, err
+		}
+		return b.call("NOT", b.pos(e), and)
+	case *ast.PatternInExpr:
+		return b.bindIn(e, sc, agg)
+	case *ast.PatternLikeOrIlikeExpr:
+		x, err := b.bindExpr(e.Expr, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		p, err := b.bindExpr(e.Pattern, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		if !e.IsLike {
+			if x, err = b.call("LOWER", b.pos(e), x); err != nil {
+				return nil, err
+			}
+			if p, err = b.call("LOWER", b.pos(e), p); err != nil {
+				return nil, err
+			}
+		}
+		args := []Expr{x, p}
+		if e.EscapeExplicit {
+			args = append(args, &Literal{Value: string(rune(e.Escape)), T: types.StringType})
+		}
+		name := "LIKE"
+		if e.Not {
+			name = "NOT LIKE"
+		}
+		return b.call(name, b.pos(e), args...)
+	case *ast.CaseExpr:
+		return b.bindCase(e, sc, agg)
+	case *ast.FuncCallExpr:
+		return b.bindFunc(e, sc, agg)
+	case *ast.FuncCastExpr:
+		x, err := b.bindExpr(e.Expr, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		t, err := b.castTarget(e)
+		if err != nil {
+			return nil, err
+		}
+		k, err := functions.Cast(x.Type(), t)
+		if err != nil {
+			return nil, errAt(ErrTypeMismatch, b.pos(e), "", "%v", err)
+		}
+		return &Cast{Arg: x, T: t, Kernel: k}, nil
+	case *ast.TimeUnitExpr:
+		return &Literal{Value: e.Unit.String(), T: types.StringType}, nil
+	case *ast.TrimDirectionExpr:
+		return &Literal{Value: e.Direction.String(), T: types.StringType}, nil
+	case *ast.SubqueryExpr:
+		return b.scalarSubquery(e)
+	case *ast.ExistsSubqueryExpr:
+		sq, ok := e.Sel.(*ast.SubqueryExpr)
+		if !ok {
+			return nil, errAt(ErrUnsupported, b.pos(e), "", "unsupported EXISTS form")
+		}
+		rows, _, err := b.runSubquery(sq)
+		if err != nil {
+			return nil, err
+		}
+		return &Literal{Value: (len(rows) > 0) != e.Not, T: types.BooleanType}, nil
+	case *ast.AggregateFuncExpr:
+		return nil, errAt(ErrUnsupported, b.pos(e), "", "aggregate function %s is not allowed here", strings.ToUpper(e.F))
+	case *ast.DefaultExpr:
+		return nil, errAt(ErrUnsupported, b.pos(e), "", "DEFAULT is not supported")
+	}
+	return nil, errAt(ErrUnsupported, b.pos(e), "", "unsupported expression %T", e)
+}
+
+// literal types a constant as Flink does: integer literals are INT when
+// they fit, else BIGINT; exact decimals are DECIMAL(p, s); floats DOUBLE.
+func (b *binder) literal(v *driver.ValueExpr) (Expr, error) {
+	switch v.Kind() {
+	case driver.KindNull:
+		return &Literal{T: types.NullType}, nil
+	case driver.KindInt64:
+		n := v.GetInt64()
+		if n >= math.MinInt32 && n <= math.MaxInt32 {
+			return &Literal{Value: n, T: types.T{Kind: types.Int, NotNull: true}}, nil
+		}
+		return &Literal{Value: n, T: types.T{Kind: types.BigInt, NotNull: true}}, nil
+	case driver.KindUint64:
+		u := v.GetUint64()
+		if u <= math.MaxInt64 {
+			return &Literal{Value: int64(u), T: types.T{Kind: types.BigInt, NotNull: true}}, nil
+		}
+		return b.decimalLiteral(strconv.FormatUint(u, 10), v)
+	case driver.KindFloat32, driver.KindFloat64:
+		return &Literal{Value: v.GetFloat64(), T: types.T{Kind: types.Double, NotNull: true}}, nil
+	case driver.KindMysqlDecimal:
+		return b.decimalLiteral(v.GetMysqlDecimal().String(), v)
+	case driver.KindString, driver.KindBytes:
+		return &Literal{Value: v.GetString(), T: types.T{Kind: types.String, NotNull: true}}, nil
+	case driver.KindBinaryLiteral:
+		return &Literal{Value: []byte(v.GetBinaryLiteral()), T: types.T{Kind: types.Bytes, NotNull: true}}, nil
+	}
+	return nil, errAt(ErrUnsupported, b.pos(v), "", "unsupported literal")
+}
+
+func (b *binder) decimalLiteral(s string, v ast.ExprNode) (Expr, error) {
+	digits := strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(s, "-"), ".", ""), "0")
+	scale := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		scale = len(s) - i - 1
+	}
+	p := max(len(digits), scale, 1)
+	if p > 38 {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, errAt(ErrTypeMismatch, b.pos(v), "", "bad number %s", s)
+		}
+		return &Literal{Value: f, T: types.T{Kind: types.Double, NotNull: true}}, nil
+	}
+	n, err := types.ParseDecimal(s, p, scale)
+	if err != nil {
+		return nil, errAt(ErrTypeMismatch, b.pos(v), "", "%v", err)
+	}
+	t := types.DecimalOf(p, scale)
+	t.NotNull = true
+	return &Literal{Value: n, T: t}, nil
+}
+
+// call resolves name over args, inserting the implicit casts it asks for.
+func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
+	f, ok := functions.Lookup(name)
+	if !ok {
+		hint := ""
+		if m := closestFunc(name); m != "" {
+			hint = fmt.Sprintf("did you mean %s?", m)
+		}
+		return nil, errAt(ErrUnsupported, pos, hint, "unknown function %s", name)
+	}
+	ts := make([]types.T, len(args))
+	for i, a := range args {
+		ts[i] = a.Type()
+	}
+	r, err := f.Resolve(ts)
+	if err != nil {
+		return nil, errAt(ErrTypeMismatch, pos, "", "%s: %v", name, err)
+	}
+	for i := range args {
+		if i < len(r.ArgTypes) && !args[i].Type().Equal(r.ArgTypes[i]) {
+			if args[i], err = implicitCast(args[i], r.ArgTypes[i]); err != nil {
+				return nil, errAt(ErrTypeMismatch, pos, "", "%s: %v", name, err)
+			}
+		}
+	}
+	return &Call{Func: f.Name, Args: args, Resolved: r}, nil
+}
+
+func closestFunc(name string) string {
+	best, bestD := "", len(name)/2+1
+	for _, n := range functions.Names() {
+		if d := editDistanceFold(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+func editDistanceFold(a, b string) int {
+	a, b = strings.ToUpper(a), strings.ToUpper(b)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// implicitCast converts e to t where Flink would do so implicitly.
+func implicitCast(e Expr, t types.T) (Expr, error) {
+	from := e.Type()
+	if from.Equal(t) {
+		return e, nil
+	}
+	if l, ok := e.(*Literal); ok && l.Value == nil {
+		return &Literal{T: t.Nullable()}, nil
+	}
+	k, err := functions.Cast(from, t)
+	if err != nil {
+		return nil, err
+	}
+	return &Cast{Arg: e, T: t, Kernel: k}, nil
+}
+
+func commonType(a, b types.T) (types.T, bool) {
+	if a.Kind == types.Null {
+		return b, true
+	}
+	if b.Kind == types.Null {
+		return a, true
+	}
+	return functions.CommonType(a, b)
+}
+
+func (b *binder) bindIn(e *ast.PatternInExpr, sc *scope, agg *aggScope) (Expr, error) {
+	x, err := b.bindExpr(e.Expr, sc, agg)
+	if err != nil {
+		return nil, err
+	}
+	args := []Expr{x}
+	if e.Sel != nil {
+		sq, ok := e.Sel.(*ast.SubqueryExpr)
+		if !ok {
+			return nil, errAt(ErrUnsupported, b.pos(e), "", "unsupported IN form")
+		}
+		rows, cols, err := b.runSubquery(sq)
+		if err != nil {
+			return nil, err
+		}
+		if len(cols) != 1 {
+			return nil, errAt(ErrTypeMismatch, b.pos(e), "", "IN subquery must return one column, it returns %d", len(cols))
+		}
+		if len(rows) == 0 {
+			return &Literal{Value: e.Not, T: types.BooleanType}, nil
+		}
+		for _, r := range rows {
+			args = append(args, &Literal{Value: r[0], T: cols[0].Type})
+		}
+	} else {
+		for _, item := range e.List {
+			v, err := b.bindExpr(item, sc, agg)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, v)
+		}
+	}
+	name := "IN"
+	if e.Not {
+		name = "NOT IN"
+	}
+	return b.call(name, b.pos(e), args...)
+}
+
+// bindCase binds CASE [x] WHEN ... THEN ... [ELSE ...] END into the
+// searched form CASE(cond1, val1, ..., [else]).
+func (b *binder) bindCase(e *ast.CaseExpr, sc *scope, agg *aggScope) (Expr, error) {
+	var operand Expr
+	if e.Value != nil {
+		var err error
+		if operand, err = b.bindExpr(e.Value, sc, agg); err != nil {
+			return nil, err
+		}
+	}
+	var args []Expr
+	for _, w := range e.WhenClauses {
+		cond, err := b.bindExpr(w.Expr, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		if operand != nil {
+			if cond, err = b.call("=", b.pos(w.Expr), operand, cond); err != nil {
+				return nil, err
+			}
+		} else if cond.Type().Kind != types.Boolean && cond.Type().Kind != types.Null {
+			if cond, err = b.bindBoolExpr(cond, b.pos(w.Expr)); err != nil {
+				return nil, err
+			}
+		}
+		res, err := b.bindExpr(w.Result, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, cond, res)
+	}
+	if e.ElseClause != nil {
+		x, err := b.bindExpr(e.ElseClause, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, x)
+	}
+	return b.call("CASE", b.pos(e), args...)
+}
+
+func (b *binder) bindBoolExpr(x Expr, pos sql.Pos) (Expr, error) {
+	if x.Type().IsNumeric() {
+		return b.call("<>", pos, x, &Literal{Value: int64(0), T: types.IntType})
+	}
+	return nil, errAt(ErrTypeMismatch, pos, "", "condition must be BOOLEAN, got %s", x.Type())
+}
+
+// funcAliases maps MySQL spellings onto the function library's names.
+var funcAliases = map[string]string{
+	"ifnull": "COALESCE", "nvl": "COALESCE", "ceiling": "CEIL", "substr": "SUBSTRING",
+	"character_length": "CHAR_LENGTH", "current_timestamp": "CURRENT_TIMESTAMP", "now": "NOW",
+	"localtimestamp": "LOCALTIMESTAMP", "curdate": "CURRENT_DATE", "current_date": "CURRENT_DATE",
+}
+
+func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, error) {
+	name := strings.ToLower(e.FnName.L)
+	var args []Expr
+	for _, a := range e.Args {
+		x, err := b.bindExpr(a, sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, x)
+	}
+	pos := b.pos(e)
+	switch name {
+	case "date_add", "date_sub", "adddate", "subdate":
+		// x +/- INTERVAL 'n' UNIT arrives as date_add(x, n, unit).
+		if len(args) != 3 {
+			return nil, errAt(ErrUnsupported, pos, "", "unsupported %s form", name)
+		}
+		iv, err := b.interval(args[1], args[2], pos)
+		if err != nil {
+			return nil, err
+		}
+		op := "+"
+		if name == "date_sub" || name == "subdate" {
+			op = "-"
+		}
+		return b.call(op, pos, args[0], iv)
+	case "trim":
+		// TiDB: trim(s), trim(s, chars), trim(s, chars, direction).
+		switch len(args) {
+		case 1:
+			return b.call("TRIM", pos, args[0])
+		case 2:
+			return b.call("TRIM", pos, &Literal{Value: "BOTH", T: types.StringType}, args[1], args[0])
+		case 3:
+			dir := args[2]
+			if l, ok := dir.(*Literal); ok && l.Value == "BOTH DEFAULT" {
+				dir = &Literal{Value: "BOTH", T: types.StringType}
+			}
+			return b.call("TRIM", pos, dir, args[1], args[0])
+		}
+	case "extract":
+		// extract(unit, x)
+		return b.call("EXTRACT", pos, args...)
+	}
+	if alias, ok := funcAliases[name]; ok {
+		name = alias
+	}
+	return b.call(strings.ToUpper(name), pos, args...)
+}
+
+// interval builds an interval literal from a quantity and a unit name.
+func (b *binder) interval(q, unit Expr, pos sql.Pos) (Expr, error) {
+	ql, ok1 := foldExpr(q).(*Literal)
+	ul, ok2 := unit.(*Literal)
+	if !ok1 || !ok2 || ql.Value == nil {
+		return nil, errAt(ErrUnsupported, pos, "write INTERVAL '5' SECOND", "INTERVAL needs a constant quantity")
+	}
+	var n float64
+	switch v := ql.Value.(type) {
+	case int64:
+		n = float64(v)
+	case float64:
+		n = v
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return nil, errAt(ErrTypeMismatch, pos, "", "bad INTERVAL quantity '%s'", v)
+		}
+		n = f
+	default:
+		s := types.Format(ql.T, ql.Value)
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, errAt(ErrTypeMismatch, pos, "", "bad INTERVAL quantity %s", s)
+		}
+		n = f
+	}
+	ms := map[string]float64{"MICROSECOND": 0.001, "MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60000, "HOUR": 3600000, "DAY": 86400000, "WEEK": 7 * 86400000}
+	months := map[string]int64{"MONTH": 1, "QUARTER": 3, "YEAR": 12}
+	u := strings.ToUpper(ul.Value.(string))
+	if m, ok := ms[u]; ok {
+		return &Literal{Value: int64(math.Round(n * m)), T: types.T{Kind: types.IntervalDayTime, NotNull: true}}, nil
+	}
+	if m, ok := months[u]; ok {
+		return &Literal{Value: int64(n) * m, T: types.T{Kind: types.IntervalYearMonth, NotNull: true}}, nil
+	}
+	return nil, errAt(ErrUnsupported, pos, "", "INTERVAL unit %s is not supported", u)
+}
+
+// castTarget is the type named in CAST(x AS type).
+func (b *binder) castTarget(e *ast.FuncCastExpr) (types.T, error) {
+	if tn, ok := sql.CastTarget(b.stmt, e); ok {
+		return typeFromName(tn)
+	}
+	return types.T{}, errAt(ErrUnsupported, b.pos(e), "", "unsupported CAST target %s", e.Tp.String())
+}
+
+// typeFromName converts a type as written into a logical type.
+func typeFromName(tn sql.TypeName) (types.T, error) {
+	s := tn.Name
+	if len(tn.Args) > 0 {
+		var parts []string
+		for _, a := range tn.Args {
+			parts = append(parts, strconv.Itoa(a))
+		}
+		s += "(" + strings.Join(parts, ",") + ")"
+	}
+	t, err := types.Parse(s)
+	if err != nil {
+		return types.T{}, &sql.Error{Pos: tn.Pos, Msg: err.Error(), Hint: "types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, VARCHAR, BYTES, DATE, TIME, TIMESTAMP(p)"}
+	}
+	return t, nil
+}
+
+// TypeFromName converts a column type as written in DDL into a logical type.
+func TypeFromName(tn sql.TypeName) (types.T, error) { return typeFromName(tn) }

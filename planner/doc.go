@@ -1,0 +1,12 @@
+// Package planner turns statements into plans. It binds names and types
+// (Binder), builds a logical plan of relational nodes, rewrites it with
+// rules kept one per file (constant folding, predicate pushdown, projection
+// pruning), infers each node's changelog mode (append-only or updating), and
+// lays the result out as a physical DAG of operators with parallelism,
+// exchanges and stable operator ids. EXPLAIN prints both plans.
+//
+// It imports sql (statements and positions), catalog (tables, views and the
+// connector registry), functions (operator and function typing) and types.
+// It never imports exec or a connector: what a connector can do comes from
+// catalog's registry.
+package planner

@@ -1,0 +1,170 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Expr is a bound, typed scalar expression over the columns of its input.
+// Exprs are immutable once built.
+type Expr interface {
+	Type() types.T
+	String() string
+}
+
+// ColumnRef reads column Index of the input row.
+type ColumnRef struct {
+	Index int
+	Name  string
+	T     types.T
+}
+
+// Literal is a constant.
+type Literal struct {
+	Value types.Value
+	T     types.T
+}
+
+// Call applies a function or operator resolved by package functions. The
+// arguments already have the types the function asked for (implicit casts
+// are explicit Cast nodes).
+//
+// CASE, IF, COALESCE, AND and OR are Calls too; the executor evaluates their
+// arguments lazily, row subset by row subset, so that a guarded branch
+// (CASE WHEN b <> 0 THEN a / b END) never fails on the rows it does not take.
+type Call struct {
+	Func     string
+	Args     []Expr
+	Resolved functions.Resolved
+}
+
+// Cast converts its argument to T. Implicit widenings are Casts too.
+type Cast struct {
+	Arg    Expr
+	T      types.T
+	Try    bool // TRY_CAST: NULL instead of an error
+	Kernel functions.Kernel
+}
+
+func (c *ColumnRef) Type() types.T { return c.T }
+func (l *Literal) Type() types.T   { return l.T }
+func (c *Call) Type() types.T      { return c.Resolved.Ret }
+func (c *Cast) Type() types.T      { return c.T }
+
+func (c *ColumnRef) String() string { return fmt.Sprintf("$%d:%s", c.Index, c.Name) }
+
+func (l *Literal) String() string {
+	if l.Value == nil {
+		return "NULL"
+	}
+	s := types.Format(l.T, l.Value)
+	if l.T.Kind == types.String {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	}
+	return s
+}
+
+func (c *Call) String() string {
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = a.String()
+	}
+	if isInfix(c.Func) && len(args) == 2 {
+		return "(" + args[0] + " " + c.Func + " " + args[1] + ")"
+	}
+	return c.Func + "(" + strings.Join(args, ", ") + ")"
+}
+
+func (c *Cast) String() string {
+	if c.Try {
+		return fmt.Sprintf("TRY_CAST(%s AS %s)", c.Arg, c.T)
+	}
+	return fmt.Sprintf("CAST(%s AS %s)", c.Arg, c.T)
+}
+
+func isInfix(name string) bool {
+	switch name {
+	case "+", "-", "*", "/", "%", "=", "<>", "<", "<=", ">", ">=", "AND", "OR", "||", "LIKE", "NOT LIKE",
+		"IS DISTINCT FROM", "IS NOT DISTINCT FROM":
+		return true
+	}
+	return false
+}
+
+// walkExpr calls fn on e and its descendants, parents first.
+func walkExpr(e Expr, fn func(Expr)) {
+	fn(e)
+	switch e := e.(type) {
+	case *Call:
+		for _, a := range e.Args {
+			walkExpr(a, fn)
+		}
+	case *Cast:
+		walkExpr(e.Arg, fn)
+	}
+}
+
+// mapExpr rebuilds e bottom-up, replacing each node by fn's result.
+func mapExpr(e Expr, fn func(Expr) Expr) Expr {
+	switch x := e.(type) {
+	case *Call:
+		args := make([]Expr, len(x.Args))
+		for i, a := range x.Args {
+			args[i] = mapExpr(a, fn)
+		}
+		c := *x
+		c.Args = args
+		return fn(&c)
+	case *Cast:
+		c := *x
+		c.Arg = mapExpr(x.Arg, fn)
+		return fn(&c)
+	}
+	return fn(e)
+}
+
+// columnsUsed returns the set of input columns e reads.
+func columnsUsed(e Expr, into map[int]bool) {
+	walkExpr(e, func(x Expr) {
+		if c, ok := x.(*ColumnRef); ok {
+			into[c.Index] = true
+		}
+	})
+}
+
+// remapColumns rewrites column indexes through m (old index -> new index).
+func remapColumns(e Expr, m map[int]int) Expr {
+	return mapExpr(e, func(x Expr) Expr {
+		if c, ok := x.(*ColumnRef); ok {
+			n := *c
+			n.Index = m[c.Index]
+			return &n
+		}
+		return x
+	})
+}
+
+// isConst reports whether e reads no column.
+func isConst(e Expr) bool {
+	c := true
+	walkExpr(e, func(x Expr) {
+		if _, ok := x.(*ColumnRef); ok {
+			c = false
+		}
+		if call, ok := x.(*Call); ok && nonDeterministic(call.Func) {
+			c = false
+		}
+	})
+	return c
+}
+
+func nonDeterministic(name string) bool {
+	switch name {
+	case "RAND", "RANDOM", "UUID", "NOW", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "PROCTIME", "UNIX_TIMESTAMP":
+		return true
+	}
+	return false
+}

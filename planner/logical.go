@@ -1,0 +1,177 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Node is a logical plan node: a relation with a schema. Nodes are treated
+// as immutable once built; rules return new nodes.
+type Node interface {
+	Schema() types.Schema
+	Children() []Node
+	// withChildren returns a copy of the node with its inputs replaced.
+	withChildren(ch []Node) Node
+}
+
+// Scan reads a catalog table.
+type Scan struct {
+	Table *catalog.Table
+	// Fields are the table columns read, in order (projection pushdown).
+	Fields []int
+	// Bounded says whether the scan ends (from the connector registry).
+	Bounded bool
+}
+
+// Values is a literal relation (VALUES, or a SELECT without FROM).
+type Values struct {
+	Rows [][]Expr
+	Cols types.Schema
+}
+
+// Filter keeps the rows for which Cond is TRUE.
+type Filter struct {
+	Input Node
+	Cond  Expr
+}
+
+// Project computes Exprs over each input row.
+type Project struct {
+	Input Node
+	Exprs []Expr
+	Names []string
+}
+
+// AggFunc names an aggregate function.
+type AggFunc string
+
+// The aggregate functions.
+const (
+	AggCount AggFunc = "COUNT"
+	AggSum   AggFunc = "SUM"
+	AggMin   AggFunc = "MIN"
+	AggMax   AggFunc = "MAX"
+	AggAvg   AggFunc = "AVG"
+)
+
+// AggCall is one aggregate of an Aggregate node.
+type AggCall struct {
+	Func AggFunc
+	// Arg is the input column aggregated; -1 for COUNT(*).
+	Arg      int
+	Distinct bool
+	// T is the result type; ArgT the argument's type.
+	T, ArgT types.T
+	Name    string
+}
+
+// Aggregate groups its input by Keys (input column indexes) and computes
+// Aggs per group. Its output is the key columns followed by the aggregates.
+// With no keys it is a global aggregate producing one row.
+type Aggregate struct {
+	Input Node
+	Keys  []int
+	Aggs  []AggCall
+	cols  types.Schema
+}
+
+// Union concatenates inputs of the same row type (UNION ALL).
+type Union struct {
+	Inputs []Node
+}
+
+// SortKey orders by one column.
+type SortKey struct {
+	Index      int
+	Desc       bool
+	NullsFirst bool
+}
+
+// Sort orders a bounded input and keeps rows [Offset, Offset+Limit). With
+// no keys it is a plain LIMIT; Limit < 0 means no limit.
+type Sort struct {
+	Input  Node
+	Keys   []SortKey
+	Limit  int64
+	Offset int64
+}
+
+// Sink writes its input into a table; a nil Table collects the rows for the
+// client (an ad-hoc SELECT).
+type Sink struct {
+	Input Node
+	Table *catalog.Table
+	// Name labels the sink in EXPLAIN and job listings.
+	Name string
+}
+
+func (s *Scan) Schema() types.Schema {
+	out := make(types.Schema, len(s.Fields))
+	for i, f := range s.Fields {
+		out[i] = s.Table.Columns[f]
+	}
+	return out
+}
+func (v *Values) Schema() types.Schema { return v.Cols }
+func (f *Filter) Schema() types.Schema { return f.Input.Schema() }
+func (p *Project) Schema() types.Schema {
+	out := make(types.Schema, len(p.Exprs))
+	for i, e := range p.Exprs {
+		out[i] = types.Column{Name: p.Names[i], Type: e.Type()}
+	}
+	return out
+}
+func (a *Aggregate) Schema() types.Schema {
+	if a.cols == nil {
+		in := a.Input.Schema()
+		for _, k := range a.Keys {
+			a.cols = append(a.cols, in[k])
+		}
+		for _, c := range a.Aggs {
+			a.cols = append(a.cols, types.Column{Name: c.Name, Type: c.T})
+		}
+	}
+	return a.cols
+}
+func (u *Union) Schema() types.Schema { return u.Inputs[0].Schema() }
+func (s *Sort) Schema() types.Schema  { return s.Input.Schema() }
+func (s *Sink) Schema() types.Schema  { return s.Input.Schema() }
+
+func (*Scan) Children() []Node        { return nil }
+func (*Values) Children() []Node      { return nil }
+func (f *Filter) Children() []Node    { return []Node{f.Input} }
+func (p *Project) Children() []Node   { return []Node{p.Input} }
+func (a *Aggregate) Children() []Node { return []Node{a.Input} }
+func (u *Union) Children() []Node     { return u.Inputs }
+func (s *Sort) Children() []Node      { return []Node{s.Input} }
+func (s *Sink) Children() []Node      { return []Node{s.Input} }
+
+func (s *Scan) withChildren([]Node) Node      { c := *s; return &c }
+func (v *Values) withChildren([]Node) Node    { c := *v; return &c }
+func (f *Filter) withChildren(ch []Node) Node { c := *f; c.Input = ch[0]; return &c }
+func (p *Project) withChildren(ch []Node) Node {
+	c := *p
+	c.Input = ch[0]
+	return &c
+}
+func (a *Aggregate) withChildren(ch []Node) Node {
+	c := *a
+	c.Input, c.cols = ch[0], nil
+	return &c
+}
+func (u *Union) withChildren(ch []Node) Node { return &Union{Inputs: ch} }
+func (s *Sort) withChildren(ch []Node) Node  { c := *s; c.Input = ch[0]; return &c }
+func (s *Sink) withChildren(ch []Node) Node  { c := *s; c.Input = ch[0]; return &c }
+
+// IsBounded reports whether every source under n ends.
+func IsBounded(n Node) bool {
+	if s, ok := n.(*Scan); ok {
+		return s.Bounded
+	}
+	for _, c := range n.Children() {
+		if !IsBounded(c) {
+			return false
+		}
+	}
+	return true
+}

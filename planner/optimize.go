@@ -1,0 +1,36 @@
+package planner
+
+import (
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Optimize applies the rewrite rules, in order, to a bound plan.
+func Optimize(n Node) Node {
+	for _, r := range rules {
+		n = r.apply(n)
+	}
+	return n
+}
+
+type rule struct {
+	name  string
+	apply func(Node) Node
+}
+
+// rules run in this order; each lives in its own rule_*.go file.
+var rules = []rule{
+	{"constant folding", foldConstants},
+	{"predicate pushdown", pushPredicates},
+	{"constant folding", foldConstants},
+	{"projection pruning", pruneColumns},
+}
+
+func lookupAnd() (functions.Resolved, bool) {
+	f, ok := functions.Lookup("AND")
+	if !ok {
+		return functions.Resolved{}, false
+	}
+	r, err := f.Resolve([]types.T{types.BooleanType, types.BooleanType})
+	return r, err == nil
+}

@@ -1,0 +1,107 @@
+package planner
+
+import (
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Rule: constant folding. A deterministic call or cast whose arguments are
+// all literals is evaluated once at plan time and replaced by its result.
+// A call that fails (1 / 0) is left in place: the error belongs to run time,
+// where it only happens if a row reaches it.
+
+func foldConstants(n Node) Node {
+	return mapNodeExprs(n, foldExpr)
+}
+
+// foldExpr folds the constant subexpressions of e.
+func foldExpr(e Expr) Expr {
+	return mapExpr(e, func(x Expr) Expr {
+		var args []Expr
+		var kernel functions.Kernel
+		var t types.T
+		switch c := x.(type) {
+		case *Call:
+			if nonDeterministic(c.Func) {
+				return x
+			}
+			args, kernel, t = c.Args, c.Resolved.Kernel, c.Resolved.Ret
+		case *Cast:
+			args, kernel, t = []Expr{c.Arg}, c.Kernel, c.T
+		default:
+			return x
+		}
+		if kernel == nil {
+			return x
+		}
+		vecs := make([]functions.Vec, len(args))
+		for i, a := range args {
+			l, ok := a.(*Literal)
+			if !ok {
+				return x
+			}
+			vecs[i] = functions.Vec{Type: l.T, Const: true, Value: l.Value}
+		}
+		v, err := evalConst(kernel, vecs)
+		if err != nil {
+			return x
+		}
+		return &Literal{Value: v, T: t}
+	})
+}
+
+func evalConst(k functions.Kernel, args []functions.Vec) (v types.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errPanic
+		}
+	}()
+	ctx := &functions.Context{Mem: memory.DefaultAllocator}
+	out, err := k(ctx, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	if out.Const {
+		return out.Value, nil
+	}
+	defer out.Array.Release()
+	return types.ValueAt(out.Array, 0), nil
+}
+
+type constError string
+
+func (e constError) Error() string { return string(e) }
+
+const errPanic = constError("constant evaluation failed")
+
+// mapNodeExprs applies fn to every expression of every node of the tree.
+func mapNodeExprs(n Node, fn func(Expr) Expr) Node {
+	ch := n.Children()
+	newCh := make([]Node, len(ch))
+	for i, c := range ch {
+		newCh[i] = mapNodeExprs(c, fn)
+	}
+	n = n.withChildren(newCh)
+	switch x := n.(type) {
+	case *Filter:
+		x.Cond = fn(x.Cond)
+	case *Project:
+		exprs := make([]Expr, len(x.Exprs))
+		for i, e := range x.Exprs {
+			exprs[i] = fn(e)
+		}
+		x.Exprs = exprs
+	case *Values:
+		rows := make([][]Expr, len(x.Rows))
+		for i, r := range x.Rows {
+			rows[i] = make([]Expr, len(r))
+			for j, e := range r {
+				rows[i][j] = fn(e)
+			}
+		}
+		x.Rows = rows
+	}
+	return n
+}

@@ -1,0 +1,79 @@
+package planner
+
+// Rule: predicate pushdown. A filter moves below a projection (its columns
+// rewritten to the projected expressions), into every input of a union, and
+// below an aggregate when it reads only group keys; adjacent filters merge.
+// Filters never move below a Sort, whose LIMIT depends on what it sees.
+
+func pushPredicates(n Node) Node {
+	ch := n.Children()
+	newCh := make([]Node, len(ch))
+	for i, c := range ch {
+		newCh[i] = pushPredicates(c)
+	}
+	n = n.withChildren(newCh)
+	f, ok := n.(*Filter)
+	if !ok {
+		return n
+	}
+	switch in := f.Input.(type) {
+	case *Filter:
+		return pushPredicates(&Filter{Input: in.Input, Cond: and(in.Cond, f.Cond)})
+	case *Project:
+		if !deterministic(in.Exprs) {
+			return n
+		}
+		cond := mapExpr(f.Cond, func(x Expr) Expr {
+			if c, ok := x.(*ColumnRef); ok {
+				return in.Exprs[c.Index]
+			}
+			return x
+		})
+		return &Project{Input: pushPredicates(&Filter{Input: in.Input, Cond: cond}), Exprs: in.Exprs, Names: in.Names}
+	case *Union:
+		var inputs []Node
+		for _, i := range in.Inputs {
+			inputs = append(inputs, pushPredicates(&Filter{Input: i, Cond: f.Cond}))
+		}
+		return &Union{Inputs: inputs}
+	case *Aggregate:
+		used := map[int]bool{}
+		columnsUsed(f.Cond, used)
+		m := map[int]int{}
+		for c := range used {
+			if c >= len(in.Keys) {
+				return n // reads an aggregate result: stays above
+			}
+			m[c] = in.Keys[c]
+		}
+		cond := remapColumns(f.Cond, m)
+		a := *in
+		a.Input = pushPredicates(&Filter{Input: in.Input, Cond: cond})
+		a.cols = nil
+		return &a
+	}
+	return n
+}
+
+func and(a, b Expr) Expr {
+	c := &Call{Func: "AND", Args: []Expr{a, b}}
+	if f, ok := lookupAnd(); ok {
+		c.Resolved = f
+	}
+	return c
+}
+
+func deterministic(es []Expr) bool {
+	for _, e := range es {
+		ok := true
+		walkExpr(e, func(x Expr) {
+			if c, isCall := x.(*Call); isCall && nonDeterministic(c.Func) {
+				ok = false
+			}
+		})
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

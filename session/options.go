@@ -1,0 +1,106 @@
+package session
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Option keys the session itself reads. Defaults are listed in defaults.
+const (
+	OptParallelism    = "parallelism.default"
+	OptMaxParallelism = "pipeline.max-parallelism"
+	OptPipelineName   = "pipeline.name"
+	OptDMLSync        = "table.dml-sync"
+	OptResultMode     = "sql-client.execution.result-mode"
+	OptBatchSize      = "table.exec.batch-size"
+	OptMaxRows        = "sql-client.execution.max-table-result.rows"
+)
+
+// defaults are the values of the options the session knows, as SET prints them.
+var defaults = map[string]string{
+	OptParallelism:    "1",
+	OptMaxParallelism: "128",
+	OptDMLSync:        "false",
+	OptResultMode:     "table",
+	OptBatchSize:      "1024",
+	OptMaxRows:        "1000000",
+}
+
+// validate checks a value for the options the session interprets.
+func validate(key, value string) error {
+	switch key {
+	case OptParallelism, OptMaxParallelism, OptBatchSize, OptMaxRows:
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, value)
+		}
+	case OptDMLSync:
+		if _, err := strconv.ParseBool(value); err != nil {
+			return fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, value)
+		}
+	case OptResultMode:
+		switch strings.ToLower(value) {
+		case "table", "changelog", "tableau":
+		default:
+			return fmt.Errorf("option '%s' must be 'table', 'changelog' or 'tableau', got '%s'", key, value)
+		}
+	}
+	return nil
+}
+
+// Options returns the effective options: defaults overridden by SET.
+func (s *Session) Options() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range defaults {
+		out[k] = v
+	}
+	for k, v := range s.opts {
+		out[k] = v
+	}
+	return out
+}
+
+// Option returns one effective option.
+func (s *Session) Option(key string) string {
+	return s.Options()[key]
+}
+
+func (s *Session) boolOption(key string) bool {
+	b, _ := strconv.ParseBool(s.Option(key))
+	return b
+}
+
+func (s *Session) intOption(key string) int {
+	n, _ := strconv.Atoi(s.Option(key))
+	return n
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ParseDuration parses Flink-style durations: "5s", "200 ms", "1 min", "10".
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.ReplaceAll(strings.TrimSpace(strings.ToLower(s)), " ", "")
+	for _, r := range [][2]string{{"milliseconds", "ms"}, {"millisecond", "ms"}, {"seconds", "s"}, {"second", "s"}, {"sec", "s"},
+		{"minutes", "m"}, {"minute", "m"}, {"min", "m"}, {"hours", "h"}, {"hour", "h"}} {
+		if strings.HasSuffix(t, r[0]) {
+			t = strings.TrimSuffix(t, r[0]) + r[1]
+			break
+		}
+	}
+	if n, err := strconv.Atoi(t); err == nil {
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	return time.ParseDuration(t)
+}

@@ -1,0 +1,372 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+
+	// The connectors register themselves with catalog and exec.
+	_ "github.com/streamsql/streamsql/connectors"
+)
+
+// Session runs statements against a data directory. It is safe for
+// concurrent use; statements run one at a time.
+type Session struct {
+	dataDir string
+	cat     *catalog.Catalog
+
+	mu   sync.Mutex
+	opts map[string]string
+	jobs *jobRegistry
+}
+
+// Open opens (creating it if needed) the data directory dir and its catalog.
+// An empty dir keeps everything in memory.
+func Open(dir string) (*Session, error) {
+	cat, err := catalog.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{dataDir: dir, cat: cat, opts: map[string]string{}, jobs: newJobRegistry()}, nil
+}
+
+// Catalog is the session's catalog.
+func (s *Session) Catalog() *catalog.Catalog { return s.cat }
+
+// DataDir is the session's data directory.
+func (s *Session) DataDir() string { return s.dataDir }
+
+// Close stops every running job and waits for them.
+func (s *Session) Close() error {
+	s.jobs.stopAll()
+	return nil
+}
+
+// ResultKind says what a Result holds.
+type ResultKind int
+
+const (
+	// ResultOK is a statement that only reports success (Message).
+	ResultOK ResultKind = iota
+	// ResultRows is a table: Columns and Rows.
+	ResultRows
+	// ResultText is preformatted text (EXPLAIN).
+	ResultText
+	// ResultJob is a submitted job (JobID; Message says so).
+	ResultJob
+)
+
+// Result is what one statement returns.
+type Result struct {
+	Kind    ResultKind
+	Message string
+	Columns types.Schema
+	Rows    [][]types.Value
+	Text    string
+	JobID   string
+}
+
+// Execute parses text and executes its statements in order, stopping at the
+// first error. It returns the results of the statements that ran.
+func (s *Session) Execute(ctx context.Context, text string) ([]*Result, error) {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Result
+	for _, st := range stmts {
+		r, err := s.ExecuteStatement(ctx, st)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ExecuteStatement executes one parsed statement. A SELECT runs to
+// completion (it must read bounded input; see Query for streaming results).
+func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Result, error) {
+	switch st := st.(type) {
+	case *sql.CreateTable:
+		return s.createTable(st)
+	case *sql.CreateView:
+		return s.createView(st)
+	case *sql.Drop:
+		return s.drop(st)
+	case *sql.Set:
+		return s.set(st)
+	case *sql.Reset:
+		s.mu.Lock()
+		if st.Key == "" {
+			s.opts = map[string]string{}
+		} else {
+			delete(s.opts, st.Key)
+		}
+		s.mu.Unlock()
+		return &Result{Message: "[INFO] Session property has been reset."}, nil
+	case *sql.Show:
+		return s.show(st)
+	case *sql.Describe:
+		return s.describe(st)
+	case *sql.Explain:
+		return s.explain(st)
+	case *sql.Select:
+		return s.selectBounded(ctx, st)
+	case *sql.Insert:
+		return s.submit(ctx, st, []*sql.Insert{st})
+	case *sql.StatementSet:
+		return s.submit(ctx, st, st.Inserts)
+	case *sql.StopJob:
+		if st.WithSavepoint {
+			return nil, sql.Errorf(st.Pos(), "STOP JOB ... WITH SAVEPOINT needs checkpointing, which is not available yet")
+		}
+		if err := s.jobs.stop(st.ID); err != nil {
+			return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error(), Hint: "SHOW JOBS lists the job ids"}
+		}
+		return &Result{Message: fmt.Sprintf("[INFO] Job '%s' stopped.", st.ID)}, nil
+	}
+	return nil, sql.Errorf(st.Pos(), "statement %T is not supported", st)
+}
+
+func (s *Session) planner() *planner.Planner {
+	p := &planner.Planner{Catalog: s.cat, Options: s.Options()}
+	p.RunQuery = func(n planner.Node) ([][]types.Value, error) {
+		return s.runBounded(context.Background(), p, n.(*planner.Sink))
+	}
+	return p
+}
+
+func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
+	t := &catalog.Table{Name: st.Name, Options: map[string]string{}}
+	seen := map[string]bool{}
+	for _, c := range st.Columns {
+		if seen[strings.ToLower(c.Name)] {
+			return nil, sql.Errorf(c.Pos, "column '%s' is declared twice", c.Name)
+		}
+		seen[strings.ToLower(c.Name)] = true
+		typ, err := planner.TypeFromName(c.Type)
+		if err != nil {
+			return nil, err
+		}
+		typ.NotNull = c.NotNull
+		t.Columns = append(t.Columns, types.Column{Name: c.Name, Type: typ})
+	}
+	for _, k := range st.PrimaryKey {
+		i := t.Columns.Index(k)
+		if i < 0 {
+			return nil, sql.Errorf(st.Pos(), "PRIMARY KEY column '%s' is not a column of '%s'", k, st.Name)
+		}
+		t.Columns[i].Type.NotNull = true
+		t.PrimaryKey = append(t.PrimaryKey, t.Columns[i].Name)
+	}
+	if w := st.Watermark; w != nil {
+		i := t.Columns.Index(w.Column)
+		if i < 0 {
+			return nil, sql.Errorf(w.Pos, "WATERMARK FOR column '%s' is not a column of '%s'", w.Column, st.Name)
+		}
+		if t.Columns[i].Type.Kind != types.Timestamp {
+			return nil, &sql.Error{Pos: w.Pos, Msg: fmt.Sprintf("WATERMARK FOR column '%s' must be a TIMESTAMP, it is %s", w.Column, t.Columns[i].Type), Hint: "declare it TIMESTAMP(3)"}
+		}
+		t.WatermarkColumn, t.WatermarkExpr = t.Columns[i].Name, w.ExprText
+	}
+	for _, o := range st.Options {
+		if o.Key == "connector" {
+			t.Connector = o.Value
+			continue
+		}
+		t.Options[o.Key] = o.Value
+	}
+	if err := s.cat.CreateTable(t, st.IfNotExists); err != nil {
+		pos := st.Pos()
+		for _, o := range st.Options {
+			if strings.Contains(err.Error(), "'"+o.Key+"'") {
+				pos = o.Pos
+			}
+		}
+		return nil, &sql.Error{Pos: pos, Msg: err.Error()}
+	}
+	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+}
+
+func (s *Session) createView(st *sql.CreateView) (*Result, error) {
+	// Plan the query now so that a broken view is rejected at creation.
+	p := s.planner()
+	if _, err := p.Query(st, st.Query); err != nil {
+		return nil, err
+	}
+	v := &catalog.View{Name: st.Name, Columns: st.Columns, Query: st.QueryText, Temporary: st.Temporary}
+	if err := s.cat.CreateView(v, st.IfNotExists); err != nil {
+		return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error()}
+	}
+	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+}
+
+func (s *Session) drop(st *sql.Drop) (*Result, error) {
+	var err error
+	if st.Kind == sql.DropView {
+		err = s.cat.DropView(st.Name, st.IfExists)
+	} else {
+		t, ok := s.cat.Table(st.Name)
+		err = s.cat.DropTable(st.Name, st.IfExists)
+		if err == nil && ok {
+			if c, found := catalog.LookupConnector(t.Connector); found && c.Drop != nil {
+				err = c.Drop(s.dataDir, t)
+			}
+		}
+	}
+	if err != nil {
+		hint := ""
+		if errors.Is(err, catalog.ErrTableNotFound) {
+			hint = "use DROP ... IF EXISTS to ignore a missing one"
+		}
+		return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error(), Hint: hint}
+	}
+	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+}
+
+func (s *Session) set(st *sql.Set) (*Result, error) {
+	if st.Key == "" {
+		opts := s.Options()
+		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "key", Type: types.StringType}, {Name: "value", Type: types.StringType}}}
+		for _, k := range sortedKeys(opts) {
+			r.Rows = append(r.Rows, []types.Value{k, opts[k]})
+		}
+		return r, nil
+	}
+	if err := validate(st.Key, st.Value); err != nil {
+		return nil, sql.Errorf(st.Pos(), "%v", err)
+	}
+	s.mu.Lock()
+	s.opts[st.Key] = st.Value
+	s.mu.Unlock()
+	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+}
+
+func (s *Session) show(st *sql.Show) (*Result, error) {
+	switch st.Kind {
+	case sql.ShowTables:
+		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "table name", Type: types.StringType}}}
+		for _, n := range s.cat.Tables() {
+			r.Rows = append(r.Rows, []types.Value{n})
+		}
+		for _, n := range s.cat.Views() {
+			r.Rows = append(r.Rows, []types.Value{n})
+		}
+		return r, nil
+	case sql.ShowViews:
+		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "view name", Type: types.StringType}}}
+		for _, n := range s.cat.Views() {
+			r.Rows = append(r.Rows, []types.Value{n})
+		}
+		return r, nil
+	case sql.ShowJobs:
+		return s.jobs.table(), nil
+	}
+	return nil, sql.Errorf(st.Pos(), "unsupported SHOW")
+}
+
+func (s *Session) describe(st *sql.Describe) (*Result, error) {
+	r := &Result{Kind: ResultRows, Columns: types.Schema{
+		{Name: "name", Type: types.StringType}, {Name: "type", Type: types.StringType},
+		{Name: "null", Type: types.BooleanType}, {Name: "key", Type: types.StringType},
+		{Name: "extras", Type: types.StringType}, {Name: "watermark", Type: types.StringType},
+	}}
+	if t, ok := s.cat.Table(st.Name); ok {
+		for _, c := range t.Columns {
+			key := any(nil)
+			for _, k := range t.PrimaryKey {
+				if strings.EqualFold(k, c.Name) {
+					key = "PRI(" + strings.Join(t.PrimaryKey, ", ") + ")"
+				}
+			}
+			wm := any(nil)
+			if strings.EqualFold(t.WatermarkColumn, c.Name) {
+				wm = t.WatermarkExpr
+			}
+			tt := c.Type
+			tt.NotNull = false
+			r.Rows = append(r.Rows, []types.Value{c.Name, tt.String(), !c.Type.NotNull, key, nil, wm})
+		}
+		return r, nil
+	}
+	if v, ok := s.cat.View(st.Name); ok {
+		stmts, err := sql.Parse(v.Query)
+		if err != nil {
+			return nil, err
+		}
+		sink, err := s.planner().Query(stmts[0], stmts[0].(*sql.Select).Query)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range sink.Schema() {
+			name := c.Name
+			if i < len(v.Columns) {
+				name = v.Columns[i]
+			}
+			tt := c.Type
+			tt.NotNull = false
+			r.Rows = append(r.Rows, []types.Value{name, tt.String(), !c.Type.NotNull, nil, nil, nil})
+		}
+		return r, nil
+	}
+	hint := ""
+	if m := catalog.Closest(st.Name, s.cat.Names()); m != "" {
+		hint = fmt.Sprintf("did you mean '%s'?", m)
+	}
+	pos := st.Pos()
+	if p, ok := sql.FindIdent(st, st.Name); ok {
+		pos = p
+	}
+	return nil, &sql.Error{Pos: pos, Msg: fmt.Sprintf("table or view '%s' does not exist", st.Name), Hint: hint}
+}
+
+// plan plans a query, insert or statement set into its sinks and DAG.
+func (s *Session) plan(st sql.Statement) ([]*planner.Sink, *planner.Graph, error) {
+	p := s.planner()
+	var sinks []*planner.Sink
+	switch st := st.(type) {
+	case *sql.Select:
+		sink, err := p.Query(st, st.Query)
+		if err != nil {
+			return nil, nil, err
+		}
+		sinks = append(sinks, sink)
+	case *sql.Insert:
+		sink, err := p.Insert(st)
+		if err != nil {
+			return nil, nil, err
+		}
+		sinks = append(sinks, sink)
+	case *sql.StatementSet:
+		for _, ins := range st.Inserts {
+			sink, err := p.Insert(ins)
+			if err != nil {
+				return nil, nil, err
+			}
+			sinks = append(sinks, sink)
+		}
+	default:
+		return nil, nil, sql.Errorf(st.Pos(), "cannot plan %T", st)
+	}
+	g, err := p.Physical(sinks)
+	if err != nil {
+		return nil, nil, sql.Errorf(st.Pos(), "%v", err)
+	}
+	return sinks, g, nil
+}
+
+func (s *Session) explain(st *sql.Explain) (*Result, error) {
+	sinks, g, err := s.plan(st.Stmt)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Kind: ResultText, Text: planner.Explain(sinks, g)}, nil
+}

@@ -1,0 +1,126 @@
+package state
+
+import (
+	"errors"
+	"sort"
+	"sync"
+)
+
+// ErrClosed is returned by a Store used after Close.
+var ErrClosed = errors.New("state: store closed")
+
+// Store is the keyed state of one stateful operator subtask: byte keys
+// within key groups. A Store is used by one goroutine (its subtask).
+type Store interface {
+	// Get returns the value of key in key group kg. The slice is valid
+	// until the next call that modifies the store.
+	Get(kg int, key []byte) (value []byte, ok bool, err error)
+	// Apply writes a batch of puts and deletes atomically.
+	Apply(b *WriteBatch) error
+	// Scan calls fn for every entry, in key group then key order. fn must
+	// not keep key or value.
+	Scan(fn func(kg int, key, value []byte) error) error
+	Close() error
+}
+
+// WriteBatch collects puts and deletes for Store.Apply.
+type WriteBatch struct {
+	ops []batchOp
+}
+
+type batchOp struct {
+	kg         int
+	key, value []byte
+	del        bool
+}
+
+// Put records a put of a copy of key and value.
+func (b *WriteBatch) Put(kg int, key, value []byte) {
+	b.ops = append(b.ops, batchOp{kg: kg, key: append([]byte(nil), key...), value: append([]byte(nil), value...)})
+}
+
+// Delete records a delete of key.
+func (b *WriteBatch) Delete(kg int, key []byte) {
+	b.ops = append(b.ops, batchOp{kg: kg, key: append([]byte(nil), key...), del: true})
+}
+
+// Len is the number of recorded operations.
+func (b *WriteBatch) Len() int { return len(b.ops) }
+
+// Reset empties the batch for reuse.
+func (b *WriteBatch) Reset() { b.ops = b.ops[:0] }
+
+// Memory is the in-memory backend: a map per key group.
+type Memory struct {
+	mu     sync.Mutex
+	groups map[int]map[string][]byte
+	closed bool
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory { return &Memory{groups: map[int]map[string][]byte{}} }
+
+func (m *Memory) Get(kg int, key []byte) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, false, ErrClosed
+	}
+	v, ok := m.groups[kg][string(key)]
+	return v, ok, nil
+}
+
+func (m *Memory) Apply(b *WriteBatch) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	for _, op := range b.ops {
+		g := m.groups[op.kg]
+		if g == nil {
+			g = map[string][]byte{}
+			m.groups[op.kg] = g
+		}
+		if op.del {
+			delete(g, string(op.key))
+		} else {
+			g[string(op.key)] = op.value
+		}
+	}
+	return nil
+}
+
+func (m *Memory) Scan(fn func(kg int, key, value []byte) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	kgs := make([]int, 0, len(m.groups))
+	for kg := range m.groups {
+		kgs = append(kgs, kg)
+	}
+	sort.Ints(kgs)
+	for _, kg := range kgs {
+		keys := make([]string, 0, len(m.groups[kg]))
+		for k := range m.groups[kg] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := fn(kg, []byte(k), m.groups[kg][k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	m.groups = nil
+	return nil
+}
