@@ -206,7 +206,7 @@ func evalLine(t *testing.T, line string) string {
 			res.Release()
 			return "kernel returned an array for constant arguments"
 		}
-		want = formatValue(res.Type, res.Value) + " : " + res.Type.String()
+		want = formatValue(res.Type, res.Value) + " : " + res.Type.Nullable().String()
 	}
 	if len(args) == 0 {
 		return want
@@ -266,7 +266,7 @@ func evalArrays(ctx *Context, name string, args []Vec, asArray []bool) string {
 	if v1 != v2 {
 		return fmt.Sprintf("rows differ: %s, %s", v1, v2)
 	}
-	return v1 + " : " + res.Type.String()
+	return v1 + " : " + res.Type.Nullable().String()
 }
 
 func resolveLine(line string) string {

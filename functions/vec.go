@@ -141,6 +141,13 @@ func andValidity(mem memory.Allocator, args []Vec, n int) validity {
 		}
 		src := a.Array.NullBitmapBytes()
 		off := int64(a.Array.Data().Offset())
+		if src == nil { // an arrow Null array: every row is NULL
+			if out == nil {
+				out = newBitmap(mem, n)
+			}
+			clear(out.Bytes())
+			continue
+		}
 		if out == nil {
 			out = newBitmap(mem, n)
 			bitutil.CopyBitmap(src, int(off), n, out.Bytes(), 0)
@@ -157,6 +164,9 @@ func andValidity(mem memory.Allocator, args []Vec, n int) validity {
 
 // isValid reports whether row i of v is not NULL.
 func isValid(v Vec, i int) bool {
+	if v.Type.Kind == types.Null {
+		return false
+	}
 	if v.Const {
 		return v.Value != nil
 	}
