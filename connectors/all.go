@@ -3,6 +3,7 @@ package connectors
 import (
 	_ "github.com/streamsql/streamsql/connectors/blackhole"
 	_ "github.com/streamsql/streamsql/connectors/datagen"
+	_ "github.com/streamsql/streamsql/connectors/filesystem"
 	_ "github.com/streamsql/streamsql/connectors/memory"
 	_ "github.com/streamsql/streamsql/connectors/print"
 )

@@ -47,7 +47,8 @@ import (
 //	restart                 forget in-process memory tables (a new process)
 //	drop table=T            DROP TABLE: the connector's Drop
 //	file path=P             input: the content of $DIR/P
-//	cat path=P              print $DIR/P; ls: list the files under $DIR
+//	cat path=P              print $DIR/P
+//	ls [path=P]             list the files under $DIR (or $DIR/P)
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		h := &harness{dir: t.TempDir(), sinks: map[string]exec.Sink{}, handles: map[string][]byte{}}
@@ -63,6 +64,7 @@ func TestDataDriven(t *testing.T) {
 			if err != nil {
 				s += "error: " + err.Error() + "\n"
 			}
+			s = strings.ReplaceAll(s, h.dir, "$DIR")
 			if s == "" {
 				return "ok\n"
 			}
@@ -240,7 +242,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 
 	case "ls":
 		var out []string
-		err := filepath.WalkDir(h.dir, func(p string, e fs.DirEntry, err error) error {
+		err := filepath.WalkDir(filepath.Join(h.dir, h.arg(d, "path", "")), func(p string, e fs.DirEntry, err error) error {
 			if err != nil || e.IsDir() {
 				return err
 			}

@@ -1,0 +1,248 @@
+package filesystem
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/streamsql/streamsql/connectors/format"
+	"github.com/streamsql/streamsql/exec"
+)
+
+type source struct {
+	spec exec.TableSpec
+	cfg  config
+	dec  format.Decoder
+	// files are this subtask's files, relative to the root (errors and
+	// snapshots name them so).
+	root  string
+	files []string
+	pos   position
+	// restored is a position to resume from once the files are listed.
+	restored *position
+	f        *os.File
+	r        *bufio.Reader
+	rec      []byte // a record assembled from several reads
+	skipped  int64
+}
+
+// position is where the next record starts; it is the snapshot.
+type position struct {
+	Index  int    // into files; len(files) when done
+	File   string // files[Index], to check on restore
+	Offset int64  // byte offset in the file
+	Line   int64  // lines consumed before Offset
+	// Skipped counts the bad records skipped so far.
+	Skipped int64
+}
+
+func newSource(spec exec.TableSpec) (exec.Source, error) {
+	cfg, err := parse(spec.Schema, spec.Options)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem table %s: %w", spec.Table, err)
+	}
+	if spec.BatchSize <= 0 {
+		spec.BatchSize = exec.DefaultBatchSize
+	}
+	return &source{spec: spec, cfg: cfg}, nil
+}
+
+// listFiles returns the files under path, in name order, relative to root.
+func listFiles(path string) (root string, files []string, err error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if !st.IsDir() {
+		return filepath.Dir(path), []string{filepath.Base(path)}, nil
+	}
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != path && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(path, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	return path, files, err
+}
+
+func (s *source) Open(context.Context) error {
+	root, all, err := listFiles(s.cfg.path)
+	if err != nil {
+		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
+	}
+	s.root = root
+	p := max(s.spec.Parallelism, 1)
+	for i := s.spec.Subtask; i < len(all); i += p {
+		s.files = append(s.files, all[i])
+	}
+	if r := s.restored; r != nil {
+		if r.Index < len(s.files) && s.files[r.Index] != r.File || r.Index > len(s.files) {
+			return fmt.Errorf("filesystem table %s: cannot restore: the snapshot was reading file %q as file %d of subtask %d, which now has %d files", s.spec.Table, r.File, r.Index, s.spec.Subtask, len(s.files))
+		}
+		s.pos, s.skipped = *r, r.Skipped
+	}
+	s.dec, err = s.cfg.format.NewDecoder(format.Spec{
+		Schema: s.spec.Schema, Fields: s.spec.Fields, Options: s.spec.Options,
+		Prefix: s.cfg.format.Name + ".", Mem: s.spec.Mem,
+	})
+	return err
+}
+
+// Skipped is the number of bad records skipped (ignore-parse-errors).
+func (s *source) Skipped() int64 { return s.skipped }
+
+func (s *source) openFile() error {
+	name := s.files[s.pos.Index]
+	f, err := os.Open(filepath.Join(s.root, name))
+	if err != nil {
+		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
+	}
+	if _, err := f.Seek(s.pos.Offset, io.SeekStart); err != nil {
+		f.Close()
+		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
+	}
+	s.f = f
+	if s.r == nil {
+		s.r = bufio.NewReaderSize(f, 256<<10)
+	} else {
+		s.r.Reset(f)
+	}
+	s.pos.File = name
+	return nil
+}
+
+func (s *source) closeFile() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+}
+
+// readLine returns the next line without its terminator, and whether one
+// was read (false at the end of the file). The slice is valid until the
+// next read.
+func (s *source) readLine(dst []byte) ([]byte, bool, error) {
+	line, err := s.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// A line longer than the buffer: assemble it.
+		long := append(dst, line...)
+		for err == bufio.ErrBufferFull {
+			line, err = s.r.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long[len(dst):]
+	}
+	if err != nil && err != io.EOF {
+		return nil, false, err
+	}
+	if len(line) == 0 {
+		return nil, false, nil
+	}
+	s.pos.Offset += int64(len(line))
+	s.pos.Line++
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	return bytes.TrimSuffix(line, []byte{'\r'}), true, nil
+}
+
+// record returns the next record (one line, or several when a quoted value
+// spans lines) and the line it starts on.
+func (s *source) record() ([]byte, int64, bool, error) {
+	line, ok, err := s.readLine(nil)
+	start := s.pos.Line
+	if err != nil || !ok || !s.dec.Incomplete(line) {
+		return line, start, ok, err
+	}
+	s.rec = append(s.rec[:0], line...)
+	for s.dec.Incomplete(s.rec) {
+		more, ok, err := s.readLine(nil)
+		if err != nil {
+			return nil, start, false, err
+		}
+		if !ok {
+			break // the decoder reports the unterminated value
+		}
+		s.rec = append(s.rec, '\n')
+		s.rec = append(s.rec, more...)
+	}
+	return s.rec, start, true, nil
+}
+
+func (s *source) Next(ctx context.Context) (exec.Batch, error) {
+	for s.dec.Rows() < s.spec.BatchSize {
+		if s.pos.Index >= len(s.files) {
+			break
+		}
+		if s.f == nil {
+			if err := s.openFile(); err != nil {
+				return exec.Batch{}, err
+			}
+		}
+		rec, line, ok, err := s.record()
+		if err != nil {
+			return exec.Batch{}, fmt.Errorf("%s: %w", s.pos.File, err)
+		}
+		if !ok {
+			s.closeFile()
+			s.pos = position{Index: s.pos.Index + 1}
+			continue
+		}
+		if len(bytes.TrimSpace(rec)) == 0 {
+			continue
+		}
+		if err := s.dec.Decode(rec); err != nil {
+			if s.dec.IgnoreParseErrors() {
+				s.skipped++
+				continue
+			}
+			return exec.Batch{}, fmt.Errorf("%s:%d: %w", filepath.Join(s.root, s.pos.File), line, err)
+		}
+	}
+	if s.dec.Rows() == 0 {
+		return exec.Batch{}, io.EOF
+	}
+	return exec.Batch{Rec: s.dec.Flush()}, nil
+}
+
+func (s *source) Snapshot() ([]byte, error) {
+	p := s.pos
+	p.Skipped = s.skipped
+	if p.Index < len(s.files) {
+		p.File = s.files[p.Index]
+	}
+	return json.Marshal(p)
+}
+
+func (s *source) Restore(state []byte) error {
+	var p position
+	if err := json.Unmarshal(state, &p); err != nil {
+		return errors.New("filesystem: damaged snapshot")
+	}
+	s.restored = &p
+	return nil
+}
+
+func (s *source) Close() error {
+	s.closeFile()
+	if s.dec != nil {
+		s.dec.Release()
+	}
+	return nil
+}

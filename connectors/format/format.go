@@ -1,0 +1,132 @@
+// Package format defines how connectors read and write rows as text
+// records (a CSV line, a JSON object) and keeps the registry of formats;
+// the formats themselves are its subpackages csv and json, which register
+// in init. A connector that reads files or messages picks a format by the
+// value of its 'format' option and passes the format its options.
+//
+// Option keys of a format are written with the format's name as prefix, as
+// in Flink: 'csv.field-delimiter', 'json.ignore-parse-errors'. A connector
+// with several formats (a message key and value) passes another prefix
+// ("key.json." ...).
+package format
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Spec is what a decoder or encoder is built for.
+type Spec struct {
+	// Schema is the table's row type.
+	Schema types.Schema
+	// Fields are the columns a decoder produces, indexes into Schema (nil:
+	// all). An encoder always writes every column.
+	Fields []int
+	// Options are the table's options; the format reads the keys that
+	// start with Prefix.
+	Options map[string]string
+	// Prefix is prepended to the format's option keys: "csv.", "json.".
+	Prefix string
+	// Mem allocates the batches a decoder builds (nil: the Go allocator).
+	Mem memory.Allocator
+}
+
+// Decoder turns records into the rows of a batch. It is used by one
+// goroutine.
+type Decoder interface {
+	// Decode appends the row rec stands for (one record without its line
+	// terminator), or nothing for a record that holds no row (a comment).
+	// On error it appends nothing; the error names the column when it can.
+	Decode(rec []byte) error
+	// Incomplete reports whether rec ends inside a quoted value, so the
+	// record goes on at the next line.
+	Incomplete(rec []byte) bool
+	// IgnoreParseErrors reports whether the user asked to skip bad records.
+	IgnoreParseErrors() bool
+	// Rows is the number of rows appended since the last Flush.
+	Rows() int
+	// Flush returns the rows appended so far (the caller owns the batch)
+	// and starts a new batch.
+	Flush() arrow.RecordBatch
+	// Release frees the decoder's builders.
+	Release()
+}
+
+// Encoder turns rows into records.
+type Encoder interface {
+	// AppendRow appends row i of rec, with a terminating newline, to dst.
+	AppendRow(dst []byte, rec arrow.RecordBatch, i int) []byte
+}
+
+// Format is one registered format.
+type Format struct {
+	// Name is the value of the 'format' option.
+	Name string
+	// Options are the keys the format reads, without prefix.
+	Options []string
+	// NewDecoder and NewEncoder check the options and build.
+	NewDecoder func(Spec) (Decoder, error)
+	NewEncoder func(Spec) (Encoder, error)
+}
+
+var formats = struct {
+	sync.Mutex
+	m map[string]*Format
+}{m: map[string]*Format{}}
+
+// Register adds f; it panics on a duplicate name.
+func Register(f Format) {
+	formats.Lock()
+	defer formats.Unlock()
+	if _, dup := formats.m[f.Name]; dup {
+		panic("format: duplicate " + f.Name)
+	}
+	formats.m[f.Name] = &f
+}
+
+// Lookup returns the format called name, or an error listing the formats.
+func Lookup(name string) (*Format, error) {
+	formats.Lock()
+	defer formats.Unlock()
+	if f, ok := formats.m[strings.ToLower(name)]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("unknown format '%s' (formats: %s)", name, strings.Join(namesLocked(), ", "))
+}
+
+// Names lists the registered formats, sorted.
+func Names() []string {
+	formats.Lock()
+	defer formats.Unlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var out []string
+	for n := range formats.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OptionKeys returns the keys of every registered format with its own name
+// as prefix ("csv.field-delimiter", ...), for a connector's option list.
+func OptionKeys() []string {
+	formats.Lock()
+	defer formats.Unlock()
+	var out []string
+	for _, n := range namesLocked() {
+		for _, o := range formats.m[n].Options {
+			out = append(out, n+"."+o)
+		}
+	}
+	return out
+}
