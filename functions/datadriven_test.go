@@ -188,6 +188,15 @@ func evalLine(t *testing.T, line string) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
+	if name == "CAST" || name == "TRY_CAST" {
+		// CAST(x AS type)
+		body := line[len(name)+1 : len(line)-1]
+		i := strings.LastIndex(body, " AS ")
+		if i < 0 {
+			return "error: CAST needs AS"
+		}
+		name, argText = name+" AS "+body[i+4:], []string{strings.TrimSpace(body[:i])}
+	}
 	args := make([]Vec, len(argText))
 	for i, a := range argText {
 		if args[i], err = parseLiteral(a); err != nil {
@@ -197,7 +206,7 @@ func evalLine(t *testing.T, line string) string {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	ctx := &Context{Mem: mem, Now: testNow}
-	res, err := Call(ctx, name, args, 1)
+	res, err := callTest(ctx, name, args, args, 1)
 	var want string
 	if err != nil {
 		want = "error: " + err.Error()
@@ -247,7 +256,7 @@ func evalArrays(ctx *Context, name string, args []Vec, asArray []bool) string {
 		full.Release()
 	}
 	defer releaseAll(in)
-	res, err := Call(ctx, name, in, 3)
+	res, err := callTest(ctx, name, args, in, 3)
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -293,4 +302,35 @@ func resolveLine(line string) string {
 		as[i] = a.String()
 	}
 	return fmt.Sprintf("%s <- (%s)", r.Ret, strings.Join(as, ", "))
+}
+
+// callTest resolves name against the constant arguments lits (as the
+// planner sees literals) and evaluates it over args; it also does "CAST AS
+// type" and "TRY_CAST AS type".
+func callTest(ctx *Context, name string, lits, args []Vec, n int) (Vec, error) {
+	cast := Cast
+	to, ok := strings.CutPrefix(name, "CAST AS ")
+	if !ok {
+		if to, ok = strings.CutPrefix(name, "TRY_CAST AS "); !ok {
+			f, ok := Lookup(name)
+			if !ok {
+				return Vec{}, fmt.Errorf("no function %s", name)
+			}
+			r, err := f.ResolveArgs(ArgsOf(lits))
+			if err != nil {
+				return Vec{}, err
+			}
+			return Eval(ctx, r, args, n)
+		}
+		cast = TryCast
+	}
+	t, err := types.Parse(to)
+	if err != nil {
+		return Vec{}, err
+	}
+	k, err := cast(args[0].Type, t)
+	if err != nil {
+		return Vec{}, err
+	}
+	return k(ctx, args, n)
 }

@@ -145,22 +145,32 @@ func Names() []string {
 	return out
 }
 
-// Call resolves name against the types of args and evaluates it over n rows,
-// casting arguments as Resolve requires. It is a convenience for constant
-// folding and tests; the executor resolves once and calls the kernel itself.
+// Call resolves name against args (knowing which are constants) and
+// evaluates it over n rows. It is a convenience for constant folding and
+// tests; the executor resolves once and calls Eval or the kernel itself.
 func Call(ctx *Context, name string, args []Vec, n int) (Vec, error) {
 	f, ok := Lookup(name)
 	if !ok {
 		return Vec{}, fmt.Errorf("no function %s", name)
 	}
+	r, err := f.ResolveArgs(ArgsOf(args))
+	if err != nil {
+		return Vec{}, err
+	}
+	return Eval(ctx, r, args, n)
+}
+
+// ArgsOf describes Vecs as resolve-time arguments.
+func ArgsOf(args []Vec) []Arg {
 	as := make([]Arg, len(args))
 	for i, a := range args {
 		as[i] = Arg{Type: a.Type, Const: a.Const, Value: a.Value}
 	}
-	r, err := f.ResolveArgs(as)
-	if err != nil {
-		return Vec{}, err
-	}
+	return as
+}
+
+// Eval casts args to r.ArgTypes where they differ and runs r's kernel.
+func Eval(ctx *Context, r Resolved, args []Vec, n int) (Vec, error) {
 	cast := make([]Vec, len(args))
 	for i, a := range args {
 		if a.Type.Equal(r.ArgTypes[i]) {
@@ -169,22 +179,27 @@ func Call(ctx *Context, name string, args []Vec, n int) (Vec, error) {
 		}
 		k, err := Cast(a.Type, r.ArgTypes[i])
 		if err != nil {
+			releaseCasts(cast[:i], args)
 			return Vec{}, err
 		}
 		c, err := k(ctx, []Vec{a}, n)
 		if err != nil {
-			releaseAll(cast[:i])
+			releaseCasts(cast[:i], args)
 			return Vec{}, err
 		}
 		cast[i] = c
 	}
 	res, err := r.Kernel(ctx, cast, n)
+	releaseCasts(cast, args)
+	return res, err
+}
+
+func releaseCasts(cast, args []Vec) {
 	for i := range cast {
 		if !cast[i].Const && cast[i].Array != args[i].Array {
 			cast[i].Release()
 		}
 	}
-	return res, err
 }
 
 func releaseAll(vs []Vec) {

@@ -228,14 +228,15 @@ func digitsArg(args []Vec) func(i int) int {
 func roundInt[T integer](t types.T) Kernel {
 	return func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
-		x := values[T](args[0].Array)
+		var one [1]T
+		x, xm := operand(args[0], &one)
 		dig := digitsArg(args)
 		val := andValidity(mem, args, n)
 		buf, out := newFixedBuf[T](mem, n)
 		for i := range out {
 			d := dig(i)
 			if d >= 0 || !val.valid(i) {
-				out[i] = x[i]
+				out[i] = x[i&xm]
 				continue
 			}
 			if -d >= 19 {
@@ -243,11 +244,11 @@ func roundInt[T integer](t types.T) Kernel {
 				continue
 			}
 			p := pow10i64[-d]
-			r := divRoundHalfUp(int64(x[i]), p) * p
-			if int64(T(r)) != r || (r != 0 && (r > 0) != (x[i] > 0)) {
+			r := divRoundHalfUp(int64(x[i&xm]), p) * p
+			if int64(T(r)) != r || (r != 0 && (r > 0) != (x[i&xm] > 0)) {
 				val.release()
 				buf.Release()
-				return Vec{}, fmt.Errorf("%s overflow: ROUND(%d, %d) is out of range", t, x[i], d)
+				return Vec{}, fmt.Errorf("%s overflow: ROUND(%d, %d) is out of range", t, x[i&xm], d)
 			}
 			out[i] = T(r)
 		}
@@ -260,14 +261,15 @@ func roundInt[T integer](t types.T) Kernel {
 func roundFloat[T floating](t types.T, bitSize int) Kernel {
 	return func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
-		x := values[T](args[0].Array)
+		var one [1]T
+		x, xm := operand(args[0], &one)
 		dig := digitsArg(args)
 		val := andValidity(mem, args, n)
 		buf, out := newFixedBuf[T](mem, n)
 		for i := range out {
-			f := float64(x[i])
+			f := float64(x[i&xm])
 			if math.IsNaN(f) || math.IsInf(f, 0) || !val.valid(i) {
-				out[i] = x[i]
+				out[i] = x[i&xm]
 				continue
 			}
 			out[i] = T(roundHalfUpFloat(f, dig(i), bitSize))
@@ -343,7 +345,8 @@ func roundDecimal(t, rt types.T) Kernel {
 	s := t.Scale
 	return func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
-		x := values[decimal128.Num](args[0].Array)
+		var one [1]decimal128.Num
+		x, xm := operand(args[0], &one)
 		dig := digitsArg(args)
 		val := andValidity(mem, args, n)
 		buf, out := newFixedBuf[decimal128.Num](mem, n)
@@ -353,11 +356,11 @@ func roundDecimal(t, rt types.T) Kernel {
 				continue
 			}
 			d := dig(i)
-			r, ok := roundDecimalValue(x[i], s, d, rt)
+			r, ok := roundDecimalValue(x[i&xm], s, d, rt)
 			if !ok {
 				val.release()
 				buf.Release()
-				return Vec{}, fmt.Errorf("%s overflow: ROUND(%s, %d) is out of range", rt, types.FormatDecimal(x[i], s), d)
+				return Vec{}, fmt.Errorf("%s overflow: ROUND(%s, %d) is out of range", rt, types.FormatDecimal(x[i&xm], s), d)
 			}
 			out[i] = r
 		}
