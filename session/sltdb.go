@@ -1,0 +1,110 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/streamsql/streamsql/slt"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// SLTDB runs sqllogictest records on a Session of its own, in a temporary
+// data directory removed by Close. INSERTs wait for their job
+// ('table.dml-sync'), so a statement sees what the previous one wrote.
+type SLTDB struct {
+	s   *Session
+	dir string
+}
+
+// NewSLTDB opens a fresh session for one test file.
+func NewSLTDB() (*SLTDB, error) {
+	dir, err := os.MkdirTemp("", "streamsql-slt-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.opts[OptDMLSync] = "true"
+	return &SLTDB{s: s, dir: dir}, nil
+}
+
+// Session is the session the records run on.
+func (d *SLTDB) Session() *Session { return d.s }
+
+// Exec runs statements that return no rows.
+func (d *SLTDB) Exec(ctx context.Context, text string) error {
+	_, err := d.s.Execute(ctx, text)
+	return err
+}
+
+// Query runs a query and returns its column kinds ('I' integers, 'R'
+// approximate and decimal numbers, 'T' the rest) and formatted rows.
+func (d *SLTDB) Query(ctx context.Context, text string) (string, [][]slt.Value, error) {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(stmts) != 1 {
+		return "", nil, fmt.Errorf("a query record holds %d statements", len(stmts))
+	}
+	r, err := d.s.ExecuteStatement(ctx, stmts[0])
+	if err != nil {
+		return "", nil, err
+	}
+	if r.Kind == ResultText {
+		var rows [][]slt.Value
+		for _, line := range strings.Split(strings.TrimRight(r.Text, "\n"), "\n") {
+			rows = append(rows, []slt.Value{slt.Text(line)})
+		}
+		return "T", rows, nil
+	}
+	var kinds strings.Builder
+	for _, c := range r.Columns {
+		kinds.WriteByte(SLTKind(c.Type))
+	}
+	rows := make([][]slt.Value, len(r.Rows))
+	for i, row := range r.Rows {
+		rows[i] = make([]slt.Value, len(row))
+		for j, v := range row {
+			rows[i][j] = SLTValue(r.Columns[j].Type, v)
+		}
+	}
+	return kinds.String(), rows, nil
+}
+
+// SLTKind is the sqllogictest column kind of t.
+func SLTKind(t types.T) byte {
+	switch {
+	case t.IsInteger():
+		return 'I'
+	case t.IsNumeric():
+		return 'R'
+	}
+	return 'T'
+}
+
+// SLTValue formats one value for the runner.
+func SLTValue(t types.T, v types.Value) slt.Value {
+	if v == nil {
+		return slt.Null
+	}
+	if b, ok := v.(bool); ok {
+		if b {
+			return slt.Text("true")
+		}
+		return slt.Text("false")
+	}
+	return slt.Text(types.Format(t, v))
+}
+
+// Close stops the session's jobs and removes its data directory.
+func (d *SLTDB) Close() error {
+	d.s.Close()
+	return os.RemoveAll(d.dir)
+}
