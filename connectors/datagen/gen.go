@@ -295,6 +295,14 @@ func (g *generator) seqStrings(mem memory.Allocator, r rows, valid *memory.Buffe
 
 const hexDigits = "0123456789abcdef"
 
+// hexPairs holds the two hex digits of each byte value.
+var hexPairs = func() (t [256][2]byte) {
+	for i := range t {
+		t[i] = [2]byte{hexDigits[i&15], hexDigits[i>>4]}
+	}
+	return
+}()
+
 // randomStrings generates lowercase hex strings (STRING) or random bytes
 // (BYTES) of the field's length, or of a random length up to it (var-len).
 func (g *generator) randomStrings(mem memory.Allocator, r rows, valid *memory.Buffer, nulls int) arrow.Array {
@@ -327,9 +335,10 @@ func (g *generator) randomStrings(mem memory.Allocator, r rows, valid *memory.Bu
 		if hexa {
 			for len(row) >= 16 {
 				x := mix(w)
-				for j := range 16 {
-					row[j] = hexDigits[x&15]
-					x >>= 4
+				for j := 0; j < 16; j += 2 {
+					p := &hexPairs[byte(x)]
+					row[j], row[j+1] = p[0], p[1]
+					x >>= 8
 				}
 				row = row[16:]
 				w += golden
