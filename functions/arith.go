@@ -91,22 +91,62 @@ func numericArith(op string, rt types.T) Kernel {
 
 func addLoop[T integer](a []T, am int, b []T, bm int, out []T) bool {
 	var ovf T
-	for i := range out {
-		x, y := a[i&am], b[i&bm]
-		s := x + y
-		out[i] = s
-		ovf |= (x ^ s) & (y ^ s)
+	switch {
+	case am != 0 && bm != 0:
+		a, b = a[:len(out)], b[:len(out)]
+		for i := range out {
+			x, y := a[i], b[i]
+			s := x + y
+			out[i] = s
+			ovf |= (x ^ s) & (y ^ s)
+		}
+	case bm == 0:
+		y := b[0]
+		a = a[:len(out)]
+		for i := range out {
+			x := a[i]
+			s := x + y
+			out[i] = s
+			ovf |= (x ^ s) & (y ^ s)
+		}
+	default:
+		for i := range out {
+			x, y := a[i&am], b[i&bm]
+			s := x + y
+			out[i] = s
+			ovf |= (x ^ s) & (y ^ s)
+		}
 	}
 	return ovf < 0
 }
 
 func subLoop[T integer](a []T, am int, b []T, bm int, out []T) bool {
 	var ovf T
-	for i := range out {
-		x, y := a[i&am], b[i&bm]
-		s := x - y
-		out[i] = s
-		ovf |= (x ^ y) & (x ^ s)
+	switch {
+	case am != 0 && bm != 0:
+		a, b = a[:len(out)], b[:len(out)]
+		for i := range out {
+			x, y := a[i], b[i]
+			s := x - y
+			out[i] = s
+			ovf |= (x ^ y) & (x ^ s)
+		}
+	case bm == 0:
+		y := b[0]
+		a = a[:len(out)]
+		for i := range out {
+			x := a[i]
+			s := x - y
+			out[i] = s
+			ovf |= (x ^ y) & (x ^ s)
+		}
+	default:
+		for i := range out {
+			x, y := a[i&am], b[i&bm]
+			s := x - y
+			out[i] = s
+			ovf |= (x ^ y) & (x ^ s)
+		}
 	}
 	return ovf < 0
 }

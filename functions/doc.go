@@ -1,5 +1,113 @@
 // Package functions is streamsql's scalar function library: every operator
 // and function a query may call, how each resolves against argument types
-// (result type, implicit casts), and the kernels that evaluate them over
-// Arrow arrays a batch at a time.
+// (result type, the casts its arguments need), and the kernels that
+// evaluate them over Arrow arrays a batch at a time.
+//
+// # What it owns
+//
+//   - The registry: Lookup(name) finds a Func by its upper-case name ("+",
+//     "=", "AND", "IS NULL", "UPPER", ...); Names lists them for hints.
+//   - Resolution: Func.Resolve (or Func.ResolveArgs, which also knows the
+//     literal arguments) returns the result type, the type each argument
+//     must be cast to first (with Cast), and the Kernel.
+//   - The type rules the planner needs elsewhere: ImplicitCast (Flink's
+//     implicit widening), CommonType (UNION, CASE branches, IN lists,
+//     comparisons), Cast/TryCast/CanCast.
+//   - HashColumn, the row hash of hash exchanges and group-by keys.
+//
+// Kernels take Vecs (an Arrow array of n rows, or one constant) and return
+// a new array (or a constant when every argument is constant). They work on
+// the typed value buffers, treat constants without expanding them, and
+// allocate per batch, never per row; the result is built in Context.Mem.
+// Eval runs a Resolved call with its casts; Call resolves and evaluates in
+// one step for constant folding and tests.
+//
+// # How the planner calls things
+//
+// Syntax is rewritten into plain calls:
+//
+//	x BETWEEN a AND b        AND(>=(x, a), <=(x, b))
+//	x IN (a, b)              IN(x, a, b)            (NOT IN likewise)
+//	s LIKE p ESCAPE e        LIKE(s, p, e)          (NOT LIKE likewise)
+//	CASE WHEN c THEN v ... ELSE e END   CASE(c1, v1, c2, v2, ..., e)
+//	CASE x WHEN a THEN v ...            CASE(=(x, a), v, ...)
+//	-x                       NEG(x)
+//	x IS [NOT] DISTINCT FROM y          "IS [NOT] DISTINCT FROM"(x, y)
+//	POSITION(a IN s)         POSITION(a, s)
+//	TRIM([BOTH|LEADING|TRAILING] [chars] FROM s)
+//	                         TRIM(s) for spaces on both sides, else
+//	                         TRIM('BOTH'|'LEADING'|'TRAILING', chars, s)
+//	                         with chars ' ' when omitted
+//	SUBSTRING(s FROM a FOR b)           SUBSTRING(s, a, b)
+//	EXTRACT(unit FROM x)     EXTRACT('UNIT', x)
+//	TIMESTAMPADD(unit, n, t) TIMESTAMPADD('UNIT', n, t)  (TIMESTAMPDIFF too)
+//	FLOOR(t TO unit)         FLOOR(t, 'UNIT')            (CEIL too)
+//	CURRENT_TIMESTAMP        CURRENT_TIMESTAMP()         (no parentheses in SQL)
+//
+// CASE, IF and COALESCE kernels evaluate all their arguments; the executor
+// may evaluate them lazily instead using the resolved types.
+//
+// # Dialect: Flink SQL, and where we differ
+//
+// Types follow Flink: INT + INT is INT (TINYINT + TINYINT is TINYINT),
+// INT / INT is INT and truncates toward zero, % (MOD) has the sign of the
+// dividend, DECIMAL arithmetic derives precision and scale as Flink's
+// LogicalTypeMerging (capped at 38 digits keeping at least 6 fractional
+// digits) and rounds half up, FLOAT/DOUBLE are IEEE (division by zero
+// gives an infinity or NaN, as Java).
+//
+// Differences, all chosen to fail loudly rather than return a wrong value:
+//
+//   - Integer overflow is an error ("INT overflow: 2147483647 + 1 is out of
+//     range") where Java wraps around. The range is the result type's.
+//   - Integer and DECIMAL division (and modulo) by zero is an error, as in
+//     Flink (which raises ArithmeticException).
+//   - DECIMAL results that do not fit their precision are an error; Flink
+//     returns NULL.
+//   - CAST narrowing (BIGINT to INT, DOUBLE to INT, DECIMAL to a smaller
+//     DECIMAL) is range checked and fails on values out of range; Java's
+//     casts wrap or saturate. CAST from DOUBLE to an integer truncates
+//     toward zero; NaN and infinities fail. TRY_CAST gives NULL instead.
+//   - CAST from a string fails with "cannot cast 'abc' to INT"; strings are
+//     trimmed first. BOOLEAN parses true/false/t/f/yes/no/y/n/1/0 in any
+//     case. DATE is yyyy-M-d, TIME H:m[:s[.f]], TIMESTAMP a date with an
+//     optional ' ' or 'T' and a time; fractions beyond the precision are
+//     truncated.
+//   - CAST from FLOAT/DOUBLE to DECIMAL goes through the shortest decimal
+//     form of the float (as Java's BigDecimal.valueOf), so 1.005 rounds to
+//     1.01; ROUND on DOUBLE does the same (Flink: ROUND(2.675, 2) = 2.68).
+//   - A string compared with a DATE, TIME or TIMESTAMP is cast to the
+//     temporal type; strings are not compared with numbers (no common type).
+//   - LIKE has no escape character unless ESCAPE names one; an escape must
+//     precede %, _ or itself.
+//   - SUBSTRING follows standard SQL: SUBSTRING('hello', 0, 2) = 'h' (the
+//     positions before 1 count against the length), and a negative length
+//     is an error. Flink returns NULL for a negative length.
+//   - UPPER/LOWER map each character on its own (Go's unicode tables);
+//     Java's locale-independent special cases such as ß -> SS are not done.
+//   - Regular expressions (REGEXP, REGEXP_REPLACE, REGEXP_EXTRACT) use Go's
+//     RE2 syntax: Java's syntax for the common constructs, without
+//     backreferences or lookaround. REGEXP_EXTRACT's group defaults to 0.
+//     These functions allocate per row.
+//   - TIMESTAMP is zone-less and the session zone is UTC: there is no
+//     TIMESTAMP_LTZ, so CURRENT_TIMESTAMP, NOW() and LOCALTIMESTAMP are all
+//     TIMESTAMP(3) of Context.Now, and FROM_UNIXTIME/UNIX_TIMESTAMP work in
+//     UTC.
+//   - TO_TIMESTAMP, TO_DATE and UNIX_TIMESTAMP(string) return NULL on input
+//     they cannot parse (as Flink); CAST fails instead.
+//   - CONCAT and CONCAT_WS take arguments of any type but BYTES and cast
+//     them to STRING; Flink wants strings.
+//   - CAST(x AS STRING) of a FLOAT prints the float's own shortest form
+//     (0.1, as Java's Float.toString), and exponents without leading zeros
+//     (1.0E7).
+//   - Everything is UTF-8 and counted in characters (code points), not
+//     Java's UTF-16 units.
+//
+// # Hashing
+//
+// HashColumn mixes xxhash64 of strings and a murmur3 finalizer of fixed
+// width values into a running per-row hash. It is deterministic across
+// processes (key groups survive restarts); equal values of one type hash
+// equal, integers of different widths hash alike, -0.0 hashes as 0.0, and
+// NULL as a fixed constant.
 package functions

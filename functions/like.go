@@ -143,6 +143,7 @@ func (m *likeMatcher) match(s string) bool {
 }
 
 // matchGeneral is wildcard matching with backtracking to the last '%'.
+// After a '%' the next literal is searched for with strings.Index.
 func (m *likeMatcher) matchGeneral(s string) bool {
 	toks := m.toks
 	ti, si := 0, 0
@@ -152,6 +153,13 @@ func (m *likeMatcher) matchGeneral(s string) bool {
 			t := &toks[ti]
 			switch t.kind {
 			case '%':
+				if ti+1 < len(toks) && toks[ti+1].kind == 'l' {
+					j := strings.Index(s[si:], toks[ti+1].lit)
+					if j < 0 {
+						return false
+					}
+					si += j
+				}
 				starT, starS = ti, si
 				ti++
 				continue
@@ -177,6 +185,13 @@ func (m *likeMatcher) matchGeneral(s string) bool {
 		}
 		_, size := utf8.DecodeRuneInString(s[starS:])
 		starS += size
+		if starT+1 < len(toks) && toks[starT+1].kind == 'l' {
+			j := strings.Index(s[starS:], toks[starT+1].lit)
+			if j < 0 {
+				return false
+			}
+			starS += j
+		}
 		si, ti = starS, starT+1
 	}
 }

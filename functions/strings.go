@@ -299,35 +299,39 @@ func strIntFunc(name, sig string, f func(r *rowArgs, i int) int32) func(args []t
 }
 
 func appendUpper(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	n0 := len(dst)
+	dst = append(dst, s...)
+	b := dst[n0:]
+	for i, c := range b {
 		if c >= utf8.RuneSelf {
+			dst = dst[:n0+i]
 			for _, r := range s[i:] {
 				dst = utf8.AppendRune(dst, unicode.ToUpper(r))
 			}
 			return dst
 		}
 		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
+			b[i] = c - ('a' - 'A')
 		}
-		dst = append(dst, c)
 	}
 	return dst
 }
 
 func appendLower(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	n0 := len(dst)
+	dst = append(dst, s...)
+	b := dst[n0:]
+	for i, c := range b {
 		if c >= utf8.RuneSelf {
+			dst = dst[:n0+i]
 			for _, r := range s[i:] {
 				dst = utf8.AppendRune(dst, unicode.ToLower(r))
 			}
 			return dst
 		}
 		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+			b[i] = c + ('a' - 'A')
 		}
-		dst = append(dst, c)
 	}
 	return dst
 }
