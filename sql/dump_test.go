@@ -127,11 +127,18 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 // exprs lists the expressions of a statement in the order they are visited.
 func exprs(s Statement) []ast.ExprNode {
 	var out []ast.ExprNode
-	c := &collector{f: func(n ast.Node) {
+	for _, n := range nodes(s) {
 		if e, ok := n.(ast.ExprNode); ok {
 			out = append(out, e)
 		}
-	}}
+	}
+	return out
+}
+
+// nodes lists the AST nodes of a statement in the order they are visited.
+func nodes(s Statement) []ast.Node {
+	var out []ast.Node
+	c := &collector{f: func(n ast.Node) { out = append(out, n) }}
 	visit := func(n ast.Node) {
 		if n != nil {
 			n.Accept(c)

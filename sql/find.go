@@ -81,10 +81,18 @@ func ExprPos(stmt Statement, e ast.ExprNode) Pos {
 // BYTES); the planner must take the target type from here. stmt may be the
 // statement holding e or a statement set or EXPLAIN around it.
 func CastTarget(stmt Statement, e *ast.FuncCastExpr) (TypeName, bool) {
-	m, ok := stmt.(interface{ spanMeta() *stmtMeta })
-	if !ok || m.spanMeta() == nil {
+	m := metaOf(stmt)
+	if m == nil {
 		return TypeName{}, false
 	}
-	t, ok := m.spanMeta().casts[e]
+	t, ok := m.casts[e]
 	return t, ok
+}
+
+// IsTryCast reports whether CAST e of stmt was written TRY_CAST (Flink: NULL
+// instead of an error when the value does not convert). The TiDB AST shows
+// it as a CAST.
+func IsTryCast(stmt Statement, e *ast.FuncCastExpr) bool {
+	m := metaOf(stmt)
+	return m != nil && m.tryCasts[e]
 }

@@ -46,18 +46,42 @@ func Parse(text string) ([]Statement, error) {
 	return out, nil
 }
 
-// stmtMeta is what the parser learns about a statement beyond its AST.
+// stmtMeta is what the parser learns about a statement beyond its AST:
+// the Flink meaning of constructs that had to be rewritten for the TiDB
+// parser. The *At maps are keyed by script offsets while rewriting; after
+// parsing, the AST walk (posFixer) files their entries under the nodes.
 type stmtMeta struct {
-	// castAt maps the script offset of a CAST keyword to the type written.
-	castAt map[int]TypeName
+	castAt map[int]TypeName // offset of CAST -> type written
 	casts  map[*ast.FuncCastExpr]TypeName
+
+	tryCastAt map[int]bool // offset of TRY_CAST
+	tryCasts  map[*ast.FuncCastExpr]bool
+
+	intervalAt map[int]Interval // offset of INTERVAL, or of its value
+	intervals  map[ast.ExprNode]Interval
+	windowAt   map[string]*WindowTVF // placeholder name -> call
+	windows    map[*ast.TableName]*WindowTVF
 }
 
 func newMeta() *stmtMeta {
-	return &stmtMeta{castAt: map[int]TypeName{}, casts: map[*ast.FuncCastExpr]TypeName{}}
+	return &stmtMeta{
+		castAt: map[int]TypeName{}, casts: map[*ast.FuncCastExpr]TypeName{},
+		tryCastAt: map[int]bool{}, tryCasts: map[*ast.FuncCastExpr]bool{},
+		intervalAt: map[int]Interval{}, intervals: map[ast.ExprNode]Interval{},
+		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
+	}
 }
 
 func (s Span) spanMeta() *stmtMeta { return s.meta }
+
+// metaOf returns the parser's notes on stmt (nil for a statement not made by
+// Parse).
+func metaOf(stmt Statement) *stmtMeta {
+	if m, ok := stmt.(interface{ spanMeta() *stmtMeta }); ok {
+		return m.spanMeta()
+	}
+	return nil
+}
 
 // stmtParser parses the tokens [lo, hi) of a script as one statement.
 type stmtParser struct {

@@ -45,7 +45,38 @@ func TestDatadriven(t *testing.T) {
 								b.WriteString(" cast-target=?")
 							}
 						}
+						if IsTryCast(s, asCast(e)) {
+							b.WriteString(" try")
+						}
+						if iv, ok := IntervalOf(s, e); ok {
+							d, err := iv.Duration()
+							fmt.Fprintf(&b, " interval=%s @%s duration=%v err=%v", iv, iv.Pos, d, err)
+						}
 						b.WriteString("\n")
+					}
+				}
+				return b.String()
+			case "tables":
+				stmts, err := Parse(d.Input)
+				if err != nil {
+					return errString(t, err) + "\n"
+				}
+				var b strings.Builder
+				for _, s := range stmts {
+					for _, n := range nodes(s) {
+						switch x := n.(type) {
+						case *ast.TableName:
+							fmt.Fprintf(&b, "table %s", x.Name.O)
+							if w, ok := WindowOf(s, x); ok {
+								fmt.Fprintf(&b, " window %s @%s of %s @%s descriptor %s @%s size=%q slide=%q gap=%q offset=%q partition=%v",
+									w.Kind, w.Pos, w.Table, w.TablePos, w.TimeCol, w.TimeColPos, w.Size, w.Slide, w.Gap, w.Offset, w.PartitionBy)
+							}
+							b.WriteString("\n")
+						case *ast.Join:
+							if x.Right != nil {
+								fmt.Fprintf(&b, "join %s\n", map[ast.JoinType]string{ast.CrossJoin: "inner", ast.LeftJoin: "left", ast.RightJoin: "right", FullJoin: "full"}[x.Tp])
+							}
+						}
 					}
 				}
 				return b.String()
@@ -99,4 +130,9 @@ func excerpt(s string, off, n int) string {
 		s = s[:n]
 	}
 	return s
+}
+
+func asCast(e ast.ExprNode) *ast.FuncCastExpr {
+	c, _ := e.(*ast.FuncCastExpr)
+	return c
 }

@@ -12,28 +12,60 @@ import (
 // reports back onto the text the user wrote. Most edits keep the length
 // (padding with spaces), so text outside them does not move at all.
 
-// rewrites returns the edits for the tokens [lo, hi). It records the target
-// type of each CAST in p.meta.
+// rewrites returns the edits for the tokens [lo, hi), and records in
+// p.meta what they hide from the TiDB parser:
+//
+//   - CAST(x AS <Flink type>): the type becomes MySQL's nearest (CastTarget);
+//     TRY_CAST becomes CAST (IsTryCast);
+//   - VALUES (1, 2), (3, 4) becomes VALUES ROW(1, 2), ROW(3, 4);
+//   - INTERVAL '5' SECONDS becomes singular, MINUTE TO SECOND becomes
+//     MINUTE_SECOND, and an interval where MySQL allows none (a function
+//     argument) becomes the call INTERVAL('5', 'SECOND') (IntervalOf);
+//   - TABLE(TUMBLE(...)) and the other window functions become a
+//     placeholder table name (WindowOf);
+//   - FULL [OUTER] JOIN becomes STRAIGHT_JOIN, turned into a join of type
+//     FullJoin after parsing;
+//   - names MySQL reserves but Flink does not (key, index, ...) get
+//     backquotes.
 func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 	var edits []edit
 	toks := p.sc.toks
 	for i := lo; i < hi; i++ {
 		t := toks[i]
+		if t.kind != tokIdent {
+			continue
+		}
+		up := strings.ToUpper(t.val)
+		next := token{kind: -1}
+		if i+1 < hi {
+			next = toks[i+1]
+		}
 		switch {
-		case t.is("CAST") && i+1 < hi && toks[i+1].isPunct("("):
+		case up == "TABLE":
+			if c := p.windowCall(i, hi); c >= 0 {
+				e, err := p.rewriteWindow(i, c)
+				if err != nil {
+					return nil, err
+				}
+				edits = append(edits, e)
+				i = c
+			}
+		case (up == "CAST" || up == "TRY_CAST") && next.isPunct("("):
 			e, err := p.rewriteCast(i)
 			if err != nil {
 				return nil, err
 			}
+			if up == "TRY_CAST" {
+				edits = append(edits, edit{t.off, t.end, "CAST"})
+				p.meta.tryCastAt[t.off] = true
+			}
 			if e != nil {
 				edits = append(edits, *e)
 			}
-		case t.is("VALUES") && i+1 < hi && toks[i+1].isPunct("("):
-			// Standard VALUES (1, 2), (3, 4) is VALUES ROW(1, 2), ROW(3, 4)
-			// to MySQL.
+		case up == "VALUES" && next.isPunct("("):
 			j := i + 1
 			for j < hi && toks[j].isPunct("(") {
-				edits = append(edits, edit{toks[j].off, toks[j].off, "ROW"})
+				edits = append(edits, edit{toks[j].off, toks[j].off, " ROW"})
 				c := p.closing(j)
 				if c+2 < hi && toks[c+1].isPunct(",") && toks[c+2].isPunct("(") {
 					j = c + 2
@@ -41,23 +73,100 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 				}
 				break
 			}
-		case t.is("INTERVAL") && i+2 < hi && (toks[i+1].kind == tokString || toks[i+1].kind == tokNumber):
-			// Flink accepts plural units: INTERVAL '5' SECONDS.
-			u := toks[i+2]
-			if u.kind == tokIdent {
-				up := strings.ToUpper(u.val)
-				if sing, ok := pluralUnits[up]; ok {
-					edits = append(edits, edit{u.off, u.end, sing + " "})
-				}
+		case up == "INTERVAL":
+			sub := p.sub(i, hi)
+			iv, err := sub.interval()
+			if err != nil {
+				continue // not Flink's form; the TiDB parser will judge
 			}
+			last := sub.i - 1
+			p.meta.intervalAt[t.off] = iv
+			v := i + 1
+			if toks[v].isPunct("-") {
+				v++
+			}
+			p.meta.intervalAt[toks[v].off] = iv
+			if p.intervalNeedsCall(i, last, lo, hi) {
+				edits = append(edits, edit{t.off, toks[last].end,
+					"INTERVAL('" + strings.ReplaceAll(iv.Value, "'", "''") + "', '" + iv.Unit + "')"})
+				i = last
+				continue
+			}
+			unit := strings.ReplaceAll(iv.Unit, " TO ", "_")
+			from, to := toks[v+1].off, toks[last].end
+			if !strings.EqualFold(p.sc.text[from:to], unit) {
+				edits = append(edits, edit{from, to, pad(unit, to-from)})
+			}
+			i = last
+		case up == "FULL" && (next.is("JOIN") || (next.is("OUTER") && i+2 < hi && toks[i+2].is("JOIN"))):
+			j := i + 1
+			if next.is("OUTER") {
+				j++
+			}
+			edits = append(edits, edit{t.off, toks[j].end, pad("STRAIGHT_JOIN", toks[j].end-t.off)})
+			i = j
+		case up == "STRAIGHT_JOIN":
+			return nil, p.errAt(t.off, "STRAIGHT_JOIN is not supported")
+		case quotedReserved[up] && !next.isPunct("(") && next.kind != tokString:
+			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		}
 	}
 	return edits, nil
 }
 
-var pluralUnits = map[string]string{
-	"SECONDS": "SECOND", "MINUTES": "MINUTE", "HOURS": "HOUR", "DAYS": "DAY",
-	"WEEKS": "WEEK", "MONTHS": "MONTH", "YEARS": "YEAR",
+// quotedReserved are words MySQL reserves but Flink lets users write as
+// names; in queries they are always names, so they are quoted for the TiDB
+// parser.
+var quotedReserved = map[string]bool{
+	"KEY": true, "KEYS": true, "INDEX": true, "READ": true, "CHANGE": true,
+	"OPTION": true, "USAGE": true, "SCHEMA": true, "DATABASE": true,
+	"REQUIRE": true, "LOCK": true, "FORCE": true, "USE": true, "MAXVALUE": true,
+}
+
+// pad returns s padded with spaces to n bytes (s itself if it is longer).
+func pad(s string, n int) string {
+	if len(s) < n {
+		s += strings.Repeat(" ", n-len(s))
+	}
+	return s
+}
+
+// intervalNeedsCall reports whether the interval literal toks[i..last]
+// stands where the MySQL grammar has no place for one. MySQL takes
+// intervals in date arithmetic (ts - INTERVAL ..., INTERVAL ... + ts), in
+// DATE_ADD/DATE_SUB and in window frames (RANGE INTERVAL ... PRECEDING).
+func (p *stmtParser) intervalNeedsCall(i, last, lo, hi int) bool {
+	toks := p.sc.toks
+	if i > lo && (toks[i-1].isPunct("+") || toks[i-1].isPunct("-")) {
+		return false
+	}
+	if last+1 < hi {
+		n := toks[last+1]
+		if n.isPunct("+") || n.is("PRECEDING") || n.is("FOLLOWING") {
+			return false
+		}
+	}
+	if i > lo && toks[i-1].isPunct(",") {
+		depth := 0
+		for j := i - 1; j >= lo; j-- {
+			switch {
+			case toks[j].isPunct(")"):
+				depth++
+			case toks[j].isPunct("("):
+				if depth == 0 {
+					if j > lo {
+						switch strings.ToUpper(toks[j-1].val) {
+						case "DATE_ADD", "DATE_SUB", "ADDDATE", "SUBDATE":
+							return false
+						}
+					}
+					return true
+				}
+				depth--
+			}
+		}
+	}
+	return true
 }
 
 // rewriteCast handles CAST(expr AS type) at toks[i]: MySQL's CAST accepts
@@ -103,10 +212,7 @@ func (p *stmtParser) rewriteCast(i int) (*edit, *Error) {
 	if strings.EqualFold(p.sc.text[from:to], mysql) {
 		return nil, nil
 	}
-	if len(mysql) < to-from {
-		mysql += strings.Repeat(" ", to-from-len(mysql))
-	}
-	return &edit{from, to, mysql}, nil
+	return &edit{from, to, pad(mysql, to-from)}, nil
 }
 
 // mysqlCastType is the MySQL CAST type standing in for t.

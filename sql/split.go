@@ -9,16 +9,25 @@ import (
 type script struct {
 	text  string
 	lines []int // byte offset of the start of each line
+	// ascii[l] says line l is ASCII only, so columns are byte counts.
+	ascii []bool
 	lexResult
 }
 
 func newScript(text string) *script {
 	sc := &script{text: text, lines: []int{0}, lexResult: lex(text)}
+	ascii := true
 	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			ascii = false
+		}
 		if text[i] == '\n' {
 			sc.lines = append(sc.lines, i+1)
+			sc.ascii = append(sc.ascii, ascii)
+			ascii = true
 		}
 	}
+	sc.ascii = append(sc.ascii, ascii)
 	return sc
 }
 
@@ -32,7 +41,11 @@ func (sc *script) pos(off int) Pos {
 	}
 	l := sort.Search(len(sc.lines), func(i int) bool { return sc.lines[i] > off }) - 1
 	start := sc.lines[l]
-	return Pos{Line: l + 1, Col: utf8.RuneCountInString(sc.text[start:off]) + 1, Offset: off}
+	col := off - start + 1
+	if !sc.ascii[l] {
+		col = utf8.RuneCountInString(sc.text[start:off]) + 1
+	}
+	return Pos{Line: l + 1, Col: col, Offset: off}
 }
 
 // chunk is the token range of one statement of a script: toks[lo:hi] of the

@@ -156,7 +156,7 @@ func (p *stmtParser) translate(text string, m *offsetMap, perr error) *Error {
 	if off < 0 {
 		rest := msg[idx+len(` near "`):]
 		for o := 0; o <= len(text); o++ {
-			if strings.HasPrefix(rest, text[o:]+`"`) {
+			if n := len(text) - o; len(rest) > n && rest[n] == '"' && rest[:n] == text[o:] {
 				off = o
 				break
 			}
@@ -168,9 +168,15 @@ func (p *stmtParser) translate(text string, m *offsetMap, perr error) *Error {
 	return p.syntaxError(m.script(off))
 }
 
+// FullJoin is the join type of FULL [OUTER] JOIN, which the TiDB AST has
+// no constant for: an *ast.Join of a FULL join has Tp == FullJoin.
+const FullJoin = ast.RightJoin + 1
+
 // fixPositions rewrites the origin text positions of every expression of
 // the AST from offsets of the rewritten text to byte offsets of the script,
-// restores the original text of select fields, and records CAST targets.
+// restores the original text of select fields, and files what the rewrites
+// hid (CAST targets, intervals, window functions, FULL joins) under the
+// nodes.
 func (p *stmtParser) fixPositions(n ast.Node, m *offsetMap) {
 	n.Accept(&posFixer{p: p, m: m, seen: map[ast.Node]bool{}})
 }
@@ -186,6 +192,7 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 		return n, false
 	}
 	v.seen[n] = true
+	meta := v.p.meta
 	switch x := n.(type) {
 	case *ast.SelectField:
 		if txt := x.OriginalText(); txt != "" {
@@ -196,13 +203,34 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 			}
 			x.Offset = so
 		}
+	case *ast.TableName:
+		if w, ok := meta.windowAt[x.Name.O]; ok {
+			meta.windows[x] = w
+		}
+	case *ast.Join:
+		if x.StraightJoin {
+			x.StraightJoin = false
+			x.Tp = FullJoin
+		}
 	}
 	if e, ok := n.(ast.ExprNode); ok {
 		off := v.m.script(e.OriginTextPosition())
 		e.SetOriginTextPosition(off)
-		if c, ok := n.(*ast.FuncCastExpr); ok {
-			if t, ok := v.p.meta.castAt[off]; ok {
-				v.p.meta.casts[c] = t
+		switch x := n.(type) {
+		case *ast.FuncCastExpr:
+			if t, ok := meta.castAt[off]; ok {
+				meta.casts[x] = t
+			}
+			if meta.tryCastAt[off] {
+				meta.tryCasts[x] = true
+			}
+		case *ast.FuncCallExpr:
+			if iv, ok := meta.intervalAt[off]; ok && x.FnName.L == "interval" {
+				meta.intervals[x] = iv
+			}
+		case ast.ValueExpr:
+			if iv, ok := meta.intervalAt[off]; ok {
+				meta.intervals[x] = iv
 			}
 		}
 	}
