@@ -58,11 +58,7 @@ func (t *table) apply(cs []change, schema types.Schema, applied string) error {
 			batches = append(batches, b)
 		}
 		batches = append(batches, added...)
-		if err := t.install(batches, added, false, applied); err != nil {
-			releaseAll(batches)
-			return err
-		}
-		return nil
+		return t.install(batches, added, false, applied)
 	}
 
 	// Retractions: match each against an earlier insert of this commit,
@@ -145,11 +141,7 @@ func (t *table) apply(cs []change, schema types.Schema, applied string) error {
 			batches = append(batches, nb)
 		}
 	}
-	if err := t.install(batches, nil, true, applied); err != nil {
-		releaseAll(batches)
-		return err
-	}
-	return nil
+	return t.install(batches, nil, true, applied)
 }
 
 // filter returns the rows of rec whose keep flag is set, or nil if none is.

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -97,5 +98,34 @@ func TestConcurrentSinks(t *testing.T) {
 	}
 	if _, err := src.Next(context.Background()); err != io.EOF {
 		t.Fatal(err)
+	}
+}
+
+// Many one-row inserts are compacted into few batches, in memory and on
+// disk, and the rows survive in order.
+func TestCompaction(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 300 {
+		insert(t, dir, []types.Value{int64(i), "x"})
+	}
+	memtable.Reset(dir)
+	src, _ := registry.Source(memtable.Name, spec(dir))
+	defer src.Close()
+	if err := src.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines, batches, err := conntest.Drain(context.Background(), src, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 300 || lines[0] != "+I[0, x]" || lines[299] != "+I[299, x]" {
+		t.Fatalf("got %d rows: %v ... %v", len(lines), lines[0], lines[len(lines)-1])
+	}
+	if batches > 80 {
+		t.Fatalf("%d batches for 300 rows", batches)
+	}
+	files, _ := filepath.Glob(filepath.Join(memtable.Dir(dir, "t"), "seg-*"))
+	if len(files) > 16 {
+		t.Fatalf("%d segment files", len(files))
 	}
 }

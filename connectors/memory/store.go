@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -238,13 +239,18 @@ func syncDir(dir string) {
 	}
 }
 
-// install makes batches the committed rows. With rewrite the table is
+// install makes batches the committed rows, taking ownership of them. With rewrite the table is
 // written as one new segment; otherwise added (the batches appended at the
 // end of batches) go into a new segment. applied names a staged file whose
 // rows this is. The caller holds t.mu.
 func (t *table) install(batches, added []arrow.RecordBatch, rewrite bool, applied string) error {
+	if rewrite || len(t.man.Segments) >= maxSegments || fragmented(batches) {
+		// Compact: fewer, fuller batches, in one segment.
+		batches, added, rewrite = coalesce(batches), nil, true
+	}
 	if t.dir != "" {
 		if err := t.persist(batches, added, rewrite, applied); err != nil {
+			releaseAll(batches)
 			return err
 		}
 	}
@@ -308,4 +314,70 @@ func releaseAll(recs []arrow.RecordBatch) {
 	for _, r := range recs {
 		r.Release()
 	}
+}
+
+// coalesceRows is the number of rows compaction puts in a batch.
+const coalesceRows = 1024
+
+// fragmented reports whether batches hold many more batches than
+// compaction would make of their rows (many one-row INSERTs, say).
+func fragmented(batches []arrow.RecordBatch) bool {
+	rows := int64(0)
+	for _, b := range batches {
+		rows += b.NumRows()
+	}
+	return int64(len(batches)) > 2*(rows/coalesceRows)+64
+}
+
+// coalesce concatenates runs of consecutive batches into batches of at
+// most coalesceRows rows (a bigger batch stays as it is). It takes
+// ownership of batches and returns batches the caller owns.
+func coalesce(batches []arrow.RecordBatch) []arrow.RecordBatch {
+	var out, run []arrow.RecordBatch
+	rows := int64(0)
+	flush := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			out = append(out, run[0])
+		default:
+			out = append(out, concat(run))
+			releaseAll(run)
+		}
+		run, rows = nil, 0
+	}
+	for _, b := range batches {
+		if rows+b.NumRows() > coalesceRows {
+			flush()
+		}
+		run = append(run, b)
+		rows += b.NumRows()
+	}
+	flush()
+	return out
+}
+
+func concat(recs []arrow.RecordBatch) arrow.RecordBatch {
+	schema := recs[0].Schema()
+	cols := make([]arrow.Array, schema.NumFields())
+	rows := int64(0)
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	parts := make([]arrow.Array, len(recs))
+	for c := range cols {
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		a, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			panic(fmt.Sprintf("memory: concatenating batches of one schema: %v", err))
+		}
+		cols[c] = a
+	}
+	out := array.NewRecordBatch(schema, cols, rows)
+	for _, c := range cols {
+		c.Release()
+	}
+	return out
 }
