@@ -11,8 +11,14 @@
 //	blackhole   a sink discarding everything
 //	memory      the tables created without WITH (catalog.MemoryConnector)
 //
-// Shared helpers live under internal/: typed option parsing (option), row
-// printing (rowfmt) and Arrow buffer helpers (arrowutil).
+// The text formats (csv, json) are in format/, behind a registry keyed by
+// the 'format' option, so that every connector reading or writing records
+// shares them.
+//
+// Shared helpers live under internal/: registering a connector in catalog's
+// and exec's registries at once (registry), typed option parsing (option),
+// text to values (textparse) and values to text (textenc), row printing
+// (rowfmt), Arrow buffer helpers (arrowutil) and test helpers (conntest).
 //
 // Option names and defaults follow Flink's; where a connector differs from
 // Flink the package documentation says so.

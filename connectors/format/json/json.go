@@ -1,24 +1,3 @@
-// Package json is Flink's JSON format: each record is one JSON object whose
-// members are the columns (JSON lines in files).
-//
-// Options (after the 'json.' prefix; Flink's names and defaults):
-//
-//	fail-on-missing-field  boolean, default false: a column absent from the
-//	                       object is an error instead of NULL
-//	ignore-parse-errors    boolean, default false: skip bad records instead
-//	                       of failing (cannot be combined with the above)
-//
-// Reading: members are matched to columns by name, exactly first and then
-// ignoring case; unknown members are ignored. A value may be a JSON number,
-// string, boolean or null for any column of a matching type, and a string
-// holding the value for any type (numbers in strings, as Flink accepts);
-// DATE, TIME and TIMESTAMP are strings in SQL form ('2024-01-02 03:04:05')
-// or ISO form ('2024-01-02T03:04:05Z'); BYTES are base64 strings. A nested
-// object or array is read into a STRING column as its JSON text.
-//
-// Writing: one object per row with every column, NULL as null, numbers as
-// JSON numbers (NaN and infinities as strings), everything else as strings
-// in the form textenc writes them.
 package json
 
 import (

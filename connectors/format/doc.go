@@ -1,0 +1,11 @@
+// Package format defines how connectors read and write rows as text
+// records (a CSV line, a JSON object) and keeps the registry of formats;
+// the formats themselves are its subpackages csv and json, which register
+// in init. A connector that reads files or messages picks a format by the
+// value of its 'format' option and passes the format its options.
+//
+// Option keys of a format are written with the format's name as prefix, as
+// in Flink: 'csv.field-delimiter', 'json.ignore-parse-errors'. A connector
+// with several formats (a message key and value) passes another prefix
+// ("key.json." ...).
+package format
