@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
@@ -195,6 +196,9 @@ func (b *binder) literal(v *driver.ValueExpr) (Expr, error) {
 		return &Literal{T: types.NullType}, nil
 	case driver.KindInt64:
 		n := v.GetInt64()
+		if v.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
+			return &Literal{Value: n != 0, T: types.T{Kind: types.Boolean, NotNull: true}}, nil
+		}
 		if n >= math.MinInt32 && n <= math.MaxInt32 {
 			return &Literal{Value: n, T: types.T{Kind: types.Int, NotNull: true}}, nil
 		}
@@ -432,6 +436,26 @@ func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, 
 	}
 	pos := b.pos(e)
 	switch name {
+	case ast.TimestampLiteral, ast.DateLiteral, ast.TimeLiteral:
+		// TIMESTAMP '2024-01-01 00:00:00', DATE '...', TIME '...'.
+		t := map[string]types.T{ast.TimestampLiteral: types.TimestampType, ast.DateLiteral: types.DateType, ast.TimeLiteral: types.TimeType}[name]
+		if len(args) != 1 {
+			return nil, errAt(ErrUnsupported, pos, "", "bad %s literal", t)
+		}
+		if l, ok := args[0].(*Literal); ok && t.Kind != types.Date {
+			// The precision of a literal is the number of digits it has after the point.
+			if str, ok := l.Value.(string); ok {
+				t.Precision = 0
+				if i := strings.LastIndexByte(str, '.'); i >= 0 {
+					t.Precision = min(len(strings.TrimSpace(str[i+1:])), 9)
+				}
+			}
+		}
+		k, err := functions.Cast(args[0].Type(), t)
+		if err != nil {
+			return nil, errAt(ErrTypeMismatch, pos, "", "%v", err)
+		}
+		return foldExpr(&Cast{Arg: args[0], T: t, Kernel: k}), nil
 	case "date_add", "date_sub", "adddate", "subdate":
 		// x +/- INTERVAL 'n' UNIT arrives as date_add(x, n, unit).
 		if len(args) != 3 {
