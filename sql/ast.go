@@ -60,6 +60,9 @@ type ColumnDef struct {
 	Virtual  bool
 	// Comment is the COMMENT 'text' of the column, if any.
 	Comment string
+	// Unique is set for the SQLite-style column constraint UNIQUE (written
+	// by sqllogictest scripts); whether to accept it is the catalog's call.
+	Unique bool
 }
 
 // Watermark is WATERMARK FOR <Column> AS <Expr>.

@@ -6,12 +6,23 @@ import "strings"
 // VIEW ....
 func (p *stmtParser) parseCreate() (Statement, *Error) {
 	p.i++ // CREATE
-	temporary := p.accept("TEMPORARY")
+	temporary := p.accept("TEMPORARY") || p.accept("TEMP")
 	switch {
 	case p.accept("TABLE"):
 		return p.parseCreateTable(temporary)
 	case p.accept("VIEW"):
 		return p.parseCreateView(temporary)
+	}
+	if t := p.peek(); t.kind == tokIdent && !p.atEnd() {
+		what := strings.ToUpper(t.val)
+		if what == "UNIQUE" || what == "MATERIALIZED" || what == "OR" {
+			what += " " + strings.ToUpper(p.peekAt(1).val)
+		}
+		switch what {
+		case "INDEX", "UNIQUE INDEX", "FUNCTION", "CATALOG", "DATABASE", "SCHEMA",
+			"MATERIALIZED VIEW", "OR REPLACE", "SOURCE", "SINK":
+			return nil, p.errAt(t.off, "CREATE %s is not supported", what)
+		}
 	}
 	return nil, p.unexpected("expected TABLE or VIEW after CREATE")
 }
@@ -187,7 +198,9 @@ func (p *stmtParser) column() (ColumnDef, bool, *Error) {
 				}
 			}
 			col.Virtual = p.accept("VIRTUAL")
-		case p.peek().is("DEFAULT") || p.peek().is("UNIQUE") || p.peek().is("AUTO_INCREMENT") || p.peek().is("REFERENCES") || p.peek().is("CHECK"):
+		case p.accept("UNIQUE"):
+			col.Unique = true
+		case p.peek().is("DEFAULT") || p.peek().is("AUTO_INCREMENT") || p.peek().is("REFERENCES") || p.peek().is("CHECK"):
 			return col, false, p.errAt(p.peek().off, "column option %s is not supported", strings.ToUpper(p.peek().val))
 		default:
 			return col, pk, nil
@@ -295,7 +308,7 @@ func (p *stmtParser) parseCreateView(temporary bool) (Statement, *Error) {
 func (p *stmtParser) parseDrop() (Statement, *Error) {
 	d := &Drop{Span: p.span(p.lo, p.hi)}
 	p.i++ // DROP
-	p.accept("TEMPORARY")
+	_ = p.accept("TEMPORARY") || p.accept("TEMP")
 	switch {
 	case p.accept("TABLE"):
 		d.Kind = DropTable

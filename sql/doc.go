@@ -62,8 +62,29 @@
 //   - Statement sets: EXECUTE STATEMENT SET BEGIN ...; ...; END and the older
 //     BEGIN STATEMENT SET; ...; END; are both one StatementSet; only INSERT
 //     statements may appear inside.
+//   - Interval literals: ts - INTERVAL '5' SECOND comes back as
+//     DATE_SUB(ts, INTERVAL '5' SECOND) (DATE_ADD for +), as the TiDB parser
+//     makes it. Where MySQL has no place for an interval (a function
+//     argument: TUMBLE(ts, INTERVAL '1' MINUTE)), it becomes the call
+//     INTERVAL('1', 'MINUTE'). IntervalOf reads both forms; Interval.Duration
+//     gives the length of day-time intervals (DAY TO SECOND etc. included).
+//   - Window table functions, FROM TABLE(TUMBLE|HOP|CUMULATE|SESSION(...)),
+//     are parsed here (WindowTVF) and stand in the TiDB AST as a placeholder
+//     table name; WindowOf returns the call. The placeholder is never a real
+//     table, so a planner that forgets WindowOf fails loudly.
+//   - FULL [OUTER] JOIN, which MySQL lacks, is an *ast.Join with Tp FullJoin.
+//   - a IS NOT DISTINCT FROM b is MySQL's a <=> b; a IS DISTINCT FROM b is
+//     NOT (a <=> b).
+//   - Temporal joins, JOIN t FOR SYSTEM_TIME AS OF o.proc_time [AS] d, come
+//     back as TiDB's stale-read form: TableName.AsOf.TsExpr is the time
+//     attribute.
+//   - TRY_CAST is a CAST for which IsTryCast holds.
+//   - Statements of other dialects (UPDATE, DELETE, ALTER, CREATE INDEX,
+//     CREATE MATERIALIZED VIEW, ...) are reported as not supported rather than
+//     as syntax errors. CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite).
 //   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a
-//     column constraint, PRIMARY KEY (...) without NOT ENFORCED, NULL.
+//     column constraint, PRIMARY KEY (...) without NOT ENFORCED, NULL, and
+//     UNIQUE (recorded in ColumnDef.Unique for the catalog to judge).
 //     Computed columns (c AS expr) and metadata columns (c TYPE METADATA
 //     [FROM 'k'] [VIRTUAL]) are parsed as in Flink.
 package sql

@@ -58,6 +58,9 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 			if c.Metadata != "" {
 				extra += fmt.Sprintf(" METADATA FROM '%s' virtual=%v", c.Metadata, c.Virtual)
 			}
+			if c.Unique {
+				extra += " UNIQUE"
+			}
 			if c.Comment != "" {
 				extra += fmt.Sprintf(" COMMENT '%s'", c.Comment)
 			}

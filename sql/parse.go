@@ -61,6 +61,8 @@ type stmtMeta struct {
 	intervals  map[ast.ExprNode]Interval
 	windowAt   map[string]*WindowTVF // placeholder name -> call
 	windows    map[*ast.TableName]*WindowTVF
+	asOfAt     map[string]*asOf // placeholder name -> temporal table
+	distinctAt map[int]bool     // offset of the right operand of IS DISTINCT FROM
 }
 
 func newMeta() *stmtMeta {
@@ -69,6 +71,7 @@ func newMeta() *stmtMeta {
 		tryCastAt: map[int]bool{}, tryCasts: map[*ast.FuncCastExpr]bool{},
 		intervalAt: map[int]Interval{}, intervals: map[ast.ExprNode]Interval{},
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
+		asOfAt: map[string]*asOf{}, distinctAt: map[int]bool{},
 	}
 }
 
@@ -245,6 +248,14 @@ func (p *stmtParser) exprEnd(i int) int {
 	return p.hi
 }
 
+// unsupportedStatements start statements of other dialects that are
+// reported as such rather than as unknown.
+var unsupportedStatements = map[string]bool{
+	"UPDATE": true, "DELETE": true, "TRUNCATE": true, "MERGE": true, "REPLACE": true,
+	"ALTER": true, "USE": true, "GRANT": true, "REVOKE": true, "ANALYZE": true,
+	"LOAD": true, "CALL": true, "COMMIT": true, "ROLLBACK": true,
+}
+
 // parseStatement parses the whole token range as one statement.
 func (p *stmtParser) parseStatement() (Statement, *Error) {
 	t := p.peek()
@@ -276,6 +287,14 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		return p.parseDescribe()
 	case t.is("EXPLAIN"):
 		return p.parseExplain()
+	}
+	if t.kind == tokIdent && unsupportedStatements[strings.ToUpper(t.val)] {
+		e := p.errAt(t.off, "%s statements are not supported", strings.ToUpper(t.val))
+		e.Hint = "tables are changed by INSERT INTO only"
+		if !t.is("UPDATE") && !t.is("DELETE") && !t.is("TRUNCATE") && !t.is("MERGE") && !t.is("REPLACE") {
+			e.Hint = ""
+		}
+		return nil, e
 	}
 	e := p.errAt(t.off, "unknown statement %q", p.near(t.off))
 	if t.kind == tokIdent {

@@ -25,6 +25,11 @@ import (
 //     placeholder table name (WindowOf);
 //   - FULL [OUTER] JOIN becomes STRAIGHT_JOIN, turned into a join of type
 //     FullJoin after parsing;
+//   - a IS NOT DISTINCT FROM b becomes a <=> b, and a IS DISTINCT FROM b
+//     becomes a <=> b, turned into NOT (a <=> b) after parsing;
+//   - t FOR SYSTEM_TIME AS OF e (temporal join) is blanked and t renamed to
+//     a placeholder; after parsing the table gets its name back and AsOf.TsExpr
+//     holds e;
 //   - names MySQL reserves but Flink does not (key, index, ...) get
 //     backquotes.
 func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
@@ -105,6 +110,26 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			}
 			edits = append(edits, edit{t.off, toks[j].end, pad("STRAIGHT_JOIN", toks[j].end-t.off)})
 			i = j
+		case up == "IS" && (next.is("DISTINCT") || (next.is("NOT") && i+2 < hi && toks[i+2].is("DISTINCT"))):
+			j := i + 2
+			if next.is("NOT") {
+				j++
+			}
+			if j >= hi || !toks[j].is("FROM") {
+				continue
+			}
+			edits = append(edits, edit{t.off, toks[j].end, pad("<=>", toks[j].end-t.off)})
+			if !next.is("NOT") && j+1 < hi {
+				p.meta.distinctAt[toks[j+1].off] = true
+			}
+			i = j
+		case up == "FOR" && i > lo && toks[i-1].isName() && i+3 < hi && next.is("SYSTEM_TIME") && toks[i+2].is("AS") && toks[i+3].is("OF"):
+			es, err := p.rewriteAsOf(lo, i, hi)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, es...)
+			i = p.asOfEnd(i+4, hi) - 1
 		case up == "STRAIGHT_JOIN":
 			return nil, p.errAt(t.off, "STRAIGHT_JOIN is not supported")
 		case quotedReserved[up] && !next.isPunct("(") && next.kind != tokString:
@@ -301,4 +326,88 @@ func (p *stmtParser) parseExpr(lo, hi int) (ast.ExprNode, *Error) {
 		return nil, p.errAt(from, "expected one expression")
 	}
 	return sel.Fields.Fields[0].Expr, nil
+}
+
+// asOf is a table of a temporal join: t FOR SYSTEM_TIME AS OF expr.
+type asOf struct {
+	schema, name string
+	expr         ast.ExprNode
+}
+
+const asOfPlaceholder = "__asof_"
+
+// rewriteAsOf handles name FOR SYSTEM_TIME AS OF expr, where toks[i] is
+// FOR: the expression is parsed on its own, the clause blanked and the
+// table name replaced by a placeholder that the AST walk turns back.
+func (p *stmtParser) rewriteAsOf(lo, i, hi int) ([]edit, *Error) {
+	toks := p.sc.toks
+	k := i - 1
+	for k-2 >= lo && toks[k-1].isPunct(".") && toks[k-2].isName() {
+		k -= 2
+	}
+	var parts []string
+	for j := k; j < i; j += 2 {
+		parts = append(parts, toks[j].val)
+	}
+	end := p.asOfEnd(i+4, hi)
+	if end == i+4 {
+		sub := p.sub(i+4, hi)
+		return nil, sub.unexpected("expected the time attribute, e.g. FOR SYSTEM_TIME AS OF o.proc_time")
+	}
+	expr, err := p.parseExpr(i+4, end)
+	if err != nil {
+		return nil, err
+	}
+	a := &asOf{name: parts[len(parts)-1], expr: expr}
+	if len(parts) > 1 {
+		a.schema = strings.Join(parts[:len(parts)-1], ".")
+	}
+	name := asOfPlaceholder + itoa(len(p.meta.asOfAt))
+	p.meta.asOfAt[name] = a
+	return []edit{
+		{toks[k].off, toks[i-1].end, name},
+		{toks[i].off, toks[end-1].end, pad("", toks[end-1].end-toks[i].off)},
+	}, nil
+}
+
+// asOfEnd returns the end (exclusive token index) of the expression after
+// FOR SYSTEM_TIME AS OF starting at toks[i]: operands and operators
+// alternate, so an identifier where an operator would come (an alias) or a
+// keyword such as ON ends it.
+func (p *stmtParser) asOfEnd(i, hi int) int {
+	toks := p.sc.toks
+	depth := 0
+	operand := true // an operand is expected next
+	for j := i; j < hi; j++ {
+		t := toks[j]
+		if depth > 0 {
+			if t.isPunct("(") {
+				depth++
+			} else if t.isPunct(")") {
+				depth--
+			}
+			continue
+		}
+		switch {
+		case t.isPunct("("):
+			depth++
+			operand = false
+		case t.isPunct(")") || t.isPunct(",") || t.isPunct(";"):
+			return j
+		case t.kind == tokPunct:
+			operand = true
+		case operand && !(t.kind == tokIdent && asOfStop[strings.ToUpper(t.val)]):
+			operand = false
+		default:
+			return j
+		}
+	}
+	return hi
+}
+
+// asOfStop are the keywords that cannot start the AS OF expression.
+var asOfStop = map[string]bool{
+	"AS": true, "ON": true, "USING": true, "WHERE": true, "JOIN": true,
+	"LEFT": true, "RIGHT": true, "INNER": true, "FULL": true, "CROSS": true,
+	"GROUP": true, "ORDER": true, "LIMIT": true, "UNION": true, "HAVING": true,
 }

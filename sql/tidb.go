@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
 	// The parser needs a driver for literal values.
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver"
 )
@@ -237,7 +238,27 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 	return n, false
 }
 
-func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+// Leave finishes what Enter cannot do before the children are visited:
+// nodes added here were positioned by their own parse and must not be
+// mapped again.
+func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
+	meta := v.p.meta
+	switch x := n.(type) {
+	case *ast.TableName:
+		if a, ok := meta.asOfAt[x.Name.O]; ok {
+			x.Schema, x.Name = ast.NewCIStr(a.schema), ast.NewCIStr(a.name)
+			x.AsOf = &ast.AsOfClause{TsExpr: a.expr}
+		}
+	case *ast.BinaryOperationExpr:
+		if x.Op == opcode.NullEQ && x.R != nil && meta.distinctAt[x.R.OriginTextPosition()] {
+			not := &ast.UnaryOperationExpr{Op: opcode.Not, V: &ast.ParenthesesExpr{Expr: x}}
+			not.SetOriginTextPosition(x.OriginTextPosition())
+			not.V.SetOriginTextPosition(x.OriginTextPosition())
+			return not, true
+		}
+	}
+	return n, true
+}
 
 // syntaxError reports a syntax error at script offset off, naming the text
 // there and, when one is obvious, a hint.
