@@ -325,17 +325,17 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 		a.cache.MarkDirty(e)
 		switch {
 		case g.rows == 0 && g.emitted:
-			a.appendRow(bs, g, g.prev)
+			a.appendRow(bs, g, g.prev, g.prevRows)
 			ops = append(ops, Delete)
 			g.emitted = false
 		case g.rows == 0:
 		case !g.emitted:
-			a.appendRow(bs, g, g.accs)
+			a.appendRow(bs, g, g.accs, g.rows)
 			ops = append(ops, Insert)
 			g.emitted = true
 		case !a.sameResult(g):
-			a.appendRow(bs, g, g.prev)
-			a.appendRow(bs, g, g.accs)
+			a.appendRow(bs, g, g.prev, g.prevRows)
+			a.appendRow(bs, g, g.accs, g.rows)
 			ops = append(ops, UpdateBefore, UpdateAfter)
 		}
 		if g.rows == 0 {
@@ -406,22 +406,23 @@ func (a *groupAggOp) sameResult(g *group) bool {
 	return true
 }
 
-// appendRow appends g's key and the results held in accs.
-func (a *groupAggOp) appendRow(bs []array.Builder, g *group, accs []acc) {
+// appendRow appends g's key and the results held in accs, with rows the
+// group's row count (COUNT(*)) as of those results.
+func (a *groupAggOp) appendRow(bs []array.Builder, g *group, accs []acc, rows int64) {
 	for j, v := range g.key {
 		types.AppendValue(bs[j], v)
 	}
 	k := len(g.key)
 	for j := range a.spec.Aggs {
-		a.appendResult(bs[k+j], &a.spec.Aggs[j], &accs[j], g)
+		a.appendResult(bs[k+j], &a.spec.Aggs[j], &accs[j], rows)
 	}
 }
 
-func (a *groupAggOp) appendResult(b array.Builder, c *planner.AggCall, ac *acc, g *group) {
+func (a *groupAggOp) appendResult(b array.Builder, c *planner.AggCall, ac *acc, rows int64) {
 	switch c.Func {
 	case planner.AggCount:
 		if c.Arg < 0 {
-			b.(*array.Int64Builder).Append(g.rows)
+			b.(*array.Int64Builder).Append(rows)
 		} else {
 			b.(*array.Int64Builder).Append(ac.n)
 		}
@@ -500,7 +501,7 @@ func (a *groupAggOp) endInput(out *emitter) error {
 	}
 	bs := a.builders()
 	g := &group{accs: make([]acc, len(a.spec.Aggs))}
-	a.appendRow(bs, g, g.accs)
+	a.appendRow(bs, g, g.accs, 0)
 	return a.emitBuilt(bs, []RowKind{Insert}, out)
 }
 

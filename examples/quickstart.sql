@@ -1,0 +1,32 @@
+-- A bounded page-view count: generated clicks, grouped by app, printed as a
+-- changelog (+I / -U / +U) the way Flink's print sink shows it, and the
+-- final counts as a table.
+CREATE TABLE clicks (
+  click_id BIGINT,
+  app_id   INT,
+  user_id  INT
+) WITH (
+  'connector' = 'datagen',
+  'number-of-rows' = '100000',
+  'rows-per-second' = '0',
+  'fields.click_id.kind' = 'sequence',
+  'fields.click_id.start' = '1',
+  'fields.click_id.end' = '100000',
+  'fields.app_id.min' = '1',
+  'fields.app_id.max' = '5',
+  'fields.user_id.min' = '1',
+  'fields.user_id.max' = '1000'
+);
+
+CREATE TABLE pv (app_id INT, pv BIGINT, users BIGINT);
+
+SET 'table.dml-sync' = 'true';
+
+INSERT INTO pv
+SELECT app_id, COUNT(*) AS pv, COUNT(DISTINCT user_id) AS users
+FROM clicks
+GROUP BY app_id;
+
+SELECT * FROM pv ORDER BY app_id;
+
+EXPLAIN SELECT app_id, COUNT(*) FROM clicks WHERE user_id > 10 GROUP BY app_id;
