@@ -14,6 +14,7 @@ import (
 //
 //	parse            the statements of the input, or the error
 //	exprs            every expression with its ExprPos and the original text there
+//	fields           the text of every select field, as the TiDB AST holds it
 //	complete         Complete(input)
 //	find name=N [stmt=K] [after=OFF]
 //	                 FindIdent / FindIdentAfter in statement K (default 1)
@@ -76,6 +77,20 @@ func TestDatadriven(t *testing.T) {
 							if x.Right != nil {
 								fmt.Fprintf(&b, "join %s\n", map[ast.JoinType]string{ast.CrossJoin: "inner", ast.LeftJoin: "left", ast.RightJoin: "right", FullJoin: "full"}[x.Tp])
 							}
+						}
+					}
+				}
+				return b.String()
+			case "fields":
+				stmts, err := Parse(d.Input)
+				if err != nil {
+					return errString(t, err) + "\n"
+				}
+				var b strings.Builder
+				for _, s := range stmts {
+					for _, n := range nodes(s) {
+						if f, ok := n.(*ast.SelectField); ok && f.WildCard == nil {
+							fmt.Fprintf(&b, "%q offset %d\n", f.Text(), f.Offset)
 						}
 					}
 				}

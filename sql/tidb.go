@@ -44,6 +44,7 @@ type offsetMap struct {
 type mapSeg struct {
 	roff, rlen int // range in the rewritten text
 	soff, slen int // range in the script
+	edit       bool
 }
 
 func (m *offsetMap) script(r int) int {
@@ -66,6 +67,24 @@ func (m *offsetMap) script(r int) int {
 		d = 0
 	}
 	return s.soff + d
+}
+
+// scriptEnd maps the exclusive end r of a range of the rewritten text: a
+// range ending inside an edit's replacement ends where the replaced bytes
+// end.
+func (m *offsetMap) scriptEnd(r int) int {
+	if r <= 0 {
+		return m.script(r)
+	}
+	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].roff > r-1 }) - 1
+	if i < 0 {
+		i = 0
+	}
+	s := m.segs[i]
+	if d := r - s.roff; d <= s.rlen && s.edit {
+		return s.soff + s.slen
+	}
+	return m.script(r)
 }
 
 // rewrite builds the text handed to the TiDB parser for the script range
@@ -100,7 +119,7 @@ func (sc *script) rewrite(from, to int, prefix string, edits []edit) (string, *o
 			m.segs = append(m.segs, mapSeg{roff: b.Len(), rlen: e.off - at, soff: at, slen: e.off - at})
 			b.WriteString(sc.text[at:e.off])
 		}
-		m.segs = append(m.segs, mapSeg{roff: b.Len(), rlen: len(e.repl), soff: e.off, slen: e.end - e.off})
+		m.segs = append(m.segs, mapSeg{roff: b.Len(), rlen: len(e.repl), soff: e.off, slen: e.end - e.off, edit: true})
 		b.WriteString(e.repl)
 		at = e.end
 	}
@@ -186,11 +205,20 @@ type posFixer struct {
 	p    *stmtParser
 	m    *offsetMap
 	seen map[ast.Node]bool
+	// outer holds the script offsets of the expressions being visited. An
+	// expression whose position the TiDB parser left unset (0: no
+	// expression starts at the first byte of the text it parses, which is a
+	// keyword or the "SELECT " prefix) takes its parent's: the 1 of
+	// COUNT(*), the unit of DATE_SUB.
+	outer []int
 }
 
 func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 	if v.seen[n] {
-		return n, false
+		if _, ok := n.(ast.ExprNode); ok {
+			v.outer = append(v.outer, -1)
+		}
+		return n, true
 	}
 	v.seen[n] = true
 	meta := v.p.meta
@@ -198,7 +226,7 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.SelectField:
 		if txt := x.OriginalText(); txt != "" {
 			so := v.m.script(x.Offset)
-			se := v.m.script(x.Offset+len(txt)-1) + 1
+			se := v.m.scriptEnd(x.Offset + len(txt))
 			if so < se && se <= len(v.p.sc.text) {
 				x.SetText(nil, v.p.sc.text[so:se])
 			}
@@ -216,7 +244,11 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 	}
 	if e, ok := n.(ast.ExprNode); ok {
 		off := v.m.script(e.OriginTextPosition())
+		if e.OriginTextPosition() == 0 && len(v.outer) > 0 && v.outer[len(v.outer)-1] >= 0 {
+			off = v.outer[len(v.outer)-1]
+		}
 		e.SetOriginTextPosition(off)
+		v.outer = append(v.outer, off)
 		switch x := n.(type) {
 		case *ast.FuncCastExpr:
 			if t, ok := meta.castAt[off]; ok {
@@ -243,6 +275,9 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 // mapped again.
 func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 	meta := v.p.meta
+	if _, ok := n.(ast.ExprNode); ok && len(v.outer) > 0 {
+		v.outer = v.outer[:len(v.outer)-1]
+	}
 	switch x := n.(type) {
 	case *ast.TableName:
 		if a, ok := meta.asOfAt[x.Name.O]; ok {
