@@ -254,11 +254,14 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 		}
 		return nil, errAt(ErrUnsupported, pos, hint, "unknown function %s", name)
 	}
-	ts := make([]types.T, len(args))
+	fargs := make([]functions.Arg, len(args))
 	for i, a := range args {
-		ts[i] = a.Type()
+		fargs[i] = functions.Arg{Type: a.Type()}
+		if l, ok := foldExpr(a).(*Literal); ok {
+			fargs[i].Const, fargs[i].Value = true, l.Value
+		}
 	}
-	r, err := f.Resolve(ts)
+	r, err := f.ResolveArgs(fargs)
 	if err != nil {
 		return nil, errAt(ErrTypeMismatch, pos, "", "%s: %v", name, err)
 	}
