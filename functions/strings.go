@@ -158,7 +158,8 @@ type rowArgs struct {
 func (r *rowArgs) str(j, i int) string { return r.s[j].at(i) }
 func (r *rowArgs) int(j, i int) int64  { return r.iv[j][i&r.im[j]] }
 
-// sig is a function signature: 's' a STRING argument, 'i' a BIGINT one.
+// sig is a function signature: 's' a STRING argument, 'i' a BIGINT one
+// ('-' in prepRowArgs: an argument the caller reads itself).
 func sigTypes(sig string) []types.T {
 	out := make([]types.T, len(sig))
 	for i, c := range sig {
@@ -174,9 +175,10 @@ func sigTypes(sig string) []types.T {
 func prepRowArgs(args []Vec, sig string) *rowArgs {
 	r := &rowArgs{s: make([]strArg, len(args)), iv: make([][]int64, len(args)), im: make([]int, len(args)), ones: make([][1]int64, len(args))}
 	for j, a := range args {
-		if sig[j] == 's' {
+		switch sig[j] {
+		case 's':
 			r.s[j] = newStrArg(a)
-		} else {
+		case 'i':
 			r.iv[j], r.im[j] = operand(a, &r.ones[j])
 		}
 	}
@@ -242,9 +244,11 @@ func buildStrings(ctx *Context, args []Vec, sig string, n int, f rowFunc) (Vec, 
 			continue
 		}
 		start := len(o.buf)
+		need := 16
 		if sig[0] == 's' {
-			o.grow(len(r.str(0, i)) + 8)
+			need += len(r.str(0, i))
 		}
+		o.grow(need)
 		var ok bool
 		var err error
 		o.buf, ok, err = f(o.buf, r, i)
