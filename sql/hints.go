@@ -1,6 +1,10 @@
 package sql
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser"
+)
 
 // clauseKeywords are the keywords whose misspelling is worth a hint.
 var clauseKeywords = map[string]bool{
@@ -27,19 +31,23 @@ var statementKeywords = []string{
 	"DESCRIBE", "DESC", "EXPLAIN", "EXECUTE", "BEGIN", "VALUES", "WITH",
 }
 
-// mysqlReserved are words the underlying MySQL grammar reserves but Flink
-// lets users write unquoted in some places; using one as a name fails.
-var mysqlReserved = map[string]bool{
-	"KEY": true, "ROWS": true, "RANK": true, "KEYS": true, "INDEX": true,
-	"RANGE": true, "READ": true, "CHANGE": true, "CONDITION": true,
-	"DIV": true, "MOD": true, "LOW_PRIORITY": true, "RELEASE": true,
-	"REPLACE": true, "REQUIRE": true, "SCHEMA": true, "STATUS": true,
-	"USAGE": true, "DATABASE": true, "DATABASES": true, "FULLTEXT": true,
-	"SPATIAL": true, "ROW_NUMBER": true, "DENSE_RANK": true, "GROUPS": true,
-	"WINDOW": true, "LEAD": true, "LAG": true, "CUME_DIST": true,
-	"NTILE": true, "OPTION": true, "FUNCTION": true, "SQL": true,
-	"OUT": true, "LOCK": true, "FORCE": true, "USE": true, "MATCH": true,
-	"MAXVALUE": true, "CURRENT_USER": true, "SHOW": true, "SET": true,
+// reservedWords are the words the MySQL grammar of the TiDB parser
+// reserves; written unquoted where a name is expected they fail.
+var reservedWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range parser.Keywords {
+		if k.Reserved {
+			m[k.Word] = true
+		}
+	}
+	return m
+}()
+
+// namePosition reports whether the token before t (prev) is one after
+// which a name usually comes.
+func namePosition(prev token) bool {
+	return prev.isPunct(",") || prev.isPunct(".") || prev.isPunct("(") ||
+		prev.is("FROM") || prev.is("JOIN") || prev.is("SELECT") || prev.is("INTO") || prev.is("BY")
 }
 
 // misspeltKeyword reports whether t is an unquoted identifier that is a

@@ -37,6 +37,11 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 	toks := p.sc.toks
 	for i := lo; i < hi; i++ {
 		t := toks[i]
+		if t.isPunct("#") {
+			// The TiDB parser would take it for a MySQL comment and skip
+			// the rest of the line.
+			return nil, p.errAt(t.off, "unexpected character '#'")
+		}
 		if t.kind != tokIdent {
 			continue
 		}

@@ -319,7 +319,7 @@ func (p *stmtParser) syntaxError(off int) *Error {
 		e.Hint = "did you mean " + kw + "?"
 	} else if ti > p.lo && p.sc.toks[ti-1].isPunct(",") && t.kind == tokIdent && clauseKeywords[strings.ToUpper(t.val)] {
 		e.Hint = "remove the ',' before " + strings.ToUpper(t.val)
-	} else if t.kind == tokIdent && mysqlReserved[strings.ToUpper(t.val)] {
+	} else if t.kind == tokIdent && reservedWords[strings.ToUpper(t.val)] && ti > p.lo && namePosition(p.sc.toks[ti-1]) {
 		e.Hint = fmt.Sprintf("%s is a reserved word; quote it as `%s` to use it as a name", strings.ToUpper(t.val), t.val)
 	}
 	return e
