@@ -37,8 +37,8 @@
 //     AST shows it as CONCAT(a, b).
 //   - Comments are -- to the end of the line (no space needed after --) and
 //     /* ... */. MySQL's # comments and /*! ... */ code are not recognised:
-//     # is an ordinary character and /*! ... */ is a comment. Query hints
-//     /*+ ... */ are comments.
+//     # is rejected (MySQL would skip the rest of the line) and /*! ... */
+//     is a comment.
 //   - Unquoted identifiers keep the case they were written in; matching
 //     names without regard to case is the catalog's and planner's choice.
 //     Qualified names (db.t) are returned joined by '.'.
@@ -78,6 +78,8 @@
 //   - Temporal joins, JOIN t FOR SYSTEM_TIME AS OF o.proc_time [AS] d, come
 //     back as TiDB's stale-read form: TableName.AsOf.TsExpr is the time
 //     attribute.
+//   - Table hints: FROM t /*+ OPTIONS('k'='v') */ gives TableOptions for
+//     that table reference; other hints, and query hints, are comments.
 //   - TRY_CAST is a CAST for which IsTryCast holds.
 //   - Statements of other dialects (UPDATE, DELETE, ALTER, CREATE INDEX,
 //     CREATE MATERIALIZED VIEW, ...) are reported as not supported rather than

@@ -96,3 +96,15 @@ func IsTryCast(stmt Statement, e *ast.FuncCastExpr) bool {
 	m := metaOf(stmt)
 	return m != nil && m.tryCasts[e]
 }
+
+// TableOptions returns the options of a Flink table hint on table tn of
+// stmt: FROM t /*+ OPTIONS('scan.startup.mode'='earliest-offset') */. They
+// override the table's WITH options for this query. Other hints are
+// ignored.
+func TableOptions(stmt Statement, tn *ast.TableName) []Option {
+	m := metaOf(stmt)
+	if m == nil || m.tables[tn] == nil {
+		return nil
+	}
+	return m.tables[tn].options
+}

@@ -61,8 +61,9 @@ type stmtMeta struct {
 	intervals  map[ast.ExprNode]Interval
 	windowAt   map[string]*WindowTVF // placeholder name -> call
 	windows    map[*ast.TableName]*WindowTVF
-	asOfAt     map[string]*asOf // placeholder name -> temporal table
-	distinctAt map[int]bool     // offset of the right operand of IS DISTINCT FROM
+	tableAt    map[string]*tableNote // placeholder name -> table reference
+	tables     map[*ast.TableName]*tableNote
+	distinctAt map[int]bool // offset of the right operand of IS DISTINCT FROM
 }
 
 func newMeta() *stmtMeta {
@@ -71,7 +72,7 @@ func newMeta() *stmtMeta {
 		tryCastAt: map[int]bool{}, tryCasts: map[*ast.FuncCastExpr]bool{},
 		intervalAt: map[int]Interval{}, intervals: map[ast.ExprNode]Interval{},
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
-		asOfAt: map[string]*asOf{}, distinctAt: map[int]bool{},
+		tableAt: map[string]*tableNote{}, tables: map[*ast.TableName]*tableNote{}, distinctAt: map[int]bool{},
 	}
 }
 

@@ -68,6 +68,15 @@ func TestDatadriven(t *testing.T) {
 						switch x := n.(type) {
 						case *ast.TableName:
 							fmt.Fprintf(&b, "table %s", x.Name.O)
+							if x.Schema.O != "" {
+								fmt.Fprintf(&b, " schema %s", x.Schema.O)
+							}
+							if x.AsOf != nil {
+								fmt.Fprintf(&b, " as-of %s @%s", restore(x.AsOf.TsExpr), ExprPos(s, x.AsOf.TsExpr))
+							}
+							for _, o := range TableOptions(s, x) {
+								fmt.Fprintf(&b, " option '%s'='%s' @%s", o.Key, o.Value, o.Pos)
+							}
 							if w, ok := WindowOf(s, x); ok {
 								fmt.Fprintf(&b, " window %s @%s of %s @%s descriptor %s @%s size=%q slide=%q gap=%q offset=%q partition=%v",
 									w.Kind, w.Pos, w.Table, w.TablePos, w.TimeCol, w.TimeColPos, w.Size, w.Slide, w.Gap, w.Offset, w.PartitionBy)

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -29,14 +30,28 @@ import (
 //     becomes a <=> b, turned into NOT (a <=> b) after parsing;
 //   - t FOR SYSTEM_TIME AS OF e (temporal join) is blanked and t renamed to
 //     a placeholder; after parsing the table gets its name back and AsOf.TsExpr
-//     holds e;
+//     holds e; the options of a t /*+ OPTIONS(...) */ hint go the same way
+//     (TableOptions);
 //   - names MySQL reserves but Flink does not (key, index, ...) get
 //     backquotes.
 func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 	var edits []edit
 	toks := p.sc.toks
+	notes := map[int]*tableNote{} // by the index of a table name's first token
 	for i := lo; i < hi; i++ {
 		t := toks[i]
+		if t.isName() && (i+1 >= hi || !toks[i+1].isPunct(".")) && len(p.sc.comments) > 0 {
+			if c, ok := p.hintAfter(i, hi); ok {
+				opts, ok, err := p.tableHint(c)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					n := p.note(p.nameStart(lo, i), i, notes, &edits)
+					n.options = append(n.options, opts...)
+				}
+			}
+		}
 		if t.isPunct("#") {
 			// The TiDB parser would take it for a MySQL comment and skip
 			// the rest of the line.
@@ -129,11 +144,9 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			}
 			i = j
 		case up == "FOR" && i > lo && toks[i-1].isName() && i+3 < hi && next.is("SYSTEM_TIME") && toks[i+2].is("AS") && toks[i+3].is("OF"):
-			es, err := p.rewriteAsOf(lo, i, hi)
-			if err != nil {
+			if err := p.rewriteAsOf(lo, i, hi, notes, &edits); err != nil {
 				return nil, err
 			}
-			edits = append(edits, es...)
 			i = p.asOfEnd(i+4, hi) - 1
 		case up == "STRAIGHT_JOIN":
 			return nil, p.errAt(t.off, "STRAIGHT_JOIN is not supported")
@@ -333,46 +346,128 @@ func (p *stmtParser) parseExpr(lo, hi int) (ast.ExprNode, *Error) {
 	return sel.Fields.Fields[0].Expr, nil
 }
 
-// asOf is a table of a temporal join: t FOR SYSTEM_TIME AS OF expr.
-type asOf struct {
+// tableNote is what the rewrites hid about a table reference: the time
+// attribute of t FOR SYSTEM_TIME AS OF expr and the options of a
+// t /*+ OPTIONS('k'='v') */ hint. The table's name is replaced by a
+// placeholder in the text given to the TiDB parser; the AST walk gives it
+// back and files the note under the *ast.TableName.
+type tableNote struct {
 	schema, name string
-	expr         ast.ExprNode
+	asOf         ast.ExprNode
+	options      []Option
 }
 
-const asOfPlaceholder = "__asof_"
+const tablePlaceholder = "__table_"
 
-// rewriteAsOf handles name FOR SYSTEM_TIME AS OF expr, where toks[i] is
-// FOR: the expression is parsed on its own, the clause blanked and the
-// table name replaced by a placeholder that the AST walk turns back.
-func (p *stmtParser) rewriteAsOf(lo, i, hi int) ([]edit, *Error) {
+// note returns the note of the table whose (possibly qualified) name spans
+// toks[k..j], creating it and the placeholder edit on first use.
+func (p *stmtParser) note(k, j int, notes map[int]*tableNote, edits *[]edit) *tableNote {
+	if n, ok := notes[k]; ok {
+		return n
+	}
 	toks := p.sc.toks
-	k := i - 1
+	var parts []string
+	for x := k; x <= j; x += 2 {
+		parts = append(parts, toks[x].val)
+	}
+	n := &tableNote{name: parts[len(parts)-1]}
+	if len(parts) > 1 {
+		n.schema = strings.Join(parts[:len(parts)-1], ".")
+	}
+	name := tablePlaceholder + itoa(len(p.meta.tableAt))
+	p.meta.tableAt[name] = n
+	notes[k] = n
+	*edits = append(*edits, edit{toks[k].off, toks[j].end, name})
+	return n
+}
+
+// nameStart returns the index of the first token of the qualified name
+// ending at toks[j].
+func (p *stmtParser) nameStart(lo, j int) int {
+	toks := p.sc.toks
+	k := j
 	for k-2 >= lo && toks[k-1].isPunct(".") && toks[k-2].isName() {
 		k -= 2
 	}
-	var parts []string
-	for j := k; j < i; j += 2 {
-		parts = append(parts, toks[j].val)
-	}
+	return k
+}
+
+// rewriteAsOf handles name FOR SYSTEM_TIME AS OF expr, where toks[i] is
+// FOR: the expression is parsed on its own and the clause blanked.
+func (p *stmtParser) rewriteAsOf(lo, i, hi int, notes map[int]*tableNote, edits *[]edit) *Error {
+	toks := p.sc.toks
 	end := p.asOfEnd(i+4, hi)
 	if end == i+4 {
 		sub := p.sub(i+4, hi)
-		return nil, sub.unexpected("expected the time attribute, e.g. FOR SYSTEM_TIME AS OF o.proc_time")
+		return sub.unexpected("expected the time attribute, e.g. FOR SYSTEM_TIME AS OF o.proc_time")
 	}
 	expr, err := p.parseExpr(i+4, end)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a := &asOf{name: parts[len(parts)-1], expr: expr}
-	if len(parts) > 1 {
-		a.schema = strings.Join(parts[:len(parts)-1], ".")
+	n := p.note(p.nameStart(lo, i-1), i-1, notes, edits)
+	n.asOf = expr
+	*edits = append(*edits, edit{toks[i].off, toks[end-1].end, pad("", toks[end-1].end-toks[i].off)})
+	return nil
+}
+
+// hintAfter returns the /*+ ... */ comment right after toks[j], if any.
+func (p *stmtParser) hintAfter(j, hi int) (span, bool) {
+	next := len(p.sc.text)
+	if j+1 < len(p.sc.toks) {
+		next = p.sc.toks[j+1].off
 	}
-	name := asOfPlaceholder + itoa(len(p.meta.asOfAt))
-	p.meta.asOfAt[name] = a
-	return []edit{
-		{toks[k].off, toks[i-1].end, name},
-		{toks[i].off, toks[end-1].end, pad("", toks[end-1].end-toks[i].off)},
-	}, nil
+	from := p.sc.toks[j].end
+	i := sort.Search(len(p.sc.comments), func(i int) bool { return p.sc.comments[i].off >= from })
+	if i < len(p.sc.comments) {
+		c := p.sc.comments[i]
+		if c.end <= next && strings.HasPrefix(p.sc.text[c.off:], "/*+") {
+			return c, true
+		}
+	}
+	return span{}, false
+}
+
+// tableHint parses the OPTIONS('k'='v', ...) of a table hint comment; other
+// hints are ignored, as Flink ignores hints it does not know.
+func (p *stmtParser) tableHint(c span) ([]Option, bool, *Error) {
+	body := p.sc.text[c.off+3 : c.end-2]
+	base := c.off + 3
+	toks := lex(body).toks
+	if len(toks) == 0 || !toks[0].is("OPTIONS") {
+		return nil, false, nil
+	}
+	bad := func(k int, what string) *Error {
+		off := c.end - 2
+		if k < len(toks) {
+			off = base + toks[k].off
+		}
+		e := p.errAt(off, "syntax error in OPTIONS hint")
+		e.Hint = "expected " + what + ", as in /*+ OPTIONS('scan.startup.mode'='earliest-offset') */"
+		return e
+	}
+	if len(toks) < 2 || !toks[1].isPunct("(") {
+		return nil, false, bad(1, "'('")
+	}
+	var opts []Option
+	k := 2
+	for k < len(toks) && !toks[k].isPunct(")") {
+		if toks[k].kind != tokString {
+			return nil, false, bad(k, "a quoted option key")
+		}
+		if k+2 >= len(toks) || !toks[k+1].isPunct("=") || toks[k+2].kind != tokString {
+			return nil, false, bad(k+1, "= and a quoted value")
+		}
+		opts = append(opts, Option{Key: toks[k].val, Value: toks[k+2].val, Pos: p.sc.pos(base + toks[k].off)})
+		k += 3
+		if k < len(toks) && toks[k].isPunct(",") {
+			k++
+		}
+	}
+	if k >= len(toks) {
+		return nil, false, bad(k, "')'")
+	}
+	return opts, true, nil
 }
 
 // asOfEnd returns the end (exclusive token index) of the expression after

@@ -280,9 +280,12 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 	}
 	switch x := n.(type) {
 	case *ast.TableName:
-		if a, ok := meta.asOfAt[x.Name.O]; ok {
+		if a, ok := meta.tableAt[x.Name.O]; ok {
 			x.Schema, x.Name = ast.NewCIStr(a.schema), ast.NewCIStr(a.name)
-			x.AsOf = &ast.AsOfClause{TsExpr: a.expr}
+			if a.asOf != nil {
+				x.AsOf = &ast.AsOfClause{TsExpr: a.asOf}
+			}
+			meta.tables[x] = a
 		}
 	case *ast.BinaryOperationExpr:
 		if x.Op == opcode.NullEQ && x.R != nil && meta.distinctAt[x.R.OriginTextPosition()] {
