@@ -20,16 +20,16 @@ func init() {
 	register("TO_TIMESTAMP", resolveParseTemporal("TO_TIMESTAMP", types.TimestampOf(3)))
 	register("TO_DATE", resolveParseTemporal("TO_DATE", types.DateType))
 	register("FROM_UNIXTIME", resolveFromUnixtime)
-	register("UNIX_TIMESTAMP", resolveUnixTimestamp)
+	register("UNIX_TIMESTAMP", resolveUnixTimestamp).Volatile = true
 	f := register("TIMESTAMPADD", func(args []types.T) (Resolved, error) { return resolveTimestampAdd(argsOf(args)) })
 	f.resolveArgs = resolveTimestampAdd
 	register("TIMESTAMPDIFF", resolveTimestampDiff)
-	register("CURRENT_TIMESTAMP", resolveNow("CURRENT_TIMESTAMP", types.TimestampOf(3)))
+	register("CURRENT_TIMESTAMP", resolveNow("CURRENT_TIMESTAMP", types.TimestampOf(3))).Volatile = true
 	alias("LOCALTIMESTAMP", "CURRENT_TIMESTAMP")
 	alias("NOW", "CURRENT_TIMESTAMP")
 	alias("CURRENT_ROW_TIMESTAMP", "CURRENT_TIMESTAMP")
-	register("CURRENT_DATE", resolveNow("CURRENT_DATE", types.DateType))
-	register("CURRENT_TIME", resolveNow("CURRENT_TIME", types.T{Kind: types.Time}))
+	register("CURRENT_DATE", resolveNow("CURRENT_DATE", types.DateType)).Volatile = true
+	register("CURRENT_TIME", resolveNow("CURRENT_TIME", types.T{Kind: types.Time})).Volatile = true
 	alias("LOCALTIME", "CURRENT_TIME")
 }
 

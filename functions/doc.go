@@ -13,7 +13,15 @@
 //   - The type rules the planner needs elsewhere: ImplicitCast (Flink's
 //     implicit widening), CommonType (UNION, CASE branches, IN lists,
 //     comparisons), Cast/TryCast/CanCast.
-//   - HashColumn, the row hash of hash exchanges and group-by keys.
+//   - HashColumn (and HashValue for one value), the row hash of hash
+//     exchanges and group-by keys.
+//
+// Func.Volatile marks the functions of the statement time (CURRENT_TIMESTAMP,
+// NOW, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME,
+// UNIX_TIMESTAMP()), which must not be folded at plan time. Two result types
+// depend on a literal argument, which is why ResolveArgs exists:
+// ROUND(DECIMAL(p, s), d) and TIMESTAMPADD(unit, n, DATE) (a DATE plus
+// hours is a TIMESTAMP(0)).
 //
 // Kernels take Vecs (an Arrow array of n rows, or one constant) and return
 // a new array (or a constant when every argument is constant). They work on
@@ -100,6 +108,12 @@
 //   - CAST(x AS STRING) of a FLOAT prints the float's own shortest form
 //     (0.1, as Java's Float.toString), and exponents without leading zeros
 //     (1.0E7).
+//   - FLOOR/CEIL(t TO WEEK) start weeks on Monday (ISO); EXTRACT(WEEK) is
+//     the ISO week and EXTRACT(DOW) counts from Sunday = 1, as Flink.
+//   - TIMESTAMPDIFF returns INT and fails when the difference does not fit.
+//   - Date patterns support the letters y M d D H k h K m s S E a u w z Z X
+//     G; S is a fraction of a second (SSS milliseconds, SSSSSS
+//     microseconds) as in java.time. Other letters are an error.
 //   - Everything is UTF-8 and counted in characters (code points), not
 //     Java's UTF-16 units.
 //

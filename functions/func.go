@@ -88,6 +88,10 @@ type Arg struct {
 type Func struct {
 	Name    string // upper case, e.g. "+", "=", "AND", "UPPER"
 	Resolve func(args []types.T) (Resolved, error)
+	// Volatile is set for functions of the statement time (Context.Now):
+	// CURRENT_TIMESTAMP and friends, UNIX_TIMESTAMP(). They must not be
+	// folded at plan time.
+	Volatile bool
 	// resolveArgs, when set, resolves knowing the literal arguments.
 	resolveArgs func(args []Arg) (Resolved, error)
 }

@@ -226,3 +226,14 @@ func TestTryCastColumn(t *testing.T) {
 		t.Errorf("Cast error = %v", err)
 	}
 }
+
+func TestVolatile(t *testing.T) {
+	for _, n := range []string{"NOW", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIME", "UNIX_TIMESTAMP", "CURRENT_ROW_TIMESTAMP"} {
+		if f, ok := Lookup(n); !ok || !f.Volatile {
+			t.Errorf("%s is not volatile", n)
+		}
+	}
+	if f, _ := Lookup("UPPER"); f.Volatile {
+		t.Error("UPPER is volatile")
+	}
+}
