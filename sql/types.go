@@ -27,6 +27,9 @@ func (p *stmtParser) typeName() (TypeName, *Error) {
 	}
 	tn := TypeName{Name: strings.ToUpper(t.val), Pos: p.sc.pos(t.off)}
 	p.i++
+	if p.peek().isPunct("<") || (p.peek().isPunct("(") && (tn.Name == "ROW" || tn.Name == "ARRAY" || tn.Name == "MAP" || tn.Name == "MULTISET")) {
+		return TypeName{}, p.errAt(t.off, "composite type %s is not supported", tn.Name)
+	}
 	switch {
 	case tn.Name == "DOUBLE" && p.accept("PRECISION"):
 		tn.Name = "DOUBLE PRECISION"
