@@ -1,0 +1,84 @@
+// Command streamsql runs streaming SQL: an interactive shell, a runner for
+// files of statements, and a sqllogictest runner. Every statement goes
+// through a session.Session on a data directory (--data-dir, default
+// ./streamsql-data), so it behaves the same from each door.
+//
+// Usage:
+//
+//	streamsql [--data-dir DIR] [--sync]               the interactive shell
+//	streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file (also --file)
+//	streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
+//	streamsql version
+//
+// --sync makes each INSERT wait for its job, as SET 'table.dml-sync' =
+// 'true' does.
+//
+// # The shell
+//
+// The prompt is "streamsql> "; a statement may span lines (the prompt is
+// then "       -> ") and ends with ';'. Tab completes keywords and table
+// and view names; the history is kept in <data-dir>/.streamsql_history
+// (~/.streamsql_history when the data directory cannot be created).
+// "help" or \h lists the statements, "quit", "exit" or Ctrl-D leaves (and
+// stops the jobs started from the shell). Ctrl-C clears the statement being
+// typed, or cancels the running query and returns to the prompt. Errors
+// print as "[ERROR] line L:C: message (hint)", the position being in the
+// statement as typed.
+//
+// Results: statements that only succeed print a message; SHOW, DESCRIBE
+// and bounded result sets print a boxed table (NULL as <NULL>, numbers
+// aligned right) followed by "N rows in set"; EXPLAIN prints the plans.
+// A SELECT runs with Session.Query, so an unbounded one streams until
+// Ctrl-C ("Query canceled."). Its display follows
+// 'sql-client.execution.result-mode':
+//
+//	table      the default: the result is kept materialized and, on a
+//	           terminal, redrawn in place at most every 200ms while it
+//	           changes (as many rows as fit the screen); at the end the
+//	           whole table is printed with "N rows in set".
+//	tableau,   every change is printed as it arrives, with its op (+I, -U,
+//	changelog  +U, -D), in columns sized from the types (values wider than
+//	           30 cells are cut with "..."); at the end, "Received a total
+//	           of N rows".
+//
+// When standard input is not a terminal the shell reads it without prompts
+// or line editing, so a script can be piped in; it keeps going after a
+// failed statement, waits at the end for the jobs the script started (as
+// -f does) and exits 1 if a statement or a job failed.
+//
+// # Running a file
+//
+// -f parses the whole file first (a syntax error anywhere runs nothing),
+// then runs its statements in order and prints their results as the shell
+// does. INSERT statements submit jobs that run in the background, as in
+// Flink; after the last statement streamsql waits for every job. Bounded
+// jobs end by themselves; unbounded ones run until SIGINT or SIGTERM, which
+// stop all jobs and end the run with exit status 0 (stopping a streaming
+// job on request is how it ends, not a failure). On a terminal a progress
+// line (jobs running, records in and out) is rewritten every 2 seconds
+// while waiting.
+//
+// The exit status is 1 if a statement fails (the jobs already started are
+// stopped) or a job fails (the other jobs are stopped). Errors go to
+// standard error placed in the file, as a compiler does:
+//
+//	[ERROR] job.sql:3:15: column 'idd' not found (did you mean 'id'?)
+//
+// A failed job is reported at the INSERT that started it.
+//
+// # sqllogictest
+//
+// "streamsql test" runs sqllogictest files (a directory means its *.slt
+// and *.test files) with package slt. Each file runs on a fresh session in
+// a fresh temporary data directory (under --data-dir if given), removed
+// afterwards, with 'table.dml-sync' on so an INSERT is applied before the
+// next record. Result columns are typed 'I' for TINYINT to BIGINT and
+// BOOLEAN (booleans are integers in sqllogictest, shown as 1 and 0), 'R'
+// for FLOAT, DOUBLE and DECIMAL and 'T' otherwise; values are the engine's
+// text (types.Format), NULL being NULL. It prints a line per file, each
+// failure with -v, and last "N passed, N failed"; the exit status is 1 if
+// any record failed.
+//
+// "streamsql bench" and "streamsql kafka-dev" are reserved for the
+// benchmark driver and the local Kafka-compatible broker.
+package main

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/streamsql/streamsql/connectors/print"
+	"github.com/streamsql/streamsql/session"
+	"github.com/streamsql/streamsql/sql"
+)
+
+// progressEvery is how often `streamsql -f` rewrites its progress line
+// while it waits for jobs on a terminal.
+const progressEvery = 2 * time.Second
+
+// failurePoll is how often `streamsql -f` looks for failed jobs while it
+// waits.
+const failurePoll = 500 * time.Millisecond
+
+// fileRun runs a file of statements (streamsql -f) on a session.
+type fileRun struct {
+	path   string
+	sess   *session.Session
+	out    io.Writer
+	errOut io.Writer
+	disp   display
+	// status, if set, shows progress while waiting for jobs (stderr is a
+	// terminal).
+	status *statusLine
+	// jobPos is where the statement that submitted each job starts.
+	jobPos map[string]sql.Pos
+}
+
+// runFile runs the statements of path in order and then waits for the jobs
+// they started. It returns the exit code: 0 on success or when SIGINT or
+// SIGTERM stopped the run, 1 when a statement or a job failed.
+func runFile(sess *session.Session, path string) int {
+	f := &fileRun{path: path, sess: sess, out: os.Stdout, errOut: os.Stderr, disp: stdoutDisplay(), jobPos: map[string]sql.Pos{}}
+	if isTerminal(os.Stderr) {
+		f.status = &statusLine{w: os.Stderr}
+		f.disp.out = f.status.wrap(os.Stdout)
+		restore := print.SetOutput(f.status.wrap(os.Stdout), f.status.wrap(os.Stderr))
+		defer restore()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return f.run(ctx)
+}
+
+// run reads, parses and runs the file. The whole file is parsed first, so
+// a syntax error anywhere runs nothing.
+func (f *fileRun) run(ctx context.Context) int {
+	src, err := os.ReadFile(f.path)
+	if err != nil {
+		fmt.Fprintf(f.errOut, "[ERROR] %v\n", err)
+		return 1
+	}
+	stmts, err := sql.Parse(string(src))
+	if err != nil {
+		f.printError(nil, err)
+		return 1
+	}
+	for _, st := range stmts {
+		if err := f.runStatement(ctx, st); err != nil {
+			if ctx.Err() != nil {
+				return f.interrupted()
+			}
+			f.printError(st, err)
+			f.sess.StopJobs()
+			return 1
+		}
+	}
+	return f.waitJobs(ctx)
+}
+
+// runStatement runs one statement and prints its result. SELECTs stream
+// (see runQuery).
+func (f *fileRun) runStatement(ctx context.Context, st sql.Statement) error {
+	if sel, ok := st.(*sql.Select); ok {
+		return runQuery(ctx, f.sess, sel, f.disp)
+	}
+	r, err := f.sess.ExecuteStatement(ctx, st)
+	if err != nil {
+		return err
+	}
+	if r.JobID != "" {
+		f.jobPos[r.JobID] = st.Pos()
+	}
+	printResult(f.out, r)
+	return nil
+}
+
+// waitJobs waits for every job to end, showing progress on a terminal, and
+// reports the jobs that failed. SIGINT or SIGTERM (ctx) stops them.
+func (f *fileRun) waitJobs(ctx context.Context) int {
+	stopProgress := func() {}
+	if f.status != nil && running(f.sess.Jobs()) > 0 {
+		done := make(chan struct{})
+		go f.showProgress(done)
+		stopProgress = func() {
+			close(done)
+			f.status.clear()
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- f.sess.WaitJobs(context.Background()) }()
+	poll := time.NewTicker(failurePoll)
+	defer poll.Stop()
+	for {
+		select {
+		case err := <-errc:
+			stopProgress()
+			return f.reportJobs(f.sess.Jobs(), err)
+		case <-poll.C:
+			if jobs := f.sess.Jobs(); failedJobs(jobs) > 0 {
+				// One failure fails the run: stop the others rather than
+				// wait for streams that may never end. (The jobs are
+				// listed first: StopJobs marks every job CANCELED.)
+				stopProgress()
+				f.sess.StopJobs()
+				return f.reportJobs(jobs, <-errc)
+			}
+		case <-ctx.Done():
+			stopProgress()
+			return f.interrupted()
+		}
+	}
+}
+
+// reportJobs prints the failed jobs (err is what WaitJobs returned) and
+// returns the exit code.
+func (f *fileRun) reportJobs(jobs []session.JobInfo, err error) int {
+	failed := false
+	for _, j := range jobs {
+		if j.Status == "FAILED" {
+			failed = true
+			f.printJobError(j)
+		}
+	}
+	if err != nil && !failed {
+		fmt.Fprintf(f.errOut, "[ERROR] %s: %v\n", f.path, err)
+		failed = true
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func failedJobs(jobs []session.JobInfo) int {
+	n := 0
+	for _, j := range jobs {
+		if j.Status == "FAILED" {
+			n++
+		}
+	}
+	return n
+}
+
+// showProgress rewrites the status line every progressEvery until done.
+func (f *fileRun) showProgress(done <-chan struct{}) {
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			f.status.show(progress(f.sess.Jobs()))
+		}
+	}
+}
+
+// progress is the status line for a set of jobs.
+func progress(jobs []session.JobInfo) string {
+	var in, out int64
+	for _, j := range jobs {
+		in += j.RecordsIn
+		out += j.RecOut
+	}
+	return fmt.Sprintf("[INFO] %d of %d jobs running, %d records in, %d records out (Ctrl-C stops them)",
+		running(jobs), len(jobs), in, out)
+}
+
+func running(jobs []session.JobInfo) int {
+	n := 0
+	for _, j := range jobs {
+		if j.Status == "RUNNING" {
+			n++
+		}
+	}
+	return n
+}
+
+// interrupted stops the jobs after SIGINT or SIGTERM. Stopping on request
+// is how a streaming file ends, so it is a success.
+func (f *fileRun) interrupted() int {
+	if n := running(f.sess.Jobs()); n > 0 {
+		fmt.Fprintf(f.errOut, "[INFO] Stopping %d running jobs...\n", n)
+	}
+	f.sess.StopJobs()
+	fmt.Fprintln(f.errOut, "[INFO] Stopped.")
+	return 0
+}
+
+// printError prints a statement's error as "[ERROR] file:line:col: msg
+// (hint)". st is the statement that failed, nil for a parse error.
+func (f *fileRun) printError(st sql.Statement, err error) {
+	fmt.Fprintf(f.errOut, "[ERROR] %s\n", fileError(f.path, st, err))
+}
+
+// printJobError prints a failed job's error at the statement that
+// submitted it.
+func (f *fileRun) printJobError(j session.JobInfo) {
+	var se *sql.Error
+	msg := fmt.Sprintf("job %s (%s) failed: %v", j.ID, j.Name, j.Err)
+	if errors.As(j.Err, &se) && se.Pos.Line > 0 {
+		msg = fmt.Sprintf("%s:%d:%d: job %s (%s) failed: %s", f.path, se.Pos.Line, se.Pos.Col, j.ID, j.Name, withoutPos(j.Err, se))
+	} else if pos, ok := f.jobPos[j.ID]; ok {
+		msg = fmt.Sprintf("%s:%d:%d: %s", f.path, pos.Line, pos.Col, msg)
+	} else {
+		msg = f.path + ": " + msg
+	}
+	fmt.Fprintf(f.errOut, "[ERROR] %s\n", msg)
+}
+
+// fileError places err in the file: an *sql.Error at its own line and
+// column, any other error at the start of st (if known).
+func fileError(path string, st sql.Statement, err error) string {
+	var se *sql.Error
+	if errors.As(err, &se) && se.Pos.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", path, se.Pos.Line, se.Pos.Col, withoutPos(err, se))
+	}
+	if st != nil {
+		return fmt.Sprintf("%s:%d:%d: %v", path, st.Pos().Line, st.Pos().Col, err)
+	}
+	return fmt.Sprintf("%s: %v", path, err)
+}
+
+// withoutPos is the text of err, which wraps se (or is se), with se's
+// "line L:C: " prefix left out: the caller prints the position its own way.
+func withoutPos(err error, se *sql.Error) string {
+	text := se.Msg
+	if se.Hint != "" {
+		text += " (" + se.Hint + ")"
+	}
+	return strings.Replace(err.Error(), se.Error(), text, 1)
+}

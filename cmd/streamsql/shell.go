@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/chzyer/readline"
+
+	"github.com/streamsql/streamsql/connectors/print"
+	"github.com/streamsql/streamsql/session"
+	"github.com/streamsql/streamsql/sql"
+)
+
+// Prompts of the interactive shell.
+const (
+	prompt             = "streamsql> "
+	continuationPrompt = "       -> "
+)
+
+// historyName is the shell's history file, in the data directory.
+const historyName = ".streamsql_history"
+
+const helpText = `Statements (end each with ';'; a statement may span several lines):
+  CREATE TABLE t (id BIGINT, name STRING);                    a memory table
+  CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen');  a connector table
+  CREATE TABLE s (id BIGINT) WITH ('connector' = 'print');    a sink
+  CREATE [TEMPORARY] VIEW v AS SELECT id FROM t WHERE id > 1;
+  DROP TABLE [IF EXISTS] t;   DROP VIEW v;
+  INSERT INTO t VALUES (1, 'a'), (2, 'b');
+  INSERT INTO s SELECT id FROM g;                             starts a job
+  EXECUTE STATEMENT SET BEGIN INSERT INTO ...; INSERT INTO ...; END;
+  SELECT name, COUNT(*) FROM t GROUP BY name;
+  EXPLAIN SELECT name, COUNT(*) FROM t GROUP BY name;
+  SHOW TABLES;   SHOW VIEWS;   SHOW JOBS;
+  DESCRIBE t;
+  STOP JOB '<job id>';
+  SET 'sql-client.execution.result-mode' = 'tableau';         table, tableau or changelog
+  SET 'table.dml-sync' = 'true';                              INSERT waits for its job
+  SET;   RESET 'key';   RESET;
+Shell commands:
+  help, \h      this help
+  quit, exit    leave the shell (also Ctrl-D)
+Ctrl-C clears the line being typed, or cancels the running query.
+`
+
+// shell is the interactive loop: it reads statements, runs them on the
+// session and prints their results.
+type shell struct {
+	sess   *session.Session
+	out    io.Writer
+	errOut io.Writer
+	// disp is where query results go; disp.terminal enables redrawing.
+	disp display
+
+	// failed is set once a statement has failed.
+	failed bool
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running statement, if any
+}
+
+// lineReader reads the shell's input a line at a time.
+type lineReader interface {
+	// readLine returns the next line, errInterrupted when the user pressed
+	// Ctrl-C while typing, or io.EOF at the end.
+	readLine(prompt string) (string, error)
+	// remember adds a complete statement to the history.
+	remember(stmt string)
+	close()
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// runShell runs the shell on stdin until quit or the end of input and
+// returns the exit code.
+//
+// On a terminal it uses readline (history, completion, editing) and exits
+// 0. On a pipe it reads lines quietly, without prompts, so a script can be
+// piped in; at the end of input it waits for the jobs the script started,
+// as -f does, and exits 1 if a statement or a job failed.
+func runShell(sess *session.Session) int {
+	sh := &shell{sess: sess, out: os.Stdout, errOut: os.Stderr, disp: stdoutDisplay()}
+	interactive := isTerminal(os.Stdin) && isTerminal(os.Stdout)
+	var in lineReader
+	if interactive {
+		rl, err := newReadline(sess)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+			return 1
+		}
+		// Rows printed by print sinks of background jobs must not garble
+		// the line being typed.
+		restore := print.SetOutput(rl.Stdout(), rl.Stderr())
+		defer restore()
+		in = &readlineReader{rl: rl}
+		fmt.Fprintf(sh.out, "streamsql %s. Type 'help' for help, 'quit' to exit.\n\n", version)
+	} else {
+		in = &plainReader{sc: bufio.NewScanner(os.Stdin)}
+	}
+	defer in.close()
+
+	stopSignals := sh.cancelOnInterrupt()
+	sh.loop(in)
+	stopSignals()
+	if interactive {
+		if running(sess.Jobs()) > 0 {
+			fmt.Fprintln(sh.out, "Stopping the running jobs...")
+		}
+		return 0
+	}
+	f := &fileRun{path: "<stdin>", sess: sess, out: sh.out, errOut: sh.errOut}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.waitJobs(ctx) != 0 || sh.failed {
+		return 1
+	}
+	return 0
+}
+
+// cancelOnInterrupt makes SIGINT (Ctrl-C while a statement runs, when the
+// terminal is not in readline's raw mode) cancel the running statement. It
+// returns a function that undoes it.
+func (sh *shell) cancelOnInterrupt() (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sigs:
+				sh.interrupt()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+// newReadline sets up readline with the shell's prompt, history file and
+// completion.
+func newReadline(sess *session.Session) (*readline.Instance, error) {
+	return readline.NewEx(&readline.Config{
+		Prompt:                 prompt,
+		HistoryFile:            historyPath(sess.DataDir()),
+		DisableAutoSaveHistory: true,
+		HistorySearchFold:      true,
+		AutoComplete: completer{names: func() []string {
+			cat := sess.Catalog()
+			return append(cat.Tables(), cat.Views()...)
+		}},
+		InterruptPrompt: "^C",
+		EOFPrompt:       "exit",
+	})
+}
+
+// historyPath is <dataDir>/.streamsql_history, or ~/.streamsql_history when
+// there is no usable data directory.
+func historyPath(dataDir string) string {
+	if dataDir != "" {
+		if err := os.MkdirAll(dataDir, 0o755); err == nil {
+			return filepath.Join(dataDir, historyName)
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, historyName)
+	}
+	return ""
+}
+
+// loop reads and runs statements until quit or the end of input.
+func (sh *shell) loop(in lineReader) {
+	var acc accumulator
+	for {
+		p := prompt
+		if !acc.empty() {
+			p = continuationPrompt
+		}
+		l, err := in.readLine(p)
+		if errors.Is(err, errInterrupted) {
+			acc.reset()
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if acc.empty() {
+			switch shellCommand(l) {
+			case cmdQuit:
+				return
+			case cmdHelp:
+				fmt.Fprint(sh.out, helpText)
+				continue
+			}
+		}
+		text, ok := acc.add(l)
+		if !ok {
+			continue
+		}
+		in.remember(text)
+		sh.run(text)
+	}
+}
+
+// run parses and runs the statements of text, stopping at the first error.
+// A parse error runs nothing.
+func (sh *shell) run(text string) {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		sh.printError(err)
+		return
+	}
+	for _, st := range stmts {
+		if err := sh.runStatement(st); err != nil {
+			sh.printError(err)
+			return
+		}
+	}
+}
+
+// runStatement runs one statement, which Ctrl-C cancels. A canceled query
+// is not an error.
+func (sh *shell) runStatement(st sql.Statement) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	sh.mu.Lock()
+	sh.cancel = cancel
+	sh.mu.Unlock()
+	defer func() {
+		sh.mu.Lock()
+		sh.cancel = nil
+		sh.mu.Unlock()
+		cancel()
+	}()
+	if sel, ok := st.(*sql.Select); ok {
+		err := runQuery(ctx, sh.sess, sel, sh.disp)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	r, err := sh.sess.ExecuteStatement(ctx, st)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errors.New("statement canceled")
+		}
+		return err
+	}
+	printResult(sh.out, r)
+	return nil
+}
+
+// interrupt cancels the running statement, if any (Ctrl-C while it runs).
+func (sh *shell) interrupt() {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.cancel != nil {
+		sh.cancel()
+	}
+}
+
+func (sh *shell) printError(err error) {
+	sh.failed = true
+	fmt.Fprintf(sh.errOut, "[ERROR] %v\n", err)
+}
+
+// Shell commands, recognized on a line of their own outside a statement.
+const (
+	cmdNone = iota
+	cmdHelp
+	cmdQuit
+)
+
+// shellCommand says which shell command line is, if any. A trailing ';'
+// and the case do not matter.
+func shellCommand(line string) int {
+	w := strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ";")))
+	switch w {
+	case "help", `\h`, "?":
+		return cmdHelp
+	case "quit", "exit", `\q`:
+		return cmdQuit
+	}
+	return cmdNone
+}
+
+// accumulator gathers input lines until they hold complete statements
+// (sql.Complete: the text ends with ';' outside strings, comments and
+// statement sets).
+type accumulator struct {
+	lines []string
+}
+
+// add adds a line. When the text gathered so far is complete it returns it
+// and starts over. Input holding nothing but blanks and comments is
+// dropped, so such lines never leave the shell waiting for more.
+func (a *accumulator) add(line string) (string, bool) {
+	a.lines = append(a.lines, line)
+	text := strings.Join(a.lines, "\n")
+	if sql.Complete(text) {
+		a.reset()
+		return text, true
+	}
+	if stmts, err := sql.Parse(text); err == nil && len(stmts) == 0 {
+		a.reset()
+	}
+	return "", false
+}
+
+func (a *accumulator) empty() bool { return len(a.lines) == 0 }
+func (a *accumulator) reset()      { a.lines = nil }
+
+// readlineReader reads lines from a terminal with readline.
+type readlineReader struct {
+	rl *readline.Instance
+}
+
+func (r *readlineReader) readLine(p string) (string, error) {
+	r.rl.SetPrompt(p)
+	l, err := r.rl.Readline()
+	if errors.Is(err, readline.ErrInterrupt) {
+		return "", errInterrupted
+	}
+	return l, err
+}
+
+// remember saves stmt to the history as one line.
+func (r *readlineReader) remember(stmt string) {
+	r.rl.SaveHistory(strings.ReplaceAll(stmt, "\n", " "))
+}
+
+func (r *readlineReader) close() { r.rl.Close() }
+
+// plainReader reads lines from a pipe or file, without prompts.
+type plainReader struct {
+	sc *bufio.Scanner
+}
+
+func (r *plainReader) readLine(string) (string, error) {
+	if r.sc.Scan() {
+		return r.sc.Text(), nil
+	}
+	if err := r.sc.Err(); err != nil {
+		return "", err
+	}
+	return "", io.EOF
+}
+
+func (r *plainReader) remember(string) {}
+func (r *plainReader) close()          {}
