@@ -84,6 +84,10 @@
 //   - Statements of other dialects (UPDATE, DELETE, ALTER, CREATE INDEX,
 //     CREATE MATERIALIZED VIEW, ...) are reported as not supported rather than
 //     as syntax errors. CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite).
+//   - Not supported yet, each with its own error: FILTER (WHERE ...) on
+//     aggregates, NULLS FIRST/LAST, LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
+//     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,
+//     PARTITIONED BY, CREATE TABLE ... LIKE/AS.
 //   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a
 //     column constraint, PRIMARY KEY (...) without NOT ENFORCED, NULL, and
 //     UNIQUE (recorded in ColumnDef.Unique for the catalog to judge).

@@ -148,9 +148,24 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 				return nil, err
 			}
 			i = p.asOfEnd(i+4, hi) - 1
+		case up == "FILTER" && next.isPunct("(") && i+2 < hi && toks[i+2].is("WHERE"):
+			e := p.errAt(t.off, "FILTER (WHERE ...) is not supported")
+			e.Hint = "use CASE inside the aggregate: COUNT(CASE WHEN cond THEN 1 END), SUM(CASE WHEN cond THEN x END)"
+			return nil, e
+		case up == "NULLS" && (next.is("FIRST") || next.is("LAST")):
+			return nil, p.errAt(t.off, "NULLS %s is not supported", strings.ToUpper(next.val))
+		case (up == "LATERAL" && next.is("TABLE")) || (up == "UNNEST" && next.isPunct("(")) || up == "MATCH_RECOGNIZE":
+			w := up
+			if up == "LATERAL" {
+				w = "LATERAL TABLE"
+			}
+			return nil, p.errAt(t.off, "%s is not supported", w)
 		case up == "STRAIGHT_JOIN":
 			return nil, p.errAt(t.off, "STRAIGHT_JOIN is not supported")
 		case quotedReserved[up] && !next.isPunct("(") && next.kind != tokString:
+			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
+		case up == "SESSION" && next.isPunct("("):
+			// Flink's group window SESSION(ts, gap); a keyword to MySQL.
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		}
 	}
