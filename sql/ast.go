@@ -101,6 +101,7 @@ type CreateTable struct {
 type CreateView struct {
 	Span
 	Name        string
+	NamePos     Pos
 	IfNotExists bool
 	Temporary   bool
 	Columns     []string
@@ -122,6 +123,7 @@ type Drop struct {
 	Span
 	Kind     DropKind
 	Name     string
+	NamePos  Pos
 	IfExists bool
 }
 
@@ -187,7 +189,8 @@ type StopJob struct {
 // Describe is DESCRIBE t (also DESC t).
 type Describe struct {
 	Span
-	Name string
+	Name    string
+	NamePos Pos
 }
 
 // Explain is EXPLAIN <statement>; Stmt is a *Select, *Insert or *StatementSet.

@@ -110,7 +110,7 @@ func (p *stmtParser) parseDescribe() (Statement, *Error) {
 	d := &Describe{Span: p.span(p.lo, p.hi)}
 	p.i++ // DESCRIBE | DESC
 	var err *Error
-	if d.Name, _, err = p.name("a table or view name"); err != nil {
+	if d.Name, d.NamePos, err = p.name("a table or view name"); err != nil {
 		return nil, err
 	}
 	if !p.atEnd() {

@@ -286,7 +286,7 @@ func (p *stmtParser) parseCreateView(temporary bool) (Statement, *Error) {
 	cv := &CreateView{Span: p.span(p.lo, p.hi), Temporary: temporary}
 	cv.IfNotExists = p.accept("IF", "NOT", "EXISTS")
 	var err *Error
-	if cv.Name, _, err = p.name("a view name"); err != nil {
+	if cv.Name, cv.NamePos, err = p.name("a view name"); err != nil {
 		return nil, err
 	}
 	if p.peek().isPunct("(") {
@@ -319,7 +319,7 @@ func (p *stmtParser) parseDrop() (Statement, *Error) {
 	}
 	d.IfExists = p.accept("IF", "EXISTS")
 	var err *Error
-	if d.Name, _, err = p.name("a name"); err != nil {
+	if d.Name, d.NamePos, err = p.name("a name"); err != nil {
 		return nil, err
 	}
 	if !p.atEnd() {

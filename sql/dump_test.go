@@ -83,12 +83,12 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 			w("  option '%s' = '%s' @%s", o.Key, o.Value, o.Pos)
 		}
 	case *CreateView:
-		w("create-view %s @%s if-not-exists=%v temporary=%v columns=%v", x.Name, x.Pos(), x.IfNotExists, x.Temporary, x.Columns)
+		w("create-view %s @%s name@%s if-not-exists=%v temporary=%v columns=%v", x.Name, x.Pos(), x.NamePos, x.IfNotExists, x.Temporary, x.Columns)
 		w("  query: %s", restore(x.Query))
 		w("  text: %s", x.QueryText)
 	case *Drop:
 		kind := map[DropKind]string{DropTable: "table", DropView: "view"}[x.Kind]
-		w("drop-%s %s @%s if-exists=%v", kind, x.Name, x.Pos(), x.IfExists)
+		w("drop-%s %s @%s name@%s if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.IfExists)
 	case *Insert:
 		w("insert %s @%s table@%s columns=%v", x.Table, x.Pos(), x.TablePos, x.Columns)
 		if x.Query != nil {
@@ -118,7 +118,7 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 	case *StopJob:
 		w("stop-job %q @%s savepoint=%v", x.ID, x.Pos(), x.WithSavepoint)
 	case *Describe:
-		w("describe %s @%s", x.Name, x.Pos())
+		w("describe %s @%s name@%s", x.Name, x.Pos(), x.NamePos)
 	case *Explain:
 		w("explain @%s", x.Pos())
 		dumpStmt(b, x.Stmt, ind+"  ")
