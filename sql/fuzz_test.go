@@ -21,6 +21,9 @@ func FuzzParse(f *testing.F) {
 		"SELECT 'unterminated",
 		"/* comment",
 		"SELECT CAST(CAST(a AS INT) AS VARCHAR(3)) -- c\n;",
+		"SELECT * FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '1:30' MINUTE TO SECOND)) AS w",
+		"SELECT * FROM o /*+ OPTIONS('k'='v') */ JOIN d FOR SYSTEM_TIME AS OF o.p AS x ON o.k = x.k FULL JOIN e ON TRUE",
+		"SELECT a IS DISTINCT FROM b, TRY_CAST(c AS BOOLEAN), TUMBLE(ts, INTERVAL '5' SECONDS), key FROM t",
 	} {
 		f.Add(s)
 	}
