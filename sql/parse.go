@@ -63,7 +63,8 @@ type stmtMeta struct {
 	windows    map[*ast.TableName]*WindowTVF
 	tableAt    map[string]*tableNote // placeholder name -> table reference
 	tables     map[*ast.TableName]*tableNote
-	distinctAt map[int]bool // offset of the right operand of IS DISTINCT FROM
+	distinctAt map[int]bool    // offset of the right operand of IS DISTINCT FROM
+	placed     map[string]bool // placeholder names found as tables in the AST
 }
 
 func newMeta() *stmtMeta {
@@ -72,7 +73,7 @@ func newMeta() *stmtMeta {
 		tryCastAt: map[int]bool{}, tryCasts: map[*ast.FuncCastExpr]bool{},
 		intervalAt: map[int]Interval{}, intervals: map[ast.ExprNode]Interval{},
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
-		tableAt: map[string]*tableNote{}, tables: map[*ast.TableName]*tableNote{}, distinctAt: map[int]bool{},
+		tableAt: map[string]*tableNote{}, tables: map[*ast.TableName]*tableNote{}, distinctAt: map[int]bool{}, placed: map[string]bool{},
 	}
 }
 

@@ -148,7 +148,41 @@ func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, er
 		return nil, p.errAt(m.script(0), "expected one statement")
 	}
 	p.fixPositions(stmts[0], m)
+	if err := p.checkPlaced(text, m); err != nil {
+		return nil, err
+	}
 	return stmts[0], nil
+}
+
+// checkPlaced makes sure every placeholder table name put into text (for a
+// window function, a table hint or a temporal join) came back as a table of
+// the AST: one that landed elsewhere (a window function in the select list,
+// say) would otherwise surface later as an unknown column.
+func (p *stmtParser) checkPlaced(text string, m *offsetMap) *Error {
+	for _, ph := range []string{windowPlaceholder, tablePlaceholder} {
+		for at := 0; ; {
+			i := strings.Index(text[at:], ph)
+			if i < 0 {
+				break
+			}
+			at += i
+			end := at + len(ph)
+			for end < len(text) && isDigit(text[end]) {
+				end++
+			}
+			name := text[at:end]
+			_, window := p.meta.windowAt[name]
+			_, table := p.meta.tableAt[name]
+			if (window || table) && !p.meta.placed[name] {
+				if ph == windowPlaceholder {
+					return p.errAt(m.script(at), "a window function TABLE(...) must stand in FROM")
+				}
+				return p.errAt(m.script(at), "OPTIONS hints and FOR SYSTEM_TIME AS OF must follow a table name in FROM")
+			}
+			at = end
+		}
+	}
+	return nil
 }
 
 var totalLenRE = regexp.MustCompile(`\(total length (\d+)\)\s*$`)
@@ -235,6 +269,7 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.TableName:
 		if w, ok := meta.windowAt[x.Name.O]; ok {
 			meta.windows[x] = w
+			meta.placed[x.Name.O] = true
 		}
 	case *ast.Join:
 		if x.StraightJoin {
@@ -281,6 +316,7 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.TableName:
 		if a, ok := meta.tableAt[x.Name.O]; ok {
+			meta.placed[x.Name.O] = true
 			x.Schema, x.Name = ast.NewCIStr(a.schema), ast.NewCIStr(a.name)
 			if a.asOf != nil {
 				x.AsOf = &ast.AsOfClause{TsExpr: a.asOf}
