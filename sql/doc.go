@@ -29,7 +29,8 @@
 // # Dialect decisions (Flink SQL first)
 //
 //   - Strings are in single quotes; inside one, two quotes in a row stand for
-//     one quote, and a backslash is an ordinary character (the parser runs with NO_BACKSLASH_ESCAPES).
+//     one quote, and a backslash is an ordinary character (the TiDB parser
+//     runs with NO_BACKSLASH_ESCAPES).
 //   - Identifiers are quoted with backticks, as in Flink; double quotes also
 //     quote identifiers (ANSI_QUOTES), as in standard SQL and SQLite, since
 //     Flink has no double-quoted strings.
@@ -50,24 +51,26 @@
 //   - VALUES (1, 2), (3, 4) is standard VALUES; it is handed to the TiDB
 //     parser as VALUES ROW(1, 2), ROW(3, 4) and comes back as a SelectStmt of
 //     kind SelectStmtKindValues (in INSERT ... VALUES, as Insert.Values).
-//   - INTERVAL '5' SECONDS (plural, accepted by Flink) means
-//     INTERVAL '5' SECOND. ts - INTERVAL '5' SECOND comes back from the TiDB
-//     parser as DATE_SUB(ts, INTERVAL '5' SECOND), ts + ... as DATE_ADD.
 //   - WITH option values must be string literals, as in Flink; keys may be
 //     quoted or written bare (connector = 'kafka'). SET accepts quoted or
 //     bare keys and values.
-//   - Words MySQL reserves but Flink does not (KEY, ROWS, RANK, ...) must be
-//     quoted with backticks when used as names in queries; the error says so.
-//     In CREATE TABLE column lists any word may name a column.
+//   - Words MySQL reserves but Flink does not (KEY, INDEX, READ, ...) may be
+//     written unquoted as names in queries; they are backquoted for the TiDB
+//     parser. Words both reserve (ORDER, ROWS, RANK, VALUE, ...) must be
+//     quoted with backticks, as in Flink; the error says so. In CREATE TABLE
+//     column lists any word may name a column.
 //   - Statement sets: EXECUTE STATEMENT SET BEGIN ...; ...; END and the older
 //     BEGIN STATEMENT SET; ...; END; are both one StatementSet; only INSERT
 //     statements may appear inside.
-//   - Interval literals: ts - INTERVAL '5' SECOND comes back as
+//   - Interval literals: INTERVAL '5' SECONDS (plural, accepted by Flink)
+//     is INTERVAL '5' SECOND. ts - INTERVAL '5' SECOND comes back as
 //     DATE_SUB(ts, INTERVAL '5' SECOND) (DATE_ADD for +), as the TiDB parser
 //     makes it. Where MySQL has no place for an interval (a function
 //     argument: TUMBLE(ts, INTERVAL '1' MINUTE)), it becomes the call
 //     INTERVAL('1', 'MINUTE'). IntervalOf reads both forms; Interval.Duration
 //     gives the length of day-time intervals (DAY TO SECOND etc. included).
+//     Flink's older group windows (GROUP BY TUMBLE(ts, INTERVAL ...),
+//     TUMBLE_START, HOP, SESSION ...) are therefore plain function calls.
 //   - Window table functions, FROM TABLE(TUMBLE|HOP|CUMULATE|SESSION(...)),
 //     are parsed here (WindowTVF) and stand in the TiDB AST as a placeholder
 //     table name; WindowOf returns the call. The placeholder is never a real
