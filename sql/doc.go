@@ -56,7 +56,7 @@
 //     bare keys and values.
 //   - Words MySQL reserves but Flink does not (KEY, INDEX, READ, ...) may be
 //     written unquoted as names in queries; they are backquoted for the TiDB
-//     parser. Words both reserve (ORDER, ROWS, RANK, VALUE, ...) must be
+//     parser. Words both reserve (ORDER, ROWS, RANK, TABLE, ...) must be
 //     quoted with backticks, as in Flink; the error says so. In CREATE TABLE
 //     column lists any word may name a column.
 //   - Statement sets: EXECUTE STATEMENT SET BEGIN ...; ...; END and the older
