@@ -2,6 +2,7 @@ package sql
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +34,9 @@ func FuzzParse(f *testing.F) {
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("error %v is a %T", err, err)
+			}
+			if strings.HasPrefix(e.Msg, internalError) {
+				t.Fatalf("%v", e)
 			}
 			if e.Pos.Offset < 0 || e.Pos.Offset > len(text) || e.Pos.Line < 1 || e.Pos.Col < 1 {
 				t.Fatalf("error position %+v outside the text", e.Pos)

@@ -25,7 +25,7 @@ func Parse(text string) ([]Statement, error) {
 		if sc.unterminated && c.hi == len(sc.toks) {
 			break // the unterminated token belongs to this statement
 		}
-		st, err := p.parseStatement()
+		st, err := p.parseStatementSafely()
 		if err != nil {
 			return out, err
 		}
@@ -249,6 +249,22 @@ func (p *stmtParser) exprEnd(i int) int {
 	}
 	return p.hi
 }
+
+// parseStatementSafely is parseStatement with any panic (a bug here or in
+// the TiDB parser) turned into an *Error at the statement, so that one bad
+// statement cannot take the shell down.
+func (p *stmtParser) parseStatementSafely() (st Statement, err *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, p.errAt(p.sc.toks[p.lo].off, "%s: %v", internalError, r)
+		}
+	}()
+	return p.parseStatement()
+}
+
+// internalError starts the message of an error that is a bug, not the
+// user's mistake.
+const internalError = "internal error while parsing this statement"
 
 // unsupportedStatements start statements of other dialects that are
 // reported as such rather than as unknown.

@@ -135,7 +135,7 @@ func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, er
 	defer func() {
 		if r := recover(); r != nil {
 			stmt = nil
-			err = p.errAt(m.script(0), "cannot parse statement: internal parser error: %v", r)
+			err = p.errAt(m.script(0), "%s: %v", internalError, r)
 		}
 	}()
 	tp := parserPool.Get().(*parser.Parser)
