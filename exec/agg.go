@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
@@ -86,12 +88,16 @@ func newGroupAgg(t *subtask) (*groupAggOp, error) {
 
 func (a *groupAggOp) open(t *taskContext) error {
 	a.t = t
-	store, err := t.job.opts.NewStore(t.op, t.subtask)
-	if err != nil {
-		return err
-	}
-	t.store = store
+	store := t.store
 	a.cache = state.NewCache[group](store, groupCodec{a})
+	if t.restored != nil && len(a.spec.Keys) == 0 {
+		// A restored global aggregate that already saw rows must not emit
+		// the empty-input row at the end.
+		err := store.Scan(func(int, []byte, []byte) error { a.sawAny = true; return errStopScan })
+		if err != nil && err != errStopScan {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -491,7 +497,17 @@ func appendTyped(b array.Builder, t types.T, i int64, f float64, d decimal128.Nu
 	}
 }
 
-func (a *groupAggOp) snapshot(int64) error { return a.cache.Flush() }
+// snapshot writes the dirty groups to the store and checkpoints the store.
+func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	if err := a.cache.Flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	info, err := a.t.store.Checkpoint(filepath.Join(cp.dir, cp.rel))
+	if err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize}, nil
+}
 
 // endInput emits the row of a global aggregate over an input that had no
 // rows (COUNT(*) = 0, the others NULL), as SQL requires.
@@ -511,6 +527,8 @@ func (a *groupAggOp) close() error {
 	}
 	return nil
 }
+
+var errStopScan = errors.New("stop")
 
 // ErrOverflow is returned when an aggregate's integer result leaves the
 // range of its type.

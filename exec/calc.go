@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
@@ -115,7 +116,9 @@ func applyMask(t *taskContext, rec arrow.RecordBatch, ops []RowKind, mask *array
 	return res, keptOps, nil
 }
 
-func (c *calcOp) snapshot(int64) error    { return nil }
+func (c *calcOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
+	return checkpoint.SubtaskState{}, nil
+}
 func (c *calcOp) endInput(*emitter) error { return nil }
 func (c *calcOp) close() error            { return nil }
 
@@ -128,7 +131,9 @@ type valuesOp struct {
 
 func (v *valuesOp) open(t *taskContext) error          { v.t = t; return nil }
 func (v *valuesOp) process(int, Batch, *emitter) error { return nil }
-func (v *valuesOp) snapshot(int64) error               { return nil }
+func (v *valuesOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
+	return checkpoint.SubtaskState{}, nil
+}
 func (v *valuesOp) close() error                       { return nil }
 
 func (v *valuesOp) endInput(out *emitter) error {
@@ -167,7 +172,9 @@ func (u unionOp) process(_ int, b Batch, out *emitter) error {
 	rec := array.NewRecordBatch(u.schema, b.Rec.Columns(), b.Rec.NumRows())
 	return out.emit(Batch{Rec: rec, Ops: b.Ops})
 }
-func (unionOp) snapshot(int64) error    { return nil }
+func (unionOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
+	return checkpoint.SubtaskState{}, nil
+}
 func (unionOp) endInput(*emitter) error { return nil }
 func (unionOp) close() error            { return nil }
 

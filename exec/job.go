@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/internal/failpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 )
@@ -33,9 +36,19 @@ type Options struct {
 	// SELECT), from one goroutine, in order. The runtime releases b.Rec
 	// after Collect returns. Required when the plan has such a sink.
 	Collect func(b Batch) error
-	// NewStore opens the keyed state of one stateful operator subtask
-	// (default: an in-memory store).
-	NewStore func(op *planner.Operator, subtask int) (state.Store, error)
+	// Backend creates the keyed state of stateful operator subtasks
+	// (default: the in-memory backend).
+	Backend state.Backend
+	// StateDir holds the working directories of the subtasks' stores
+	// (default: a temporary directory removed when the job ends).
+	StateDir string
+	// Checkpoint enables checkpoints (nil: none).
+	Checkpoint *CheckpointOptions
+	// Restore is the checkpoint or savepoint to start from (nil: fresh).
+	Restore *checkpoint.Metadata
+	// IgnoreUnclaimedState lets a restore drop the state of operators the
+	// plan no longer has ('execution.state-recovery.ignore-unclaimed-state').
+	IgnoreUnclaimedState bool
 	// Now is the statement time for CURRENT_TIMESTAMP (default: time.Now()).
 	Now time.Time
 }
@@ -50,8 +63,8 @@ func (o *Options) ensureDefaults() {
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
 	}
-	if o.NewStore == nil {
-		o.NewStore = func(*planner.Operator, int) (state.Store, error) { return state.NewMemory(), nil }
+	if o.Backend == nil {
+		o.Backend = state.MemoryBackend{}
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
@@ -78,6 +91,13 @@ type Job struct {
 	tasks  []*subtask
 
 	recordsIn, recordsOut atomic.Int64
+
+	// cp is the checkpoint side of the job (nil without checkpoints).
+	cp *checkpointing
+	// stateDir holds the working directories of the subtasks' stores;
+	// removeStateDir says the job made it and removes it at the end.
+	stateDir       string
+	removeStateDir bool
 
 	errOnce sync.Once
 	err     error
@@ -120,22 +140,71 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 			}
 		}
 	}
+	j.stateDir = opts.StateDir
+	if j.stateDir == "" {
+		d, err := os.MkdirTemp("", "streamsql-state-")
+		if err != nil {
+			return nil, err
+		}
+		j.stateDir, j.removeStateDir = d, true
+	}
+	if opts.Restore != nil {
+		if err := j.mapRestore(); err != nil {
+			j.cleanup()
+			return nil, err
+		}
+	}
 	for _, t := range j.tasks {
 		t.inbox = make(chan Element, opts.ChannelCapacity*max(1, t.numSenders))
+		t.ctl = make(chan control, 16)
 		if err := t.build(); err != nil {
-			return nil, fmt.Errorf("%s[%d]: %w", t.op.Name(), t.index, err)
+			j.closeStores()
+			j.cleanup()
+			return nil, fmt.Errorf("%s: %w", t.name(), err)
 		}
+	}
+	if opts.Checkpoint != nil {
+		if err := j.setupCheckpointing(); err != nil {
+			j.cleanup()
+			return nil, err
+		}
+	}
+	if opts.Restore != nil {
+		failpoint.Hit(failpoint.DuringRestore)
 	}
 	for _, t := range j.tasks {
 		j.wg.Add(1)
 		go t.run()
 	}
+	if j.cp != nil {
+		go j.cp.coord.Run(j.ctx)
+	}
 	go func() {
 		j.wg.Wait()
+		if j.cp != nil {
+			j.cp.coord.Close()
+		}
 		j.fail(nil)
+		j.cleanup()
 		close(j.done)
 	}()
 	return j, nil
+}
+
+// closeStores closes the stores opened by a Start that then failed.
+func (j *Job) closeStores() {
+	for _, t := range j.tasks {
+		if t.store != nil {
+			t.store.Close()
+		}
+	}
+}
+
+// cleanup removes what the job made for itself.
+func (j *Job) cleanup() {
+	if j.removeStateDir {
+		os.RemoveAll(j.stateDir)
+	}
 }
 
 func connected(p planner.Partitioning, sender, receiver int) bool {
@@ -201,5 +270,7 @@ func (j *Job) newTaskContext(t *subtask) *taskContext {
 		mem:       j.opts.Mem,
 		fctx:      &functions.Context{Mem: j.opts.Mem, Now: j.opts.Now.UnixMicro()},
 		batchSize: j.opts.BatchSize,
+		restored:  t.restored,
+		store:     t.store,
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
@@ -21,8 +22,9 @@ type operator interface {
 	// b.Rec after process returns; an operator that keeps rows copies or
 	// retains them.
 	process(input int, b Batch, out *emitter) error
-	// snapshot flushes the operator's state at checkpoint barrier id.
-	snapshot(id int64) error
+	// snapshot takes the operator's part of checkpoint cp (state flushed and
+	// checkpointed under cp.dir, or small state returned inline).
+	snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error)
 	// endInput is called once all inputs ended; it emits any final rows.
 	endInput(out *emitter) error
 	close() error
@@ -39,4 +41,17 @@ type taskContext struct {
 	batchSize int
 	// store is the subtask's keyed state (stateful operators only).
 	store state.Store
+	// restored is this subtask's state in the checkpoint the job restores
+	// from (nil when starting fresh).
+	restored *restoredState
 }
+
+// snapshotContext is one checkpoint as an operator sees it.
+type snapshotContext struct {
+	id int64
+	// dir is the checkpoint's directory; an operator writes its store's
+	// checkpoint into dir/rel and reports rel.
+	dir string
+	rel string
+}
+

@@ -3,19 +3,35 @@ package exec
 import (
 	"fmt"
 
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/internal/failpoint"
 	"github.com/streamsql/streamsql/planner"
 )
 
 // sinkOp drives a connector Sink.
 type sinkOp struct {
-	t    *taskContext
-	sink Sink
-	name string
+	t       *taskContext
+	sink    Sink
+	name    string
+	pending []pendingCommit
 }
 
+// open opens the sink; after a restore it first commits what the restored
+// checkpoint had pre-committed (a crash may have come between the
+// checkpoint's completion and the commit; committing twice is harmless).
 func (s *sinkOp) open(t *taskContext) error {
 	s.t = t
-	return s.sink.Open(t.ctx)
+	if err := s.sink.Open(t.ctx); err != nil {
+		return err
+	}
+	if r := t.restored; r != nil {
+		for _, h := range r.commits {
+			if err := s.sink.Commit(t.ctx, r.checkpointID, h); err != nil {
+				return fmt.Errorf("sink %s: recovering the commit of checkpoint %d: %w", s.name, r.checkpointID, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *sinkOp) process(_ int, b Batch, _ *emitter) error {
@@ -26,12 +42,46 @@ func (s *sinkOp) process(_ int, b Batch, _ *emitter) error {
 	return nil
 }
 
-func (s *sinkOp) snapshot(id int64) error {
-	_, err := s.sink.PreCommit(s.t.ctx, id)
-	return err
+// snapshot pre-commits the sink's open transaction for checkpoint cp and
+// keeps its handle until the checkpoint completes (or a later one does).
+func (s *sinkOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	h, err := s.sink.PreCommit(s.t.ctx, cp.id)
+	if err != nil {
+		return checkpoint.SubtaskState{}, fmt.Errorf("sink %s: pre-commit of checkpoint %d: %w", s.name, cp.id, err)
+	}
+	failpoint.Hit(failpoint.AfterPreCommit)
+	s.pending = append(s.pending, pendingCommit{id: cp.id, handle: h})
+	return checkpoint.SubtaskState{Inline: h}, nil
+}
+
+// commit commits, in order, every pre-committed checkpoint up to id: a
+// checkpoint that was aborted after its pre-commit is committed with the
+// next one that completes.
+func (s *sinkOp) commit(id int64) error {
+	n := 0
+	for _, p := range s.pending {
+		if p.id > id {
+			break
+		}
+		if err := s.sink.Commit(s.t.ctx, p.id, p.handle); err != nil {
+			return fmt.Errorf("sink %s: commit of checkpoint %d: %w", s.name, p.id, err)
+		}
+		s.t.job.committed(p.id)
+		n++
+	}
+	s.pending = s.pending[n:]
+	return nil
+}
+
+type pendingCommit struct {
+	id     int64
+	handle []byte
 }
 
 func (s *sinkOp) endInput(*emitter) error {
+	if err := s.commit(1<<63 - 1); err != nil {
+		return err
+	}
 	if err := s.sink.Finish(s.t.ctx); err != nil {
 		return fmt.Errorf("sink %s: %w", s.name, err)
 	}
@@ -58,7 +108,9 @@ func (c *collectOp) process(_ int, b Batch, _ *emitter) error {
 	return c.t.job.opts.Collect(b)
 }
 
-func (c *collectOp) snapshot(int64) error    { return nil }
+func (c *collectOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
+	return checkpoint.SubtaskState{}, nil
+}
 func (c *collectOp) endInput(*emitter) error { return nil }
 func (c *collectOp) close() error            { return nil }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
@@ -61,7 +62,11 @@ func (s *sortOp) process(_ int, b Batch, _ *emitter) error {
 	return nil
 }
 
-func (s *sortOp) snapshot(int64) error { return nil }
+// snapshot declines: a sort buffers a bounded input until its end and keeps
+// the rows outside the state backend, so a checkpoint could not restore them.
+func (s *sortOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
+	return checkpoint.SubtaskState{}, fmt.Errorf("%w: ORDER BY / LIMIT keeps its rows outside checkpoints", errCannotSnapshot)
+}
 func (s *sortOp) close() error         { return nil }
 
 func (s *sortOp) endInput(out *emitter) error {

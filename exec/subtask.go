@@ -6,7 +6,9 @@ import (
 	"io"
 	"runtime/debug"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
 )
 
 // subtask is one parallel instance of an operator: a goroutine that owns
@@ -25,6 +27,13 @@ type subtask struct {
 
 	impl   operator
 	source Source
+
+	// ctl carries control messages (checkpoint triggers, completions).
+	ctl chan control
+	// restored is the subtask's state in the checkpoint restored from.
+	restored *restoredState
+	// store is the keyed state of a stateful operator; the operator closes it.
+	store state.Store
 }
 
 // addSender registers one more sending channel on input and returns its
@@ -47,6 +56,11 @@ func (t *subtask) build() error {
 			return err
 		}
 		t.source = src
+		if t.restored != nil && len(t.restored.inline) > 0 {
+			if err := src.Restore(t.restored.inline); err != nil {
+				return fmt.Errorf("restoring the position of checkpoint %d: %w", t.restored.checkpointID, err)
+			}
+		}
 		return nil
 	}
 	impl, err := newOperator(t)
@@ -54,6 +68,14 @@ func (t *subtask) build() error {
 		return err
 	}
 	t.impl = impl
+	if t.op.Kind == planner.OpGroupAggregate {
+		// State is opened (and restored) here, before the job runs, so that
+		// a damaged checkpoint fails Start and the caller can fall back to
+		// an older one.
+		if t.store, err = t.job.openStore(t); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -77,6 +99,18 @@ func (t *subtask) run() {
 
 var errCanceled = errors.New("canceled")
 
+// handleControl serves a control message in an operator subtask.
+func (t *subtask) handleControl(c control) error {
+	if c.kind == ctlComplete {
+		if s, ok := t.impl.(*sinkOp); ok {
+			if err := s.commit(c.id); err != nil {
+				return fmt.Errorf("%s: %w", t.name(), err)
+			}
+		}
+	}
+	return nil
+}
+
 func (t *subtask) emitter() *emitter {
 	return &emitter{task: t}
 }
@@ -92,9 +126,44 @@ func (t *subtask) runSource() (err error) {
 	if err := t.source.Open(ctx); err != nil {
 		return fmt.Errorf("%s: %w", t.name(), err)
 	}
+	ended := false
 	for {
 		if ctx.Err() != nil {
 			return errCanceled
+		}
+		// Between two batches: control messages. A source at its end waits
+		// for them (checkpoints, then the order to finish).
+		for {
+			var c control
+			if ended {
+				select {
+				case c = <-t.ctl:
+				case <-ctx.Done():
+					return errCanceled
+				}
+			} else {
+				select {
+				case c = <-t.ctl:
+				default:
+				}
+				if c == (control{}) {
+					break
+				}
+			}
+			switch c.kind {
+			case ctlTrigger:
+				st, err := t.source.Snapshot()
+				if err != nil {
+					t.job.cp.coord.Abort(c.id, fmt.Errorf("%s: %w", t.name(), err))
+					continue
+				}
+				t.ack(c.id, checkpoint.SubtaskState{Inline: st})
+				if err := em.broadcast(Element{Kind: KindBarrier, Barrier: Barrier{ID: c.id, Savepoint: c.savepoint}}); err != nil {
+					return err
+				}
+			case ctlFinish:
+				return em.broadcast(Element{Kind: KindEnd})
+			}
 		}
 		b, err := t.source.Next(ctx)
 		switch {
@@ -105,7 +174,11 @@ func (t *subtask) runSource() (err error) {
 			}
 		case errors.Is(err, ErrNoData):
 		case errors.Is(err, io.EOF):
-			return em.broadcast(Element{Kind: KindEnd})
+			if t.job.cp == nil {
+				return em.broadcast(Element{Kind: KindEnd})
+			}
+			ended = true
+			t.job.sourceFinished()
 		case ctx.Err() != nil:
 			return errCanceled
 		default:
@@ -135,6 +208,7 @@ func (t *subtask) runOperator() (err error) {
 		return em.broadcast(Element{Kind: KindEnd})
 	}
 	al := newAligner(t.numSenders)
+	al.noHold = t.job.cp != nil && t.job.cp.mode == checkpoint.AtLeastOnce
 	for {
 		var el Element
 		if q, ok := al.next(); ok {
@@ -143,6 +217,11 @@ func (t *subtask) runOperator() (err error) {
 			select {
 			case <-ctx.Done():
 				return errCanceled
+			case c := <-t.ctl:
+				if err := t.handleControl(c); err != nil {
+					return err
+				}
+				continue
 			case el = <-t.inbox:
 			}
 		}
@@ -164,8 +243,8 @@ func (t *subtask) runOperator() (err error) {
 			}
 		case KindBarrier:
 			if al.barrier(el.From, el.Barrier) {
-				if err := t.impl.snapshot(el.Barrier.ID); err != nil {
-					return fmt.Errorf("%s: checkpoint %d: %w", t.name(), el.Barrier.ID, err)
+				if err := t.snapshotOperator(el.Barrier.ID); err != nil {
+					return err
 				}
 				if err := em.broadcast(Element{Kind: KindBarrier, Barrier: el.Barrier}); err != nil {
 					return err
@@ -188,6 +267,9 @@ func (t *subtask) runOperator() (err error) {
 // channel has delivered barrier n. It also tracks the minimum watermark over
 // channels and which channels ended.
 type aligner struct {
+	// noHold is at-least-once mode: barriers are counted but nothing is
+	// held back.
+	noHold   bool
 	n        int
 	ended    []bool
 	nEnded   int
@@ -221,7 +303,7 @@ func (a *aligner) next() (Element, bool) {
 
 // hold reports whether el must wait for alignment (and keeps it).
 func (a *aligner) hold(el Element) bool {
-	if a.blocked[el.From] {
+	if a.blocked[el.From] && !a.noHold {
 		a.held = append(a.held, el)
 		return true
 	}

@@ -2,16 +2,14 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
-	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -24,15 +22,89 @@ type JobInfo struct {
 	Start             time.Time
 	Duration          time.Duration
 	RecordsIn, RecOut int64
-	Err               error
+	Restarts          int
+	// RestoredFrom is the checkpoint the job started from (0: fresh).
+	RestoredFrom int64
+	// Checkpoints are the statistics of its checkpoints (zero without).
+	Checkpoints checkpoint.Stats
+	Err         error
 }
 
+// jobEntry is one submitted job: a supervisor goroutine runs attempts of it
+// (exec.Jobs), restarting from the latest completed checkpoint as the
+// restart strategy allows.
 type jobEntry struct {
 	id, name string
-	job      *exec.Job
 	start    time.Time
-	stopped  bool
-	end      time.Time
+	done     chan struct{}
+
+	mu        sync.Mutex
+	cur       *exec.Job
+	stopped   bool
+	restarts  int
+	restored  int64
+	in, out   int64 // records of finished attempts
+	lastStats checkpoint.Stats
+	end       time.Time
+	err       error
+}
+
+func (e *jobEntry) attempt() *exec.Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cur
+}
+
+// stop cancels the job and waits for its supervisor to end.
+func (e *jobEntry) stop() {
+	e.mu.Lock()
+	e.stopped = true
+	cur := e.cur
+	e.mu.Unlock()
+	if cur != nil {
+		cur.Cancel()
+	}
+	<-e.done
+}
+
+func (e *jobEntry) info() JobInfo {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
+		RecordsIn: e.in, RecOut: e.out, Checkpoints: e.lastStats}
+	if e.cur != nil {
+		m := e.cur.Metrics()
+		info.RecordsIn += m.RecordsIn
+		info.RecOut += m.RecordsOut
+		if c := e.cur.Coordinator(); c != nil {
+			st := c.Stats()
+			if st.LastID != 0 {
+				info.Checkpoints.LastID, info.Checkpoints.LastCompleted = st.LastID, st.LastCompleted
+				info.Checkpoints.LastDuration, info.Checkpoints.LastSize, info.Checkpoints.LastIncremental = st.LastDuration, st.LastSize, st.LastIncremental
+			}
+			info.Checkpoints.Completed += st.Completed
+			info.Checkpoints.Failed += st.Failed
+		}
+	}
+	select {
+	case <-e.done:
+		switch {
+		case e.stopped || errors.Is(e.err, exec.ErrStopped):
+			info.Status = "CANCELED"
+		case e.err != nil:
+			info.Status, info.Err = "FAILED", e.err
+		default:
+			info.Status = "FINISHED"
+		}
+		info.Duration = e.end.Sub(e.start)
+	default:
+		info.Status = "RUNNING"
+		if e.restarts > 0 && e.cur == nil {
+			info.Status = "RESTARTING"
+		}
+		info.Duration = time.Since(e.start)
+	}
+	return info
 }
 
 type jobRegistry struct {
@@ -48,10 +120,14 @@ func (r *jobRegistry) add(e *jobEntry) {
 	r.jobs = append(r.jobs, e)
 }
 
-func (r *jobRegistry) find(id string) *jobEntry {
+func (r *jobRegistry) all() []*jobEntry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, e := range r.jobs {
+	return append([]*jobEntry(nil), r.jobs...)
+}
+
+func (r *jobRegistry) find(id string) *jobEntry {
+	for _, e := range r.all() {
 		if e.id == id || e.name == id {
 			return e
 		}
@@ -59,99 +135,74 @@ func (r *jobRegistry) find(id string) *jobEntry {
 	return nil
 }
 
-func (r *jobRegistry) stop(id string) error {
-	e := r.find(id)
-	if e == nil {
-		return fmt.Errorf("%w '%s'", ErrNoSuchJob, id)
-	}
-	r.mu.Lock()
-	e.stopped = true
-	r.mu.Unlock()
-	e.job.Cancel()
-	e.job.Wait()
-	return nil
-}
-
 func (r *jobRegistry) stopAll() {
-	r.mu.Lock()
-	jobs := append([]*jobEntry(nil), r.jobs...)
-	r.mu.Unlock()
-	for _, e := range jobs {
-		r.mu.Lock()
-		e.stopped = true
-		r.mu.Unlock()
-		e.job.Cancel()
-		e.job.Wait()
+	for _, e := range r.all() {
+		e.stop()
 	}
-}
-
-func (r *jobRegistry) infos() []JobInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []JobInfo
-	for _, e := range r.jobs {
-		m := e.job.Metrics()
-		info := JobInfo{ID: e.id, Name: e.name, Start: e.start, RecordsIn: m.RecordsIn, RecOut: m.RecordsOut}
-		select {
-		case <-e.job.Done():
-			err := e.job.Err()
-			switch {
-			case e.stopped || errors.Is(err, exec.ErrStopped):
-				info.Status = "CANCELED"
-			case err != nil:
-				info.Status, info.Err = "FAILED", err
-			default:
-				info.Status = "FINISHED"
-			}
-			if e.end.IsZero() {
-				e.end = time.Now()
-			}
-			info.Duration = e.end.Sub(e.start)
-		default:
-			info.Status = "RUNNING"
-			info.Duration = time.Since(e.start)
-		}
-		out = append(out, info)
-	}
-	return out
 }
 
 func (r *jobRegistry) table() *Result {
 	res := &Result{Kind: ResultRows, Columns: types.Schema{
 		{Name: "job id", Type: types.StringType}, {Name: "job name", Type: types.StringType},
 		{Name: "status", Type: types.StringType}, {Name: "start time", Type: types.StringType},
-		{Name: "duration", Type: types.StringType}, {Name: "records in", Type: types.BigIntType},
-		{Name: "records out", Type: types.BigIntType}, {Name: "error", Type: types.StringType},
+		{Name: "duration", Type: types.StringType}, {Name: "restarts", Type: types.BigIntType},
+		{Name: "last checkpoint", Type: types.StringType},
+		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
+		{Name: "error", Type: types.StringType},
 	}}
-	for _, j := range r.infos() {
-		var errText any
+	for _, e := range r.all() {
+		j := e.info()
+		var errText, cp any
 		if j.Err != nil {
 			errText = j.Err.Error()
 		}
+		if c := j.Checkpoints; c.LastID > 0 {
+			cp = fmt.Sprintf("#%d %s ago, took %s, %s (%s incremental)", c.LastID,
+				time.Since(c.LastCompleted).Round(time.Second), c.LastDuration.Round(time.Millisecond),
+				byteSize(c.LastSize), byteSize(c.LastIncremental))
+		}
 		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
-			j.Duration.Round(time.Millisecond).String(), j.RecordsIn, j.RecOut, errText})
+			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, errText})
 	}
 	return res
 }
 
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
 // Jobs lists the session's jobs.
-func (s *Session) Jobs() []JobInfo { return s.jobs.infos() }
+func (s *Session) Jobs() []JobInfo {
+	var out []JobInfo
+	for _, e := range s.jobs.all() {
+		out = append(out, e.info())
+	}
+	return out
+}
 
 // WaitJobs waits until every job submitted so far has ended and returns the
 // first failure. If ctx ends first, the running jobs are stopped.
 func (s *Session) WaitJobs(ctx context.Context) error {
-	s.jobs.mu.Lock()
-	jobs := append([]*jobEntry(nil), s.jobs.jobs...)
-	s.jobs.mu.Unlock()
 	var first error
-	for _, e := range jobs {
+	for _, e := range s.jobs.all() {
 		select {
-		case <-e.job.Done():
+		case <-e.done:
 		case <-ctx.Done():
 			s.jobs.stopAll()
 			return ctx.Err()
 		}
-		if err := e.job.Err(); err != nil && !errors.Is(err, exec.ErrStopped) && first == nil {
+		e.mu.Lock()
+		err := e.err
+		e.mu.Unlock()
+		if err != nil && !errors.Is(err, exec.ErrStopped) && first == nil {
 			first = fmt.Errorf("job %s (%s) failed: %w", e.id, e.name, err)
 		}
 	}
@@ -161,45 +212,62 @@ func (s *Session) WaitJobs(ctx context.Context) error {
 // StopJobs stops every running job.
 func (s *Session) StopJobs() { s.jobs.stopAll() }
 
-func newJobID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// StopJobsWithSavepoint takes a savepoint of every running job that has
+// checkpointing, then stops it. It returns the savepoint paths.
+func (s *Session) StopJobsWithSavepoint(ctx context.Context) ([]string, error) {
+	var paths []string
+	var first error
+	for _, e := range s.jobs.all() {
+		select {
+		case <-e.done:
+			continue
+		default:
+		}
+		p, err := s.savepointAndStop(ctx, e)
+		if err != nil && first == nil {
+			first = err
+		}
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, first
 }
 
-// submit plans and starts the job of one INSERT or a statement set. With
-// 'table.dml-sync' it waits for the job to end.
-func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.Insert) (*Result, error) {
-	_, g, err := s.plan(st)
+func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, error) {
+	cur := e.attempt()
+	if cur == nil || cur.Coordinator() == nil {
+		e.stop()
+		return "", fmt.Errorf("job %s (%s) has no checkpointing ('%s' is not set): stopped without a savepoint", e.id, e.name, checkpoint.KeyInterval)
+	}
+	md, err := cur.Coordinator().Savepoint(ctx)
 	if err != nil {
-		return nil, err
+		return "", fmt.Errorf("savepoint of job %s failed (the job keeps running): %w", e.id, err)
 	}
-	name := s.Option(OptPipelineName)
-	if name == "" {
-		var ts []string
-		for _, ins := range inserts {
-			ts = append(ts, ins.Table)
-		}
-		name = "insert-into_" + strings.Join(ts, ",")
+	root := s.Option(OptSavepointDir)
+	if root == "" {
+		root = s.path("savepoints")
 	}
-	job, err := exec.Start(context.Background(), g, s.execOptions(nil))
+	path, err := checkpoint.WriteSavepoint(md, root)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	e := &jobEntry{id: newJobID(), name: name, job: job, start: time.Now()}
-	s.jobs.add(e)
-	if s.boolOption(OptDMLSync) {
-		select {
-		case <-job.Done():
-		case <-ctx.Done():
-			job.Cancel()
-			job.Wait()
-			return nil, ctx.Err()
-		}
-		if err := job.Err(); err != nil {
-			return nil, fmt.Errorf("job %s (%s) failed: %w", e.id, name, err)
-		}
-		return &Result{Kind: ResultJob, JobID: e.id, Message: fmt.Sprintf("[INFO] Job %s (%s) finished: %d rows written.", e.id, name, job.Metrics().RecordsOut)}, nil
+	e.stop()
+	return path, nil
+}
+
+func newJobID(name string, start time.Time) string {
+	h := uint32(2166136261)
+	for _, c := range []byte(fmt.Sprintf("%s/%d", name, start.UnixNano())) {
+		h = (h ^ uint32(c)) * 16777619
 	}
-	return &Result{Kind: ResultJob, JobID: e.id, Message: fmt.Sprintf("[INFO] Submitting SQL update statement to the cluster...\n[INFO] SQL update statement has been successfully submitted to the cluster:\nJob ID: %s", e.id)}, nil
+	return fmt.Sprintf("%08x", h)
+}
+
+// jobName is 'pipeline.name' or one derived from the sink tables.
+func (s *Session) jobName(tables []string) string {
+	if n := s.Option(OptPipelineName); n != "" {
+		return n
+	}
+	return "insert-into_" + strings.Join(tables, ",")
 }

@@ -5,18 +5,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Option keys the session itself reads. Defaults are listed in defaults.
 const (
-	OptParallelism    = "parallelism.default"
-	OptMaxParallelism = "pipeline.max-parallelism"
-	OptPipelineName   = "pipeline.name"
-	OptDMLSync        = "table.dml-sync"
-	OptResultMode     = "sql-client.execution.result-mode"
-	OptBatchSize      = "table.exec.batch-size"
-	OptMaxRows        = "sql-client.execution.max-table-result.rows"
+	OptParallelism     = "parallelism.default"
+	OptMaxParallelism  = "pipeline.max-parallelism"
+	OptPipelineName    = "pipeline.name"
+	OptDMLSync         = "table.dml-sync"
+	OptResultMode      = "sql-client.execution.result-mode"
+	OptBatchSize       = "table.exec.batch-size"
+	OptMaxRows         = "sql-client.execution.max-table-result.rows"
+	OptStateBackend    = "state.backend"
+	OptSavepointDir    = "state.savepoints.dir"
+	OptRecoveryPath    = "execution.state-recovery.path"
+	OptIgnoreUnclaimed = "execution.state-recovery.ignore-unclaimed-state"
 )
 
 // defaults are the values of the options the session knows, as SET prints them.
@@ -27,6 +30,7 @@ var defaults = map[string]string{
 	OptResultMode:     "table",
 	OptBatchSize:      "1024",
 	OptMaxRows:        "1000000",
+	OptStateBackend:   "pebble",
 }
 
 // validate checks a value for the options the session interprets.
@@ -37,7 +41,13 @@ func validate(key, value string) error {
 		if err != nil || n < 1 {
 			return fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, value)
 		}
-	case OptDMLSync:
+	case OptStateBackend:
+		switch strings.ToLower(value) {
+		case "pebble", "hashmap", "rocksdb":
+		default:
+			return fmt.Errorf("option '%s' must be 'pebble' or 'hashmap', got '%s'", key, value)
+		}
+	case OptDMLSync, OptIgnoreUnclaimed:
 		if _, err := strconv.ParseBool(value); err != nil {
 			return fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, value)
 		}
@@ -87,20 +97,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// ParseDuration parses Flink-style durations: "5s", "200 ms", "1 min", "10".
-func ParseDuration(s string) (time.Duration, error) {
-	t := strings.ReplaceAll(strings.TrimSpace(strings.ToLower(s)), " ", "")
-	for _, r := range [][2]string{{"milliseconds", "ms"}, {"millisecond", "ms"}, {"seconds", "s"}, {"second", "s"}, {"sec", "s"},
-		{"minutes", "m"}, {"minute", "m"}, {"min", "m"}, {"hours", "h"}, {"hour", "h"}} {
-		if strings.HasSuffix(t, r[0]) {
-			t = strings.TrimSuffix(t, r[0]) + r[1]
-			break
-		}
-	}
-	if n, err := strconv.Atoi(t); err == nil {
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	return time.ParseDuration(t)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -21,6 +22,11 @@ import (
 type Session struct {
 	dataDir string
 	cat     *catalog.Catalog
+	// Fresh discards the checkpoints of a job before submitting it, instead
+	// of resuming from them (the --fresh flag).
+	Fresh bool
+	// tmpDir stands in for the data directory of an in-memory session.
+	tmpDir string
 
 	mu   sync.Mutex
 	opts map[string]string
@@ -46,6 +52,9 @@ func (s *Session) DataDir() string { return s.dataDir }
 // Close stops every running job and waits for them.
 func (s *Session) Close() error {
 	s.jobs.stopAll()
+	if s.tmpDir != "" {
+		os.RemoveAll(s.tmpDir)
+	}
 	return nil
 }
 
@@ -125,12 +134,18 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	case *sql.StatementSet:
 		return s.submit(ctx, st, st.Inserts)
 	case *sql.StopJob:
+		e := s.jobs.find(st.ID)
+		if e == nil {
+			return nil, &sql.Error{Pos: st.Pos(), Msg: fmt.Sprintf("%v '%s'", ErrNoSuchJob, st.ID), Hint: "SHOW JOBS lists the job ids"}
+		}
 		if st.WithSavepoint {
-			return nil, sql.Errorf(st.Pos(), "STOP JOB ... WITH SAVEPOINT needs checkpointing, which is not available yet")
+			path, err := s.savepointAndStop(ctx, e)
+			if err != nil {
+				return nil, sql.Errorf(st.Pos(), "%v", err)
+			}
+			return &Result{Message: fmt.Sprintf("[INFO] Job '%s' stopped with savepoint %s", st.ID, path)}, nil
 		}
-		if err := s.jobs.stop(st.ID); err != nil {
-			return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error(), Hint: "SHOW JOBS lists the job ids"}
-		}
+		e.stop()
 		return &Result{Message: fmt.Sprintf("[INFO] Job '%s' stopped.", st.ID)}, nil
 	}
 	return nil, sql.Errorf(st.Pos(), "statement %T is not supported", st)

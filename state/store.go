@@ -20,7 +20,31 @@ type Store interface {
 	// Scan calls fn for every entry, in key group then key order. fn must
 	// not keep key or value.
 	Scan(fn func(kg int, key, value []byte) error) error
+	// Checkpoint writes a durable copy of everything applied so far into
+	// dir, which must not exist yet. Backends may share unchanged files with
+	// earlier checkpoints (hard links), which IncrementalSize accounts for.
+	Checkpoint(dir string) (CheckpointInfo, error)
+	// Close releases the store; its working files may be deleted after.
 	Close() error
+}
+
+// CheckpointInfo describes one store checkpoint.
+type CheckpointInfo struct {
+	// Size is the total size of the checkpoint's files in bytes;
+	// IncrementalSize the bytes written for it (not shared with earlier ones).
+	Size, IncrementalSize int64
+}
+
+// Backend creates the stores of stateful operator subtasks.
+type Backend interface {
+	// Name is the value of 'state.backend' selecting it.
+	Name() string
+	// Open creates an empty store whose working files live under dir.
+	Open(dir string) (Store, error)
+	// Restore creates a store under dir holding the entries of the
+	// checkpoints in from (directories written by Store.Checkpoint, possibly
+	// of several old subtasks) whose key group lies in [kgStart, kgEnd].
+	Restore(dir string, from []string, kgStart, kgEnd int) (Store, error)
 }
 
 // WriteBatch collects puts and deletes for Store.Apply.

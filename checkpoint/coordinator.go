@@ -1,0 +1,305 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/failpoint"
+)
+
+// ErrDeclined is wrapped by the error of a checkpoint a subtask declined
+// (a source that already finished, say). Declines do not count as failures.
+var ErrDeclined = errors.New("checkpoint declined")
+
+// ErrTooManyFailures is the error a job fails with when more checkpoints
+// failed in a row than it tolerates.
+var ErrTooManyFailures = errors.New("exceeded tolerable checkpoint failures")
+
+// Job is what the coordinator drives. The runtime implements it.
+type Job interface {
+	// TriggerCheckpoint makes every source subtask record its position and
+	// send barrier id downstream. It must not block on the data flow.
+	TriggerCheckpoint(id int64, savepoint bool) error
+	// NotifyComplete tells every subtask that checkpoint id is complete:
+	// sinks commit what they pre-committed for it.
+	NotifyComplete(id int64)
+	// NotifyAborted tells every subtask that checkpoint id was discarded.
+	NotifyAborted(id int64)
+}
+
+// Task identifies one subtask that must acknowledge every checkpoint.
+type Task struct {
+	Operator    string // stable operator id
+	Name        string
+	Subtask     int
+	Parallelism int
+}
+
+// Config configures a Coordinator.
+type Config struct {
+	Job            Job
+	JobName        string
+	Storage        *Storage
+	Options        Options
+	Tasks          []Task
+	MaxParallelism int
+	// FirstID is the id of the first checkpoint (above any on disk).
+	FirstID int64
+	// Fail is called once when the job must fail (too many checkpoint failures).
+	Fail func(error)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Stats describe a job's checkpoints so far.
+type Stats struct {
+	Completed, Failed int
+	// The last completed checkpoint.
+	LastID                    int64
+	LastCompleted             time.Time
+	LastDuration              time.Duration
+	LastSize, LastIncremental int64
+}
+
+// Coordinator triggers checkpoints and completes them once every subtask
+// acknowledged. It is safe for concurrent use: subtasks call Ack and Decline
+// from their goroutines.
+type Coordinator struct {
+	cfg Config
+
+	mu            sync.Mutex
+	nextID        int64
+	pending       map[int64]*pendingCheckpoint
+	lastEnd       time.Time
+	failuresInRow int
+	stats         Stats
+	closed        bool
+}
+
+type pendingCheckpoint struct {
+	id        int64
+	savepoint bool
+	started   time.Time
+	dir       string
+	acks      map[Task]SubtaskState
+	timer     *time.Timer
+	done      chan result
+}
+
+type result struct {
+	md  *Metadata
+	err error
+}
+
+// NewCoordinator returns a coordinator; Run starts periodic checkpoints.
+func NewCoordinator(cfg Config) *Coordinator {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.FirstID < 1 {
+		cfg.FirstID = 1
+	}
+	return &Coordinator{cfg: cfg, nextID: cfg.FirstID, pending: map[int64]*pendingCheckpoint{}}
+}
+
+// Run triggers a checkpoint every Options.Interval until ctx ends.
+func (c *Coordinator) Run(ctx context.Context) {
+	if c.cfg.Options.Interval <= 0 {
+		return
+	}
+	t := time.NewTicker(c.cfg.Options.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.trigger(false, false)
+		}
+	}
+}
+
+// Savepoint triggers a savepoint checkpoint and waits for it to complete.
+func (c *Coordinator) Savepoint(ctx context.Context) (*Metadata, error) {
+	return c.wait(ctx, true)
+}
+
+// Checkpoint triggers a checkpoint now, whatever the interval and pause
+// limits say, and waits for it to complete (the final checkpoint of a
+// bounded job).
+func (c *Coordinator) Checkpoint(ctx context.Context) (*Metadata, error) {
+	return c.wait(ctx, false)
+}
+
+func (c *Coordinator) wait(ctx context.Context, savepoint bool) (*Metadata, error) {
+	p, err := c.trigger(savepoint, true)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-p.done:
+		return r.md, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// trigger starts a checkpoint unless the limits forbid one now.
+func (c *Coordinator) trigger(savepoint, force bool) (*pendingCheckpoint, error) {
+	c.mu.Lock()
+	now := c.cfg.Now()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errors.New("checkpoint coordinator is shut down")
+	}
+	if !force {
+		if len(c.pending) >= c.cfg.Options.MaxConcurrent || now.Sub(c.lastEnd) < c.cfg.Options.MinPause {
+			c.mu.Unlock()
+			return nil, nil
+		}
+	}
+	id := c.nextID
+	c.nextID++
+	dir, err := c.cfg.Storage.Prepare(id)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	p := &pendingCheckpoint{id: id, savepoint: savepoint, started: now, dir: dir, acks: map[Task]SubtaskState{}, done: make(chan result, 1)}
+	p.timer = time.AfterFunc(c.cfg.Options.Timeout, func() {
+		c.abort(id, fmt.Errorf("checkpoint %d expired after %v", id, c.cfg.Options.Timeout), true)
+	})
+	c.pending[id] = p
+	c.mu.Unlock()
+	if err := c.cfg.Job.TriggerCheckpoint(id, savepoint); err != nil {
+		c.abort(id, err, !errors.Is(err, ErrDeclined))
+		return p, nil
+	}
+	return p, nil
+}
+
+// Dir is the directory where subtasks write their state for checkpoint id.
+func (c *Coordinator) Dir(id int64) string { return c.cfg.Storage.Dir(id) }
+
+// Ack records a subtask's state for checkpoint id. When every subtask has
+// acknowledged, the checkpoint's metadata is written and the job notified.
+func (c *Coordinator) Ack(id int64, t Task, st SubtaskState) {
+	c.mu.Lock()
+	p := c.pending[id]
+	if p == nil {
+		c.mu.Unlock()
+		return // expired or aborted meanwhile
+	}
+	p.acks[t] = st
+	if len(p.acks) < len(c.cfg.Tasks) {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.pending, id)
+	p.timer.Stop()
+	c.mu.Unlock()
+	c.complete(p)
+}
+
+// Decline aborts checkpoint id on behalf of a subtask that cannot take part.
+// It does not count as a failure.
+func (c *Coordinator) Decline(id int64, err error) {
+	c.abort(id, fmt.Errorf("%w: %v", ErrDeclined, err), false)
+}
+
+// Abort fails checkpoint id on behalf of a subtask whose snapshot failed.
+// It counts against the tolerable failures.
+func (c *Coordinator) Abort(id int64, err error) {
+	c.abort(id, err, true)
+}
+
+func (c *Coordinator) complete(p *pendingCheckpoint) {
+	now := c.cfg.Now()
+	md := &Metadata{Job: c.cfg.JobName, ID: p.id, Savepoint: p.savepoint, Triggered: p.started,
+		Duration: now.Sub(p.started), MaxParallelism: c.cfg.MaxParallelism, Dir: p.dir}
+	byOp := map[string]*OperatorState{}
+	for t, st := range p.acks {
+		o := byOp[t.Operator]
+		if o == nil {
+			o = &OperatorState{ID: t.Operator, Name: t.Name, Parallelism: t.Parallelism}
+			byOp[t.Operator] = o
+			md.Operators = append(md.Operators, o)
+		}
+		st.Subtask = t.Subtask
+		o.Subtasks = append(o.Subtasks, st)
+	}
+	sort.Slice(md.Operators, func(i, j int) bool { return md.Operators[i].ID < md.Operators[j].ID })
+	for _, o := range md.Operators {
+		sort.Slice(o.Subtasks, func(i, j int) bool { return o.Subtasks[i].Subtask < o.Subtasks[j].Subtask })
+	}
+	if err := WriteMetadata(p.dir, md); err != nil {
+		c.fail(p, fmt.Errorf("checkpoint %d: writing metadata: %w", p.id, err), true)
+		return
+	}
+	failpoint.Hit(failpoint.AfterMetadata)
+	total, incr := md.Size()
+	c.mu.Lock()
+	c.failuresInRow = 0
+	c.lastEnd = now
+	c.stats.Completed++
+	c.stats.LastID, c.stats.LastCompleted, c.stats.LastDuration = p.id, now, md.Duration
+	c.stats.LastSize, c.stats.LastIncremental = total, incr
+	c.mu.Unlock()
+	c.cfg.Job.NotifyComplete(p.id)
+	c.cfg.Storage.Retain(c.cfg.Options.NumRetained)
+	p.done <- result{md: md}
+}
+
+func (c *Coordinator) abort(id int64, err error, count bool) {
+	c.mu.Lock()
+	p := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if p == nil {
+		return
+	}
+	p.timer.Stop()
+	c.fail(p, err, count)
+}
+
+func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
+	c.cfg.Storage.Discard(p.id)
+	c.cfg.Job.NotifyAborted(p.id)
+	c.mu.Lock()
+	c.lastEnd = c.cfg.Now()
+	tooMany := false
+	if count {
+		c.stats.Failed++
+		c.failuresInRow++
+		tooMany = c.failuresInRow > c.cfg.Options.TolerableFailures
+	}
+	c.mu.Unlock()
+	p.done <- result{err: err}
+	if tooMany && c.cfg.Fail != nil {
+		c.cfg.Fail(fmt.Errorf("%w (%d): %v", ErrTooManyFailures, c.cfg.Options.TolerableFailures, err))
+	}
+}
+
+// Stats returns the checkpoint statistics so far.
+func (c *Coordinator) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+// Close stops triggering and discards pending checkpoints.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	pending := c.pending
+	c.pending = map[int64]*pendingCheckpoint{}
+	c.mu.Unlock()
+	for _, p := range pending {
+		p.timer.Stop()
+		c.cfg.Storage.Discard(p.id)
+	}
+}

@@ -1,0 +1,163 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// MetadataFile is the name of a checkpoint's metadata file. A checkpoint
+// directory without a valid one is not a checkpoint.
+const MetadataFile = "_metadata"
+
+// ErrCorrupt is returned for metadata that is truncated or damaged.
+var ErrCorrupt = errors.New("checkpoint metadata is damaged")
+
+// SubtaskState is what one subtask contributed to a checkpoint.
+type SubtaskState struct {
+	Subtask int
+	// Inline holds small state kept in the metadata itself: a source's
+	// position, a sink's pending-commit handle.
+	Inline []byte `json:",omitempty"`
+	// Dir is the directory of the subtask's state store checkpoint, relative
+	// to the checkpoint directory ("" when it has none).
+	Dir                   string `json:",omitempty"`
+	Size, IncrementalSize int64  `json:",omitempty"`
+}
+
+// OperatorState is every subtask's state of one operator.
+type OperatorState struct {
+	ID          string
+	Name        string
+	Parallelism int
+	Subtasks    []SubtaskState
+}
+
+// Metadata describes a completed checkpoint or savepoint.
+type Metadata struct {
+	Version        int
+	Job            string
+	ID             int64
+	Savepoint      bool `json:",omitempty"`
+	Triggered      time.Time
+	Duration       time.Duration
+	MaxParallelism int
+	Operators      []*OperatorState
+	// Dir is the directory the metadata was read from (not stored).
+	Dir string `json:"-"`
+}
+
+// Size is the total size of the checkpoint's state.
+func (m *Metadata) Size() (total, incremental int64) {
+	for _, o := range m.Operators {
+		for _, s := range o.Subtasks {
+			total += s.Size + int64(len(s.Inline))
+			incremental += s.IncrementalSize + int64(len(s.Inline))
+		}
+	}
+	return total, incremental
+}
+
+// Operator returns the state of the operator with the given id.
+func (m *Metadata) Operator(id string) *OperatorState {
+	for _, o := range m.Operators {
+		if o.ID == id {
+			return o
+		}
+	}
+	return nil
+}
+
+const metadataVersion = 1
+
+// The file is the JSON document followed by a line "sha256 <hex>" of it, so
+// a torn or damaged write is detected on read.
+func encodeMetadata(m *Metadata) ([]byte, error) {
+	body, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	return append(append(body, "\nsha256 "...), hex.EncodeToString(sum[:])+"\n"...), nil
+}
+
+func decodeMetadata(data []byte) (*Metadata, error) {
+	i := bytes.LastIndex(data, []byte("\nsha256 "))
+	if i < 0 {
+		return nil, fmt.Errorf("%w: no checksum (truncated?)", ErrCorrupt)
+	}
+	body, tail := data[:i], bytes.TrimSpace(data[i+len("\nsha256 "):])
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != string(tail) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	var m Metadata
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if m.Version != metadataVersion {
+		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, m.Version)
+	}
+	return &m, nil
+}
+
+// WriteMetadata writes dir/_metadata atomically: a temporary file, fsync,
+// rename, fsync of the directory. Only after it returns is the checkpoint
+// complete.
+func WriteMetadata(dir string, m *Metadata) error {
+	m.Version = metadataVersion
+	data, err := encodeMetadata(m)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, MetadataFile)
+	tmp := path + ".inprogress"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// ReadMetadata reads and verifies dir/_metadata.
+func ReadMetadata(dir string) (*Metadata, error) {
+	data, err := os.ReadFile(filepath.Join(dir, MetadataFile))
+	if err != nil {
+		return nil, err
+	}
+	m, err := decodeMetadata(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetadataFile), err)
+	}
+	m.Dir = dir
+	return m, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,200 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ErrNoCheckpoint is returned when a job has no completed checkpoint.
+var ErrNoCheckpoint = errors.New("no completed checkpoint")
+
+// Storage keeps one job's checkpoints under dir, one chk-<n> directory each.
+// It is safe for use by one coordinator at a time.
+type Storage struct {
+	dir string
+}
+
+// NewStorage returns the storage of checkpoints under dir (created on demand).
+func NewStorage(dir string) *Storage { return &Storage{dir: dir} }
+
+// Root is the directory holding the chk-<n> directories.
+func (s *Storage) Root() string { return s.dir }
+
+// Dir is the directory of checkpoint id.
+func (s *Storage) Dir(id int64) string { return filepath.Join(s.dir, fmt.Sprintf("chk-%d", id)) }
+
+// Prepare creates the (empty) directory of checkpoint id.
+func (s *Storage) Prepare(id int64) (string, error) {
+	d := s.Dir(id)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", err
+	}
+	return d, nil
+}
+
+// Discard removes checkpoint id (a failed or expired one).
+func (s *Storage) Discard(id int64) error { return os.RemoveAll(s.Dir(id)) }
+
+// ids returns the ids of the chk-<n> directories present, highest first.
+func (s *Storage) ids() ([]int64, error) {
+	ents, err := os.ReadDir(s.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, e := range ents {
+		if n, ok := strings.CutPrefix(e.Name(), "chk-"); ok && e.IsDir() {
+			if id, err := strconv.ParseInt(n, 10, 64); err == nil {
+				out = append(out, id)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] > out[j] })
+	return out, nil
+}
+
+// NextID is the id to use for the next checkpoint: above every id on disk,
+// so ids keep increasing across restarts.
+func (s *Storage) NextID() (int64, error) {
+	ids, err := s.ids()
+	if err != nil || len(ids) == 0 {
+		return 1, err
+	}
+	return ids[0] + 1, nil
+}
+
+// Completed returns the checkpoints with valid metadata, newest first, and
+// a warning for each damaged one it skipped.
+func (s *Storage) Completed() ([]*Metadata, []string, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*Metadata
+	var warnings []string
+	for _, id := range ids {
+		m, err := ReadMetadata(s.Dir(id))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			// Never completed (crashed before _metadata): not a checkpoint.
+		case err != nil:
+			warnings = append(warnings, fmt.Sprintf("skipping checkpoint %d: %v", id, err))
+		default:
+			out = append(out, m)
+		}
+	}
+	return out, warnings, nil
+}
+
+// Retain deletes all but the n newest completed checkpoints, and every
+// incomplete directory older than the newest completed one.
+func (s *Storage) Retain(n int) error {
+	done, _, err := s.Completed()
+	if err != nil || len(done) == 0 {
+		return err
+	}
+	keep := map[int64]bool{}
+	for i, m := range done {
+		if i < n {
+			keep[m.ID] = true
+		}
+	}
+	ids, err := s.ids()
+	if err != nil {
+		return err
+	}
+	newest := done[0].ID
+	for _, id := range ids {
+		if id < newest && !keep[id] {
+			if err := s.Discard(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Load reads the checkpoint or savepoint at path: its directory or its
+// _metadata file.
+func Load(path string) (*Metadata, error) {
+	if filepath.Base(path) == MetadataFile {
+		path = filepath.Dir(path)
+	}
+	return ReadMetadata(path)
+}
+
+// WriteSavepoint copies completed checkpoint m into a new self-contained
+// directory under root (files copied, never linked, so it outlives the job's
+// checkpoints) and returns its path.
+func WriteSavepoint(m *Metadata, root string) (string, error) {
+	dst := filepath.Join(root, fmt.Sprintf("savepoint-%s-%d-%d", sanitize(m.Job), m.ID, m.Triggered.UnixMilli()))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return "", err
+	}
+	for _, o := range m.Operators {
+		for _, st := range o.Subtasks {
+			if st.Dir == "" {
+				continue
+			}
+			if err := copyTree(filepath.Join(m.Dir, st.Dir), filepath.Join(dst, st.Dir)); err != nil {
+				return "", fmt.Errorf("savepoint: %w", err)
+			}
+		}
+	}
+	sp := *m
+	sp.Savepoint = true
+	if err := WriteMetadata(dst, &sp); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' || r == ',' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// copyTree copies the files under src into dst.
+func copyTree(src, dst string) error {
+	return filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Sync(); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}

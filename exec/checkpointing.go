@@ -1,0 +1,308 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/internal/failpoint"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+)
+
+// CheckpointOptions turn on checkpoints for a job.
+type CheckpointOptions struct {
+	// JobName is recorded in every checkpoint's metadata.
+	JobName string
+	// Storage keeps the completed checkpoints.
+	Storage *checkpoint.Storage
+	// Options are the interval, mode, timeout and limits.
+	Options checkpoint.Options
+}
+
+// errCannotSnapshot is wrapped by operators that cannot take part in a
+// checkpoint; the checkpoint is declined, the job goes on.
+var errCannotSnapshot = errors.New("operator cannot be checkpointed")
+
+// control is a message from the job to one subtask, outside the data flow.
+type control struct {
+	kind      controlKind
+	id        int64
+	savepoint bool
+}
+
+type controlKind uint8
+
+const (
+	// ctlTrigger asks a source to take checkpoint id and send its barrier.
+	ctlTrigger controlKind = iota
+	// ctlComplete says checkpoint id is complete: sinks commit.
+	ctlComplete
+	// ctlFinish tells a source that reached its end to end its output.
+	ctlFinish
+)
+
+// restoredState is a subtask's share of the checkpoint it restores from.
+type restoredState struct {
+	checkpointID int64
+	// inline is the subtask's own inline state (a source's position).
+	inline []byte
+	// commits are sink handles of the restored checkpoint this subtask must
+	// commit again on open (its own, and after a rescale those of old
+	// subtasks that no longer exist).
+	commits [][]byte
+	// dirs are the store checkpoints of every old subtask of the operator;
+	// the new store keeps the key groups of this subtask.
+	dirs []string
+}
+
+// checkpointing is the job's side of the checkpoint protocol.
+type checkpointing struct {
+	coord *checkpoint.Coordinator
+	mode  checkpoint.Mode
+
+	mu        sync.Mutex
+	commits   map[int64]int // sink subtasks that committed each checkpoint
+	finished  int           // sources that reached their end
+	nSources  int
+	sinkTasks int
+}
+
+func (j *Job) setupCheckpointing() error {
+	co := j.opts.Checkpoint
+	first, err := co.Storage.NextID()
+	if err != nil {
+		return err
+	}
+	var tasks []checkpoint.Task
+	cp := &checkpointing{commits: map[int64]int{}, mode: co.Options.Mode}
+	for _, t := range j.tasks {
+		tasks = append(tasks, t.checkpointTask())
+		if t.source != nil {
+			cp.nSources++
+		}
+		if _, ok := t.impl.(*sinkOp); ok {
+			cp.sinkTasks++
+		}
+	}
+	cp.coord = checkpoint.NewCoordinator(checkpoint.Config{
+		Job: j, JobName: co.JobName, Storage: co.Storage, Options: co.Options, Tasks: tasks,
+		MaxParallelism: j.graph.MaxParallelism, FirstID: first, Fail: j.fail,
+	})
+	j.cp = cp
+	return nil
+}
+
+func (t *subtask) checkpointTask() checkpoint.Task {
+	return checkpoint.Task{Operator: t.op.ID, Name: t.op.Name(), Subtask: t.index, Parallelism: t.op.Parallelism}
+}
+
+// Coordinator returns the job's checkpoint coordinator (nil without checkpoints).
+func (j *Job) Coordinator() *checkpoint.Coordinator {
+	if j.cp == nil {
+		return nil
+	}
+	return j.cp.coord
+}
+
+// TriggerCheckpoint implements checkpoint.Job: every source subtask takes
+// its snapshot and sends the barrier between two batches.
+func (j *Job) TriggerCheckpoint(id int64, savepoint bool) error {
+	if j.ctx.Err() != nil {
+		return fmt.Errorf("%w: the job is stopping", checkpoint.ErrDeclined)
+	}
+	for _, t := range j.tasks {
+		if t.source != nil {
+			t.deliver(control{kind: ctlTrigger, id: id, savepoint: savepoint})
+		}
+	}
+	return nil
+}
+
+// NotifyComplete implements checkpoint.Job: sinks commit.
+func (j *Job) NotifyComplete(id int64) {
+	for _, t := range j.tasks {
+		if _, ok := t.impl.(*sinkOp); ok {
+			t.deliver(control{kind: ctlComplete, id: id})
+		}
+	}
+}
+
+// NotifyAborted implements checkpoint.Job. Nothing to undo: a sink's
+// pre-committed transaction of an aborted checkpoint is committed with the
+// next checkpoint that completes.
+func (j *Job) NotifyAborted(int64) {}
+
+// committed counts sink subtask commits of checkpoint id; the failpoint
+// between the commits of two sink subtasks fires after the first.
+func (j *Job) committed(id int64) {
+	if j.cp == nil {
+		return
+	}
+	j.cp.mu.Lock()
+	j.cp.commits[id]++
+	first := j.cp.commits[id] == 1
+	j.cp.mu.Unlock()
+	if first && j.cp.sinkTasks > 1 {
+		failpoint.Hit(failpoint.BetweenCommits)
+	}
+}
+
+// deliver queues a control message for t without blocking the caller.
+func (t *subtask) deliver(c control) {
+	select {
+	case t.ctl <- c:
+	default:
+		go func() {
+			select {
+			case t.ctl <- c:
+			case <-t.job.ctx.Done():
+			}
+		}()
+	}
+}
+
+// ack reports this subtask's part of checkpoint id.
+func (t *subtask) ack(id int64, st checkpoint.SubtaskState) {
+	t.job.cp.coord.Ack(id, t.checkpointTask(), st)
+}
+
+// sourceFinished records that a source subtask reached the end of its
+// input. Once all have, the job takes a final checkpoint, so that what the
+// sinks commit at the end is covered by a checkpoint, then lets the sources
+// end their outputs.
+func (j *Job) sourceFinished() {
+	j.cp.mu.Lock()
+	j.cp.finished++
+	all := j.cp.finished == j.cp.nSources
+	j.cp.mu.Unlock()
+	if !all {
+		return
+	}
+	go func() {
+		// A job whose operators cannot be checkpointed (a bounded sort)
+		// declines; it then ends without a final checkpoint.
+		for attempt := 0; attempt < 3 && j.ctx.Err() == nil; attempt++ {
+			_, err := j.cp.coord.Checkpoint(j.ctx)
+			if err == nil || errors.Is(err, checkpoint.ErrDeclined) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, t := range j.tasks {
+			if t.source != nil {
+				t.deliver(control{kind: ctlFinish})
+			}
+		}
+	}()
+}
+
+// snapshotOperator takes t's part of checkpoint id after its barrier
+// aligned, and acknowledges it (or declines).
+func (t *subtask) snapshotOperator(id int64) error {
+	if t.job.cp == nil {
+		return nil
+	}
+	sc := &snapshotContext{id: id, dir: t.job.cp.coord.Dir(id), rel: fmt.Sprintf("%s-%d", t.op.ID, t.index)}
+	st, err := t.impl.snapshot(sc)
+	switch {
+	case errors.Is(err, errCannotSnapshot):
+		t.job.cp.coord.Decline(id, fmt.Errorf("%s: %w", t.name(), err))
+	case err != nil:
+		t.job.cp.coord.Abort(id, fmt.Errorf("%s: %w", t.name(), err))
+	default:
+		t.ack(id, st)
+	}
+	return nil
+}
+
+// openStore opens the keyed state of a stateful subtask, restoring it from
+// the checkpoint when the job restores.
+func (j *Job) openStore(tc *subtask) (state.Store, error) {
+	dir := filepath.Join(j.stateDir, fmt.Sprintf("%s-%d", tc.op.ID, tc.index))
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if r := tc.restored; r != nil && len(r.dirs) > 0 {
+		kgStart, kgEnd := state.KeyGroupRange(tc.index, j.graph.MaxParallelism, tc.op.Parallelism)
+		s, err := j.opts.Backend.Restore(dir, r.dirs, kgStart, kgEnd)
+		if err != nil {
+			return nil, fmt.Errorf("restoring state from checkpoint %d: %w", r.checkpointID, err)
+		}
+		return s, nil
+	}
+	return j.opts.Backend.Open(dir)
+}
+
+// ErrUnclaimedState is returned when a restore finds state for operators
+// the plan no longer has and 'execution.state-recovery.ignore-unclaimed-state'
+// is not set.
+var ErrUnclaimedState = errors.New("checkpoint has state that no operator of the new plan claims")
+
+// mapRestore assigns the restored checkpoint's state to the subtasks.
+func (j *Job) mapRestore() error {
+	md := j.opts.Restore
+	if md.MaxParallelism != 0 && md.MaxParallelism != j.graph.MaxParallelism {
+		return fmt.Errorf("checkpoint %d was taken with 'pipeline.max-parallelism' %d, the job has %d: key groups cannot move",
+			md.ID, md.MaxParallelism, j.graph.MaxParallelism)
+	}
+	inPlan := map[string]*planner.Operator{}
+	for _, o := range j.graph.Operators {
+		inPlan[o.ID] = o
+	}
+	var report []string
+	unclaimed := false
+	for _, o := range md.Operators {
+		has := false
+		for _, s := range o.Subtasks {
+			if len(s.Inline) > 0 || s.Dir != "" {
+				has = true
+			}
+		}
+		switch {
+		case inPlan[o.ID] != nil:
+			report = append(report, fmt.Sprintf("  %s %s: restored into %s", o.ID, o.Name, inPlan[o.ID].Name()))
+		case has:
+			unclaimed = true
+			report = append(report, fmt.Sprintf("  %s %s: has state, but the new plan has no such operator", o.ID, o.Name))
+		}
+	}
+	if unclaimed && !j.opts.IgnoreUnclaimedState {
+		sort.Strings(report)
+		return fmt.Errorf("%w (set 'execution.state-recovery.ignore-unclaimed-state' = 'true' to drop it):\n%s",
+			ErrUnclaimedState, strings.Join(report, "\n"))
+	}
+	for _, t := range j.tasks {
+		ost := md.Operator(t.op.ID)
+		if ost == nil {
+			continue
+		}
+		r := &restoredState{checkpointID: md.ID}
+		for _, s := range ost.Subtasks {
+			if s.Dir != "" {
+				r.dirs = append(r.dirs, filepath.Join(md.Dir, s.Dir))
+			}
+			if s.Subtask == t.index {
+				r.inline = s.Inline
+			}
+			if len(s.Inline) > 0 && s.Subtask%t.op.Parallelism == t.index {
+				r.commits = append(r.commits, s.Inline)
+			}
+		}
+		if t.source != nil && ost.Parallelism != t.op.Parallelism {
+			return fmt.Errorf("source %s had parallelism %d in checkpoint %d and has %d now: sources cannot be rescaled yet",
+				t.op.Name(), ost.Parallelism, md.ID, t.op.Parallelism)
+		}
+		t.restored = r
+	}
+	return nil
+}
