@@ -11,7 +11,8 @@ import (
 // each. Empty statements and comments yield nothing.
 //
 // On failure the error is an *Error at a line:column of text, and the
-// statements before the failing one are returned with it.
+// statements before the failing one are returned with it. Parse is safe for
+// concurrent use.
 func Parse(text string) ([]Statement, error) {
 	sc := newScript(text)
 	var out []Statement
