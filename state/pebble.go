@@ -1,0 +1,355 @@
+package state
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// PebbleOptions tunes the Pebble instances of a PebbleBackend. Zero fields
+// take the defaults of EnsureDefaults, chosen for a small machine (2 cores)
+// running one Pebble instance per stateful operator subtask.
+type PebbleOptions struct {
+	// MemTableSize is the largest size of one memtable, in bytes. Pebble
+	// starts with a 256 KiB memtable and doubles it up to this size, so a
+	// store with little state uses little memory. Default 64 MiB.
+	MemTableSize uint64
+	// MemTableStopWritesThreshold is the number of memtables (the mutable
+	// one plus those queued for flushing) at which Apply stalls until a
+	// flush finishes. Default 4.
+	MemTableStopWritesThreshold int
+	// BlockCacheSize is the size of each store's block cache, in bytes.
+	// Default 16 MiB.
+	BlockCacheSize int64
+	// MaxConcurrentCompactions bounds the background compactions of one
+	// store. Default 1.
+	MaxConcurrentCompactions int
+	// L0CompactionThreshold is the L0 read amplification that triggers a
+	// compaction; L0StopWritesThreshold the one at which writes stall.
+	// Defaults 4 and 20.
+	L0CompactionThreshold, L0StopWritesThreshold int
+	// MaxOpenFiles bounds the open sstables of one store. Default 256.
+	MaxOpenFiles int
+	// RestoreBatchBytes is the size of the batches that copy entries into a
+	// store when Restore cannot reuse a checkpoint's files. Default 4 MiB.
+	RestoreBatchBytes int
+	// Logger receives Pebble's log messages. Default: errors go to the
+	// standard library's log package (Fatalf exits the process, as Pebble
+	// expects), informational messages are dropped.
+	Logger pebble.Logger
+}
+
+// EnsureDefaults fills zero fields with their defaults.
+func (o *PebbleOptions) EnsureDefaults() {
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 64 << 20
+	}
+	if o.MemTableStopWritesThreshold <= 0 {
+		o.MemTableStopWritesThreshold = 4
+	}
+	if o.BlockCacheSize <= 0 {
+		o.BlockCacheSize = 16 << 20
+	}
+	if o.MaxConcurrentCompactions <= 0 {
+		o.MaxConcurrentCompactions = 1
+	}
+	if o.L0CompactionThreshold <= 0 {
+		o.L0CompactionThreshold = 4
+	}
+	if o.L0StopWritesThreshold <= 0 {
+		o.L0StopWritesThreshold = 20
+	}
+	if o.MaxOpenFiles <= 0 {
+		o.MaxOpenFiles = 256
+	}
+	if o.RestoreBatchBytes <= 0 {
+		o.RestoreBatchBytes = 4 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = quietLogger{}
+	}
+}
+
+// pebbleOptions returns the Pebble options of a store's working instance.
+func (o PebbleOptions) pebbleOptions() *pebble.Options {
+	o.EnsureDefaults()
+	maxCompactions := o.MaxConcurrentCompactions
+	po := &pebble.Options{
+		// Durability comes from checkpoints only: everything applied after
+		// the last one is replayed from the sources on restore.
+		DisableWAL:                  true,
+		FormatMajorVersion:          pebble.FormatNewest,
+		MemTableSize:                o.MemTableSize,
+		MemTableStopWritesThreshold: o.MemTableStopWritesThreshold,
+		CacheSize:                   o.BlockCacheSize,
+		L0CompactionThreshold:       o.L0CompactionThreshold,
+		L0StopWritesThreshold:       o.L0StopWritesThreshold,
+		MaxOpenFiles:                o.MaxOpenFiles,
+		Logger:                      o.Logger,
+		CompactionConcurrencyRange:  func() (int, int) { return 1, maxCompactions },
+		EventListener:               eventListener(o.Logger),
+	}
+	po.EnsureDefaults()
+	return po
+}
+
+// PebbleBackend is the 'pebble' state backend (the default): each stateful
+// operator subtask gets its own Pebble instance in the working directory
+// the runtime passes (<data-dir>/jobs/<job>/state/<operator-id>-<subtask>/).
+//
+// The write-ahead log is off and Apply does not sync: a store's working
+// directory is disposable, and only its checkpoints are durable. A
+// checkpoint hard-links Pebble's immutable sstables, so it costs only the
+// files written since the previous one, provided checkpoints live on the
+// same filesystem as the working directories (across filesystems the files
+// are copied).
+type PebbleBackend struct {
+	Options PebbleOptions
+}
+
+var _ Backend = PebbleBackend{}
+
+// Name returns "pebble".
+func (PebbleBackend) Name() string { return "pebble" }
+
+// Open creates an empty store in dir. dir must not exist, be empty, or hold
+// only the files of a Pebble instance (the working directory of a run that
+// crashed), which are removed: a store's working files never outlive it.
+// The caller owns the store and must Close it; it then deletes dir.
+func (b PebbleBackend) Open(dir string) (Store, error) {
+	if err := prepareWorkingDir(dir); err != nil {
+		return nil, err
+	}
+	s, err := openPebbleStore(dir, b.Options)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// PebbleStore is a Store kept in one Pebble instance. Keys are the key
+// group (2 bytes, big-endian, so that Pebble's byte order is key group
+// order) followed by the operator's key; values are stored as given.
+//
+// A PebbleStore is used by one goroutine, like every Store: its methods
+// must not be called concurrently. Close closes the Pebble instance; the
+// working directory is then the caller's to delete.
+type PebbleStore struct {
+	db     *pebble.DB
+	dir    string
+	opts   PebbleOptions
+	closed bool
+
+	// dirty reports writes since the last checkpoint (which must flush).
+	dirty bool
+	// prevFiles are the sstables and blob files of the previous checkpoint
+	// (or of the checkpoint this store was restored from by hard links),
+	// by name, to tell the files a new checkpoint shares with it.
+	prevFiles map[string]os.FileInfo
+
+	keyBuf []byte
+}
+
+var _ Store = (*PebbleStore)(nil)
+
+func openPebbleStore(dir string, o PebbleOptions) (*PebbleStore, error) {
+	o.EnsureDefaults()
+	db, err := pebble.Open(dir, o.pebbleOptions())
+	if err != nil {
+		return nil, fmt.Errorf("state: open pebble store %s: %w", dir, err)
+	}
+	return &PebbleStore{db: db, dir: dir, opts: o}, nil
+}
+
+// Dir is the store's working directory.
+func (s *PebbleStore) Dir() string { return s.dir }
+
+// maxKeyGroups is the number of key groups a 2-byte prefix can address.
+const maxKeyGroups = 1 << 16
+
+func checkKeyGroup(kg int) error {
+	if kg < 0 || kg >= maxKeyGroups {
+		return fmt.Errorf("state: key group %d out of range [0, %d)", kg, maxKeyGroups)
+	}
+	return nil
+}
+
+// kgPrefix returns the first key of key group kg; kgPrefix(maxKeyGroups)
+// returns nil (no upper bound).
+func kgPrefix(kg int) []byte {
+	if kg >= maxKeyGroups {
+		return nil
+	}
+	return binary.BigEndian.AppendUint16(nil, uint16(kg))
+}
+
+func (s *PebbleStore) key(kg int, key []byte) []byte {
+	s.keyBuf = binary.BigEndian.AppendUint16(s.keyBuf[:0], uint16(kg))
+	s.keyBuf = append(s.keyBuf, key...)
+	return s.keyBuf
+}
+
+// Get returns the value of key in key group kg. The value is a copy the
+// caller may keep.
+func (s *PebbleStore) Get(kg int, key []byte) ([]byte, bool, error) {
+	if s.closed {
+		return nil, false, ErrClosed
+	}
+	if err := checkKeyGroup(kg); err != nil {
+		return nil, false, err
+	}
+	v, closer, err := s.db.Get(s.key(kg, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.readErr(err)
+	}
+	// A copy: Pebble's slice is valid only until closer.Close. Values
+	// returned earlier must stay valid until the next modification, so a
+	// reused buffer would not do.
+	out := append([]byte(nil), v...)
+	_ = closer.Close()
+	return out, true, nil
+}
+
+// Apply writes b in one Pebble batch, without syncing. Nothing of b is
+// applied if it holds a key group out of range.
+func (s *PebbleStore) Apply(b *WriteBatch) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	size := 0
+	for i := range b.ops {
+		op := &b.ops[i]
+		if err := checkKeyGroup(op.kg); err != nil {
+			return err
+		}
+		size += len(op.key) + len(op.value) + 16
+	}
+	pb := s.db.NewBatchWithSize(size)
+	defer pb.Close()
+	for i := range b.ops {
+		op := &b.ops[i]
+		var d *pebble.DeferredBatchOp
+		if op.del {
+			d = pb.DeleteDeferred(2 + len(op.key))
+		} else {
+			d = pb.SetDeferred(2+len(op.key), len(op.value))
+			copy(d.Value, op.value)
+		}
+		binary.BigEndian.PutUint16(d.Key, uint16(op.kg))
+		copy(d.Key[2:], op.key)
+		if err := d.Finish(); err != nil {
+			return err
+		}
+	}
+	if err := pb.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
+	}
+	s.dirty = true
+	return nil
+}
+
+// Scan calls fn for every entry in key group then key order. key and value
+// are valid only during the call.
+func (s *PebbleStore) Scan(fn func(kg int, key, value []byte) error) error {
+	if s.closed {
+		return ErrClosed
+	}
+	return iterPebble(s.db, nil, nil, func(k, v []byte) error {
+		return fn(int(binary.BigEndian.Uint16(k)), k[2:], v)
+	}, s.readErr)
+}
+
+// readErr marks Pebble's corruption errors (a damaged sstable, possibly
+// one linked from a checkpoint on restore) with ErrCorrupt.
+func (s *PebbleStore) readErr(err error) error {
+	if pebble.IsCorruptionError(err) {
+		return fmt.Errorf("%w: pebble store %s: %w", ErrCorrupt, s.dir, err)
+	}
+	return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
+}
+
+// Close closes the Pebble instance. Writes since the last checkpoint are
+// lost with the working directory, which the caller deletes. A second
+// Close does nothing.
+func (s *PebbleStore) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("state: close pebble store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// isPebbleFile reports whether name is a file Pebble keeps in a data
+// directory.
+func isPebbleFile(name string) bool {
+	switch {
+	case name == "LOCK", name == "CURRENT",
+		strings.HasPrefix(name, "MANIFEST-"),
+		strings.HasPrefix(name, "OPTIONS-"),
+		strings.HasPrefix(name, "marker."),
+		strings.HasSuffix(name, ".sst"),
+		strings.HasSuffix(name, ".blob"),
+		strings.HasSuffix(name, ".log"),
+		strings.HasSuffix(name, ".dbtmp"):
+		return true
+	}
+	return false
+}
+
+// prepareWorkingDir makes sure dir is absent or empty, removing the files
+// of a Pebble instance left there by a crashed run. Any other file is an
+// error: it is not ours to delete.
+func prepareWorkingDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state: working directory: %w", err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !isPebbleFile(e.Name()) {
+			return fmt.Errorf("state: working directory %s holds %s, which is not a Pebble file", dir, e.Name())
+		}
+	}
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("state: clear working directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// eventListener reports data corruption as an error instead of Pebble's
+// default, a fatal one: the read that found it returns the error, which
+// Get, Scan and Restore wrap with ErrCorrupt.
+func eventListener(l pebble.Logger) *pebble.EventListener {
+	return &pebble.EventListener{
+		DataCorruption: func(info pebble.DataCorruptionInfo) { l.Errorf("pebble: on-disk corruption in %s", info.Path) },
+	}
+}
+
+// quietLogger is Pebble's default logger without its informational
+// messages (one per WAL and open, many per restore).
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+
+func (quietLogger) Errorf(format string, args ...any) { pebble.DefaultLogger.Errorf(format, args...) }
+
+func (quietLogger) Fatalf(format string, args ...any) { pebble.DefaultLogger.Fatalf(format, args...) }

@@ -1,0 +1,358 @@
+package state
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Checkpoint writes a Pebble checkpoint of everything applied so far into
+// dir, which must not exist. The memtable is flushed first: with the WAL
+// off, a Pebble checkpoint holds only sstables, so anything still in the
+// memtable would be missing from it. The sstables are hard links to the
+// store's own immutable files, so IncrementalSize counts only the files
+// that are not the same files as in the previous checkpoint of this store
+// (or, right after a Restore by hard links, the checkpoint restored from),
+// plus the small MANIFEST, OPTIONS and marker files copied each time.
+func (s *PebbleStore) Checkpoint(dir string) (CheckpointInfo, error) {
+	if s.closed {
+		return CheckpointInfo{}, ErrClosed
+	}
+	if s.dirty {
+		if err := s.db.Flush(); err != nil {
+			return CheckpointInfo{}, fmt.Errorf("state: flush pebble store %s: %w", s.dir, err)
+		}
+		s.dirty = false
+	}
+	if err := s.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+		return CheckpointInfo{}, fmt.Errorf("state: checkpoint pebble store %s into %s: %w", s.dir, dir, err)
+	}
+	info, files, err := checkpointSizes(dir, s.prevFiles)
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	s.prevFiles = files
+	return info, nil
+}
+
+// isImmutablePebbleFile reports whether Pebble never changes the named file
+// after creating it, so that checkpoints and stores may share it by hard
+// links. Everything else (MANIFEST, OPTIONS, markers) is copied.
+func isImmutablePebbleFile(name string) bool {
+	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob")
+}
+
+// checkpointSizes sums the sizes of the files in dir and of those that are
+// not the same files (by name and inode) as in prev; it returns the
+// immutable files of dir for the next call.
+func checkpointSizes(dir string, prev map[string]os.FileInfo) (CheckpointInfo, map[string]os.FileInfo, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return CheckpointInfo{}, nil, err
+	}
+	var info CheckpointInfo
+	files := make(map[string]os.FileInfo)
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return CheckpointInfo{}, nil, err
+		}
+		info.Size += fi.Size()
+		if isImmutablePebbleFile(e.Name()) {
+			files[e.Name()] = fi
+			if p, ok := prev[e.Name()]; ok && os.SameFile(p, fi) {
+				continue
+			}
+		}
+		info.IncrementalSize += fi.Size()
+	}
+	return info, files, nil
+}
+
+// Restore creates a store in dir holding the entries of the checkpoints in
+// from whose key group lies in [kgStart, kgEnd]. dir must be absent, empty
+// or hold only a crashed run's Pebble files (see Open). The checkpoints
+// are only read: their files are never modified or deleted, and several
+// Restores may read the same checkpoint at once. A checkpoint directory
+// that is missing or cannot be read back gives an error wrapping
+// ErrCorrupt that names it.
+//
+// With one checkpoint, its files are hard-linked into dir (copied across
+// filesystems) and opened there; if it holds key groups outside the range
+// (the job was scaled up), those are dropped with range deletions, which
+// Pebble's compactions later reclaim. With several checkpoints (the job
+// was scaled down), the entries in range are copied into a new store in
+// batches of RestoreBatchBytes. Entries of one key group are expected in
+// one checkpoint only; otherwise the later one in from wins.
+func (b PebbleBackend) Restore(dir string, from []string, kgStart, kgEnd int) (Store, error) {
+	if kgStart < 0 || kgEnd >= maxKeyGroups || kgStart > kgEnd {
+		return nil, fmt.Errorf("state: restore key groups [%d, %d] out of range [0, %d)", kgStart, kgEnd, maxKeyGroups)
+	}
+	if err := prepareWorkingDir(dir); err != nil {
+		return nil, err
+	}
+	var s *PebbleStore
+	var err error
+	if len(from) == 1 {
+		s, err = b.restoreLinked(dir, from[0], kgStart, kgEnd)
+	} else {
+		s, err = b.restoreCopied(dir, from, kgStart, kgEnd)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// restoreLinked restores one checkpoint by hard links, then deletes the key
+// groups outside [kgStart, kgEnd].
+func (b PebbleBackend) restoreLinked(dir, src string, kgStart, kgEnd int) (*PebbleStore, error) {
+	first, last, err := checkpointBounds(src, b.Options)
+	if err != nil {
+		return nil, err
+	}
+	linked, err := linkCheckpoint(src, dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := openPebbleStore(dir, b.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, src, err)
+	}
+	s.prevFiles = linked
+	if first == nil {
+		return s, nil
+	}
+	// Drop [first, start of kgStart) and [start of kgEnd+1, last]; the bounds
+	// are the checkpoint's own first and last keys, so no key group value
+	// needs an "infinite" key.
+	pb := s.db.NewBatch()
+	defer pb.Close()
+	if lo := kgPrefix(kgStart); string(first) < string(lo) {
+		if err := pb.DeleteRange(first, lo, nil); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+	if hi := kgPrefix(kgEnd + 1); hi != nil && string(last) >= string(hi) {
+		if err := pb.DeleteRange(hi, last, nil); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		if err := pb.Delete(last, nil); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+	if pb.Empty() {
+		return s, nil
+	}
+	if err := pb.Commit(pebble.NoSync); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("state: restore pebble store %s: %w", dir, err)
+	}
+	s.dirty = true
+	return s, nil
+}
+
+// restoreCopied copies the entries in [kgStart, kgEnd] of each checkpoint
+// into a new store in dir.
+func (b PebbleBackend) restoreCopied(dir string, from []string, kgStart, kgEnd int) (*PebbleStore, error) {
+	s, err := openPebbleStore(dir, b.Options)
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range from {
+		if err := s.copyFrom(src, kgStart, kgEnd); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *PebbleStore) copyFrom(src string, kgStart, kgEnd int) error {
+	db, err := openCheckpoint(src, s.opts)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pb := s.db.NewBatch()
+	defer func() { pb.Close() }()
+	commit := func() error {
+		if pb.Empty() {
+			return nil
+		}
+		if err := pb.Commit(pebble.NoSync); err != nil {
+			return fmt.Errorf("state: restore pebble store %s: %w", s.dir, err)
+		}
+		s.dirty = true
+		pb.Reset()
+		return nil
+	}
+	err = iterPebble(db, kgPrefix(kgStart), kgPrefix(kgEnd+1), func(k, v []byte) error {
+		if err := pb.Set(k, v, nil); err != nil {
+			return err
+		}
+		if pb.Len() >= s.opts.RestoreBatchBytes {
+			return commit()
+		}
+		return nil
+	}, corruptCheckpointErr(src))
+	if err != nil {
+		return err
+	}
+	return commit()
+}
+
+// iterPebble calls fn with the raw keys and values of db in [lower, upper)
+// (nil: unbounded); wrapErr turns read errors into the caller's.
+func iterPebble(db *pebble.DB, lower, upper []byte, fn func(key, value []byte) error, wrapErr func(error) error) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return wrapErr(err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		if len(k) < 2 {
+			_ = it.Close()
+			return wrapErr(fmt.Errorf("%w: key %x has no key group", pebble.ErrCorruption, k))
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			_ = it.Close()
+			return wrapErr(err)
+		}
+		if err := fn(k, v); err != nil {
+			_ = it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return wrapErr(err)
+	}
+	return nil
+}
+
+func corruptCheckpointErr(dir string) func(error) error {
+	return func(err error) error {
+		return fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, dir, err)
+	}
+}
+
+// openCheckpoint opens the checkpoint in dir read-only. It takes no lock
+// and writes nothing there (a Pebble LOCK file would stop two restores
+// from reading one checkpoint at once).
+func openCheckpoint(dir string, o PebbleOptions) (*pebble.DB, error) {
+	o.EnsureDefaults()
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, dir, err)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{
+		ReadOnly:         true,
+		ErrorIfNotExists: true,
+		FS:               noLockFS{vfs.Default},
+		CacheSize:        o.BlockCacheSize,
+		MaxOpenFiles:     o.MaxOpenFiles,
+		Logger:           o.Logger,
+		EventListener:    eventListener(o.Logger),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, dir, err)
+	}
+	return db, nil
+}
+
+// checkpointBounds returns the first and last keys of the checkpoint in
+// dir (nil if it is empty), reading it through so that a damaged sstable
+// is found now rather than by the restored store.
+func checkpointBounds(dir string, o PebbleOptions) (first, last []byte, err error) {
+	db, err := openCheckpoint(dir, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	err = iterPebble(db, nil, nil, func(k, _ []byte) error {
+		if first == nil {
+			first = append([]byte(nil), k...)
+		}
+		last = append(last[:0], k...)
+		return nil
+	}, corruptCheckpointErr(dir))
+	if err != nil {
+		return nil, nil, err
+	}
+	return first, last, nil
+}
+
+// linkCheckpoint puts the files of the checkpoint in src into dst: hard
+// links for immutable files (copies across filesystems), copies for the
+// rest, which the store opened in dst will modify. It returns the linked
+// files of src, by name.
+func linkCheckpoint(src, dst string) (map[string]os.FileInfo, error) {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, src, err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	linked := make(map[string]os.FileInfo)
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || name == "LOCK" {
+			continue
+		}
+		from, to := filepath.Join(src, name), filepath.Join(dst, name)
+		if isImmutablePebbleFile(name) {
+			if err := os.Link(from, to); err == nil {
+				fi, err := os.Stat(from)
+				if err != nil {
+					return nil, err
+				}
+				linked[name] = fi
+				continue
+			}
+		}
+		if err := copyFile(from, to); err != nil {
+			return nil, err
+		}
+	}
+	return linked, nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// noLockFS is the filesystem with a Lock that does nothing, for read-only
+// opens of checkpoints.
+type noLockFS struct{ vfs.FS }
+
+func (noLockFS) Lock(string) (io.Closer, error) { return nopCloser{}, nil }
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
