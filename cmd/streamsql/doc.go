@@ -21,7 +21,8 @@
 // (~/.streamsql_history when the data directory cannot be created).
 // "help" or \h lists the statements, "quit", "exit" or Ctrl-D leaves (and
 // stops the jobs started from the shell). Ctrl-C clears the statement being
-// typed, or cancels the running query and returns to the prompt. Errors
+// typed, or cancels the running query and returns to the prompt; SIGTERM
+// stops the jobs and ends the shell with status 0. Errors
 // print as "[ERROR] line L:C: message (hint)", the position being in the
 // statement as typed.
 //
@@ -44,7 +45,9 @@
 // When standard input is not a terminal the shell reads it without prompts
 // or line editing, so a script can be piped in; it keeps going after a
 // failed statement, waits at the end for the jobs the script started (as
-// -f does) and exits 1 if a statement or a job failed.
+// -f does) and exits 1 if a statement or a job failed. There SIGINT
+// cancels the running statement and, when none runs, stops the jobs and
+// ends the shell with status 0, as SIGTERM does.
 //
 // # Running a file
 //

@@ -270,3 +270,39 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Errorf("unknown flag: exit code %d", r.code)
 	}
 }
+
+func TestPipedShellEndsOnIdleSIGINT(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "--data-dir", filepath.Join(dir, "data"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	defer stdin.Close()
+	io.WriteString(stdin, "SELECT 1 AS one;\n")
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && sc.Text() != "1 row in set" {
+	}
+	// The shell now waits for input, which never comes. (A signal sent
+	// right after the result could still find the statement running.)
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the shell exited with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the shell did not end on SIGINT")
+	}
+}

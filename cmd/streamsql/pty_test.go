@@ -195,3 +195,21 @@ func TestShellOnATerminal(t *testing.T) {
 		t.Errorf("the history holds the statement dropped by Ctrl-C:\n%s", hist)
 	}
 }
+
+func TestShellOnATerminalEndsOnSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	term := startTerminal(t, "--data-dir", filepath.Join(dir, "data"))
+	term.expect(prompt)
+	term.send("CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20');\r")
+	term.expect(prompt)
+	term.send("CREATE TABLE out (id BIGINT) WITH ('connector' = 'print');\r")
+	term.expect(prompt)
+	term.send("INSERT INTO out SELECT id FROM ticks;\r")
+	term.expect("Job ID: ")
+	term.expect("+I[") // the job prints while the prompt waits
+	term.cmd.Process.Signal(syscall.SIGTERM)
+	term.expect("[INFO] Stopping 1 running jobs...")
+	if err := term.cmd.Wait(); err != nil {
+		t.Errorf("the shell exited with %v", err)
+	}
+}

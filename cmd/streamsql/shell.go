@@ -108,13 +108,11 @@ func runShell(sess *session.Session) int {
 	}
 	defer in.close()
 
-	stopSignals := sh.cancelOnInterrupt()
+	stopSignals := sh.handleSignals(in, interactive)
 	sh.loop(in)
 	stopSignals()
 	if interactive {
-		if running(sess.Jobs()) > 0 {
-			fmt.Fprintln(sh.out, "Stopping the running jobs...")
-		}
+		sh.stopJobs()
 		return 0
 	}
 	f := &fileRun{path: "<stdin>", sess: sess, out: sh.out, errOut: sh.errOut}
@@ -126,18 +124,22 @@ func runShell(sess *session.Session) int {
 	return 0
 }
 
-// cancelOnInterrupt makes SIGINT (Ctrl-C while a statement runs, when the
-// terminal is not in readline's raw mode) cancel the running statement. It
-// returns a function that undoes it.
-func (sh *shell) cancelOnInterrupt() (stop func()) {
+// handleSignals makes SIGINT (Ctrl-C while a statement runs, when the
+// terminal is not in readline's raw mode) cancel the running statement,
+// and SIGTERM end the shell (see terminate). On a pipe, SIGINT with no
+// statement running ends the shell too. It returns a function that undoes
+// it.
+func (sh *shell) handleSignals(in lineReader, interactive bool) (stop func()) {
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
-			case <-sigs:
-				sh.interrupt()
+			case sig := <-sigs:
+				if sig == syscall.SIGTERM || (!sh.interrupt() && !interactive) {
+					sh.terminate(in, interactive)
+				}
 			case <-done:
 				return
 			}
@@ -147,6 +149,28 @@ func (sh *shell) cancelOnInterrupt() (stop func()) {
 		signal.Stop(sigs)
 		close(done)
 	}
+}
+
+// terminate ends the shell on request: it cancels the running statement
+// and, on a terminal, closes readline, which gives the terminal back and
+// ends the loop as Ctrl-D does. On a pipe, whose read cannot be
+// interrupted, it stops the jobs and exits with status 0 itself.
+func (sh *shell) terminate(in lineReader, interactive bool) {
+	sh.interrupt()
+	if interactive {
+		in.close()
+		return
+	}
+	sh.stopJobs()
+	os.Exit(0)
+}
+
+// stopJobs stops the jobs started from the shell.
+func (sh *shell) stopJobs() {
+	if n := running(sh.sess.Jobs()); n > 0 {
+		fmt.Fprintf(sh.errOut, "[INFO] Stopping %d running jobs...\n", n)
+	}
+	sh.sess.StopJobs()
 }
 
 // newReadline sets up readline with the shell's prompt, history file and
@@ -261,13 +285,16 @@ func (sh *shell) runStatement(st sql.Statement) error {
 	return nil
 }
 
-// interrupt cancels the running statement, if any (Ctrl-C while it runs).
-func (sh *shell) interrupt() {
+// interrupt cancels the running statement (Ctrl-C while it runs). It
+// reports whether there was one.
+func (sh *shell) interrupt() bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.cancel != nil {
-		sh.cancel()
+	if sh.cancel == nil {
+		return false
 	}
+	sh.cancel()
+	return true
 }
 
 func (sh *shell) printError(err error) {
