@@ -26,6 +26,9 @@ const (
 	continuationPrompt = "       -> "
 )
 
+// maxLine is the longest input line the shell reads from a pipe.
+const maxLine = 64 << 20
+
 // historyName is the shell's history file, in the data directory.
 const historyName = ".streamsql_history"
 
@@ -104,7 +107,9 @@ func runShell(sess *session.Session) int {
 		in = &readlineReader{rl: rl}
 		fmt.Fprintf(sh.out, "streamsql %s. Type 'help' for help, 'quit' to exit.\n\n", version)
 	} else {
-		in = &plainReader{sc: bufio.NewScanner(os.Stdin)}
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(nil, maxLine)
+		in = &plainReader{sc: sc}
 	}
 	defer in.close()
 
