@@ -9,8 +9,9 @@ import (
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/types"
 
-	_ "github.com/streamsql/streamsql/connectors/format/csv"  // registers csv
-	_ "github.com/streamsql/streamsql/connectors/format/json" // registers json
+	_ "github.com/streamsql/streamsql/connectors/format/csv"      // registers csv
+	_ "github.com/streamsql/streamsql/connectors/format/debezium" // registers debezium-json
+	_ "github.com/streamsql/streamsql/connectors/format/json"     // registers json
 )
 
 // Name is the value of the 'connector' option.

@@ -3,11 +3,16 @@ package filesystem
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connectors/format"
@@ -17,26 +22,78 @@ import (
 
 func init() {
 	registry.Register(catalog.Connector{
-		Name:     Name,
-		Source:   true,
-		Sink:     true,
-		Bounded:  func(map[string]string) bool { return true },
-		Options:  optionKeys(),
-		Required: []string{OptPath, OptFormat},
-		Validate: validate,
+		Name:   Name,
+		Source: true,
+		Sink:   true,
+		// AcceptsUpdates is a property of the connector, not of a table's
+		// options, so it stays false even though the sink takes -U/+U/-D
+		// rows with format 'debezium-json' (see the package doc).
+		AcceptsUpdates: false,
+		Bounded:        func(map[string]string) bool { return true },
+		Options:        optionKeys(),
+		Required:       []string{OptPath, OptFormat},
+		Validate:       validate,
 	}, newSource, newSink)
 }
 
+// The suffix of the hidden file a part file is written to until committed.
+const inProgressSuffix = ".inprogress"
+
+// sink is one subtask of the two-phase-commit filesystem sink; the package
+// doc describes the files and the protocol.
+//
+// Order of calls: Open first, except for Commit, which may come before Open
+// as well as after it: a restored job commits the handles of the restored
+// checkpoint before or after Open, but before the sink's first Write,
+// PreCommit or Finish, which is when the sink deletes the hidden files its
+// subtask left behind. A Commit of a restored handle after that fails,
+// since its files are gone.
 type sink struct {
 	spec exec.TableSpec
 	cfg  config
 	enc  format.Encoder
-	// n is the number of the part file being written.
-	n    int
-	f    *os.File
-	w    *bufio.Writer
-	buf  []byte
-	rows int64 // rows in the open part file
+	chg  format.ChangelogEncoder // enc, when the format writes a changelog
+	ext  string
+
+	// started is set once leftover hidden files are deleted and next is
+	// past every part number of this subtask in the directory.
+	started bool
+	next    int64
+	cur     *partFile // the in-progress file, nil until the first row after a pre-commit
+	w       *bufio.Writer
+	buf     []byte
+	// pending are the files this instance pre-committed and has not yet
+	// committed, oldest first.
+	pending []pendingFile
+}
+
+// partFile is the open in-progress file.
+type partFile struct {
+	f      *os.File
+	hidden string // name in the directory while in progress and pending
+	final  string // name once committed
+}
+
+// fileHandle names one pre-committed file of a commit handle.
+type fileHandle struct {
+	// Pending is the hidden name the file has until it is committed.
+	Pending string `json:"pending"`
+	// Final is the name Commit renames it to.
+	Final string `json:"final"`
+}
+
+// handle is what PreCommit returns and Commit receives, as JSON:
+//
+//	{"files":[{"pending":".part-0-3.csv.inprogress","final":"part-0-3.csv"}, ...]}
+//
+// Names are relative to the table's path.
+type handle struct {
+	Files []fileHandle `json:"files"`
+}
+
+type pendingFile struct {
+	fileHandle
+	checkpoint int64 // the checkpoint it was pre-committed at
 }
 
 func newSink(spec exec.TableSpec) (exec.Sink, error) {
@@ -48,106 +105,313 @@ func newSink(spec exec.TableSpec) (exec.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sink{spec: spec, cfg: cfg, enc: enc}, nil
+	s := &sink{spec: spec, cfg: cfg, enc: enc, ext: cfg.format.Extension}
+	s.chg, _ = enc.(format.ChangelogEncoder)
+	return s, nil
 }
 
-func (s *sink) partName(n int) string { return fmt.Sprintf("part-%d-%d", s.spec.Subtask, n) }
-
-func (s *sink) inProgress() string {
-	return filepath.Join(s.cfg.path, "."+s.partName(s.n)+".inprogress")
+func (s *sink) errorf(f string, args ...any) error {
+	return fmt.Errorf("filesystem table %s: "+f, append([]any{s.spec.Table}, args...)...)
 }
 
-// Open creates the directory and numbers the next part file after the
-// highest one of this subtask already there.
+// partNumber returns k if name is "<prefix><k>" followed by nothing or by
+// a '.' (an extension), for the prefix "part-<subtask>-" of this subtask.
+func (s *sink) partNumber(name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, "part-"+strconv.Itoa(s.spec.Subtask)+"-")
+	if !ok {
+		return 0, false
+	}
+	digits, _, _ := strings.Cut(rest, ".")
+	k, err := strconv.ParseInt(digits, 10, 64)
+	return k, err == nil && k >= 0 && digits[0] != '+'
+}
+
+// Open creates the directory.
 func (s *sink) Open(context.Context) error {
 	if err := os.MkdirAll(s.cfg.path, 0o755); err != nil {
-		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
-	}
-	entries, err := os.ReadDir(s.cfg.path)
-	if err != nil {
-		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
-	}
-	prefix := fmt.Sprintf("part-%d-", s.spec.Subtask)
-	for _, e := range entries {
-		if rest, ok := strings.CutPrefix(e.Name(), prefix); ok {
-			if k, err := strconv.Atoi(rest); err == nil && k >= s.n {
-				s.n = k + 1
-			}
-		}
+		return s.errorf("%w", err)
 	}
 	return nil
 }
 
-func (s *sink) Write(_ context.Context, b exec.Batch) error {
-	if b.Len() == 0 {
+// start deletes the hidden files this subtask left in the directory (rows
+// written after the checkpoint a restored job resumes from, which it
+// writes again, and files of checkpoints that never completed) and numbers
+// the next part file after every part file of the subtask there. It runs
+// once, before the first file is written or committed by this instance.
+func (s *sink) start() error {
+	if s.started {
 		return nil
 	}
-	if s.f == nil {
-		f, err := os.Create(s.inProgress())
-		if err != nil {
-			return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
+	if err := os.MkdirAll(s.cfg.path, 0o755); err != nil {
+		return s.errorf("%w", err)
+	}
+	entries, err := os.ReadDir(s.cfg.path)
+	if err != nil {
+		return s.errorf("%w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if hidden, ok := strings.CutPrefix(name, "."); ok {
+			k, ok := s.partNumber(hidden)
+			if !ok || !strings.HasSuffix(name, inProgressSuffix) || !e.Type().IsRegular() {
+				continue
+			}
+			if err := os.Remove(filepath.Join(s.cfg.path, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return s.errorf("deleting a leftover in-progress file: %w", err)
+			}
+			s.next = max(s.next, k+1)
+		} else if k, ok := s.partNumber(name); ok {
+			s.next = max(s.next, k+1)
 		}
-		s.f = f
+	}
+	s.started = true
+	return nil
+}
+
+// openPart creates the next in-progress file.
+func (s *sink) openPart() error {
+	for {
+		final := fmt.Sprintf("part-%d-%d%s", s.spec.Subtask, s.next, s.ext)
+		hidden := "." + final + inProgressSuffix
+		s.next++
+		if _, err := os.Lstat(filepath.Join(s.cfg.path, final)); err == nil {
+			continue // written since start by someone else
+		}
+		f, err := os.OpenFile(filepath.Join(s.cfg.path, hidden), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return s.errorf("%w", err)
+		}
+		s.cur = &partFile{f: f, hidden: hidden, final: final}
 		if s.w == nil {
 			s.w = bufio.NewWriterSize(f, 256<<10)
 		} else {
 			s.w.Reset(f)
 		}
+		return nil
+	}
+}
+
+// Write appends the rows of b to the in-progress file, creating it for the
+// first row after a pre-commit. Rows other than +I are an error unless the
+// format writes a changelog.
+func (s *sink) Write(_ context.Context, b exec.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	if b.Ops != nil && s.chg == nil {
+		for i := 0; i < b.Len(); i++ {
+			if op := b.Op(i); op != exec.Insert {
+				return fmt.Errorf("filesystem table %s is append-only but received a %s row", s.spec.Table, op)
+			}
+		}
+	}
+	if err := s.start(); err != nil {
+		return err
+	}
+	if s.cur == nil {
+		if err := s.openPart(); err != nil {
+			return err
+		}
 	}
 	buf := s.buf[:0]
-	for i := 0; i < b.Len(); i++ {
-		if op := b.Op(i); op != exec.Insert {
-			return fmt.Errorf("filesystem table %s is append-only but received a %s row", s.spec.Table, op)
+	if s.chg != nil {
+		for i := 0; i < b.Len(); i++ {
+			buf = s.chg.AppendChange(buf, b.Rec, i, b.Op(i))
 		}
-		buf = s.enc.AppendRow(buf, b.Rec, i)
+	} else {
+		for i := 0; i < b.Len(); i++ {
+			buf = s.enc.AppendRow(buf, b.Rec, i)
+		}
 	}
 	s.buf = buf
-	s.rows += int64(b.Len())
 	if _, err := s.w.Write(buf); err != nil {
-		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
+		return s.errorf("%w", err)
 	}
 	return nil
 }
 
-// roll makes the open part file durable and visible under its final name.
-func (s *sink) roll() error {
-	if s.f == nil {
-		return nil
-	}
-	f := s.f
-	s.f = nil
+// seal makes the in-progress file durable and closes it: it is pending,
+// to be committed with the rows of checkpoint id.
+func (s *sink) seal(id int64) error {
+	p := s.cur
+	s.cur = nil
 	err := s.w.Flush()
 	if err == nil {
-		err = f.Sync()
+		err = p.f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := p.f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(s.inProgress(), filepath.Join(s.cfg.path, s.partName(s.n)))
+		err = syncDir(s.cfg.path) // the file's directory entry
 	}
 	if err != nil {
-		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
+		os.Remove(filepath.Join(s.cfg.path, p.hidden))
+		return s.errorf("%w", err)
 	}
-	if d, err := os.Open(s.cfg.path); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	s.n++
-	s.rows = 0
+	s.pending = append(s.pending, pendingFile{fileHandle{Pending: p.hidden, Final: p.final}, id})
 	return nil
 }
 
-func (s *sink) PreCommit(context.Context, int64) ([]byte, error) { return nil, s.roll() }
-func (s *sink) Commit(context.Context, int64, []byte) error      { return nil }
-func (s *sink) Finish(context.Context) error                     { return s.roll() }
+// PreCommit flushes, syncs and closes the in-progress file, which becomes
+// pending; the next row starts a new one. The handle lists every file this
+// instance pre-committed and has not committed (those of an earlier
+// checkpoint that has not completed yet, or never will, included: their
+// rows precede this checkpoint's barrier too). It is nil when there is no
+// such file: an empty checkpoint writes nothing.
+func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	if s.cur != nil {
+		if err := s.seal(id); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.pending) == 0 {
+		return nil, nil
+	}
+	h := handle{Files: make([]fileHandle, len(s.pending))}
+	for i, p := range s.pending {
+		h.Files[i] = p.fileHandle
+	}
+	return json.Marshal(h)
+}
 
-// Close removes an in-progress file left by a failed job.
+// Commit renames the pending files of the handle, and those this instance
+// pre-committed at checkpoint id or before, to their final names, and
+// syncs the directory. It is idempotent: a file whose pending name is gone
+// and whose final name exists is already committed. A file with neither
+// name is an error (its rows are lost: deleted by hand, or by a sink that
+// started writing before the restored handle was committed), and so is a
+// final name taken by another file. Commit may be called before Open.
+func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
+	var files []fileHandle
+	if len(h) > 0 {
+		var hd handle
+		if err := json.Unmarshal(h, &hd); err != nil {
+			return s.errorf("bad commit handle of checkpoint %d: %w", id, err)
+		}
+		for _, f := range hd.Files {
+			if !validName(f.Pending) || !strings.HasPrefix(f.Pending, ".") || !validName(f.Final) || strings.HasPrefix(f.Final, ".") || strings.HasPrefix(f.Final, "_") {
+				return s.errorf("bad commit handle of checkpoint %d: file names %q, %q", id, f.Pending, f.Final)
+			}
+		}
+		files = hd.Files
+	}
+	for _, p := range s.pending {
+		if p.checkpoint <= id && !containsPending(files, p.Pending) {
+			files = append(files, p.fileHandle)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	renamed := false
+	for _, f := range files {
+		did, err := s.commitFile(f)
+		if err != nil {
+			return s.errorf("committing checkpoint %d: %w", id, err)
+		}
+		renamed = renamed || did
+	}
+	if renamed {
+		if err := syncDir(s.cfg.path); err != nil {
+			return s.errorf("committing checkpoint %d: %w", id, err)
+		}
+	}
+	kept := s.pending[:0]
+	for _, p := range s.pending {
+		if !containsPending(files, p.Pending) {
+			kept = append(kept, p)
+		}
+	}
+	s.pending = kept
+	return nil
+}
+
+// commitFile renames f's pending file to its final name, and reports
+// whether it did (false: committed before).
+func (s *sink) commitFile(f fileHandle) (bool, error) {
+	pending, final := filepath.Join(s.cfg.path, f.Pending), filepath.Join(s.cfg.path, f.Final)
+	_, perr := os.Lstat(pending)
+	_, ferr := os.Lstat(final)
+	switch {
+	case perr == nil && ferr == nil:
+		return false, fmt.Errorf("%s exists: will not replace it with %s (is another job writing to %s?)", final, pending, s.cfg.path)
+	case perr == nil:
+		if err := os.Rename(pending, final); err != nil {
+			return false, err
+		}
+		return true, nil
+	case !errors.Is(perr, fs.ErrNotExist):
+		return false, perr
+	case ferr == nil:
+		return false, nil // committed already
+	case errors.Is(ferr, fs.ErrNotExist):
+		return false, fmt.Errorf("neither the pending file %s nor its final name %s exists", pending, final)
+	default:
+		return false, ferr
+	}
+}
+
+// Finish pre-commits the in-progress file and commits every file this
+// instance pre-committed, whether or not its checkpoint completed (the
+// input has ended: all rows are final).
+func (s *sink) Finish(ctx context.Context) error {
+	if err := s.start(); err != nil {
+		return err
+	}
+	if s.cur != nil {
+		if err := s.seal(math.MaxInt64); err != nil {
+			return err
+		}
+	}
+	return s.Commit(ctx, math.MaxInt64, nil)
+}
+
+// Close deletes the in-progress file, if any: its rows were not
+// pre-committed, and a restored job writes them again. Pending files stay
+// for a restored job to commit (or delete).
 func (s *sink) Close() error {
-	if s.f != nil {
-		s.f.Close()
-		s.f = nil
-		os.Remove(s.inProgress())
+	if p := s.cur; p != nil {
+		s.cur = nil
+		p.f.Close()
+		os.Remove(filepath.Join(s.cfg.path, p.hidden))
 	}
 	return nil
+}
+
+func validName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, `/\`) && filepath.Base(name) == name
+}
+
+func containsPending(files []fileHandle, pending string) bool {
+	for _, f := range files {
+		if f.Pending == pending {
+			return true
+		}
+	}
+	return false
+}
+
+// syncDir makes the entries of directory dir durable (created and renamed
+// files). File systems that cannot sync a directory are tolerated.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		return nil
+	}
+	return err
 }

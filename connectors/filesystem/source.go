@@ -3,6 +3,7 @@ package filesystem
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/connectors/format"
@@ -80,8 +82,63 @@ func listFiles(path string) (root string, files []string, err error) {
 		}
 		return nil
 	})
+	slices.SortStableFunc(files, comparePaths)
 	return path, files, err
 }
+
+// comparePaths orders relative paths as the walk does, directory by
+// directory, but with names in natural order (comparePaths).
+func comparePaths(a, b string) int {
+	for {
+		ah, at, amore := strings.Cut(a, string(filepath.Separator))
+		bh, bt, bmore := strings.Cut(b, string(filepath.Separator))
+		if c := compareNames(ah, bh); c != 0 || !amore || !bmore {
+			if c == 0 { // a file and a directory of the same name
+				return cmp.Compare(a, b)
+			}
+			return c
+		}
+		a, b = at, bt
+	}
+}
+
+// compareNames orders names with runs of digits compared as numbers, so
+// that part-0-9 comes before part-0-10; names equal so are ordered by
+// their bytes.
+func compareNames(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			i0, j0 := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			x := strings.TrimLeft(a[i0:i], "0")
+			y := strings.TrimLeft(b[j0:j], "0")
+			if c := cmp.Compare(len(x), len(y)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(x, y); c != 0 {
+				return c
+			}
+			continue
+		}
+		if a[i] != b[j] {
+			return cmp.Compare(a[i], b[j])
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func (s *source) Open(context.Context) error {
 	root, all, err := listFiles(s.cfg.path)
@@ -217,6 +274,10 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	}
 	if s.dec.Rows() == 0 {
 		return exec.Batch{}, io.EOF
+	}
+	if c, ok := s.dec.(format.ChangelogDecoder); ok {
+		rec, ops := c.FlushChanges()
+		return exec.Batch{Rec: rec, Ops: ops}, nil
 	}
 	return exec.Batch{Rec: s.dec.Flush()}, nil
 }

@@ -51,8 +51,25 @@ func NewRows(s Spec) *Rows {
 }
 
 // Commit appends the values every column holds as one row.
-func (r *Rows) Commit() {
-	for _, c := range r.Cols {
+func (r *Rows) Commit() { r.CommitCols(r.Cols) }
+
+// Second returns another set of columns like Cols, appending to the same
+// builders but holding values of their own, so that a decoder can parse two
+// rows (the before and after image of an update) and then append both or
+// neither.
+func (r *Rows) Second() []*textparse.Column {
+	out := make([]*textparse.Column, len(r.Cols))
+	for i, c := range r.Cols {
+		out[i] = textparse.NewColumn(c.Name, c.Type, r.bld.Field(i))
+		out[i].Base64Bytes = c.Base64Bytes
+	}
+	return out
+}
+
+// CommitCols appends the values cols hold (Cols or a set from Second) as
+// one row.
+func (r *Rows) CommitCols(cols []*textparse.Column) {
+	for _, c := range cols {
 		c.Append()
 	}
 	r.n++

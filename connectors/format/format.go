@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -55,10 +56,33 @@ type Encoder interface {
 	AppendRow(dst []byte, rec arrow.RecordBatch, i int) []byte
 }
 
+// ChangelogDecoder is a Decoder of a changelog format (debezium-json): a
+// record may stand for rows of any kind, and for several rows (an update is
+// its before and after image). Decode appends all of a record's rows or
+// none.
+type ChangelogDecoder interface {
+	Decoder
+	// FlushChanges is Flush with the kind of each row, in order; the kinds
+	// are nil when every row is +I. The caller owns both.
+	FlushChanges() (arrow.RecordBatch, []exec.RowKind)
+}
+
+// ChangelogEncoder is an Encoder of a changelog format: it writes rows of
+// every kind. AppendRow writes a +I row.
+type ChangelogEncoder interface {
+	Encoder
+	// AppendChange appends row i of rec, of kind k, with a terminating
+	// newline, to dst.
+	AppendChange(dst []byte, rec arrow.RecordBatch, i int, k exec.RowKind) []byte
+}
+
 // Format is one registered format.
 type Format struct {
 	// Name is the value of the 'format' option.
 	Name string
+	// Extension is the file name extension of files in this format, with
+	// its dot (".csv"), for connectors that name the files they write.
+	Extension string
 	// Options are the keys the format reads, without prefix.
 	Options []string
 	// NewDecoder and NewEncoder check the options and build.

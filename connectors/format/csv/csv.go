@@ -28,7 +28,8 @@ const (
 
 func init() {
 	format.Register(format.Format{
-		Name: Name,
+		Name:      Name,
+		Extension: ".csv",
 		Options: []string{OptFieldDelimiter, OptQuoteCharacter, OptDisableQuoteCharacter,
 			OptEscapeCharacter, OptAllowComments, OptIgnoreParseErrors, OptNullLiteral},
 		NewDecoder: func(s format.Spec) (format.Decoder, error) { return NewDecoder(s) },
