@@ -1,8 +1,13 @@
 // Package format defines how connectors read and write rows as text
 // records (a CSV line, a JSON object) and keeps the registry of formats;
-// the formats themselves are its subpackages csv and json, which register
-// in init. A connector that reads files or messages picks a format by the
-// value of its 'format' option and passes the format its options.
+// the formats themselves are its subpackages csv, json and debezium
+// (debezium-json), which register in init. A connector that reads files or
+// messages picks a format by the value of its 'format' option and passes
+// the format its options.
+//
+// A changelog format (debezium-json) reads and writes rows of every kind
+// (+I, -U, +U, -D): its decoder is a ChangelogDecoder and its encoder a
+// ChangelogEncoder. The others hold inserts only.
 //
 // Option keys of a format are written with the format's name as prefix, as
 // in Flink: 'csv.field-delimiter', 'json.ignore-parse-errors'. A connector

@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -148,7 +149,7 @@ func (d *Decoder) Decode(rec []byte) error {
 		return fmt.Errorf("%w: unexpected text after the object at offset %d", jsonrow.ErrSyntax, p)
 	}
 	if !d.hasOp {
-		return fmt.Errorf(`the "op" field is missing`)
+		return errors.New(`the "op" field is missing`)
 	}
 	switch string(d.op) {
 	case opCreate, opRead:

@@ -119,3 +119,33 @@ func TestNoAllocations(t *testing.T) {
 	rec, _ := dec.FlushChanges()
 	rec.Release()
 }
+
+// Bad records are errors, and append nothing.
+func TestErrors(t *testing.T) {
+	dec, err := debezium.NewDecoder(format.Spec{Schema: schema, Mem: memory.DefaultAllocator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Release()
+	for _, c := range []struct{ rec, err string }{
+		{`{"before":null,"after":{"id":1}}`, `the "op" field is missing`},
+		{`{"before":null,"after":{"id":1},"op":null}`, `the "op" field is missing`},
+		{`{"before":null,"after":{"id":1},"op":1}`, `"op" must be a string, not 1`},
+		{`{"before":null,"after":{"id":1},"op":"x"}`, `unknown "op" value "x"`},
+		{`{"before":null,"after":null,"op":"c"}`, `the "after" field of a "c" message is null`},
+		{`{"before":{"id":1},"after":null,"op":"u"}`, `the "after" field of an update message is null`},
+		{`{"before":null,"after":{"id":1},"op":"d"}`, `the "before" field of a delete message is null (Debezium's Postgres connector sends the old row only for tables with REPLICA IDENTITY FULL)`},
+		{`{"before":"x","after":{"id":1},"op":"c"}`, `"before" must be an object or null, not "x"`},
+		{`{"before":{"id":1},"after":{"id":"two"},"op":"u"}`, `after: column 'id': cannot parse 'two' as BIGINT: not an integer`},
+		{`{"before":null,"after":{"id":1},"op":"c"} 1`, `invalid JSON: unexpected text after the object at offset 42`},
+		{`[]`, `invalid JSON: expected an object`},
+	} {
+		err := dec.Decode([]byte(c.rec))
+		if err == nil || err.Error() != c.err {
+			t.Errorf("%s: got error %v, want %s", c.rec, err, c.err)
+		}
+	}
+	if dec.Rows() != 0 {
+		t.Errorf("%d rows appended", dec.Rows())
+	}
+}
