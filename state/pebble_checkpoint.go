@@ -20,8 +20,8 @@ import (
 // (or, right after a Restore by hard links, the checkpoint restored from),
 // plus the small MANIFEST, OPTIONS and marker files copied each time.
 func (s *PebbleStore) Checkpoint(dir string) (CheckpointInfo, error) {
-	if s.closed {
-		return CheckpointInfo{}, ErrClosed
+	if err := s.usable(); err != nil {
+		return CheckpointInfo{}, err
 	}
 	if s.dirty {
 		if err := s.db.Flush(); err != nil {
@@ -31,6 +31,11 @@ func (s *PebbleStore) Checkpoint(dir string) (CheckpointInfo, error) {
 	}
 	if err := s.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
 		return CheckpointInfo{}, fmt.Errorf("state: checkpoint pebble store %s into %s: %w", s.dir, dir, err)
+	}
+	if err := s.usable(); err != nil {
+		// Found while flushing: the checkpoint may hold the damaged file.
+		_ = os.RemoveAll(dir)
+		return CheckpointInfo{}, err
 	}
 	info, files, err := checkpointSizes(dir, s.prevFiles)
 	if err != nil {
@@ -85,8 +90,9 @@ func checkpointSizes(dir string, prev map[string]os.FileInfo) (CheckpointInfo, m
 // that is missing or cannot be read back gives an error wrapping
 // ErrCorrupt that names it.
 //
-// With one checkpoint, its files are hard-linked into dir (copied across
-// filesystems) and opened there; if it holds key groups outside the range
+// With one checkpoint, it is first read through (unless
+// Options.SkipRestoreVerification), then its files are hard-linked into dir
+// (copied across filesystems) and opened there; if it holds key groups outside the range
 // (the job was scaled up), those are dropped with range deletions, which
 // Pebble's compactions later reclaim. With several checkpoints (the job
 // was scaled down), the entries in range are copied into a new store in
@@ -126,7 +132,7 @@ func (b PebbleBackend) restoreLinked(dir, src string, kgStart, kgEnd int) (*Pebb
 	}
 	s, err := openPebbleStore(dir, b.Options)
 	if err != nil {
-		return nil, fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, src, err)
+		return nil, corruptCheckpointErr(src)(err)
 	}
 	s.prevFiles = linked
 	if first == nil {
@@ -245,7 +251,7 @@ func iterPebble(db *pebble.DB, lower, upper []byte, fn func(key, value []byte) e
 
 func corruptCheckpointErr(dir string) func(error) error {
 	return func(err error) error {
-		return fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, dir, err)
+		return fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, dir, pebbleError(err))
 	}
 }
 
@@ -264,23 +270,40 @@ func openCheckpoint(dir string, o PebbleOptions) (*pebble.DB, error) {
 		CacheSize:        o.BlockCacheSize,
 		MaxOpenFiles:     o.MaxOpenFiles,
 		Logger:           o.Logger,
-		EventListener:    eventListener(o.Logger),
+		EventListener:    newPebbleEvents(o.Logger).listener(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, dir, err)
+		return nil, corruptCheckpointErr(dir)(err)
 	}
 	return db, nil
 }
 
 // checkpointBounds returns the first and last keys of the checkpoint in
-// dir (nil if it is empty), reading it through so that a damaged sstable
-// is found now rather than by the restored store.
+// dir (nil if it is empty). Unless o.SkipRestoreVerification, it reads the
+// checkpoint through (checking every block's checksum), so that a damaged
+// sstable is found now rather than by the restored store.
 func checkpointBounds(dir string, o PebbleOptions) (first, last []byte, err error) {
 	db, err := openCheckpoint(dir, o)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer db.Close()
+	if o.SkipRestoreVerification {
+		it, err := db.NewIter(nil)
+		if err != nil {
+			return nil, nil, corruptCheckpointErr(dir)(err)
+		}
+		if it.First() {
+			first = append([]byte(nil), it.Key()...)
+		}
+		if it.Last() {
+			last = append([]byte(nil), it.Key()...)
+		}
+		if err := it.Close(); err != nil {
+			return nil, nil, corruptCheckpointErr(dir)(err)
+		}
+		return first, last, nil
+	}
 	err = iterPebble(db, nil, nil, func(k, _ []byte) error {
 		if first == nil {
 			first = append([]byte(nil), k...)
