@@ -57,6 +57,11 @@ func (e *jobEntry) attempt() *exec.Job {
 
 // stop cancels the job and waits for its supervisor to end.
 func (e *jobEntry) stop() {
+	select {
+	case <-e.done:
+		return // already ended: keep its outcome
+	default:
+	}
 	e.mu.Lock()
 	e.stopped = true
 	cur := e.cur
