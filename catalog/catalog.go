@@ -117,6 +117,12 @@ func (c *Catalog) save() error {
 	return WriteFileAtomic(c.path, data)
 }
 
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
 // WriteFileAtomic writes data to path through a temporary file, fsync and
 // rename, so a reader sees the old or the new content, never a mix.
 func WriteFileAtomic(path string, data []byte) error {
@@ -146,6 +152,12 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
+// ErrSameDefinition is returned (wrapped) by CreateTable and CreateView when
+// the object exists with exactly the definition given: running the same
+// script again on the same data directory is not an error, the caller
+// reports it and goes on.
+var ErrSameDefinition = errors.New("already exists with the same definition")
+
 // CreateTable adds t after checking its options against its connector. With
 // ifNotExists an existing table or view of that name is left alone.
 func (c *Catalog) CreateTable(t *Table, ifNotExists bool) error {
@@ -157,11 +169,14 @@ func (c *Catalog) CreateTable(t *Table, ifNotExists bool) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tables[key(t.Name)] != nil || c.views[key(t.Name)] != nil {
+	if old := c.tables[key(t.Name)]; old != nil || c.views[key(t.Name)] != nil {
 		if ifNotExists {
 			return nil
 		}
-		return fmt.Errorf("%w: %s", ErrTableExists, t.Name)
+		if old != nil && sameJSON(old, t) {
+			return fmt.Errorf("table %s %w", t.Name, ErrSameDefinition)
+		}
+		return fmt.Errorf("%w: %s (with a different definition; DROP TABLE it first, or use CREATE TABLE IF NOT EXISTS)", ErrTableExists, t.Name)
 	}
 	c.tables[key(t.Name)] = t
 	return c.save()
@@ -171,11 +186,14 @@ func (c *Catalog) CreateTable(t *Table, ifNotExists bool) error {
 func (c *Catalog) CreateView(v *View, ifNotExists bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tables[key(v.Name)] != nil || c.views[key(v.Name)] != nil {
+	if old := c.views[key(v.Name)]; old != nil || c.tables[key(v.Name)] != nil {
 		if ifNotExists {
 			return nil
 		}
-		return fmt.Errorf("%w: %s", ErrTableExists, v.Name)
+		if old != nil && sameJSON(old, v) {
+			return fmt.Errorf("view %s %w", v.Name, ErrSameDefinition)
+		}
+		return fmt.Errorf("%w: %s (with a different definition; DROP VIEW it first, or use CREATE VIEW IF NOT EXISTS)", ErrTableExists, v.Name)
 	}
 	c.views[key(v.Name)] = v
 	return c.save()

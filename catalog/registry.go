@@ -17,6 +17,12 @@ type Connector struct {
 	// AcceptsUpdates says whether the sink takes -U/+U/-D rows. A sink that
 	// does not is append-only: planning an updating query into it is an error.
 	AcceptsUpdates bool
+	// AcceptsUpdatesWith, if set, decides AcceptsUpdates per table from its
+	// options (a format that can encode a changelog, say).
+	AcceptsUpdatesWith func(opts map[string]string) bool
+	// ProducesUpdates, if set, says whether a scan of a table with these
+	// options emits a changelog (-U/+U/-D) rather than inserts only.
+	ProducesUpdates func(opts map[string]string) bool
 	// Bounded reports whether a scan of a table with these options ends.
 	Bounded func(opts map[string]string) bool
 	// Options lists the option keys the connector understands; a key ending
@@ -44,6 +50,15 @@ func RegisterConnector(c Connector) {
 		panic("catalog: duplicate connector " + c.Name)
 	}
 	connectors.m[c.Name] = &c
+}
+
+// SinkAcceptsUpdates reports whether a sink table with these options takes
+// -U/+U/-D rows.
+func (c *Connector) SinkAcceptsUpdates(opts map[string]string) bool {
+	if c.AcceptsUpdatesWith != nil {
+		return c.AcceptsUpdatesWith(opts)
+	}
+	return c.AcceptsUpdates
 }
 
 // LookupConnector returns the registered connector called name.

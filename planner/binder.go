@@ -254,7 +254,8 @@ func (b *binder) scan(t *catalog.Table) (Node, error) {
 		fields[i] = i
 	}
 	bounded := c.Bounded != nil && c.Bounded(t.Options)
-	return &Scan{Table: t, Fields: fields, Bounded: bounded}, nil
+	updating := c.ProducesUpdates != nil && c.ProducesUpdates(t.Options)
+	return &Scan{Table: t, Fields: fields, Bounded: bounded, Updating: updating}, nil
 }
 
 func (b *binder) expandView(v *catalog.View) (Node, error) {

@@ -31,7 +31,12 @@ func (m Mode) String() string {
 //   - a union updates if any input does.
 func ModeOf(n Node) Mode {
 	switch x := n.(type) {
-	case *Scan, *Values:
+	case *Scan:
+		if x.Updating {
+			return Updating
+		}
+		return AppendOnly
+	case *Values:
 		return AppendOnly
 	case *Aggregate:
 		return Updating
@@ -96,7 +101,7 @@ func checkModes(s *Sink, stmt sql.Statement) error {
 		return nil
 	}
 	c, ok := catalog.LookupConnector(s.Table.Connector)
-	if ok && !c.AcceptsUpdates {
+	if ok && !c.SinkAcceptsUpdates(s.Table.Options) {
 		pos := stmt.Pos()
 		if ins, ok := stmt.(*sql.Insert); ok {
 			pos = ins.TablePos

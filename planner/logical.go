@@ -21,6 +21,8 @@ type Scan struct {
 	Fields []int
 	// Bounded says whether the scan ends (from the connector registry).
 	Bounded bool
+	// Updating says the connector reads a changelog (-U/+U/-D rows).
+	Updating bool
 }
 
 // Values is a literal relation (VALUES, or a SELECT without FROM).

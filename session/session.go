@@ -199,7 +199,9 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		}
 		t.Options[o.Key] = o.Value
 	}
-	if err := s.cat.CreateTable(t, st.IfNotExists); err != nil {
+	if err := s.cat.CreateTable(t, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
+		return &Result{Message: "[INFO] Table " + t.Name + " already exists with this definition."}, nil
+	} else if err != nil {
 		pos := st.Pos()
 		for _, o := range st.Options {
 			if strings.Contains(err.Error(), "'"+o.Key+"'") {
@@ -218,7 +220,9 @@ func (s *Session) createView(st *sql.CreateView) (*Result, error) {
 		return nil, err
 	}
 	v := &catalog.View{Name: st.Name, Columns: st.Columns, Query: st.QueryText, Temporary: st.Temporary}
-	if err := s.cat.CreateView(v, st.IfNotExists); err != nil {
+	if err := s.cat.CreateView(v, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
+		return &Result{Message: "[INFO] View " + v.Name + " already exists with this definition."}, nil
+	} else if err != nil {
 		return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error()}
 	}
 	return &Result{Message: "[INFO] Execute statement succeeded."}, nil

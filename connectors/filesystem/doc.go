@@ -74,10 +74,9 @@
 // With 'csv' and 'json' the sink is append-only: a -U, +U or -D row is an
 // error. With 'debezium-json' it takes every kind of row and writes it as
 // Flink does (+I and +U as a create, -U and -D as a delete; see the
-// debezium format). The planner, though, learns whether a sink accepts
-// updates from catalog.Connector.AcceptsUpdates, which is one value for
-// the whole connector, not one per table; it is false, so an updating
-// query into a filesystem table is rejected whatever its format.
+// debezium format). The planner learns this per table through
+// catalog.Connector.AcceptsUpdatesWith, and that a 'debezium-json' scan
+// reads a changelog through ProducesUpdates.
 //
 // Hidden files of subtasks numbered at or above the parallelism of a
 // rescaled job are not deleted. Several jobs writing to one directory at

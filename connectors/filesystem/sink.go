@@ -25,16 +25,18 @@ func init() {
 		Name:   Name,
 		Source: true,
 		Sink:   true,
-		// AcceptsUpdates is a property of the connector, not of a table's
-		// options, so it stays false even though the sink takes -U/+U/-D
-		// rows with format 'debezium-json' (see the package doc).
-		AcceptsUpdates: false,
+		// With 'debezium-json' the sink takes -U/+U/-D rows and a scan
+		// reads them back; csv and json are append-only.
+		AcceptsUpdatesWith: isChangelogFormat,
+		ProducesUpdates:    isChangelogFormat,
 		Bounded:        func(map[string]string) bool { return true },
 		Options:        optionKeys(),
 		Required:       []string{OptPath, OptFormat},
 		Validate:       validate,
 	}, newSource, newSink)
 }
+
+func isChangelogFormat(opts map[string]string) bool { return opts[OptFormat] == "debezium-json" }
 
 // The suffix of the hidden file a part file is written to until committed.
 const inProgressSuffix = ".inprogress"
