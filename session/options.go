@@ -20,6 +20,9 @@ const (
 	OptSavepointDir    = "state.savepoints.dir"
 	OptRecoveryPath    = "execution.state-recovery.path"
 	OptIgnoreUnclaimed = "execution.state-recovery.ignore-unclaimed-state"
+	// OptSavepointOnStop makes `streamsql -f` stop its jobs with a savepoint
+	// on SIGINT/SIGTERM (the --savepoint-on-stop flag).
+	OptSavepointOnStop = "execution.savepoint-on-stop"
 )
 
 // defaults are the values of the options the session knows, as SET prints them.
@@ -47,7 +50,7 @@ func validate(key, value string) error {
 		default:
 			return fmt.Errorf("option '%s' must be 'pebble' or 'hashmap', got '%s'", key, value)
 		}
-	case OptDMLSync, OptIgnoreUnclaimed:
+	case OptDMLSync, OptIgnoreUnclaimed, OptSavepointOnStop:
 		if _, err := strconv.ParseBool(value); err != nil {
 			return fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, value)
 		}

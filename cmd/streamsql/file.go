@@ -205,6 +205,15 @@ func (f *fileRun) interrupted() int {
 	if n := running(f.sess.Jobs()); n > 0 {
 		fmt.Fprintf(f.errOut, "[INFO] Stopping %d running jobs...\n", n)
 	}
+	if strings.EqualFold(f.sess.Option(session.OptSavepointOnStop), "true") {
+		paths, err := f.sess.StopJobsWithSavepoint(context.Background())
+		for _, p := range paths {
+			fmt.Fprintf(f.errOut, "[INFO] Savepoint written: %s\n", p)
+		}
+		if err != nil {
+			fmt.Fprintf(f.errOut, "[ERROR] %v\n", err)
+		}
+	}
 	f.sess.StopJobs()
 	fmt.Fprintln(f.errOut, "[INFO] Stopped.")
 	return 0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/streamsql/streamsql/session"
 )
@@ -45,9 +46,12 @@ func run(args []string) int {
 
 // rootOptions are the flags of the shell and of -f.
 type rootOptions struct {
-	dataDir string
-	file    string
-	dmlSync bool
+	dataDir   string
+	file      string
+	dmlSync   bool
+	fresh     bool
+	restore   string
+	savepoint bool
 }
 
 func newRootFlags(o *rootOptions) *flag.FlagSet {
@@ -56,6 +60,9 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.StringVar(&o.file, "f", "", "run the statements of `FILE` instead of the shell")
 	fs.StringVar(&o.file, "file", "", "same as -f")
 	fs.BoolVar(&o.dmlSync, "sync", false, "make INSERT wait for its job to finish (SET 'table.dml-sync' = 'true')")
+	fs.BoolVar(&o.fresh, "fresh", false, "discard the checkpoints of the jobs submitted instead of resuming from them")
+	fs.StringVar(&o.restore, "s", "", "restore the jobs from the checkpoint or savepoint at `PATH` (SET 'execution.state-recovery.path')")
+	fs.BoolVar(&o.savepoint, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (SET '"+session.OptSavepointOnStop+"' = 'true')")
 	fs.Usage = func() { usage(fs.Output(), fs) }
 	return fs
 }
@@ -95,8 +102,19 @@ func runRoot(args []string) int {
 		return 1
 	}
 	defer sess.Close()
+	sess.Fresh = o.fresh
+	var sets []string
 	if o.dmlSync {
-		if _, err := sess.Execute(context.Background(), "SET '"+session.OptDMLSync+"' = 'true';"); err != nil {
+		sets = append(sets, "SET '"+session.OptDMLSync+"' = 'true';")
+	}
+	if o.restore != "" {
+		sets = append(sets, "SET '"+session.OptRecoveryPath+"' = '"+strings.ReplaceAll(o.restore, "'", "''")+"';")
+	}
+	if o.savepoint {
+		sets = append(sets, "SET '"+session.OptSavepointOnStop+"' = 'true';")
+	}
+	for _, s := range sets {
+		if _, err := sess.Execute(context.Background(), s); err != nil {
 			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 			return 1
 		}
