@@ -1,11 +1,14 @@
 package state
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +22,11 @@ import (
 type PebbleOptions struct {
 	// MemTableSize is the largest size of one memtable, in bytes. Pebble
 	// starts with a 256 KiB memtable and doubles it up to this size, so a
-	// store with little state uses little memory. Default 64 MiB.
+	// store with little state uses little memory. Default 16 MiB: on a
+	// 2-core machine, blind puts of 16-byte keys in batches of 1000 ran at
+	// 710K/s with 16 MiB, 590K/s with 32 MiB and 500K/s with 64 MiB (the
+	// skiplist's cache misses grow with its size), and the stores of many
+	// subtasks share the memory.
 	MemTableSize uint64
 	// MemTableStopWritesThreshold is the number of memtables (the mutable
 	// one plus those queued for flushing) at which Apply stalls until a
@@ -57,7 +64,7 @@ type PebbleOptions struct {
 // EnsureDefaults fills zero fields with their defaults.
 func (o *PebbleOptions) EnsureDefaults() {
 	if o.MemTableSize == 0 {
-		o.MemTableSize = 64 << 20
+		o.MemTableSize = 16 << 20
 	}
 	if o.MemTableStopWritesThreshold <= 0 {
 		o.MemTableStopWritesThreshold = 4
@@ -165,6 +172,7 @@ type PebbleStore struct {
 	prevFiles map[string]os.FileInfo
 
 	keyBuf []byte
+	order  []int32 // Apply's order of a batch's operations
 }
 
 var _ Store = (*PebbleStore)(nil)
@@ -260,9 +268,23 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		}
 		size += len(op.key) + len(op.value) + 16
 	}
+	// Insert in key order: Pebble's memtable (a skiplist) inserts a batch
+	// with a cursor, so sorted keys make each insertion short. The sort is
+	// stable: of two operations on one key, the later still wins.
+	s.order = s.order[:0]
+	for i := range b.ops {
+		s.order = append(s.order, int32(i))
+	}
+	slices.SortStableFunc(s.order, func(x, y int32) int {
+		a, c := &b.ops[x], &b.ops[y]
+		if a.kg != c.kg {
+			return cmp.Compare(a.kg, c.kg)
+		}
+		return bytes.Compare(a.key, c.key)
+	})
 	pb := s.db.NewBatchWithSize(size)
 	defer pb.Close()
-	for i := range b.ops {
+	for _, i := range s.order {
 		op := &b.ops[i]
 		var d *pebble.DeferredBatchOp
 		if op.del {
