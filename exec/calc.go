@@ -134,7 +134,7 @@ func (v *valuesOp) process(int, Batch, *emitter) error { return nil }
 func (v *valuesOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
 	return checkpoint.SubtaskState{}, nil
 }
-func (v *valuesOp) close() error                       { return nil }
+func (v *valuesOp) close() error { return nil }
 
 func (v *valuesOp) endInput(out *emitter) error {
 	bs := make([]array.Builder, len(v.sch))

@@ -54,4 +54,3 @@ type snapshotContext struct {
 	dir string
 	rel string
 }
-

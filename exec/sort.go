@@ -67,7 +67,7 @@ func (s *sortOp) process(_ int, b Batch, _ *emitter) error {
 func (s *sortOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
 	return checkpoint.SubtaskState{}, fmt.Errorf("%w: ORDER BY / LIMIT keeps its rows outside checkpoints", errCannotSnapshot)
 }
-func (s *sortOp) close() error         { return nil }
+func (s *sortOp) close() error { return nil }
 
 func (s *sortOp) endInput(out *emitter) error {
 	rows := s.rows
