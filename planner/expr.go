@@ -161,9 +161,15 @@ func isConst(e Expr) bool {
 	return c
 }
 
+// nonDeterministic reports whether a call to name may give different
+// results for the same arguments (the statement time, random numbers), so
+// it is neither folded at plan time nor moved by rewrites.
 func nonDeterministic(name string) bool {
+	if f, ok := functions.Lookup(name); ok && f.Volatile {
+		return true
+	}
 	switch name {
-	case "RAND", "RANDOM", "UUID", "NOW", "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "PROCTIME", "UNIX_TIMESTAMP":
+	case "RAND", "RANDOM", "UUID", "PROCTIME":
 		return true
 	}
 	return false
