@@ -89,7 +89,7 @@ func ParseRestart(m map[string]string, checkpointing bool) (RestartStrategy, err
 type noRestart struct{}
 
 func (noRestart) Next(time.Time) (time.Duration, bool) { return 0, false }
-func (noRestart) String() string                        { return "none" }
+func (noRestart) String() string                       { return "none" }
 
 type fixedDelay struct {
 	attempts, used int
