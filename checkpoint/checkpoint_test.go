@@ -1,0 +1,106 @@
+package checkpoint
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestMetadataRoundTripAndDamage(t *testing.T) {
+	s := NewStorage(t.TempDir())
+	for id := int64(1); id <= 3; id++ {
+		dir, err := s.Prepare(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := &Metadata{Job: "j", ID: id, MaxParallelism: 128, Operators: []*OperatorState{
+			{ID: "op", Name: "Source", Parallelism: 1, Subtasks: []SubtaskState{{Inline: []byte("pos")}}}}}
+		if err := WriteMetadata(dir, md); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A directory without _metadata (a crash mid-checkpoint) is no checkpoint.
+	if _, err := s.Prepare(4); err != nil {
+		t.Fatal(err)
+	}
+	next, _ := s.NextID()
+	if next != 5 {
+		t.Fatalf("NextID = %d, want 5", next)
+	}
+	done, warnings, err := s.Completed()
+	if err != nil || len(done) != 3 || len(warnings) != 0 || done[0].ID != 3 || string(done[0].Operator("op").Subtasks[0].Inline) != "pos" {
+		t.Fatalf("Completed = %v %v %v", done, warnings, err)
+	}
+	// Truncated and garbage metadata are skipped with a warning each.
+	path := filepath.Join(s.Dir(3), MetadataFile)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, data[:len(data)/2], 0o644)
+	os.WriteFile(filepath.Join(s.Dir(2), MetadataFile), []byte("{}"), 0o644)
+	done, warnings, _ = s.Completed()
+	if len(done) != 1 || done[0].ID != 1 || len(warnings) != 2 {
+		t.Fatalf("after damage: %d completed (first %v), warnings %q", len(done), done, warnings)
+	}
+	if _, err := ReadMetadata(s.Dir(3)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("truncated metadata: %v, want ErrCorrupt", err)
+	}
+	// Retain keeps the newest n completed, and drops older incomplete dirs.
+	if err := s.Retain(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Dir(1)); err != nil {
+		t.Fatalf("newest completed checkpoint was removed: %v", err)
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	o, err := ParseOptions(map[string]string{KeyInterval: "200 ms", KeyMode: "at_least_once", KeyTolerable: "2", KeyRetention: "DELETE_ON_CANCELLATION"})
+	if err != nil || o.Interval != 200*time.Millisecond || o.Mode != AtLeastOnce || o.TolerableFailures != 2 || o.RetainOnCancel || o.NumRetained != 1 {
+		t.Fatalf("ParseOptions = %+v, %v", o, err)
+	}
+	for _, bad := range []map[string]string{{KeyInterval: "soon"}, {KeyMode: "twice"}, {KeyMaxConcurrent: "0"}} {
+		if _, err := ParseOptions(bad); err == nil {
+			t.Errorf("ParseOptions(%v) accepted a bad value", bad)
+		}
+	}
+}
+
+func TestRestartStrategies(t *testing.T) {
+	now := time.Unix(0, 0)
+	fixed, _ := ParseRestart(map[string]string{KeyRestartType: "fixed-delay", "restart-strategy.fixed-delay.attempts": "2", "restart-strategy.fixed-delay.delay": "5s"}, true)
+	for i, want := range []bool{true, true, false} {
+		if d, ok := fixed.Next(now); ok != want || (ok && d != 5*time.Second) {
+			t.Fatalf("fixed-delay attempt %d: %v %v", i, d, ok)
+		}
+	}
+	rate, _ := ParseRestart(map[string]string{KeyRestartType: "failure-rate", "restart-strategy.failure-rate.max-failures-per-interval": "2",
+		"restart-strategy.failure-rate.failure-rate-interval": "1 min"}, true)
+	rate.Next(now)
+	rate.Next(now.Add(time.Second))
+	if _, ok := rate.Next(now.Add(2 * time.Second)); ok {
+		t.Fatal("failure-rate allowed a third failure within the interval")
+	}
+	if _, ok := rate.Next(now.Add(3 * time.Minute)); !ok {
+		t.Fatal("failure-rate refused after the interval passed")
+	}
+	exp, _ := ParseRestart(map[string]string{}, true)
+	var delays []time.Duration
+	for i := 0; i < 8; i++ {
+		d, ok := exp.Next(now.Add(time.Duration(i) * time.Second))
+		if !ok {
+			t.Fatal("exponential-delay gave up")
+		}
+		delays = append(delays, d)
+	}
+	if delays[0] != time.Second || delays[1] != 2*time.Second || delays[7] != time.Minute {
+		t.Fatalf("exponential delays %v", delays)
+	}
+	none, _ := ParseRestart(map[string]string{}, false)
+	if _, ok := none.Next(now); ok {
+		t.Fatal("without checkpointing the default must not restart")
+	}
+	if _, err := ParseRestart(map[string]string{KeyRestartType: "sometimes"}, true); err == nil {
+		t.Fatal("bad restart-strategy.type accepted")
+	}
+}
