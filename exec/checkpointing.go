@@ -128,7 +128,9 @@ func (j *Job) TriggerCheckpoint(id int64, savepoint bool) error {
 // NotifyComplete implements checkpoint.Job: sinks commit.
 func (j *Job) NotifyComplete(id int64) {
 	for _, t := range j.tasks {
-		if _, ok := t.impl.(*sinkOp); ok {
+		_, sink := t.impl.(*sinkOp)
+		_, listens := t.source.(CheckpointListener)
+		if sink || listens {
 			t.deliver(control{kind: ctlComplete, id: id})
 		}
 	}

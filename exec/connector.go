@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -41,6 +42,17 @@ type TableSpec struct {
 	BatchSize int
 	// Mem allocates the Arrow buffers of the batches a source produces.
 	Mem memory.Allocator
+	// Job is the job's name (stable across restarts: a default for
+	// transactional ids and consumer groups).
+	Job string
+	// OperatorID is the stable id of the scan or sink operator.
+	OperatorID string
+	// CheckpointInterval is the job's checkpoint interval (zero when the job
+	// does not checkpoint). A transactional sink checks its transaction
+	// timeout against it when it is built.
+	CheckpointInterval time.Duration
+	// ExactlyOnce is false when checkpoints are AT_LEAST_ONCE.
+	ExactlyOnce bool
 }
 
 // ProducedSchema is the row type of the batches a source built from s emits.
@@ -94,6 +106,13 @@ type Sink interface {
 	// Finish flushes and commits everything after the end of a bounded input.
 	Finish(ctx context.Context) error
 	Close() error
+}
+
+// CheckpointListener is implemented by sources that act when a checkpoint
+// completes (a Kafka source commits its offsets to the consumer group). It
+// is called from the source's goroutine, between two calls of Next.
+type CheckpointListener interface {
+	NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error
 }
 
 // SourceFactory builds a source subtask for a table.

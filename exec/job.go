@@ -25,6 +25,8 @@ var ErrStopped = errors.New("job stopped")
 type Options struct {
 	// DataDir is where connectors and state keep files.
 	DataDir string
+	// JobName names the job to connectors (TableSpec.Job).
+	JobName string
 	// BatchSize is the preferred rows per batch (default DefaultBatchSize).
 	BatchSize int
 	// ChannelCapacity is the number of elements an edge buffers before the

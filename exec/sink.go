@@ -114,6 +114,22 @@ func (c *collectOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) 
 func (c *collectOp) endInput(*emitter) error { return nil }
 func (c *collectOp) close() error            { return nil }
 
+// tableSpec fills what a connector learns about the job and the subtask.
+func (j *Job) tableSpec(t *subtask) TableSpec {
+	o := j.opts
+	spec := TableSpec{Subtask: t.index, Parallelism: t.op.Parallelism, DataDir: o.DataDir, BatchSize: o.BatchSize,
+		Mem: o.Mem, OperatorID: t.op.ID, ExactlyOnce: true}
+	if c := o.Checkpoint; c != nil {
+		spec.Job = c.JobName
+		spec.CheckpointInterval = c.Options.Interval
+		spec.ExactlyOnce = c.Options.Mode == checkpoint.ExactlyOnce
+	}
+	if o.JobName != "" {
+		spec.Job = o.JobName
+	}
+	return spec
+}
+
 // newSource builds the connector source of a scan subtask.
 func newSource(t *subtask) (Source, error) {
 	tbl := t.op.Scan.Table
@@ -121,11 +137,9 @@ func newSource(t *subtask) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := t.job.opts
-	return f(TableSpec{
-		Table: tbl.Name, Schema: tbl.Columns, Fields: t.op.Scan.Fields, Options: tbl.Options,
-		Subtask: t.index, Parallelism: t.op.Parallelism, DataDir: o.DataDir, BatchSize: o.BatchSize, Mem: o.Mem,
-	})
+	spec := t.job.tableSpec(t)
+	spec.Table, spec.Schema, spec.Fields, spec.Options = tbl.Name, tbl.Columns, t.op.Scan.Fields, tbl.Options
+	return f(spec)
 }
 
 // newOperator builds the operator instance of a non-source subtask.
@@ -159,11 +173,9 @@ func newOperator(t *subtask) (operator, error) {
 		if err != nil {
 			return nil, err
 		}
-		o := t.job.opts
-		s, err := f(TableSpec{
-			Table: tbl.Name, Schema: tbl.Columns, Options: tbl.Options,
-			Subtask: t.index, Parallelism: op.Parallelism, DataDir: o.DataDir, BatchSize: o.BatchSize, Mem: o.Mem,
-		})
+		spec := t.job.tableSpec(t)
+		spec.Table, spec.Schema, spec.Options = tbl.Name, tbl.Columns, tbl.Options
+		s, err := f(spec)
 		if err != nil {
 			return nil, err
 		}

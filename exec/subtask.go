@@ -161,6 +161,12 @@ func (t *subtask) runSource() (err error) {
 				if err := em.broadcast(Element{Kind: KindBarrier, Barrier: Barrier{ID: c.id, Savepoint: c.savepoint}}); err != nil {
 					return err
 				}
+			case ctlComplete:
+				if l, ok := t.source.(CheckpointListener); ok {
+					if err := l.NotifyCheckpointComplete(ctx, c.id); err != nil {
+						return fmt.Errorf("%s: checkpoint %d complete: %w", t.name(), c.id, err)
+					}
+				}
 			case ctlFinish:
 				return em.broadcast(Element{Kind: KindEnd})
 			}

@@ -81,6 +81,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	jp.opts.Backend = s.backend()
 	jp.opts.StateDir = filepath.Join(jobDir, "state")
 	jp.opts.IgnoreUnclaimedState = s.boolOption(OptIgnoreUnclaimed)
+	jp.opts.JobName = name
 	if cpo.Interval > 0 {
 		jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo}
 	}
