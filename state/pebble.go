@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // PebbleOptions tunes the Pebble instances of a PebbleBackend. Zero fields
@@ -25,8 +26,8 @@ type PebbleOptions struct {
 	// store with little state uses little memory. Default 16 MiB: on a
 	// 2-core machine, blind puts of 16-byte keys in batches of 1000 ran at
 	// 710K/s with 16 MiB, 590K/s with 32 MiB and 500K/s with 64 MiB (the
-	// skiplist's cache misses grow with its size), and the stores of many
-	// subtasks share the memory.
+	// skiplist's cache misses grow with its size), and the memtables of
+	// all stateful subtasks add up.
 	MemTableSize uint64
 	// MemTableStopWritesThreshold is the number of memtables (the mutable
 	// one plus those queued for flushing) at which Apply stalls until a
@@ -373,7 +374,20 @@ func prepareWorkingDir(dir string) error {
 			return fmt.Errorf("state: working directory %s holds %s, which is not a Pebble file", dir, e.Name())
 		}
 	}
+	if len(ents) == 0 {
+		return nil
+	}
+	// Pebble's directory lock tells leftovers from a store still open, in
+	// this process or another.
+	lock, err := pebble.LockDirectory(dir, vfs.Default)
+	if err != nil {
+		return fmt.Errorf("state: working directory %s is in use: %w", dir, err)
+	}
+	defer lock.Close()
 	for _, e := range ents {
+		if e.Name() == "LOCK" {
+			continue
+		}
 		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 			return fmt.Errorf("state: clear working directory: %w", err)
 		}

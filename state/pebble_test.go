@@ -768,6 +768,14 @@ func TestPebbleWorkingDir(t *testing.T) {
 	if got := scanString(t, s); got != "1 k v" {
 		t.Fatalf("restored over leftovers: %s", got)
 	}
+
+	// The working directory of a store still open is not leftovers.
+	if _, err := be.Open(work); err == nil {
+		t.Fatal("Open of the working directory of an open store succeeded")
+	}
+	if got := scanString(t, s); got != "1 k v" {
+		t.Fatalf("store whose directory was opened again: %s", got)
+	}
 	_ = s.Close()
 
 	other := filepath.Join(root, "other")
