@@ -260,7 +260,29 @@ func (p *stmtParser) parseStatementSafely() (st Statement, err *Error) {
 			st, err = nil, p.errAt(p.sc.toks[p.lo].off, "%s: %v", internalError, r)
 		}
 	}()
+	for i := p.lo; i < p.hi; i++ {
+		if t := p.sc.toks[i]; t.kind == tokNumber && countDigits(t.val) > maxNumberDigits {
+			return nil, p.errAt(t.off, "number literal has %d digits; at most %d are supported", countDigits(t.val), maxNumberDigits)
+		}
+	}
 	return p.parseStatement()
+}
+
+// maxNumberDigits is the longest number literal accepted (MySQL's DECIMAL
+// limit; the TiDB parser fails on longer ones).
+const maxNumberDigits = 65
+
+func countDigits(s string) int {
+	n := 0
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			n++
+		}
+		if c == 'e' || c == 'E' {
+			break
+		}
+	}
+	return n
 }
 
 // internalError starts the message of an error that is a bug, not the
