@@ -151,7 +151,10 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 		}
 	}
 	a.sawAny = a.sawAny || n > 0
-	return a.flushChanges(out)
+	if err := a.flushChanges(out); err != nil {
+		return err
+	}
+	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
 }
 
 func (a *groupAggOp) retractError(g *group) error {

@@ -44,6 +44,10 @@ type Options struct {
 	// StateDir holds the working directories of the subtasks' stores
 	// (default: a temporary directory removed when the job ends).
 	StateDir string
+	// StateCacheEntries bounds the keys a stateful subtask keeps in memory
+	// above its store (default 1,000,000); beyond it the cache writes back
+	// and starts over ('state.backend.cache.max-entries').
+	StateCacheEntries int
 	// Checkpoint enables checkpoints (nil: none).
 	Checkpoint *CheckpointOptions
 	// Restore is the checkpoint or savepoint to start from (nil: fresh).
@@ -64,6 +68,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
+	}
+	if o.StateCacheEntries <= 0 {
+		o.StateCacheEntries = 1_000_000
 	}
 	if o.Backend == nil {
 		o.Backend = state.MemoryBackend{}

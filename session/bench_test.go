@@ -54,15 +54,25 @@ func BenchmarkPipelineFilterProject(b *testing.B) {
 	}, `INSERT INTO out SELECT id, user_id, price * 2 FROM src WHERE user_id > 10`)
 }
 
-// BenchmarkPipelineGroupBy: datagen -> GROUP BY over 10K keys, COUNT + SUM,
-// in-memory state -> blackhole.
+// BenchmarkPipelineGroupBy: datagen -> GROUP BY over 10K keys, COUNT + SUM
+// -> blackhole, in an ad-hoc job (in-memory state, no checkpoints), and as
+// checkpointed jobs (1 s interval) on the hashmap and pebble backends, so
+// their ratio comes from one run.
 func BenchmarkPipelineGroupBy(b *testing.B) {
 	const rows = 5_000_000
-	benchJob(b, rows, []string{
+	ddl := []string{
 		fmt.Sprintf(`CREATE TABLE src (id BIGINT, k INT, v BIGINT) WITH (
 			'connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '0',
 			'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%d',
 			'fields.k.min' = '1', 'fields.k.max' = '10000', 'fields.v.min' = '1', 'fields.v.max' = '100')`, rows, rows),
 		`CREATE TABLE out (k INT, c BIGINT, s BIGINT) WITH ('connector' = 'blackhole')`,
-	}, `INSERT INTO out SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k`)
+	}
+	const q = `INSERT INTO out SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k`
+	b.Run("memory", func(b *testing.B) { benchJob(b, rows, ddl, q) })
+	for _, backend := range []string{"hashmap", "pebble"} {
+		b.Run("checkpointed-"+backend, func(b *testing.B) {
+			benchJob(b, rows, append(ddl, "SET 'execution.checkpointing.interval' = '1s'",
+				"SET 'state.backend' = '"+backend+"'", "SET 'pipeline.name' = 'bench-"+backend+"'"), q)
+		})
+	}
 }

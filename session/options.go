@@ -9,17 +9,19 @@ import (
 
 // Option keys the session itself reads. Defaults are listed in defaults.
 const (
-	OptParallelism     = "parallelism.default"
-	OptMaxParallelism  = "pipeline.max-parallelism"
-	OptPipelineName    = "pipeline.name"
-	OptDMLSync         = "table.dml-sync"
-	OptResultMode      = "sql-client.execution.result-mode"
-	OptBatchSize       = "table.exec.batch-size"
-	OptMaxRows         = "sql-client.execution.max-table-result.rows"
-	OptStateBackend    = "state.backend"
-	OptSavepointDir    = "state.savepoints.dir"
-	OptRecoveryPath    = "execution.state-recovery.path"
-	OptIgnoreUnclaimed = "execution.state-recovery.ignore-unclaimed-state"
+	OptParallelism    = "parallelism.default"
+	OptMaxParallelism = "pipeline.max-parallelism"
+	OptPipelineName   = "pipeline.name"
+	OptDMLSync        = "table.dml-sync"
+	OptResultMode     = "sql-client.execution.result-mode"
+	OptBatchSize      = "table.exec.batch-size"
+	OptMaxRows        = "sql-client.execution.max-table-result.rows"
+	OptStateBackend   = "state.backend"
+	// OptStateCacheEntries bounds the keys a stateful subtask caches above its store.
+	OptStateCacheEntries = "state.backend.cache.max-entries"
+	OptSavepointDir      = "state.savepoints.dir"
+	OptRecoveryPath      = "execution.state-recovery.path"
+	OptIgnoreUnclaimed   = "execution.state-recovery.ignore-unclaimed-state"
 	// OptSavepointOnStop makes `streamsql -f` stop its jobs with a savepoint
 	// on SIGINT/SIGTERM (the --savepoint-on-stop flag).
 	OptSavepointOnStop = "execution.savepoint-on-stop"
@@ -27,19 +29,20 @@ const (
 
 // defaults are the values of the options the session knows, as SET prints them.
 var defaults = map[string]string{
-	OptParallelism:    "1",
-	OptMaxParallelism: "128",
-	OptDMLSync:        "false",
-	OptResultMode:     "table",
-	OptBatchSize:      "1024",
-	OptMaxRows:        "1000000",
-	OptStateBackend:   "pebble",
+	OptParallelism:       "1",
+	OptMaxParallelism:    "128",
+	OptDMLSync:           "false",
+	OptResultMode:        "table",
+	OptBatchSize:         "1024",
+	OptMaxRows:           "1000000",
+	OptStateBackend:      "pebble",
+	OptStateCacheEntries: "1000000",
 }
 
 // validate checks a value for the options the session interprets.
 func validate(key, value string) error {
 	switch key {
-	case OptParallelism, OptMaxParallelism, OptBatchSize, OptMaxRows:
+	case OptParallelism, OptMaxParallelism, OptBatchSize, OptMaxRows, OptStateCacheEntries:
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 1 {
 			return fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, value)

@@ -78,6 +78,25 @@ func (c *Cache[V]) Delete(e *Entry[V]) {
 // Len is the number of cached keys.
 func (c *Cache[V]) Len() int { return len(c.entries) }
 
+// Shrink bounds the cache's memory: when it holds more than max keys, it
+// writes every dirty entry to the store and forgets all entries; later Gets
+// read them back from the store. Writing between checkpoints is safe: a
+// restore reads checkpoints, never the working store, and the next
+// checkpoint includes these writes anyway.
+//
+// Entries returned by Get before Shrink must not be used after it: the
+// caller shrinks between batches, when it holds none.
+func (c *Cache[V]) Shrink(max int) error {
+	if len(c.entries) <= max {
+		return nil
+	}
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	clear(c.entries)
+	return nil
+}
+
 // Flush writes every dirty entry to the store in one batch.
 func (c *Cache[V]) Flush() error {
 	c.batch.Reset()

@@ -1,0 +1,38 @@
+package state
+
+import "testing"
+
+type intCodec struct{}
+
+func (intCodec) Encode(dst []byte, v *int) []byte { return append(dst, byte(*v)) }
+func (intCodec) Decode(src []byte, v *int) error  { *v = int(src[0]); return nil }
+
+// TestCacheShrink: a shrunk cache writes its dirty entries back and reads
+// them from the store again; nothing is lost.
+func TestCacheShrink(t *testing.T) {
+	s := NewMemory()
+	c := NewCache[int](s, intCodec{})
+	for i := 0; i < 10; i++ {
+		e, created, err := c.Get(1, []byte{byte(i)})
+		if err != nil || !created {
+			t.Fatalf("Get(%d) = %v %v", i, created, err)
+		}
+		e.Value = i * 2
+		c.MarkDirty(e)
+	}
+	if err := c.Shrink(5); err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != 0 {
+		t.Fatalf("Len after Shrink = %d", c.Len())
+	}
+	for i := 0; i < 10; i++ {
+		e, created, err := c.Get(1, []byte{byte(i)})
+		if err != nil || created || e.Value != i*2 {
+			t.Fatalf("after Shrink, key %d: value %d created %v err %v", i, e.Value, created, err)
+		}
+	}
+	if err := c.Shrink(100); err != nil || c.Len() != 10 {
+		t.Fatalf("Shrink under the limit changed the cache: len %d, %v", c.Len(), err)
+	}
+}

@@ -1,0 +1,3 @@
+// Package crash tests that streamsql's jobs survive being killed, as a
+// user would see it.
+package crash
