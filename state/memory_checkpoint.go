@@ -127,4 +127,3 @@ func readBytes(b []byte) ([]byte, []byte, bool) {
 	}
 	return b[k : k+int(n)], b[k+int(n):], true
 }
-
