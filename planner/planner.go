@@ -192,7 +192,11 @@ func (p *Planner) Parallelism() (int, error) {
 // MaxParallelism returns 'pipeline.max-parallelism' (128 when unset): the
 // number of key groups.
 func (p *Planner) MaxParallelism() (int, error) {
-	return intOption(p.Options, "pipeline.max-parallelism", 128)
+	n, err := intOption(p.Options, "pipeline.max-parallelism", 128)
+	if err == nil && n > 32768 {
+		return 0, fmt.Errorf("option 'pipeline.max-parallelism' must be at most 32768 (as Flink), got %d", n)
+	}
+	return n, err
 }
 
 func intOption(opts map[string]string, key string, def int) (int, error) {
