@@ -36,7 +36,9 @@ func run(args []string) int {
 		case "help":
 			usage(os.Stdout, newRootFlags(new(rootOptions)))
 			return 0
-		case "bench", "kafka-dev":
+		case "kafka-dev":
+			return runKafkaDev(args[1:])
+		case "bench":
 			fmt.Fprintf(os.Stderr, "[ERROR] 'streamsql %s' is not available in this version\n", args[0])
 			return 2
 		}
