@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The project's test command (README: "Run all tests"). It needs only Go;
-# the conformance suites are read from ../shared/conformance when present.
+# The project's test command (README: "Run all tests"). It needs Go, and
+# installs kcat from Debian if missing; the conformance suites are read from
+# ../shared/conformance.
 set -euo pipefail
 cd "$(dirname "$0")"
+# kcat (librdkafka) is the independent Kafka client the Kafka tests check
+# results with; install it from Debian when missing.
+if ! command -v kcat >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq kcat >/dev/null
+fi
 go vet ./...
 go test -count=1 ./...
 # Short fuzzing of the parser and planner (coverage-guided, seeds in testdata).
