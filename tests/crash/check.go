@@ -410,7 +410,7 @@ func checkAgg(dir string, n int64) error {
 	cols := []string{"k", "c", "s"}
 	got, err := replayMultiset(dir, cols)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if d := diffMultiset(got, expectedAgg(n), cols, 10); d != "" {
 		return fmt.Errorf("%s: final content is not the aggregate of ids 1..%d: %s", dir, n, d)

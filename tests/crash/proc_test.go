@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -115,6 +116,8 @@ type proc struct {
 	done  chan struct{} // closed when the process has exited
 	err   error         // of cmd.Wait, set before done closes
 	timer *time.Timer
+	// timedOut is set when the run was killed for taking runTimeout.
+	timedOut atomic.Bool
 }
 
 // startRun starts `streamsql --data-dir DATA -f FILE [args]` with the extra
@@ -130,7 +133,10 @@ func startRun(t *testing.T, dataDir, file string, env []string, args ...string) 
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting streamsql: %v", err)
 	}
-	p.timer = time.AfterFunc(runTimeout, func() { p.cmd.Process.Kill() })
+	p.timer = time.AfterFunc(runTimeout, func() {
+		p.timedOut.Store(true)
+		p.cmd.Process.Kill()
+	})
 	go func() {
 		p.err = p.cmd.Wait()
 		p.timer.Stop()
@@ -143,7 +149,7 @@ func startRun(t *testing.T, dataDir, file string, env []string, args ...string) 
 // (nil for exit status 0).
 func (p *proc) wait() error {
 	<-p.done
-	if time.Since(p.start) >= runTimeout {
+	if p.timedOut.Load() {
 		p.t.Fatalf("streamsql still running after %v; killed. Output:\n%s", runTimeout, p.output())
 	}
 	return p.err
