@@ -115,6 +115,13 @@ type CheckpointListener interface {
 	NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error
 }
 
+// SkipCounter is implemented by sources that skip bad records when told to
+// ('json.ignore-parse-errors'). SkippedRecords may be called from any
+// goroutine while the source runs.
+type SkipCounter interface {
+	SkippedRecords() int64
+}
+
 // SourceFactory builds a source subtask for a table.
 type SourceFactory func(spec TableSpec) (Source, error)
 

@@ -85,6 +85,8 @@ type Metrics struct {
 	// RecordsIn counts rows read by the sources; RecordsOut rows written by
 	// the sinks.
 	RecordsIn, RecordsOut int64
+	// Skipped counts bad records the sources skipped.
+	Skipped int64
 }
 
 // Job is a running physical plan. Start it with Start; it ends when every
@@ -264,7 +266,13 @@ func (j *Job) Cancel() {
 
 // Metrics returns the job's counters so far.
 func (j *Job) Metrics() Metrics {
-	return Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load()}
+	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load()}
+	for _, t := range j.tasks {
+		if c, ok := t.source.(SkipCounter); ok {
+			m.Skipped += c.SkippedRecords()
+		}
+	}
+	return m
 }
 
 // Graph is the plan the job runs.

@@ -182,6 +182,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.mu.Lock()
 		e.in += m.RecordsIn
 		e.out += m.RecordsOut
+		e.skipped += m.Skipped
 		if c := cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {
