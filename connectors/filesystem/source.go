@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/exec"
@@ -32,8 +33,8 @@ type source struct {
 	restored *position
 	f        *os.File
 	r        *bufio.Reader
-	rec      []byte // a record assembled from several reads
-	skipped  int64
+	rec      []byte       // a record assembled from several reads
+	skipped  atomic.Int64 // read by SHOW JOBS from other goroutines
 }
 
 // position is where the next record starts; it is the snapshot.
@@ -154,7 +155,8 @@ func (s *source) Open(context.Context) error {
 		if r.Index < len(s.files) && s.files[r.Index] != r.File || r.Index > len(s.files) {
 			return fmt.Errorf("filesystem table %s: cannot restore: the snapshot was reading file %q as file %d of subtask %d, which now has %d files", s.spec.Table, r.File, r.Index, s.spec.Subtask, len(s.files))
 		}
-		s.pos, s.skipped = *r, r.Skipped
+		s.pos = *r
+		s.skipped.Store(r.Skipped)
 	}
 	s.dec, err = s.cfg.format.NewDecoder(format.Spec{
 		Schema: s.spec.Schema, Fields: s.spec.Fields, Options: s.spec.Options,
@@ -163,8 +165,9 @@ func (s *source) Open(context.Context) error {
 	return err
 }
 
-// Skipped is the number of bad records skipped (ignore-parse-errors).
-func (s *source) Skipped() int64 { return s.skipped }
+// SkippedRecords is the number of bad records skipped (ignore-parse-errors);
+// it implements exec.SkipCounter.
+func (s *source) SkippedRecords() int64 { return s.skipped.Load() }
 
 func (s *source) openFile() error {
 	name := s.files[s.pos.Index]
@@ -266,7 +269,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 		}
 		if err := s.dec.Decode(rec); err != nil {
 			if s.dec.IgnoreParseErrors() {
-				s.skipped++
+				s.skipped.Add(1)
 				continue
 			}
 			return exec.Batch{}, fmt.Errorf("%s:%d: %w", filepath.Join(s.root, s.pos.File), line, err)
@@ -284,7 +287,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 
 func (s *source) Snapshot() ([]byte, error) {
 	p := s.pos
-	p.Skipped = s.skipped
+	p.Skipped = s.skipped.Load()
 	if p.Index < len(s.files) {
 		p.File = s.files[p.Index]
 	}
