@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -114,42 +115,13 @@ func (c *Catalog) save() error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(c.path, data)
+	return fsutil.WriteFileAtomic(c.path, data)
 }
 
 func sameJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(x) == string(y)
-}
-
-// WriteFileAtomic writes data to path through a temporary file, fsync and
-// rename, so a reader sees the old or the new content, never a mix.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // ErrSameDefinition is returned (wrapped) by CreateTable and CreateView when

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // MetadataFile is the name of a checkpoint's metadata file. A checkpoint
@@ -116,27 +118,7 @@ func WriteMetadata(dir string, m *Metadata) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, MetadataFile)
-	tmp := path + ".inprogress"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return fsutil.WriteFileAtomic(filepath.Join(dir, MetadataFile), data)
 }
 
 // ReadMetadata reads and verifies dir/_metadata.
@@ -151,13 +133,4 @@ func ReadMetadata(dir string) (*Metadata, error) {
 	}
 	m.Dir = dir
 	return m, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -276,34 +277,7 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 }
 
 func closestFunc(name string) string {
-	best, bestD := "", len(name)/2+1
-	for _, n := range functions.Names() {
-		if d := editDistanceFold(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func editDistanceFold(a, b string) int {
-	a, b = strings.ToUpper(a), strings.ToUpper(b)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return catalog.Closest(name, functions.Names())
 }
 
 // implicitCast converts e to t where Flink would do so implicitly.

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/streamsql/streamsql/internal/fsutil"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connectors/format"
@@ -29,10 +29,10 @@ func init() {
 		// reads them back; csv and json are append-only.
 		AcceptsUpdatesWith: isChangelogFormat,
 		ProducesUpdates:    isChangelogFormat,
-		Bounded:        func(map[string]string) bool { return true },
-		Options:        optionKeys(),
-		Required:       []string{OptPath, OptFormat},
-		Validate:       validate,
+		Bounded:            func(map[string]string) bool { return true },
+		Options:            optionKeys(),
+		Required:           []string{OptPath, OptFormat},
+		Validate:           validate,
 	}, newSource, newSink)
 }
 
@@ -249,7 +249,7 @@ func (s *sink) seal(id int64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(s.cfg.path) // the file's directory entry
+		err = fsutil.SyncDir(s.cfg.path) // the file's directory entry
 	}
 	if err != nil {
 		os.Remove(filepath.Join(s.cfg.path, p.hidden))
@@ -322,7 +322,7 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 		renamed = renamed || did
 	}
 	if renamed {
-		if err := syncDir(s.cfg.path); err != nil {
+		if err := fsutil.SyncDir(s.cfg.path); err != nil {
 			return s.errorf("committing checkpoint %d: %w", id, err)
 		}
 	}
@@ -399,21 +399,4 @@ func containsPending(files []fileHandle, pending string) bool {
 		}
 	}
 	return false
-}
-
-// syncDir makes the entries of directory dir durable (created and renamed
-// files). File systems that cannot sync a directory are tolerated.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		return nil
-	}
-	return err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/streamsql/streamsql/internal/fsutil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -228,15 +229,7 @@ func writeArrowFile(path string, schema *arrow.Schema, recs []arrow.RecordBatch)
 		os.Remove(tmp)
 		return err
 	}
-	syncDir(filepath.Dir(path))
-	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return fsutil.SyncDir(filepath.Dir(path))
 }
 
 // install makes batches the committed rows, taking ownership of them. With rewrite the table is
@@ -300,7 +293,7 @@ func (t *table) persist(batches, added []arrow.RecordBatch, rewrite bool, applie
 	if err != nil {
 		return err
 	}
-	if err := catalog.WriteFileAtomic(filepath.Join(t.dir, "MANIFEST"), data); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(t.dir, "MANIFEST"), data); err != nil {
 		return err
 	}
 	t.man = m
