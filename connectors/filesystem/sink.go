@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streamsql/streamsql/internal/fsutil"
 	"io/fs"
 	"math"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 func init() {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streamsql/streamsql/internal/fsutil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/types"
 )
 
