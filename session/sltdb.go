@@ -19,9 +19,15 @@ type SLTDB struct {
 	dir string
 }
 
-// NewSLTDB opens a fresh session for one test file.
-func NewSLTDB() (*SLTDB, error) {
-	dir, err := os.MkdirTemp("", "streamsql-slt-")
+// NewSLTDB opens a fresh session for one test file, on a new temporary
+// directory under parent (the system's temporary directory when empty).
+func NewSLTDB(parent string) (*SLTDB, error) {
+	if parent != "" {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "streamsql-slt-")
 	if err != nil {
 		return nil, err
 	}
@@ -43,19 +49,25 @@ func (d *SLTDB) Exec(ctx context.Context, text string) error {
 	return err
 }
 
-// Query runs a query and returns its column kinds ('I' integers, 'R'
-// approximate and decimal numbers, 'T' the rest) and formatted rows.
+// Query runs the statements of text; the last one's rows are the result,
+// with their column kinds ('I' integers, 'R' approximate and decimal
+// numbers, 'T' the rest). EXPLAIN's text is one row per line.
 func (d *SLTDB) Query(ctx context.Context, text string) (string, [][]slt.Value, error) {
 	stmts, err := sql.Parse(text)
 	if err != nil {
 		return "", nil, err
 	}
-	if len(stmts) != 1 {
-		return "", nil, fmt.Errorf("a query record holds %d statements", len(stmts))
+	if len(stmts) == 0 {
+		return "", nil, fmt.Errorf("the query record holds no statement")
 	}
-	r, err := d.s.ExecuteStatement(ctx, stmts[0])
-	if err != nil {
-		return "", nil, err
+	var r *Result
+	for _, st := range stmts {
+		if r, err = d.s.ExecuteStatement(ctx, st); err != nil {
+			return "", nil, err
+		}
+	}
+	if r.Kind != ResultRows && r.Kind != ResultText {
+		return "", nil, fmt.Errorf("the statement returns no rows")
 	}
 	if r.Kind == ResultText {
 		var rows [][]slt.Value
@@ -81,7 +93,7 @@ func (d *SLTDB) Query(ctx context.Context, text string) (string, [][]slt.Value, 
 // SLTKind is the sqllogictest column kind of t.
 func SLTKind(t types.T) byte {
 	switch {
-	case t.IsInteger():
+	case t.IsInteger(), t.Kind == types.Boolean: // booleans are integers to sqllogictest
 		return 'I'
 	case t.IsNumeric():
 		return 'R'

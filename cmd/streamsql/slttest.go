@@ -5,15 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/streamsql/streamsql/session"
 	"github.com/streamsql/streamsql/slt"
-	"github.com/streamsql/streamsql/sql"
-	"github.com/streamsql/streamsql/types"
 )
 
 // runTest is `streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...`:
@@ -87,116 +84,5 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // a new temporary directory under parent, with 'table.dml-sync' on so an
 // INSERT is applied before the next record runs.
 func newSLTDB(parent string) func(path string) (slt.DB, error) {
-	return func(string) (slt.DB, error) {
-		if parent != "" {
-			if err := os.MkdirAll(parent, 0o755); err != nil {
-				return nil, err
-			}
-		}
-		dir, err := os.MkdirTemp(parent, "streamsql-test-")
-		if err != nil {
-			return nil, err
-		}
-		sess, err := session.Open(dir)
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		db := &sltDB{sess: sess, dir: dir}
-		if err := db.Exec(context.Background(), "SET '"+session.OptDMLSync+"' = 'true';"); err != nil {
-			db.Close()
-			return nil, err
-		}
-		return db, nil
-	}
-}
-
-// sltDB is the engine as the sqllogictest runner sees it (slt.DB).
-type sltDB struct {
-	sess *session.Session
-	dir  string
-}
-
-var _ interface {
-	slt.DB
-	io.Closer
-} = (*sltDB)(nil)
-
-// Exec runs the statements of text in order.
-func (db *sltDB) Exec(ctx context.Context, text string) error {
-	stmts, err := sql.Parse(text)
-	if err != nil {
-		return err
-	}
-	for _, st := range stmts {
-		if _, err := db.sess.ExecuteStatement(ctx, st); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Query runs the statements of text; the last must return rows, which are
-// the result.
-func (db *sltDB) Query(ctx context.Context, text string) (string, [][]slt.Value, error) {
-	stmts, err := sql.Parse(text)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(stmts) == 0 {
-		return "", nil, errors.New("no query")
-	}
-	var r *session.Result
-	for _, st := range stmts {
-		if r, err = db.sess.ExecuteStatement(ctx, st); err != nil {
-			return "", nil, err
-		}
-	}
-	if r.Kind != session.ResultRows {
-		return "", nil, fmt.Errorf("the statement returns no rows")
-	}
-	return sltTypes(r.Columns), sltRows(r.Columns, r.Rows), nil
-}
-
-// Close stops the session's jobs and removes its data directory.
-func (db *sltDB) Close() error {
-	db.sess.Close()
-	return os.RemoveAll(db.dir)
-}
-
-// sltTypes is the sqllogictest type string of a result: 'I' for integers
-// and booleans (booleans are integers in sqllogictest, as in SQLite), 'R'
-// for FLOAT, DOUBLE and DECIMAL, 'T' for the rest.
-func sltTypes(schema types.Schema) string {
-	b := make([]byte, len(schema))
-	for i, c := range schema {
-		switch {
-		case c.Type.IsInteger() || c.Type.Kind == types.Boolean:
-			b[i] = 'I'
-		case c.Type.IsNumeric():
-			b[i] = 'R'
-		default:
-			b[i] = 'T'
-		}
-	}
-	return string(b)
-}
-
-// sltRows converts result rows to the runner's values: NULL as slt.Null,
-// others in the engine's text (types.Format; booleans print TRUE and FALSE,
-// which the runner shows as 1 and 0 in an 'I' column).
-func sltRows(schema types.Schema, rows [][]types.Value) [][]slt.Value {
-	out := make([][]slt.Value, len(rows))
-	for i, row := range rows {
-		vals := make([]slt.Value, len(row))
-		for j, v := range row {
-			if v == nil {
-				vals[j] = slt.Null
-				continue
-			}
-			vals[j] = slt.Text(types.Format(schema[j].Type, v))
-		}
-		out[i] = vals
-	}
-	return out
+	return func(string) (slt.DB, error) { return session.NewSLTDB(parent) }
 }

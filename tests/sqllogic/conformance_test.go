@@ -31,7 +31,7 @@ func TestConformance(t *testing.T) {
 				out = os.Stderr
 			}
 			res := slt.RunFile(context.Background(), c.path, slt.Options{
-				NewDB: func(string) (slt.DB, error) { return session.NewSLTDB() },
+				NewDB: func(string) (slt.DB, error) { return session.NewSLTDB("") },
 				Out:   out,
 			})
 			t.Logf("%s: %d passed, %d failed, %d skipped", c.path, res.Passed, res.Failed, res.Skipped)

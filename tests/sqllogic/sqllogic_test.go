@@ -19,7 +19,7 @@ func TestSuites(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			res := slt.RunFile(context.Background(), f, slt.Options{
-				NewDB: func(string) (slt.DB, error) { return session.NewSLTDB() },
+				NewDB: func(string) (slt.DB, error) { return session.NewSLTDB("") },
 				Out:   os.Stderr,
 			})
 			for _, fl := range res.Failures {
