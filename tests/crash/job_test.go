@@ -2,6 +2,7 @@ package crash
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,6 +123,21 @@ func (r *jobRun) expectResumed(out string, want map[string]int64) {
 		sub[j] = want[j]
 	}
 	expectRestored(r.t, out, sub)
+}
+
+// hiddenFiles lists the uncommitted (hidden) files in the sink
+// directories, for the log.
+func (r *jobRun) hiddenFiles() []string {
+	var out []string
+	for _, sub := range []string{"agg", "ids"} {
+		ents, _ := os.ReadDir(filepath.Join(r.dir, sub))
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				out = append(out, sub+"/"+e.Name())
+			}
+		}
+	}
+	return out
 }
 
 // checkExact checks both outputs: agg_out's changelog replays to the

@@ -1,0 +1,88 @@
+package crash
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fpRows is the size of the failpoint runs. They run unthrottled: the
+// failpoints fire after a few checkpoints (every 200ms), well before the
+// end.
+const fpRows = 2_000_000
+
+// failpointEnv arms a failpoint of the binary (see internal/failpoint).
+func failpointEnv(spec string) []string { return []string{"STREAMSQL_FAILPOINT=" + spec} }
+
+// expectFailpointKill runs the job file with a failpoint armed and checks
+// that the failpoint killed the process with SIGKILL.
+func (r *jobRun) expectFailpointKill(spec string) {
+	r.t.Helper()
+	want := r.latest()
+	p := r.start(failpointEnv(spec))
+	err := p.wait()
+	out := p.output()
+	name, _, _ := strings.Cut(spec, "@")
+	if !killedBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
+		r.t.Fatalf("with STREAMSQL_FAILPOINT=%s: want the failpoint to kill the process, got %v; output:\n%s", spec, err, out)
+	}
+	r.expectResumed(out, want)
+	r.t.Logf("run with failpoint %s: %s; killed after %v by the failpoint; newest checkpoints now %v; uncommitted files left: %v",
+		spec, restoredLines(out), time.Since(p.start).Round(time.Millisecond), r.latest(), r.hiddenFiles())
+}
+
+// killWithCheckpoints runs the job file and kills it after delay d,
+// restarting and killing it again until job has at least n completed
+// checkpoints.
+func (r *jobRun) killWithCheckpoints(job string, n int, d time.Duration) {
+	r.t.Helper()
+	for i := 1; len(completedCheckpoints(r.t, r.dataDir, job)) < n; i++ {
+		if i > 10 {
+			r.t.Fatalf("job %s has fewer than %d completed checkpoints after %d killed runs", job, n, i-1)
+		}
+		want := r.latest()
+		p := r.start(nil)
+		if !p.killAfter(d) {
+			r.t.Fatalf("run ended by itself (%v) before the kill at %v; output:\n%s", p.err, d, p.output())
+		}
+		r.expectResumed(p.output(), want)
+		r.t.Logf("run %d: %s; SIGKILL at %v; completed checkpoints of %s: %v", i, restoredLines(p.output()), d, job,
+			completedCheckpoints(r.t, r.dataDir, job))
+	}
+}
+
+// TestFailpoints crashes the process at each place of the checkpoint
+// protocol where a crash is the hardest to recover from, restarts it
+// without the failpoint and checks both outputs exactly.
+func TestFailpoints(t *testing.T) {
+	for _, c := range []struct {
+		failpoint string
+		extra     []string
+	}{
+		// A sink pre-committed its files; the checkpoint is not complete.
+		{"after-sink-precommit@3", nil},
+		// The checkpoint is complete, no sink has committed it: the restart
+		// must commit the files of its sink handles.
+		{"after-metadata-before-commit@3", nil},
+		// One of two sink subtasks committed, the other not.
+		{"between-sink-commits@3", []string{"'parallelism.default' = '2'"}},
+	} {
+		name, _, _ := strings.Cut(c.failpoint, "@")
+		t.Run(name, func(t *testing.T) {
+			r := newJobRun(t, jobSpec{rows: fpRows, extra: c.extra})
+			r.expectFailpointKill(c.failpoint)
+			r.finish(nil)
+			r.checkExact()
+		})
+	}
+	// A crash while a job restores (state read, not yet running) must leave
+	// the checkpoint it restores from intact for the next attempt.
+	t.Run("during-restore", func(t *testing.T) {
+		r := newJobRun(t, jobSpec{rows: fpRows})
+		r.killWithCheckpoints("agg", 1, 500*time.Millisecond)
+		r.expectFailpointKill("during-restore")
+		r.finish(nil)
+		r.checkExact()
+	})
+}
