@@ -76,6 +76,9 @@ type Coordinator struct {
 	pending       map[int64]*pendingCheckpoint
 	lastEnd       time.Time
 	failuresInRow int
+	// finished tasks ended their work (an operator without inputs, such as
+	// VALUES): they take part in no later checkpoint.
+	finished map[Task]bool
 	stats         Stats
 	closed        bool
 }
@@ -103,7 +106,7 @@ func NewCoordinator(cfg Config) *Coordinator {
 	if cfg.FirstID < 1 {
 		cfg.FirstID = 1
 	}
-	return &Coordinator{cfg: cfg, nextID: cfg.FirstID, pending: map[int64]*pendingCheckpoint{}}
+	return &Coordinator{cfg: cfg, nextID: cfg.FirstID, pending: map[int64]*pendingCheckpoint{}, finished: map[Task]bool{}}
 }
 
 // Run triggers a checkpoint every Options.Interval until ctx ends.
@@ -195,14 +198,42 @@ func (c *Coordinator) Ack(id int64, t Task, st SubtaskState) {
 		return // expired or aborted meanwhile
 	}
 	p.acks[t] = st
-	if len(p.acks) < len(c.cfg.Tasks) {
-		c.mu.Unlock()
-		return
+	c.completeIfAllAckedLocked(p)
+}
+
+// completeIfAllAckedLocked completes p once every task that has not
+// finished acknowledged it. It is called with mu held and releases it.
+func (c *Coordinator) completeIfAllAckedLocked(p *pendingCheckpoint) {
+	for _, t := range c.cfg.Tasks {
+		if _, ok := p.acks[t]; !ok && !c.finished[t] {
+			c.mu.Unlock()
+			return
+		}
 	}
-	delete(c.pending, id)
+	delete(c.pending, p.id)
 	p.timer.Stop()
 	c.mu.Unlock()
 	c.complete(p)
+}
+
+// Finished records that task t ended its work and holds no state: pending
+// and later checkpoints no longer wait for it.
+func (c *Coordinator) Finished(t Task) {
+	c.mu.Lock()
+	c.finished[t] = true
+	var ps []*pendingCheckpoint
+	for _, p := range c.pending {
+		ps = append(ps, p)
+	}
+	c.mu.Unlock()
+	for _, p := range ps {
+		c.mu.Lock()
+		if c.pending[p.id] == nil {
+			c.mu.Unlock()
+			continue
+		}
+		c.completeIfAllAckedLocked(p)
+	}
 }
 
 // Decline aborts checkpoint id on behalf of a subtask that cannot take part.

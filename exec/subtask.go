@@ -207,9 +207,12 @@ func (t *subtask) runOperator() (err error) {
 	}
 	if t.numSenders == 0 {
 		// An operator without inputs (VALUES) produces everything at the end
-		// of its (empty) input.
+		// of its (empty) input, then takes part in no checkpoint.
 		if err := t.impl.endInput(em); err != nil {
 			return fmt.Errorf("%s: %w", t.name(), err)
+		}
+		if t.job.cp != nil {
+			t.job.cp.coord.Finished(t.checkpointTask())
 		}
 		return em.broadcast(Element{Kind: KindEnd})
 	}
