@@ -1,0 +1,133 @@
+package kafka
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// broker is a `streamsql kafka-dev` process. It lives for one test and is
+// never killed while the test runs: its data is in memory.
+type broker struct {
+	addr       string // host:port
+	partitions int
+	classic    bool
+	cmd        *exec.Cmd
+	out        syncBuffer
+	done       chan struct{}
+}
+
+// startBroker starts kafka-dev on a free port with the given number of
+// partitions per topic, creating topics at start, and stops it (SIGTERM)
+// when the test ends.
+func startBroker(t *testing.T, partitions int, classic bool, topics ...string) *broker {
+	t.Helper()
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ { // the free port may be taken in between
+		b, err := tryStartBroker(partitions, classic, topics)
+		if err == nil {
+			t.Cleanup(b.stop)
+			mode := "KIP-890"
+			if classic {
+				mode = "classic"
+			}
+			t.Logf("kafka-dev on %s (%d partitions, %s transactions)", b.addr, partitions, mode)
+			return b
+		}
+		lastErr = err
+	}
+	t.Fatalf("starting kafka-dev: %v", lastErr)
+	return nil
+}
+
+func tryStartBroker(partitions int, classic bool, topics []string) (*broker, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"kafka-dev", "--port", strconv.Itoa(port), "--partitions", strconv.Itoa(partitions)}
+	if classic {
+		args = append(args, "--classic-txn")
+	}
+	for _, tp := range topics {
+		args = append(args, "--topic", tp)
+	}
+	b := &broker{addr: "127.0.0.1:" + strconv.Itoa(port), partitions: partitions, classic: classic,
+		cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	stdout, err := b.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	b.cmd.Stderr = &b.out
+	if err := b.cmd.Start(); err != nil {
+		return nil, err
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		seen := false
+		for sc.Scan() {
+			b.out.Write(append(sc.Bytes(), '\n'))
+			if !seen && strings.HasPrefix(sc.Text(), "kafka-dev: serving Kafka on") {
+				seen = true
+				ready <- true
+			}
+		}
+		io.Copy(&b.out, stdout)
+		if !seen {
+			ready <- false
+		}
+		b.cmd.Wait()
+		close(b.done)
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			<-b.done
+			return nil, fmt.Errorf("kafka-dev %s exited: %s", strings.Join(args, " "), b.out.String())
+		}
+	case <-time.After(20 * time.Second):
+		b.cmd.Process.Kill()
+		<-b.done
+		return nil, fmt.Errorf("kafka-dev %s: not ready after 20s: %s", strings.Join(args, " "), b.out.String())
+	}
+	return b, nil
+}
+
+// stop ends the broker with SIGTERM (SIGKILL if it does not stop).
+func (b *broker) stop() {
+	b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.done:
+	case <-time.After(10 * time.Second):
+		b.cmd.Process.Kill()
+		<-b.done
+	}
+}
+
+// alive fails the test if the broker process has exited.
+func (b *broker) alive(t *testing.T) {
+	t.Helper()
+	select {
+	case <-b.done:
+		t.Fatalf("kafka-dev on %s exited during the test: %s", b.addr, b.out.String())
+	default:
+	}
+}
+
+// freePort asks the kernel for a free TCP port on 127.0.0.1.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,29 @@
+// Package kafka tests streamsql's Kafka connectors end to end, as a user
+// would run them: each test starts `streamsql kafka-dev` as its own process
+// (in both transaction protocol modes, KIP-890 and --classic-txn), runs the
+// engine as another process (`streamsql --data-dir D -f job.sql`) and uses
+// kcat (librdkafka) as the independent client that produces the input and
+// reads the output with isolation.level=read_committed.
+//
+// The engine is killed with SIGKILL at random moments and at the
+// failpoints of the checkpoint protocol (STREAMSQL_FAILPOINT), and
+// restarted each time with the same command; the broker is never killed (it
+// keeps its data in memory). After the last run ends, the committed output
+// must be exact:
+//
+//   - TestUpsertCounts: 1M clicks over 1000 app ids, COUNT(*) by app id into
+//     an exactly-once upsert-kafka table: the last committed value of each
+//     key is the true count.
+//   - TestPassThrough: SELECT * into an exactly-once kafka json table: every
+//     click id exactly once.
+//   - TestAtLeastOnce: the same with 'sink.delivery-guarantee' =
+//     'at-least-once' and AT_LEAST_ONCE checkpoints: every click id at least
+//     once.
+//   - TestBadRecords: invalid JSON, wrong types and missing fields fail the
+//     job with an error naming topic, partition and offset; with
+//     'json.ignore-parse-errors' they are skipped and counted in SHOW JOBS.
+//
+// kcat must be on PATH (test.sh installs it from Debian). The random kill
+// moments are logged with their seed; STREAMSQL_KAFKA_SEED=<seed> replays
+// them.
+package kafka

@@ -1,0 +1,198 @@
+package kafka
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runTimeout bounds one run of the engine; a run still going then is
+// killed and fails the test (a hang is a bug too).
+const runTimeout = 120 * time.Second
+
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// proc is one run of the engine.
+type proc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	out   syncBuffer // stdout and stderr, interleaved
+	start time.Time
+	done  chan struct{} // closed when the process has exited
+	err   error         // of cmd.Wait, set before done closes
+	end   time.Time     // set before done closes
+	timer *time.Timer
+	// timedOut is set when the run was killed for taking runTimeout.
+	timedOut atomic.Bool
+}
+
+// startEngine starts `streamsql --data-dir DATA -f FILE` with the extra
+// environment variables env ("NAME=value").
+func startEngine(t *testing.T, dataDir, file string, env []string) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: exec.Command(binary, "--data-dir", dataDir, "-f", file), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	p.start = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting streamsql: %v", err)
+	}
+	p.timer = time.AfterFunc(runTimeout, func() {
+		p.timedOut.Store(true)
+		p.cmd.Process.Kill()
+	})
+	go func() {
+		p.err = p.cmd.Wait()
+		p.end = time.Now()
+		p.timer.Stop()
+		close(p.done)
+	}()
+	return p
+}
+
+// wait waits for the process to exit and returns the error of cmd.Wait
+// (nil for exit status 0).
+func (p *proc) wait() error {
+	<-p.done
+	if p.timedOut.Load() {
+		p.t.Fatalf("streamsql still running after %v; killed. Output:\n%s", runTimeout, p.output())
+	}
+	return p.err
+}
+
+// output is what the process printed so far.
+func (p *proc) output() string { return p.out.String() }
+
+// took is how long the run lasted.
+func (p *proc) took() time.Duration { return p.end.Sub(p.start).Round(time.Millisecond) }
+
+// killAfter sends SIGKILL d after the start unless the process exits
+// first. It reports whether the signal killed a running process; either way
+// the process has exited when it returns.
+func (p *proc) killAfter(d time.Duration) bool {
+	select {
+	case <-p.done:
+		return false
+	case <-time.After(time.Until(p.start.Add(d))):
+	}
+	err := p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	return err == nil && killedBySignal(p.err, syscall.SIGKILL)
+}
+
+// killedBySignal says whether err (of cmd.Wait) means the process died of
+// signal sig.
+func killedBySignal(err error, sig syscall.Signal) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
+}
+
+// exitCode is the exit status of a run that ended by itself, -1 if it was
+// killed by a signal.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+var restoredRE = regexp.MustCompile(`restored job (\S+) from checkpoint (\d+)`)
+
+// restoredFrom returns the checkpoint the output says job was restored
+// from (0: none).
+func restoredFrom(out, job string) int64 {
+	for _, sm := range restoredRE.FindAllStringSubmatch(out, -1) {
+		if sm[1] == job {
+			n, _ := strconv.ParseInt(sm[2], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// restoredLine is the "restored job ..." line of an output, for the log.
+func restoredLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "restored job") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "started fresh"
+}
+
+// completedCheckpoints returns the ids of the completed checkpoints of a
+// job (those with a _metadata file), newest first.
+func completedCheckpoints(t *testing.T, dataDir, job string) []int64 {
+	t.Helper()
+	dir := filepath.Join(dataDir, "jobs", job, "checkpoints")
+	ents, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, e := range ents {
+		s, ok := strings.CutPrefix(e.Name(), "chk-")
+		if !ok {
+			continue
+		}
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "_metadata")); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	for i := 1; i < len(ids); i++ { // few: insertion sort, descending
+		for j := i; j > 0 && ids[j] > ids[j-1]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+	return ids
+}
+
+// latestCheckpoint is the newest completed checkpoint of a job, 0 if none.
+func latestCheckpoint(t *testing.T, dataDir, job string) int64 {
+	t.Helper()
+	if ids := completedCheckpoints(t, dataDir, job); len(ids) > 0 {
+		return ids[0]
+	}
+	return 0
+}

@@ -1,0 +1,235 @@
+package kafka
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The columns of the clicks topic's JSON records.
+const clickColumns = `click_id BIGINT,
+  app_id   STRING,
+  user_id  BIGINT,
+  ts       TIMESTAMP(3)`
+
+// sourceDDL is the kafka source table clicks on topic, read from the
+// earliest offset to the end offsets at the job's start, as JSON.
+func sourceDDL(b *broker, topic, group string, extra ...string) string {
+	opts := []string{
+		"'connector' = 'kafka'",
+		fmt.Sprintf("'topic' = '%s'", topic),
+		fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
+		fmt.Sprintf("'properties.group.id' = '%s'", group),
+		"'scan.startup.mode' = 'earliest-offset'",
+		"'scan.bounded.mode' = 'latest-offset'",
+		"'format' = 'json'",
+	}
+	opts = append(opts, extra...)
+	return fmt.Sprintf("CREATE TABLE clicks (\n  %s\n) WITH (\n  %s\n);\n", clickColumns, strings.Join(opts, ",\n  "))
+}
+
+// jobKind is the statement a job file runs.
+type jobKind int
+
+const (
+	// upsertCounts: INSERT INTO pv SELECT app_id, COUNT(*) FROM clicks
+	// GROUP BY app_id, pv an upsert-kafka table keyed by app_id.
+	upsertCounts jobKind = iota
+	// passThrough: INSERT INTO out SELECT * FROM clicks, out a kafka json
+	// table.
+	passThrough
+)
+
+// jobSpec is a job file reading the clicks topic of a broker.
+type jobSpec struct {
+	name string // 'pipeline.name', also the consumer group
+	kind jobKind
+	// guarantee is the sink's 'sink.delivery-guarantee'.
+	guarantee string
+	// out is the sink topic.
+	out string
+	// sets are more SET statements ("'k' = 'v'").
+	sets []string
+}
+
+// sql is the job file.
+func (j jobSpec) sql(b *broker) string {
+	var s strings.Builder
+	s.WriteString(sourceDDL(b, "clicks", j.name))
+	sinkOpts := func(connector string, more ...string) string {
+		o := []string{
+			fmt.Sprintf("'connector' = '%s'", connector),
+			fmt.Sprintf("'topic' = '%s'", j.out),
+			fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
+			fmt.Sprintf("'sink.delivery-guarantee' = '%s'", j.guarantee),
+		}
+		if j.guarantee == "exactly-once" {
+			o = append(o, fmt.Sprintf("'sink.transactional-id-prefix' = '%s-tx'", j.name))
+		}
+		o = append(o, more...)
+		return strings.Join(o, ",\n  ")
+	}
+	switch j.kind {
+	case upsertCounts:
+		fmt.Fprintf(&s, "CREATE TABLE pv (\n  app_id STRING,\n  pv BIGINT,\n  PRIMARY KEY (app_id) NOT ENFORCED\n) WITH (\n  %s\n);\n",
+			sinkOpts("upsert-kafka", "'key.format' = 'json'", "'value.format' = 'json'"))
+	case passThrough:
+		fmt.Fprintf(&s, "CREATE TABLE out (\n  %s\n) WITH (\n  %s\n);\n", clickColumns, sinkOpts("kafka", "'format' = 'json'"))
+	}
+	s.WriteString("SET 'execution.checkpointing.interval' = '200ms';\n")
+	s.WriteString("SET 'state.backend' = 'pebble';\n")
+	fmt.Fprintf(&s, "SET 'pipeline.name' = '%s';\n", j.name)
+	for _, o := range j.sets {
+		fmt.Fprintf(&s, "SET %s;\n", o)
+	}
+	switch j.kind {
+	case upsertCounts:
+		s.WriteString("INSERT INTO pv SELECT app_id, COUNT(*) FROM clicks GROUP BY app_id;\n")
+	case passThrough:
+		s.WriteString("INSERT INTO out SELECT * FROM clicks;\n")
+	}
+	return s.String()
+}
+
+// jobRun is a job file in its own directory with the data directory every
+// run of it uses.
+type jobRun struct {
+	t       *testing.T
+	b       *broker
+	spec    jobSpec
+	dataDir string
+	file    string
+	runs    int
+}
+
+func newJobRun(t *testing.T, b *broker, spec jobSpec) *jobRun {
+	dir := t.TempDir()
+	r := &jobRun{t: t, b: b, spec: spec, dataDir: filepath.Join(dir, "data")}
+	r.file = writeFile(t, dir, "job.sql", spec.sql(b))
+	return r
+}
+
+func (r *jobRun) latest() int64 { return latestCheckpoint(r.t, r.dataDir, r.spec.name) }
+
+// start starts a run of the job file with the extra environment env.
+func (r *jobRun) start(env []string) *proc {
+	r.runs++
+	r.b.alive(r.t)
+	return startEngine(r.t, r.dataDir, r.file, env)
+}
+
+// expectResumed checks that a run that submitted its job restored it from
+// want, the newest completed checkpoint before the run (0: none).
+func (r *jobRun) expectResumed(out string, want int64) {
+	r.t.Helper()
+	if !strings.Contains(out, "Job ID:") {
+		return // killed before the job was submitted
+	}
+	if got := restoredFrom(out, r.spec.name); got != want {
+		r.t.Errorf("run %d: want the job restored from checkpoint %d (the newest completed one), got %d; output:\n%s", r.runs, want, got, out)
+	}
+}
+
+// failpointKill runs the job file with a failpoint armed
+// (STREAMSQL_FAILPOINT=spec) and checks that the failpoint killed the
+// process.
+func (r *jobRun) failpointKill(spec string) {
+	r.t.Helper()
+	want := r.latest()
+	p := r.start([]string{"STREAMSQL_FAILPOINT=" + spec})
+	err := p.wait()
+	out := p.output()
+	name, _, _ := strings.Cut(spec, "@")
+	if !killedBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
+		r.t.Fatalf("run %d with STREAMSQL_FAILPOINT=%s: want the failpoint to kill the process, got %v; output:\n%s", r.runs, spec, err, out)
+	}
+	r.expectResumed(out, want)
+	r.t.Logf("run %d: %s; killed by failpoint %s after %v; newest checkpoint now %d", r.runs, restoredLine(out), spec, p.took(), r.latest())
+}
+
+// The random kill moments are uniform in [minKillDelay, maxKillDelay)
+// after the start of a run: they land while the process starts, connects,
+// restores, runs and checkpoints.
+const (
+	minKillDelay = 50 * time.Millisecond
+	maxKillDelay = 900 * time.Millisecond
+)
+
+// randomKill runs the job file and kills it at a random moment. It
+// reports whether the run ended by itself first (then with status 0).
+func (r *jobRun) randomKill(rng *rand.Rand) (finished bool) {
+	r.t.Helper()
+	want := r.latest()
+	p := r.start(nil)
+	d := minKillDelay + time.Duration(rng.Int64N(int64(maxKillDelay-minKillDelay)))
+	killed := p.killAfter(d)
+	out := p.output()
+	r.expectResumed(out, want)
+	if !killed {
+		if p.err != nil {
+			r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", r.runs, d, p.err, out)
+		}
+		r.t.Logf("run %d: %s; finished in %v, before the kill at %v", r.runs, restoredLine(out), p.took(), d)
+		return true
+	}
+	r.t.Logf("run %d: %s; SIGKILL at %v; newest checkpoint now %d", r.runs, restoredLine(out), d, r.latest())
+	return false
+}
+
+// finish runs the job file once more to the end (exit status 0).
+func (r *jobRun) finish() {
+	r.t.Helper()
+	want := r.latest()
+	p := r.start(nil)
+	if err := p.wait(); err != nil {
+		r.t.Fatalf("last run %d: %v; output:\n%s", r.runs, err, p.output())
+	}
+	r.expectResumed(p.output(), want)
+	r.t.Logf("run %d: %s; finished in %v", r.runs, restoredLine(p.output()), p.took())
+}
+
+// failpoints are the places of the checkpoint protocol the kill tests crash
+// at (see internal/failpoint); between-sink-commits needs two sink
+// subtasks, so the jobs run with parallelism 2.
+var failpoints = []string{
+	"after-sink-precommit@2",
+	"after-metadata-before-commit@1",
+	"between-sink-commits@1",
+}
+
+// randomKills is how many random kills a job gets.
+const randomKills = 10
+
+// killEverywhere runs the job to its end through the kills: each failpoint
+// of the checkpoint protocol once, a kill during a restore, and randomKills
+// SIGKILLs at random moments, restarting with the same command each time.
+// The failpoints come first, while the job is surely still running.
+func (r *jobRun) killEverywhere(rng *rand.Rand) {
+	r.t.Helper()
+	start := time.Now()
+	for _, fp := range failpoints {
+		r.failpointKill(fp)
+	}
+	if r.latest() == 0 {
+		r.t.Fatalf("no completed checkpoint after the failpoint runs: the during-restore kill needs one")
+	}
+	r.failpointKill("during-restore")
+	landed := 0
+	finished := false
+	for i := 0; i < randomKills && !finished; i++ {
+		if finished = r.randomKill(rng); !finished {
+			landed++
+		}
+	}
+	if landed < randomKills {
+		r.t.Errorf("only %d of %d random kills landed before the job ended: the input is too small for the kill moments", landed, randomKills)
+	}
+	if !finished {
+		r.finish()
+	}
+	r.t.Logf("%d runs (%d random kills landed) took %v", r.runs, landed, time.Since(start).Round(time.Millisecond))
+}
