@@ -1,0 +1,153 @@
+// Package kafka is Flink's 'kafka' connector (source and sink) on franz-go
+// (kgo for producing and consuming, kadm and raw kmsg requests where kgo
+// has no call), and the code behind upsert-kafka (package upsertkafka
+// registers it).
+//
+// # Source
+//
+// Partitions are assigned to the source subtasks without a consumer group
+// rebalance: partition p of topic t goes to subtask (h(t) + p) mod P, h an
+// FNV hash of the topic's name (as Flink's enumerator does), so a
+// partition keeps its subtask when partitions or topics are added. Each
+// subtask consumes its partitions with one kgo client by direct
+// assignment (kgo.ConsumePartitions), at explicit offsets: the startup mode
+// is resolved to offsets when the source opens (a snapshot taken before the
+// first message names a position).
+//
+// The position of a partition is the offset of the next message to read;
+// the snapshot lists it for every assigned partition (and the end of a
+// bounded read), as JSON:
+//
+//	{"partitions":[{"topic":"in","partition":0,"next":42,"end":100}],"skipped":0}
+//
+// Restore (before Open) seeks there. The client keeps control records (and
+// skips them) so that the position moves past transaction markers: a read
+// bounded at 'latest-offset' ends when the position reaches the end offset
+// listed at the start (the last stable offset with read_committed), even
+// when the partition ends in aborted data or markers, which no data
+// message follows.
+//
+// Next decodes messages straight into the formats' Arrow builders (up to
+// the batch size), returns exec.ErrNoData after about 100ms without a
+// message, and io.EOF when a bounded read has reached the end of every
+// partition. A message that does not decode fails the job with an error
+// naming its topic, partition and offset, unless the format of the part
+// that failed (key or value) has ignore-parse-errors set: then it is
+// skipped and counted (SkippedRecords, kept in the snapshot). A message
+// without a value is skipped, except with the raw value format, which
+// reads it as NULL.
+//
+// With 'properties.group.id', each completed checkpoint's positions are
+// committed to that consumer group (NotifyCheckpointComplete), so lag
+// tools (kcat, kadm) show the job's progress; the group is never joined,
+// and the source restores from its checkpoint, not from the group. A
+// failed group commit does not fail the job (GroupCommitError).
+//
+// An unbounded source looks for new partitions (and topics matching
+// 'topic-pattern') every 'scan.topic-partition-discovery.interval' and
+// reads the ones it owns from their earliest offset.
+//
+// # Sink
+//
+// 'sink.delivery-guarantee':
+//
+//   - none: one kgo client, leader acks, not idempotent; flushed only by
+//     Finish.
+//   - at-least-once (default): one idempotent kgo client, flushed at every
+//     checkpoint barrier (PreCommit), so a completed checkpoint implies its
+//     rows are in Kafka. The handle is nil.
+//   - exactly-once: one Kafka transaction per checkpoint per subtask. The
+//     rows after a barrier go into a transaction on a fresh transactional
+//     id, prefix-subtask-seq (prefix from 'sink.transactional-id-prefix',
+//     default "<job>-<operator id>"), with a kgo client of its own: the
+//     transaction of checkpoint n stays open, pre-committed, while the rows
+//     after barrier n flow into the next one.
+//
+// Exactly-once protocol (DESIGN.md, Checkpoints, steps 4-6):
+//
+//   - The first Write after a barrier begins the next transaction.
+//   - PreCommit(n) flushes the open transaction, reads its producer id and
+//     epoch (after the flush: with KIP-890 the epoch changes with every
+//     transaction) and returns the handle: every transaction of the
+//     subtask pre-committed and not yet committed, oldest first (a
+//     checkpoint that was aborted after its pre-commit leaves its
+//     transaction to the next handle), and the next sequence number.
+//   - Commit(n, handle) commits the handle's transactions: with the
+//     instance's own client (EndTransaction) when it pre-committed them,
+//     else (a restored job) with a raw EndTxn{TransactionalID, ProducerID,
+//     ProducerEpoch, Commit: true} on a plain client, without
+//     InitProducerID. NONE means committed, also when it was committed
+//     before; INVALID_TXN_STATE, PRODUCER_FENCED and the like mean the
+//     broker aborted the transaction (its timeout, a fence): Commit then
+//     fails with an error saying the rows of checkpoint n are lost.
+//   - Before its first transaction (its first Write, PreCommit or Finish;
+//     a restored job has committed the restored handles by then) the sink
+//     aborts every transaction left open under its ids that no checkpoint
+//     recorded: for each restored handle, the ids of that old subtask with
+//     a sequence number >= the handle's next one; without a handle of its
+//     own subtask (a fresh start) every id of its subtask. It lists the
+//     open transactions (ListTransactions, state Ongoing) and sends an
+//     InitProducerID for each such id, which fences and aborts it. A broker
+//     without ListTransactions (before Kafka 3.0) is probed id by id from
+//     the next sequence number up, stopping at the first id never used
+//     (InitProducerID answers epoch 0) or after 1000 ids.
+//   - A new instance's sequence starts at max(next sequence of its restored
+//     handle, the wall clock in milliseconds), so no later run reuses an id
+//     a handle could name.
+//   - Finish (end of a bounded input) commits the open transaction and any
+//     pending one directly.
+//   - Close aborts the open transaction (its rows are in no checkpoint) and
+//     closes every client without ending the pre-committed transactions: a
+//     restored job commits or aborts them.
+//
+// The handle is JSON:
+//
+//	{"prefix":"job-op3","subtask":0,"parallelism":2,"next":1718000000123,
+//	 "txns":[{"id":"job-op3-0-1718000000122","seq":1718000000122,"producer_id":4711,"epoch":0}]}
+//
+// 'properties.transaction.timeout.ms' (default 60000) must exceed the
+// checkpoint interval by TimeoutMargin (10 s): a transaction lives from its
+// first row through the next barrier until its checkpoint completes, or
+// until a restarted job commits it. The sink is built with an error
+// naming both values otherwise, and exactly-once without checkpoints is an
+// error too.
+//
+// 'sink.partitioner': 'default' (murmur2 of the key as Kafka's producer,
+// sticky without a key), 'fixed' (sink subtask i writes to partition i mod
+// the number of partitions) or 'round-robin'.
+//
+// # Formats
+//
+// 'format' (or 'value.format') is json, csv, raw or debezium-json, with the
+// format's options under its name ('json.ignore-parse-errors'), or under
+// 'value.<format>.' with 'value.format'. 'key.format' with 'key.fields'
+// ('a;b') writes and reads the message key ('key.<format>.' options);
+// 'value.fields-include' is ALL (the value holds every column; the key
+// columns are read from the value) or EXCEPT_KEY (the value holds the
+// other columns; 'key.fields-prefix' is stripped from the key columns'
+// names in the key). Rows are encoded straight from the batch's Arrow
+// arrays, into one buffer per batch. With debezium-json the table is a
+// changelog: the sink takes -U/+U/-D rows and a scan produces them.
+//
+// # Upsert
+//
+// upsert-kafka uses the same source and sink with the PRIMARY KEY as the
+// message key: the sink writes +I and +U rows as messages (key, row), -D
+// as a tombstone (key, no value) and drops -U. The source reads the topic
+// from its start and normalises it into a changelog with the last value of
+// every key, kept in the source and in its snapshot (a Go map; fine for
+// the topics of tests and quickstarts, not for millions of keys): +I for a
+// new key, -U/+U for a changed value (nothing for the same bytes again),
+// -D for the tombstone of a known key. Keys compare as bytes.
+//
+// # Goroutines and clients
+//
+// A source or sink is used by one goroutine, as exec's contracts say; the
+// kgo clients run their own goroutines. The source owns two clients (a
+// plain one for metadata, offsets and group commits, and the consumer);
+// the sink owns its producer ('none', 'at-least-once'), or a plain client
+// and one transactional client per open or pre-committed transaction,
+// closed when the transaction is committed. Close closes them all.
+// Produce errors come back on kgo's goroutines and are returned by the
+// next Write, PreCommit or Finish.
+package kafka

@@ -1,0 +1,751 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamsql/streamsql/exec"
+)
+
+// maxSnaps bounds the positions kept for commits to the consumer group
+// while no checkpoint completes.
+const maxSnaps = 16
+
+// pollWait bounds how long Next waits for records before it returns
+// exec.ErrNoData, so that the runtime can inject barriers.
+const pollWait = 100 * time.Millisecond
+
+// tp names a partition.
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// partState is where the source stands in one assigned partition.
+type partState struct {
+	tp
+	// next is the offset of the next message to read (every message before
+	// it, control records included, has been consumed): the position.
+	next int64
+	// end is the offset the partition is read up to, exclusive (-1: no end).
+	end  int64
+	done bool
+}
+
+// Source is one subtask of a kafka or upsert-kafka scan. The package
+// documentation describes it.
+type Source struct {
+	cfg   *config
+	spec  exec.TableSpec
+	batch int
+	dec   *rowDecoder
+
+	adm    *kgo.Client // metadata, offsets, group commits
+	kadm   *kadm.Client
+	cl     *kgo.Client // the consumer; nil until a partition is assigned
+	parts  []*partState
+	byTP   map[tp]*partState
+	last   *partState
+	buf    []*kgo.Record
+	bufPos int
+
+	restored *snapshot
+	skipped  int64
+	// upsert is the last value of each key (upsert-kafka); nil otherwise.
+	upsert map[string][]byte
+
+	nextDiscovery time.Time
+	// snaps are the positions of the snapshots taken and not yet committed
+	// to the consumer group, oldest first.
+	snaps          []kadm.Offsets
+	groupCommitErr error
+}
+
+// snapshot is the state of a source subtask, as JSON.
+type snapshot struct {
+	Partitions []snapPart `json:"partitions"`
+	Skipped    int64      `json:"skipped,omitempty"`
+	// Upsert is the upsert source's last value per key: pairs of
+	// uvarint-length-prefixed key and value, in key order.
+	Upsert []byte `json:"upsert,omitempty"`
+}
+
+type snapPart struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Next      int64  `json:"next"`
+	End       *int64 `json:"end,omitempty"`
+}
+
+func newSource(spec exec.TableSpec, upsert bool) (*Source, error) {
+	opts := spec.Options
+	if upsert {
+		var err error
+		if opts, err = upsertOptions(spec.Schema, opts); err != nil {
+			return nil, fmt.Errorf("upsert-kafka table %s: %w", spec.Table, err)
+		}
+	}
+	c, err := parse(spec.Table, spec.Schema, opts, upsert)
+	if err != nil {
+		return nil, fmt.Errorf("%s table %s: %w", connectorName(upsert), spec.Table, err)
+	}
+	s := &Source{cfg: c, spec: spec, batch: spec.BatchSize, byTP: map[tp]*partState{}}
+	if s.batch <= 0 {
+		s.batch = exec.DefaultBatchSize
+	}
+	if upsert {
+		s.upsert = map[string][]byte{}
+	}
+	return s, nil
+}
+
+func connectorName(upsert bool) string {
+	if upsert {
+		return "upsert-kafka"
+	}
+	return "kafka"
+}
+
+func (s *Source) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s table %s: %s", connectorName(s.upsert != nil), s.spec.Table, fmt.Sprintf(format, args...))
+}
+
+// Restore takes the state Snapshot returned; it is called before Open.
+func (s *Source) Restore(state []byte) error {
+	var snap snapshot
+	if err := json.Unmarshal(state, &snap); err != nil {
+		return s.errorf("damaged snapshot: %v", err)
+	}
+	s.restored = &snap
+	s.skipped = snap.Skipped
+	if s.upsert != nil {
+		b := snap.Upsert
+		for len(b) > 0 {
+			k, rest, ok := readChunk(b)
+			if !ok {
+				return s.errorf("damaged snapshot of the upsert state")
+			}
+			v, rest, ok := readChunk(rest)
+			if !ok {
+				return s.errorf("damaged snapshot of the upsert state")
+			}
+			s.upsert[string(k)] = v
+			b = rest
+		}
+	}
+	return nil
+}
+
+func readChunk(b []byte) ([]byte, []byte, bool) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || uint64(len(b)-w) < n {
+		return nil, nil, false
+	}
+	return b[w : w+int(n)], b[w+int(n):], true
+}
+
+// Open lists the partitions this subtask reads, finds where each starts
+// (and ends, when bounded) and starts consuming.
+func (s *Source) Open(ctx context.Context) error {
+	var err error
+	if s.dec, err = newRowDecoder(s.cfg, s.spec.Fields, s.spec.Mem, s.upsert != nil); err != nil {
+		return s.errorf("%v", err)
+	}
+	if s.adm, err = s.cfg.newClient(); err != nil {
+		return s.errorf("%v", err)
+	}
+	s.kadm = kadm.NewClient(s.adm)
+	mine, err := s.listPartitions(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.assign(ctx, mine, s.restored); err != nil {
+		return err
+	}
+	if s.cfg.bounded == ModeUnbounded && s.cfg.discovery > 0 {
+		s.nextDiscovery = time.Now().Add(s.cfg.discovery)
+	}
+	return nil
+}
+
+// listPartitions returns the partitions of the table's topics this subtask
+// owns, sorted.
+func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
+	var tds kadm.TopicDetails
+	var err error
+	if s.cfg.pattern != nil {
+		tds, err = s.kadm.ListTopics(ctx)
+	} else {
+		tds, err = s.kadm.ListTopics(ctx, s.cfg.topics...)
+	}
+	if err != nil {
+		return nil, s.errorf("listing topics: %v", err)
+	}
+	var out []tp
+	for name, td := range tds {
+		if s.cfg.pattern != nil && !s.cfg.pattern.MatchString(name) {
+			continue
+		}
+		if td.Err != nil {
+			return nil, s.errorf("topic '%s': %v", name, td.Err)
+		}
+		for p := range td.Partitions {
+			if owner(name, p, max(s.spec.Parallelism, 1)) == s.spec.Subtask {
+				out = append(out, tp{name, p})
+			}
+		}
+	}
+	if s.cfg.pattern == nil {
+		for _, t := range s.cfg.topics {
+			if _, ok := tds[t]; !ok {
+				return nil, s.errorf("topic '%s' does not exist", t)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].topic != out[j].topic {
+			return out[i].topic < out[j].topic
+		}
+		return out[i].partition < out[j].partition
+	})
+	return out, nil
+}
+
+// assign starts reading new partitions: at their restored position, or
+// where the startup mode says (a partition found by discovery: at its
+// earliest offset).
+func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) error {
+	var fresh []tp
+	for _, p := range parts {
+		if s.byTP[p] != nil {
+			continue
+		}
+		fresh = append(fresh, p)
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	from := map[tp]snapPart{}
+	if restored != nil {
+		for _, sp := range restored.Partitions {
+			from[tp{sp.Topic, sp.Partition}] = sp
+		}
+	}
+	var unknown []tp
+	for _, p := range fresh {
+		if _, ok := from[p]; !ok {
+			unknown = append(unknown, p)
+		}
+	}
+	mode := s.cfg.startup
+	if restored != nil || s.cl != nil {
+		mode = ModeEarliest // partitions new since the snapshot or since Open
+	}
+	starts, err := s.startOffsets(ctx, unknown, mode)
+	if err != nil {
+		return err
+	}
+	var ends map[tp]int64
+	if s.cfg.bounded != ModeUnbounded {
+		var need []tp
+		for _, p := range fresh {
+			if sp, ok := from[p]; !ok || sp.End == nil {
+				need = append(need, p)
+			}
+		}
+		if ends, err = s.endOffsets(ctx, need); err != nil {
+			return err
+		}
+	}
+	add := map[string]map[int32]kgo.Offset{}
+	for _, p := range fresh {
+		ps := &partState{tp: p, end: -1}
+		if sp, ok := from[p]; ok {
+			ps.next = sp.Next
+			if sp.End != nil {
+				ps.end = *sp.End
+			}
+		} else {
+			ps.next = starts[p]
+		}
+		if e, ok := ends[p]; ok {
+			ps.end = e
+		}
+		s.parts = append(s.parts, ps)
+		s.byTP[p] = ps
+		if ps.end >= 0 && ps.next >= ps.end {
+			ps.done = true
+			continue
+		}
+		if add[p.topic] == nil {
+			add[p.topic] = map[int32]kgo.Offset{}
+		}
+		add[p.topic][p.partition] = kgo.NewOffset().At(ps.next)
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if s.cl != nil {
+		s.cl.AddConsumePartitions(add)
+		return nil
+	}
+	iso := kgo.ReadUncommitted()
+	if s.cfg.readCommitted {
+		iso = kgo.ReadCommitted()
+	}
+	// Control records are kept so that the position moves past the
+	// markers of transactions (and past aborted batches, which end with
+	// one): the position is then exact also where no data record follows.
+	s.cl, err = s.cfg.newClient(kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(), kgo.ConsumePartitions(add))
+	if err != nil {
+		return s.errorf("%v", err)
+	}
+	return nil
+}
+
+// listed turns a kadm listing into offsets of parts, failing on errors.
+func (s *Source) listed(l kadm.ListedOffsets, err error, parts []tp, what string) (map[tp]int64, error) {
+	if err != nil {
+		return nil, s.errorf("listing %s offsets: %v", what, err)
+	}
+	out := make(map[tp]int64, len(parts))
+	for _, p := range parts {
+		o, ok := l.Lookup(p.topic, p.partition)
+		switch {
+		case !ok:
+			return nil, s.errorf("listing %s offsets: no answer for topic '%s' partition %d", what, p.topic, p.partition)
+		case o.Err != nil:
+			return nil, s.errorf("listing %s offsets of topic '%s' partition %d: %v", what, p.topic, p.partition, o.Err)
+		}
+		out[p] = o.Offset
+	}
+	return out, nil
+}
+
+func topicsOf(parts []tp) []string {
+	var out []string
+	for _, p := range parts {
+		if !slices.Contains(out, p.topic) {
+			out = append(out, p.topic)
+		}
+	}
+	return out
+}
+
+// latest lists the offsets a read of parts ends at now: the last stable
+// offset when reading committed data, the high watermark otherwise.
+func (s *Source) latest(ctx context.Context, parts []tp) (map[tp]int64, error) {
+	if s.cfg.readCommitted {
+		l, err := s.kadm.ListCommittedOffsets(ctx, topicsOf(parts)...)
+		return s.listed(l, err, parts, "latest")
+	}
+	l, err := s.kadm.ListEndOffsets(ctx, topicsOf(parts)...)
+	return s.listed(l, err, parts, "latest")
+}
+
+// startOffsets resolves where parts start under mode, as offsets, so that
+// a snapshot taken before the first message names a position.
+func (s *Source) startOffsets(ctx context.Context, parts []tp, mode string) (map[tp]int64, error) {
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	switch mode {
+	case ModeLatest:
+		return s.latest(ctx, parts)
+	case ModeTimestamp:
+		l, err := s.kadm.ListOffsetsAfterMilli(ctx, s.cfg.startupMillis, topicsOf(parts)...)
+		return s.listed(l, err, parts, "timestamp")
+	}
+	l, err := s.kadm.ListStartOffsets(ctx, topicsOf(parts)...)
+	earliest, err := s.listed(l, err, parts, "earliest")
+	if err != nil || mode == ModeEarliest {
+		return earliest, err
+	}
+	// group-offsets, or specific-offsets with the committed offset (else the
+	// earliest) for a partition not listed.
+	committed := map[tp]int64{}
+	if s.cfg.groupID != "" {
+		resp, err := s.kadm.FetchOffsets(ctx, s.cfg.groupID)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			return nil, s.errorf("fetching the offsets of consumer group '%s': %v", s.cfg.groupID, err)
+		}
+		for _, p := range parts {
+			if o, ok := resp.Lookup(p.topic, p.partition); ok && o.At >= 0 {
+				committed[p] = o.At
+			}
+		}
+	}
+	out := map[tp]int64{}
+	var needLatest []tp
+	for _, p := range parts {
+		if o, ok := s.cfg.startupOffs[p.partition]; ok && mode == ModeSpecific {
+			out[p] = o
+			continue
+		}
+		if o, ok := committed[p]; ok {
+			out[p] = o
+			continue
+		}
+		switch {
+		case mode == ModeSpecific || s.cfg.autoReset == "earliest":
+			out[p] = earliest[p]
+		case s.cfg.autoReset == "latest":
+			needLatest = append(needLatest, p)
+		default:
+			return nil, s.errorf("consumer group '%s' has no committed offset for topic '%s' partition %d (set '%s' to 'earliest' or 'latest' to start there)",
+				s.cfg.groupID, p.topic, p.partition, OptAutoOffsetReset)
+		}
+	}
+	if len(needLatest) > 0 {
+		l, err := s.latest(ctx, needLatest)
+		if err != nil {
+			return nil, err
+		}
+		for p, o := range l {
+			out[p] = o
+		}
+	}
+	return out, nil
+}
+
+// endOffsets resolves where a bounded read of parts ends.
+func (s *Source) endOffsets(ctx context.Context, parts []tp) (map[tp]int64, error) {
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	switch s.cfg.bounded {
+	case ModeTimestamp:
+		l, err := s.kadm.ListOffsetsAfterMilli(ctx, s.cfg.boundedMillis, topicsOf(parts)...)
+		return s.listed(l, err, parts, "timestamp")
+	case ModeSpecific:
+		latest, err := s.latest(ctx, parts)
+		if err != nil {
+			return nil, err
+		}
+		for p := range latest {
+			if o, ok := s.cfg.boundedOffs[p.partition]; ok {
+				latest[p] = o
+			}
+		}
+		return latest, nil
+	}
+	return s.latest(ctx, parts)
+}
+
+// Next returns the next batch, exec.ErrNoData when no message came within
+// about 100ms, or io.EOF when a bounded read has reached the end of every
+// partition.
+func (s *Source) Next(ctx context.Context) (exec.Batch, error) {
+	if !s.nextDiscovery.IsZero() && time.Now().After(s.nextDiscovery) {
+		if err := s.discover(ctx); err != nil {
+			return exec.Batch{}, err
+		}
+	}
+	for s.dec.rows() < s.batch {
+		if s.bufPos == len(s.buf) {
+			if s.allDone() {
+				break
+			}
+			if err := s.poll(ctx, s.dec.rows() == 0); err != nil {
+				return exec.Batch{}, err
+			}
+			if s.bufPos == len(s.buf) {
+				break
+			}
+		}
+		r := s.buf[s.bufPos]
+		s.buf[s.bufPos] = nil
+		s.bufPos++
+		if err := s.consume(r); err != nil {
+			return exec.Batch{}, err
+		}
+	}
+	if s.dec.rows() > 0 {
+		b, err := s.dec.flush()
+		if err != nil {
+			return exec.Batch{}, s.errorf("%v", err)
+		}
+		return b, nil
+	}
+	if s.allDone() {
+		return exec.Batch{}, io.EOF
+	}
+	return exec.Batch{}, exec.ErrNoData
+}
+
+// allDone reports whether a bounded read has read every partition to its end.
+func (s *Source) allDone() bool {
+	if s.cfg.bounded == ModeUnbounded {
+		return false
+	}
+	for _, p := range s.parts {
+		if !p.done {
+			return false
+		}
+	}
+	return true
+}
+
+// poll refills the buffer: with what the client has fetched already, or,
+// when block is set, waiting for at most pollWait.
+func (s *Source) poll(ctx context.Context, block bool) error {
+	s.buf, s.bufPos = s.buf[:0], 0
+	if s.cl == nil {
+		if block {
+			t := time.NewTimer(pollWait)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		return nil
+	}
+	var f kgo.Fetches
+	if block {
+		pctx, cancel := context.WithTimeout(ctx, pollWait)
+		f = s.cl.PollRecords(pctx, s.batch)
+		cancel()
+	} else {
+		f = s.cl.PollRecords(nil, s.batch)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var ferr error
+	f.EachError(func(topic string, p int32, err error) {
+		if ferr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			ferr = s.errorf("fetching topic '%s' partition %d: %v", topic, p, err)
+		}
+	})
+	if ferr != nil {
+		return ferr
+	}
+	f.EachRecord(func(r *kgo.Record) { s.buf = append(s.buf, r) })
+	return nil
+}
+
+// consume reads one message (or control record) into the batch.
+func (s *Source) consume(r *kgo.Record) error {
+	p := s.last
+	if p == nil || p.partition != r.Partition || p.topic != r.Topic {
+		if p = s.byTP[tp{r.Topic, r.Partition}]; p == nil {
+			return nil
+		}
+		s.last = p
+	}
+	if p.done || r.Offset < p.next {
+		return nil
+	}
+	if p.end >= 0 && r.Offset >= p.end {
+		s.finish(p)
+		return nil
+	}
+	p.next = r.Offset + 1
+	if !r.Attrs.IsControl() {
+		var err error
+		if s.upsert != nil {
+			err = s.upsertMessage(r)
+		} else {
+			_, err = s.dec.appendRow(r.Key, r.Value, exec.Insert)
+		}
+		if err != nil {
+			if s.ignores(err) {
+				s.skipped++
+			} else {
+				return s.errorf("topic '%s' partition %d offset %d: %v", r.Topic, r.Partition, r.Offset, err)
+			}
+		}
+	}
+	if p.end >= 0 && p.next >= p.end {
+		s.finish(p)
+	}
+	return nil
+}
+
+// ignores reports whether a bad message is skipped rather than an error:
+// when the format of the part that failed ignores parse errors.
+func (s *Source) ignores(err error) bool {
+	var pe *partError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	if pe.part == errKeyPart {
+		return s.dec.key != nil && s.dec.key.dec.IgnoreParseErrors() || s.dec.key == nil && s.dec.value.dec.IgnoreParseErrors()
+	}
+	return s.dec.value.dec.IgnoreParseErrors()
+}
+
+// finish stops reading a partition that reached its end.
+func (s *Source) finish(p *partState) {
+	p.done = true
+	s.cl.RemoveConsumePartitions(map[string][]int32{p.topic: {p.partition}})
+}
+
+// upsertMessage turns one message of an upsert topic into changelog rows
+// against the last value of its key: +I for a new key, -U/+U for a changed
+// value, -D for a tombstone of a known key; nothing for an unchanged value
+// or a tombstone of an unknown key.
+func (s *Source) upsertMessage(r *kgo.Record) error {
+	if r.Key == nil {
+		return &partError{errKeyPart, errors.New("an upsert-kafka message needs a key")}
+	}
+	old, known := s.upsert[string(r.Key)]
+	switch {
+	case r.Value == nil:
+		if !known {
+			return nil
+		}
+		if _, err := s.dec.appendRow(r.Key, old, exec.Delete); err != nil {
+			return err
+		}
+		delete(s.upsert, string(r.Key))
+	case !known:
+		if _, err := s.dec.appendRow(r.Key, r.Value, exec.Insert); err != nil {
+			return err
+		}
+		s.upsert[string(r.Key)] = bytes.Clone(r.Value)
+	case bytes.Equal(old, r.Value):
+	default:
+		if _, err := s.dec.appendRow(r.Key, old, exec.UpdateBefore); err != nil {
+			return err
+		}
+		if _, err := s.dec.appendRow(r.Key, r.Value, exec.UpdateAfter); err != nil {
+			s.dec.dropLast()
+			return err
+		}
+		s.upsert[string(r.Key)] = bytes.Clone(r.Value)
+	}
+	return nil
+}
+
+// discover assigns the partitions (and, with a pattern, topics) created
+// since Open that this subtask owns; they are read from their earliest
+// offset.
+func (s *Source) discover(ctx context.Context) error {
+	s.nextDiscovery = time.Now().Add(s.cfg.discovery)
+	mine, err := s.listPartitions(ctx)
+	if err != nil {
+		return err
+	}
+	return s.assign(ctx, mine, nil)
+}
+
+// Snapshot returns the position after the last batch: the next offset of
+// every assigned partition (and the upsert state).
+func (s *Source) Snapshot() ([]byte, error) {
+	snap := snapshot{Skipped: s.skipped, Partitions: make([]snapPart, 0, len(s.parts))}
+	offs := kadm.Offsets{}
+	for _, p := range s.parts {
+		sp := snapPart{Topic: p.topic, Partition: p.partition, Next: p.next}
+		if p.end >= 0 {
+			e := p.end
+			sp.End = &e
+		}
+		snap.Partitions = append(snap.Partitions, sp)
+		offs.AddOffset(p.topic, p.partition, p.next, -1)
+	}
+	if s.upsert != nil {
+		keys := make([]string, 0, len(s.upsert))
+		for k := range s.upsert {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b []byte
+		for _, k := range keys {
+			b = binary.AppendUvarint(b, uint64(len(k)))
+			b = append(b, k...)
+			v := s.upsert[k]
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		}
+		snap.Upsert = b
+	}
+	if s.cfg.groupID != "" {
+		if len(s.snaps) == maxSnaps {
+			s.snaps = append(s.snaps[:0], s.snaps[1:]...)
+		}
+		s.snaps = append(s.snaps, offs)
+	}
+	return json.Marshal(snap)
+}
+
+// NotifyCheckpointComplete commits the positions of the completed
+// checkpoint to the consumer group ('properties.group.id'), so that lag
+// tools show the job's progress. The source does not read them back on a
+// restore (the checkpoint has the positions); a failed commit is therefore
+// not an error of the job: GroupCommitError reports the last one.
+//
+// The runtime does not say which snapshot belongs to which checkpoint; the
+// positions committed are those of the last snapshot taken before the
+// notification, which is the completed checkpoint's with at most one
+// checkpoint in flight ('execution.checkpointing.max-concurrent-checkpoints'
+// = 1, the default), because the runtime delivers the completion of
+// checkpoint n to a source before the trigger of n+1.
+func (s *Source) NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error {
+	if len(s.snaps) == 0 {
+		return nil
+	}
+	offs := s.snaps[len(s.snaps)-1]
+	s.snaps = s.snaps[:0]
+	resp, err := s.kadm.CommitOffsets(ctx, s.cfg.groupID, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		s.groupCommitErr = fmt.Errorf("committing the offsets of checkpoint %d to consumer group '%s': %w", checkpointID, s.cfg.groupID, err)
+	} else {
+		s.groupCommitErr = nil
+	}
+	return nil
+}
+
+// GroupCommitError is the error of the last commit of offsets to the
+// consumer group, nil when it succeeded.
+func (s *Source) GroupCommitError() error { return s.groupCommitErr }
+
+// SkippedRecords is the number of bad messages skipped because the
+// format's ignore-parse-errors is set (kept in the snapshot).
+func (s *Source) SkippedRecords() int64 { return s.skipped }
+
+// Close closes the clients.
+func (s *Source) Close() error {
+	if s.cl != nil {
+		s.cl.Close()
+	}
+	if s.adm != nil {
+		s.adm.Close()
+	}
+	if s.dec != nil {
+		s.dec.release()
+	}
+	return nil
+}
+
+// String names the subtask's partitions, for debugging.
+func (s *Source) String() string {
+	var b strings.Builder
+	for i, p := range s.parts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s/%d@%d", p.topic, p.partition, p.next)
+	}
+	return b.String()
+}

@@ -1,0 +1,245 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// probeWindow bounds how many transactional ids the abort of lingering
+// transactions probes when the broker cannot list transactions.
+const probeWindow = 1000
+
+// admin returns the plain client of the exactly-once sink.
+func (s *Sink) admin() (*kgo.Client, error) {
+	if s.adm == nil {
+		cl, err := s.cfg.newClient()
+		if err != nil {
+			return nil, s.errorf("%v", err)
+		}
+		s.adm = cl
+	}
+	return s.adm, nil
+}
+
+// retriable reports whether a transaction coordinator's answer means "try
+// again shortly".
+func retriable(err error) bool {
+	return errors.Is(err, kerr.ConcurrentTransactions) || errors.Is(err, kerr.CoordinatorLoadInProgress) ||
+		errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.NotCoordinator)
+}
+
+// lost reports whether an answer to the commit of a pre-committed
+// transaction means that the broker no longer has it: aborted by its
+// timeout or fenced by a newer producer of its id.
+func lost(err error) bool {
+	return errors.Is(err, kerr.InvalidTxnState) || errors.Is(err, kerr.ProducerFenced) ||
+		errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.InvalidProducerIDMapping) ||
+		errors.Is(err, kerr.TransactionalIDNotFound)
+}
+
+// commitRecovered commits a transaction this instance does not own (a
+// restore after a crash) with a raw EndTxn carrying the producer id and
+// epoch recorded at its pre-commit; no InitProducerID comes first (that
+// would abort it). NONE means committed, also for a transaction committed
+// before.
+func (s *Sink) commitRecovered(ctx context.Context, checkpointID int64, r ref) error {
+	adm, err := s.admin()
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrEndTxnRequest()
+	req.TransactionalID = r.ID
+	req.ProducerID = r.ProducerID
+	req.ProducerEpoch = r.Epoch
+	req.Commit = true
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		resp, err := req.RequestWith(ctx, adm)
+		if err != nil {
+			return s.errorf("committing transaction %s of checkpoint %d: %v", r.ID, checkpointID, err)
+		}
+		err = kerr.ErrorForCode(resp.ErrorCode)
+		switch {
+		case err == nil:
+			return nil
+		case lost(err):
+			return s.errorf("the rows of checkpoint %d are lost: the broker no longer has transaction %s (producer id %d, epoch %d) to commit: %v (it was aborted, most likely by its timeout of %v: '%s' must exceed the time a checkpoint takes to complete and a failed job to restart)",
+				checkpointID, r.ID, r.ProducerID, r.Epoch, err, s.cfg.txnTimeout, OptTxnTimeout)
+		case retriable(err):
+			select {
+			case <-ctx.Done():
+				return s.errorf("committing transaction %s of checkpoint %d: %v", r.ID, checkpointID, ctx.Err())
+			case <-time.After(backoff):
+			}
+		default:
+			return s.errorf("committing transaction %s of checkpoint %d: %v", r.ID, checkpointID, err)
+		}
+	}
+}
+
+// scope is a range of transactional ids whose open transactions nobody
+// will commit: those of one (old) sink subtask from a sequence number on.
+type scope struct {
+	prefix  string
+	subtask int
+	from    int64
+}
+
+// recover runs once, before the sink's first transaction, after the
+// restored handles (if any) were committed. It aborts every transaction
+// left open by earlier instances of the subtask that no checkpoint
+// recorded, and sets the sequence number of the next transaction.
+//
+// The ids to clean are, for each handle the restore committed (this
+// subtask's, and after a rescale those of the old subtasks it took over),
+// prefix-subtask-seq for every seq >= the handle's Next; without a handle
+// for this subtask (a fresh start), every seq of this subtask under the
+// current prefix. Each open transaction among them is aborted by an
+// InitProducerID on its id, which fences its producer and aborts it. The
+// open transactions are found with ListTransactions (Kafka 3.0+); a broker
+// without it is probed id by id from Next up, stopping at the first id
+// that was never used (InitProducerID answers epoch 0 for a new id) or
+// after probeWindow ids.
+//
+// The new sequence starts at max(Next, the wall clock in milliseconds), so
+// that no id a handle could name is used again by a later run.
+func (s *Sink) recover(ctx context.Context) error {
+	if s.recovered {
+		return nil
+	}
+	scopes := map[[2]string]*scope{}
+	key := func(prefix string, subtask int) [2]string { return [2]string{prefix, strconv.Itoa(subtask)} }
+	for _, h := range s.restored {
+		k := key(h.Prefix, h.Subtask)
+		if sc := scopes[k]; sc == nil {
+			scopes[k] = &scope{prefix: h.Prefix, subtask: h.Subtask, from: h.Next}
+		} else {
+			sc.from = max(sc.from, h.Next)
+		}
+	}
+	own := key(s.prefix, s.spec.Subtask)
+	next := int64(0)
+	if sc := scopes[own]; sc != nil {
+		next = sc.from
+	} else {
+		scopes[own] = &scope{prefix: s.prefix, subtask: s.spec.Subtask}
+	}
+	if err := s.abortLingering(ctx, scopes); err != nil {
+		return err
+	}
+	s.seq = max(next, time.Now().UnixMilli())
+	s.recovered = true
+	s.restored = nil
+	return nil
+}
+
+// abortLingering aborts the open transactions of scopes.
+func (s *Sink) abortLingering(ctx context.Context, scopes map[[2]string]*scope) error {
+	adm, err := s.admin()
+	if err != nil {
+		return err
+	}
+	listed, err := kadm.NewClient(adm).ListTransactions(ctx, nil, []string{"Ongoing"})
+	if err != nil {
+		var ae *kerr.Error
+		if errors.As(err, &ae) && ae == kerr.UnsupportedVersion || errors.Is(err, kerr.UnsupportedVersion) {
+			return s.probeLingering(ctx, scopes)
+		}
+		return s.errorf("listing open transactions: %v", err)
+	}
+	for _, t := range listed.Sorted() {
+		if t.State != "Ongoing" {
+			continue
+		}
+		for _, sc := range scopes {
+			seq, ok := seqOf(t.TxnID, sc.prefix, sc.subtask)
+			if !ok || seq < sc.from {
+				continue
+			}
+			if _, err := s.fence(ctx, t.TxnID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// seqOf parses the sequence number of id, which must be prefix-subtask-seq.
+func seqOf(id, prefix string, subtask int) (int64, bool) {
+	rest, ok := strings.CutPrefix(id, prefix+"-"+strconv.Itoa(subtask)+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// probeLingering is abortLingering for brokers without ListTransactions.
+func (s *Sink) probeLingering(ctx context.Context, scopes map[[2]string]*scope) error {
+	for _, sc := range scopes {
+		for seq := sc.from; seq < sc.from+probeWindow; seq++ {
+			epoch, err := s.fence(ctx, txnID(sc.prefix, sc.subtask, seq))
+			if err != nil {
+				return err
+			}
+			if epoch == 0 {
+				break // never used: no later id was either
+			}
+		}
+	}
+	return nil
+}
+
+// fence sends InitProducerID for a transactional id, which aborts the
+// transaction open under it, and returns the epoch the broker answered.
+func (s *Sink) fence(ctx context.Context, id string) (int16, error) {
+	adm, err := s.admin()
+	if err != nil {
+		return 0, err
+	}
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.TransactionalID = &id
+	req.TransactionTimeoutMillis = int32(s.cfg.txnTimeout.Milliseconds())
+	req.ProducerID = -1
+	req.ProducerEpoch = -1
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		resp, err := req.RequestWith(ctx, adm)
+		if err != nil {
+			return 0, s.errorf("aborting the lingering transaction %s: %v", id, err)
+		}
+		err = kerr.ErrorForCode(resp.ErrorCode)
+		switch {
+		case err == nil:
+			return resp.ProducerEpoch, nil
+		case retriable(err):
+			select {
+			case <-ctx.Done():
+				return 0, s.errorf("aborting the lingering transaction %s: %v", id, ctx.Err())
+			case <-time.After(backoff):
+			}
+		default:
+			return 0, s.errorf("aborting the lingering transaction %s: %v", id, err)
+		}
+	}
+}
+
+// String describes the sink's transactions, for debugging.
+func (s *Sink) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s seq=%d", s.prefix, s.seq)
+	if s.cur != nil {
+		fmt.Fprintf(&b, " open=%s", s.cur.ID)
+	}
+	for _, t := range s.pending {
+		fmt.Fprintf(&b, " pending=%s", t.ID)
+	}
+	return b.String()
+}
