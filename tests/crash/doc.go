@@ -24,15 +24,16 @@
 //
 // The tests:
 //
-//   - TestKillAnywhere, on the pebble and the hashmap backend: ten kills at
-//     random moments (the source is throttled so that they land mid-run),
+//   - TestKillAnywhere, on the pebble and the hashmap backend, and on pebble
+//     with two subtasks per operator: ten kills at random moments (the source is throttled so that they land mid-run),
 //     each restart resuming every job from its newest completed checkpoint
 //     ("restored job agg from checkpoint N"); then a last run to the end and
 //     the exact checks.
-//   - TestFailpoints: STREAMSQL_FAILPOINT crashes the process after a sink
-//     pre-commit, after _metadata is written but before the sinks commit,
-//     between the commits of two sink subtasks, and while a job restores;
-//     a restart without it must finish with exact output.
+//   - TestFailpoints: STREAMSQL_FAILPOINT crashes the process, on a random
+//     hit of the place, after a sink pre-commit, after _metadata is written
+//     but before the sinks commit, between the commits of two sink
+//     subtasks, and while a job restores; a restart without it must finish
+//     with exact output.
 //   - TestAtLeastOnce: the pass-through job in AT_LEAST_ONCE mode under
 //     kills: every id at least once.
 //   - TestSavepointChangeQuery: a streaming aggregate stopped with SIGTERM
@@ -49,7 +50,7 @@
 //     changelog: the sink had committed the changes up to the damaged
 //     checkpoint, and the job emits the changes after the older one again.
 //
-// The kill moments come from a PRNG whose seed each test logs; set
-// STREAMSQL_CRASH_SEED to that value to replay them (the moments, not the
-// scheduling of the processes).
+// The kill moments and failpoint hits come from a PRNG whose seed each test
+// logs; set STREAMSQL_CRASH_SEED to that value to replay them (the moments,
+// not the scheduling of the processes).
 package crash

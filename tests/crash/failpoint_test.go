@@ -1,16 +1,21 @@
 package crash
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// fpRows is the size of the failpoint runs. They run unthrottled: the
-// failpoints fire after a few checkpoints (every 200ms), well before the
-// end.
-const fpRows = 2_000_000
+// fpRows and fpRate size the failpoint runs: 2 seconds, about ten
+// checkpoints per job, so that a failpoint armed for its n-th hit (n up to
+// fpMaxHit) fires well before the end.
+const (
+	fpRows   = 2_000_000
+	fpRate   = 1_000_000
+	fpMaxHit = 8
+)
 
 // failpointEnv arms a failpoint of the binary (see internal/failpoint).
 func failpointEnv(spec string) []string { return []string{"STREAMSQL_FAILPOINT=" + spec} }
@@ -53,35 +58,40 @@ func (r *jobRun) killWithCheckpoints(job string, n int, d time.Duration) {
 }
 
 // TestFailpoints crashes the process at each place of the checkpoint
-// protocol where a crash is the hardest to recover from, restarts it
-// without the failpoint and checks both outputs exactly.
+// protocol where a crash is the hardest to recover from, on a random hit
+// of the place (both jobs of the file count), restarts it without the
+// failpoint and checks both outputs exactly.
 func TestFailpoints(t *testing.T) {
+	rng := newRand(t)
 	for _, c := range []struct {
 		failpoint string
 		extra     []string
 	}{
 		// A sink pre-committed its files; the checkpoint is not complete.
-		{"after-sink-precommit@3", nil},
+		{"after-sink-precommit", nil},
 		// The checkpoint is complete, no sink has committed it: the restart
 		// must commit the files of its sink handles.
-		{"after-metadata-before-commit@3", nil},
+		{"after-metadata-before-commit", nil},
 		// One of two sink subtasks committed, the other not.
-		{"between-sink-commits@3", []string{"'parallelism.default' = '2'"}},
+		{"between-sink-commits", []string{"'parallelism.default' = '2'"}},
 	} {
-		name, _, _ := strings.Cut(c.failpoint, "@")
-		t.Run(name, func(t *testing.T) {
-			r := newJobRun(t, jobSpec{rows: fpRows, extra: c.extra})
-			r.expectFailpointKill(c.failpoint)
+		hit := 2 + rng.IntN(fpMaxHit-1)
+		t.Run(c.failpoint, func(t *testing.T) {
+			r := newJobRun(t, jobSpec{rows: fpRows, rate: fpRate, extra: c.extra})
+			r.expectFailpointKill(fmt.Sprintf("%s@%d", c.failpoint, hit))
 			r.finish(nil)
 			r.checkExact()
 		})
 	}
 	// A crash while a job restores (state read, not yet running) must leave
-	// the checkpoint it restores from intact for the next attempt.
+	// the checkpoint it restores from intact for the next attempt. On the
+	// second hit, the first job (agg) already runs when the second (ids)
+	// restores.
+	hit := 1 + rng.IntN(2)
 	t.Run("during-restore", func(t *testing.T) {
-		r := newJobRun(t, jobSpec{rows: fpRows})
-		r.killWithCheckpoints("agg", 1, 500*time.Millisecond)
-		r.expectFailpointKill("during-restore")
+		r := newJobRun(t, jobSpec{rows: fpRows, rate: fpRate})
+		r.killWithCheckpoints("ids", 1, 500*time.Millisecond)
+		r.expectFailpointKill(fmt.Sprintf("during-restore@%d", hit))
 		r.finish(nil)
 		r.checkExact()
 	})

@@ -68,12 +68,21 @@ func (r *jobRun) finish(env []string, args ...string) {
 // TestKillAnywhere kills a run of both jobs (a grouped aggregate into a
 // debezium-json table, a pass-through into a csv table) with SIGKILL at
 // random moments, restarting it each time with the same command, lets the
-// last run finish and checks that both outputs are exact.
+// last run finish and checks that both outputs are exact. The last case
+// runs two subtasks per operator, so the aggregate's subtasks align the
+// barriers of two source subtasks and the sinks commit in two subtasks.
 func TestKillAnywhere(t *testing.T) {
-	for _, backend := range []string{"pebble", "hashmap"} {
-		t.Run(backend, func(t *testing.T) {
+	for _, c := range []struct {
+		name, backend string
+		extra         []string
+	}{
+		{"pebble", "pebble", nil},
+		{"hashmap", "hashmap", nil},
+		{"pebble-parallelism-2", "pebble", []string{"'parallelism.default' = '2'"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			rng := newRand(t)
-			r := newJobRun(t, jobSpec{rows: killRows, rate: killRate, backend: backend})
+			r := newJobRun(t, jobSpec{rows: killRows, rate: killRate, backend: c.backend, extra: c.extra})
 			if !r.killRepeatedly(rng, kills) {
 				r.finish(nil)
 			}
