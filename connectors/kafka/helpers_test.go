@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -84,25 +85,42 @@ func produce(t testing.TB, addr, topic string, partition int32, msgs ...string) 
 
 // readTopic returns the messages of topic a reader with the isolation
 // level sees, "p/offset key|value" per message, in partition and offset
-// order, reading until the end offsets listed when it starts.
+// order, reading up to the end offsets (the last stable offsets for
+// read_committed) listed when it starts.
 func readTopic(t testing.TB, addr, topic string, committed bool) []string {
 	t.Helper()
+	ctx := context.Background()
+	adm := kadm.NewClient(client(t, addr))
+	list := adm.ListEndOffsets
 	iso := kgo.ReadUncommitted()
 	if committed {
-		iso = kgo.ReadCommitted()
+		list, iso = adm.ListCommittedOffsets, kgo.ReadCommitted()
 	}
-	cl := client(t, addr, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	ends, err := list(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remaining := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			remaining[o.Partition] = o.Offset
+		}
+	})
+	cl := client(t, addr, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
 	var out []string
-	deadline := time.Now().Add(3 * time.Second)
-	idle := 0
-	for time.Now().Before(deadline) && idle < 3 {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		f := cl.PollFetches(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(remaining) > 0 && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		f := cl.PollFetches(pctx)
 		cancel()
-		n := 0
 		f.EachRecord(func(r *kgo.Record) {
-			n++
+			if end, ok := remaining[r.Partition]; ok && r.Offset+1 >= end {
+				delete(remaining, r.Partition)
+			}
+			if r.Attrs.IsControl() {
+				return
+			}
 			k, v := "<nil>", "<nil>"
 			if r.Key != nil {
 				k = string(r.Key)
@@ -112,11 +130,9 @@ func readTopic(t testing.TB, addr, topic string, committed bool) []string {
 			}
 			out = append(out, fmt.Sprintf("%d/%d %s|%s", r.Partition, r.Offset, k, v))
 		})
-		if n == 0 {
-			idle++
-		} else {
-			idle = 0
-		}
+	}
+	if len(remaining) > 0 {
+		t.Fatalf("reading topic %s: partitions %v did not reach their end", topic, remaining)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		var pi, oi, pj, oj int

@@ -147,12 +147,11 @@ func (s *Sink) abortLingering(ctx context.Context, scopes map[[2]string]*scope) 
 	if err != nil {
 		return err
 	}
+	if !s.canListTransactions(ctx, adm) {
+		return s.probeLingering(ctx, scopes)
+	}
 	listed, err := kadm.NewClient(adm).ListTransactions(ctx, nil, []string{"Ongoing"})
 	if err != nil {
-		var ae *kerr.Error
-		if errors.As(err, &ae) && ae == kerr.UnsupportedVersion || errors.Is(err, kerr.UnsupportedVersion) {
-			return s.probeLingering(ctx, scopes)
-		}
 		return s.errorf("listing open transactions: %v", err)
 	}
 	for _, t := range listed.Sorted() {
@@ -170,6 +169,21 @@ func (s *Sink) abortLingering(ctx context.Context, scopes map[[2]string]*scope) 
 		}
 	}
 	return nil
+}
+
+// canListTransactions reports whether the brokers answer ListTransactions
+// (Kafka 3.0+).
+func (s *Sink) canListTransactions(ctx context.Context, adm *kgo.Client) bool {
+	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, adm)
+	if err != nil || resp.ErrorCode != 0 {
+		return false
+	}
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == kmsg.ListTransactions.Int16() {
+			return true
+		}
+	}
+	return false
 }
 
 // seqOf parses the sequence number of id, which must be prefix-subtask-seq.
