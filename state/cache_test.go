@@ -1,6 +1,10 @@
 package state
 
-import "testing"
+import (
+	"errors"
+	"os"
+	"testing"
+)
 
 type intCodec struct{}
 
@@ -34,5 +38,36 @@ func TestCacheShrink(t *testing.T) {
 	}
 	if err := c.Shrink(100); err != nil || c.Len() != 10 {
 		t.Fatalf("Shrink under the limit changed the cache: len %d, %v", c.Len(), err)
+	}
+}
+
+// TestMemoryCheckpointDamage: a flipped byte or a truncation in a hashmap
+// checkpoint is reported as ErrCorrupt, never restored as wrong state.
+func TestMemoryCheckpointDamage(t *testing.T) {
+	m := NewMemory()
+	var b WriteBatch
+	for i := 0; i < 100; i++ {
+		b.Put(i%7, []byte{byte(i)}, []byte("value"))
+	}
+	if err := m.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir() + "/chk"
+	if _, err := m.Checkpoint(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (MemoryBackend{}).Restore("", []string{dir}, 0, 127); err != nil {
+		t.Fatalf("restore of an intact checkpoint: %v", err)
+	}
+	path := dir + "/" + memoryFile
+	data, _ := os.ReadFile(path)
+	for _, damage := range []func([]byte) []byte{
+		func(d []byte) []byte { d = append([]byte(nil), d...); d[len(d)/2] ^= 0x10; return d },
+		func(d []byte) []byte { return d[:len(d)-5] },
+	} {
+		os.WriteFile(path, damage(data), 0o644)
+		if _, err := (MemoryBackend{}).Restore("", []string{dir}, 0, 127); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("restore of a damaged checkpoint: %v, want ErrCorrupt", err)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -12,10 +14,14 @@ import (
 // ErrCorrupt is returned when a checkpoint's files cannot be read back.
 var ErrCorrupt = errors.New("state: corrupt checkpoint")
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 const memoryFile = "entries"
 
 // Checkpoint writes every entry to dir/entries: records of uvarint key
-// group, key length, key, value length, value; then a trailing count.
+// group, key length, key, value length, value; then a trailer of the entry
+// count (8 bytes) and the CRC-32C of everything before it (4 bytes), so a
+// truncated or damaged file is detected on restore.
 func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return CheckpointInfo{}, err
@@ -25,7 +31,8 @@ func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 	if err != nil {
 		return CheckpointInfo{}, err
 	}
-	w := bufio.NewWriter(f)
+	crc := crc32.New(castagnoli)
+	w := bufio.NewWriter(io.MultiWriter(f, crc))
 	var n uint64
 	var buf []byte
 	err = m.Scan(func(kg int, key, value []byte) error {
@@ -39,12 +46,17 @@ func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 		return err
 	})
 	if err == nil {
-		var tail [8]byte
-		binary.BigEndian.PutUint64(tail[:], n)
-		_, err = w.Write(tail[:])
+		var count [8]byte
+		binary.BigEndian.PutUint64(count[:], n)
+		_, err = w.Write(count[:])
 	}
 	if err == nil {
 		err = w.Flush()
+	}
+	if err == nil {
+		var sum [4]byte
+		binary.BigEndian.PutUint32(sum[:], crc.Sum32())
+		_, err = f.Write(sum[:])
 	}
 	if err == nil {
 		err = f.Sync()
@@ -90,11 +102,15 @@ func readMemoryCheckpoint(path string, fn func(kg int, k, v []byte)) error {
 	if err != nil {
 		return err
 	}
-	if len(data) < 8 {
+	if len(data) < 12 {
 		return fmt.Errorf("%w: %s is truncated", ErrCorrupt, path)
 	}
-	want := binary.BigEndian.Uint64(data[len(data)-8:])
-	data = data[:len(data)-8]
+	body, sum := data[:len(data)-4], binary.BigEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return fmt.Errorf("%w: %s fails its checksum", ErrCorrupt, path)
+	}
+	want := binary.BigEndian.Uint64(body[len(body)-8:])
+	data = body[:len(body)-8]
 	var n uint64
 	for len(data) > 0 {
 		kg, k1 := binary.Uvarint(data)
