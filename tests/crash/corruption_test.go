@@ -171,7 +171,7 @@ func TestCorruption(t *testing.T) {
 			if len(files) == 0 {
 				t.Fatalf("no state file to damage in %s", r.chkDir(newest))
 			}
-			flipBit(t, files[len(files)-1]) // the newest sstable
+			flipBit(t, files[len(files)-1]) // of several sstables, the newest
 			r.expectFallback(newest)
 		})
 	}

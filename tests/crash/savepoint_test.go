@@ -90,8 +90,8 @@ func TestSavepointChangeQuery(t *testing.T) {
 	// the savepoint. Its sink is a new table, so the old sink's state is
 	// unclaimed: if the engine refuses that, the refusal must name only
 	// the old sink, the aggregate being claimed by the changed query.
-	b := savepointFile(t, dir, "b.sql", "counts2", []string{"k", "c", "c2"},
-		"INSERT INTO counts2 SELECT k, c, c * 2 FROM (SELECT id % 10 AS k, COUNT(*) AS c FROM gen GROUP BY id % 10);", false)
+	insert2 := "INSERT INTO counts2 SELECT k, c, c * 2 FROM (SELECT id % 10 AS k, COUNT(*) AS c FROM gen GROUP BY id % 10);"
+	b := savepointFile(t, dir, "b.sql", "counts2", []string{"k", "c", "c2"}, insert2, false)
 	q := startRun(t, data, b, nil, "-s", sp)
 	if err := q.wait(); err != nil {
 		out := q.output()
@@ -104,10 +104,9 @@ func TestSavepointChangeQuery(t *testing.T) {
 				t.Errorf("the changed query does not claim the aggregate's state (operator ids must not depend on what follows an operator): %s", l)
 			}
 		}
-		b = savepointFile(t, dir, "b2.sql", "counts2", []string{"k", "c", "c2"},
-			"INSERT INTO counts2 SELECT k, c, c * 2 FROM (SELECT id % 10 AS k, COUNT(*) AS c FROM gen GROUP BY id % 10);", true)
+		b = savepointFile(t, dir, "b2.sql", "counts2", []string{"k", "c", "c2"}, insert2, true)
 		out = runToEnd(t, data, b, nil, "-s", sp)
-		t.Logf("with 'ignore-unclaimed-state': %s", strings.TrimSpace(restoredLinesSavepoint(out)))
+		t.Logf("with 'ignore-unclaimed-state': %s", restoredLines(out))
 	}
 	after, err := replayKeyed(filepath.Join(dir, "counts2"), []string{"k", "c", "c2"})
 	if err != nil {
@@ -165,15 +164,4 @@ func TestSavepointChangeQuery(t *testing.T) {
 	if got := sumCounts(seven.last); got != spRows-resumed {
 		t.Errorf("counts7: counts for %d rows, want the %d rows after the savepoint", got, spRows-resumed)
 	}
-}
-
-// restoredLinesSavepoint are the "restored job ... from <path>" lines.
-func restoredLinesSavepoint(out string) string {
-	var ls []string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "restored job") {
-			ls = append(ls, strings.TrimSpace(l))
-		}
-	}
-	return strings.Join(ls, "; ")
 }
