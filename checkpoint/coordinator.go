@@ -81,6 +81,8 @@ type Coordinator struct {
 	finished map[Task]bool
 	stats         Stats
 	closed        bool
+	// suspended stops periodic triggers (stop-with-savepoint).
+	suspended bool
 }
 
 type pendingCheckpoint struct {
@@ -131,6 +133,24 @@ func (c *Coordinator) Savepoint(ctx context.Context) (*Metadata, error) {
 	return c.wait(ctx, true)
 }
 
+// StopWithSavepoint stops periodic checkpoints, so that nothing the job
+// does after it is ever committed, then takes a savepoint. The caller
+// cancels the job once it returns; what ran past the savepoint's barrier is
+// replayed by a job restored from it. If the savepoint fails, periodic
+// checkpoints resume.
+func (c *Coordinator) StopWithSavepoint(ctx context.Context) (*Metadata, error) {
+	c.mu.Lock()
+	c.suspended = true
+	c.mu.Unlock()
+	md, err := c.wait(ctx, true)
+	if err != nil {
+		c.mu.Lock()
+		c.suspended = false
+		c.mu.Unlock()
+	}
+	return md, err
+}
+
 // Checkpoint triggers a checkpoint now, whatever the interval and pause
 // limits say, and waits for it to complete (the final checkpoint of a
 // bounded job).
@@ -160,6 +180,10 @@ func (c *Coordinator) trigger(savepoint, force bool) (*pendingCheckpoint, error)
 		return nil, errors.New("checkpoint coordinator is shut down")
 	}
 	if !force {
+		if c.suspended {
+			c.mu.Unlock()
+			return nil, nil
+		}
 		if len(c.pending) >= c.cfg.Options.MaxConcurrent || now.Sub(c.lastEnd) < c.cfg.Options.MinPause {
 			c.mu.Unlock()
 			return nil, nil

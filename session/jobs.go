@@ -249,7 +249,7 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 		e.stop()
 		return "", fmt.Errorf("job %s (%s) has no checkpointing ('%s' is not set): stopped without a savepoint", e.id, e.name, checkpoint.KeyInterval)
 	}
-	md, err := cur.Coordinator().Savepoint(ctx)
+	md, err := cur.Coordinator().StopWithSavepoint(ctx)
 	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s failed (the job keeps running): %w", e.id, err)
 	}
