@@ -428,6 +428,10 @@ func (s *Sink) Close() error {
 	return nil
 }
 
+// Abandon closes every client without ending any transaction, as a killed
+// process leaves them: for crash tests.
+func (s *Sink) Abandon() { s.closeClients() }
+
 func (s *Sink) closeClients() {
 	for _, t := range s.pending {
 		t.cl.Close()

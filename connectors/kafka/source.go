@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamsql/streamsql/exec"
@@ -380,6 +381,9 @@ func (s *Source) startOffsets(ctx context.Context, parts []tp, mode string) (map
 		resp, err := s.kadm.FetchOffsets(ctx, s.cfg.groupID)
 		if err == nil {
 			err = resp.Error()
+		}
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			err = nil // no offsets committed yet
 		}
 		if err != nil {
 			return nil, s.errorf("fetching the offsets of consumer group '%s': %v", s.cfg.groupID, err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -60,10 +59,6 @@ func commit(t *testing.T, s exec.Sink, id int64, h []byte) {
 	}
 }
 
-// crash drops the sink as a killed process would: its clients close
-// without ending any transaction.
-func (s *Sink) crash() { s.closeClients() }
-
 func expectCommitted(t *testing.T, addr string, want ...string) {
 	t.Helper()
 	got := values(readTopic(t, addr, "out", true))
@@ -75,27 +70,6 @@ func expectCommitted(t *testing.T, addr string, want ...string) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("committed messages: got %q want %q", got, want)
-	}
-}
-
-func ongoing(t *testing.T, addr string) []string {
-	t.Helper()
-	l, err := kadm.NewClient(client(t, addr)).ListTransactions(context.Background(), nil, []string{"Ongoing"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, x := range l.Sorted() {
-		if x.State == "Ongoing" {
-			out = append(out, x.TxnID)
-		}
-	}
-	return out
-}
-
-func eachProtocol(t *testing.T, f func(t *testing.T, opts []kfake.Opt)) {
-	for _, p := range protocols {
-		t.Run(p.name, func(t *testing.T) { f(t, p.opts) })
 	}
 }
 
@@ -146,7 +120,7 @@ func TestExactlyOnceAbortedCheckpointRidesWithTheNext(t *testing.T) {
 		preCommit(t, a, 1) // checkpoint 1 is aborted: no commit
 		write(t, a, sch, "2, b")
 		h2 := preCommit(t, a, 2)
-		a.crash() // after checkpoint 2's _metadata, before its commit
+		a.Abandon() // after checkpoint 2's _metadata, before its commit
 		b := openSink(t, eoSpec(addr, sch))
 		defer b.Close()
 		commit(t, b, 2, h2)
@@ -166,7 +140,7 @@ func TestExactlyOnceCrashRecovery(t *testing.T) {
 		if err := a.cur.cl.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		a.crash()
+		a.Abandon()
 		if o := ongoing(t, addr); len(o) != 2 {
 			t.Fatalf("want the pre-committed and the open transaction, got %v", o)
 		}
@@ -213,7 +187,7 @@ func TestExactlyOnceLostTransactionIsAnError(t *testing.T) {
 		a := openSink(t, sp)
 		write(t, a, sch, "1, a")
 		h1 := preCommit(t, a, 1)
-		a.crash()
+		a.Abandon()
 		var h handle
 		if err := json.Unmarshal(h1, &h); err != nil {
 			t.Fatal(err)
@@ -251,7 +225,7 @@ func TestExactlyOnceProbesWithoutListTransactions(t *testing.T) {
 	if err := a.cur.cl.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a.crash()
+	a.Abandon()
 	b := openSink(t, sp)
 	defer b.Close()
 	commit(t, b, 1, h1)

@@ -1,0 +1,10 @@
+package kafka
+
+import (
+	"testing"
+
+	"github.com/streamsql/streamsql/connectors/kafka/internal/kafkatest"
+)
+
+// TestDataDriven runs testdata/; kafkatest.RunDataDriven lists the commands.
+func TestDataDriven(t *testing.T) { kafkatest.RunDataDriven(t, "testdata") }

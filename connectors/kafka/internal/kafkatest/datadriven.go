@@ -1,0 +1,498 @@
+package kafkatest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/datadriven"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/connectors/internal/conntest"
+	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/connectors/internal/rowfmt"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// RunDataDriven runs the datadriven files under dir. Each file gets a
+// fresh catalog; "$ADDR" in inputs stands for the broker's address.
+// Commands:
+//
+//	cluster [partitions=N] [topics=a,b] [protocol=classic]
+//	                      start a broker (each file starts one first)
+//	produce topic=T [partition=P] [txn=commit|abort|open] [ts=MS]
+//	                      input: messages, "value" or "key|value"
+//	                      ('<nil>' for none); with ts, message i has the
+//	                      timestamp MS+i
+//	add-partitions topic=T count=N
+//	create-topic topic=T [partitions=N]
+//	consume topic=T [uncommitted]
+//	                      the messages a read_committed (read_uncommitted)
+//	                      reader sees: partition/offset key|value
+//	table name=T          input: the schema, then key=value options;
+//	                      CREATE TABLE through a catalog
+//	scan table=T [parallelism=P] [subtasks=i,j] [batch=N] [fields=a,b|none]
+//	     [sort] [restore-after=K] [idle=N]
+//	                      reads each subtask to its end (io.EOF, or N
+//	                      polls in a row without data: default 3); with
+//	                      restore-after, snapshots after K batches, closes
+//	                      and restores a new instance; sort prints the rows
+//	                      of all subtasks sorted, without the end marks
+//	source-open name=S table=T [subtask=I] [parallelism=P] [batch=N]
+//	     [fields=a,b] [restore=STATE]
+//	source-next name=S [batches=N] [idle=N]
+//	source-snapshot name=S as=STATE
+//	source-notify name=S id=N
+//	source-close name=S
+//	group-offsets group=G the offsets committed to a consumer group
+//	sink-open name=S table=T [subtask=I] [parallelism=P] [interval=D]
+//	sink-write name=S     input: rows (+I[1, a], -D[2, b] or 1, a)
+//	sink-precommit name=S id=N
+//	sink-commit name=S id=N [from=S2]
+//	                      commits the handle S2 (default S) pre-committed
+//	                      for checkpoint N
+//	sink-finish / sink-close / sink-crash name=S
+//	                      sink-crash closes the clients without ending any
+//	                      transaction, as a killed process
+//	insert table=T        input: rows; open, write, finish, close
+//	ongoing               the transactional ids with an open transaction
+func RunDataDriven(t *testing.T, dir string) {
+	datadriven.Walk(t, dir, func(t *testing.T, path string) {
+		h := &harness{t: t, sinks: map[string]exec.Sink{}, schemas: map[string]types.Schema{}, handles: map[string][]byte{},
+			sources: map[string]*openSource{}, states: map[string][]byte{}}
+		var err error
+		if h.cat, err = catalog.Open(""); err != nil {
+			t.Fatal(err)
+		}
+		defer h.closeAll()
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			s, err := h.run(d)
+			if err != nil {
+				s += "error: " + err.Error() + "\n"
+			}
+			if h.addr != "" {
+				s = strings.ReplaceAll(s, h.addr, "$ADDR")
+			}
+			if s == "" {
+				return "ok\n"
+			}
+			return s
+		})
+	})
+}
+
+type openSource struct {
+	src  exec.Source
+	spec exec.TableSpec
+}
+
+type harness struct {
+	t       *testing.T
+	addr    string
+	cat     *catalog.Catalog
+	sinks   map[string]exec.Sink
+	schemas map[string]types.Schema
+	handles map[string][]byte
+	sources map[string]*openSource
+	states  map[string][]byte
+}
+
+func (h *harness) closeAll() {
+	for _, s := range h.sinks {
+		s.Close()
+	}
+	for _, s := range h.sources {
+		s.src.Close()
+	}
+}
+
+func arg(d *datadriven.TestData, key, def string) string {
+	for _, a := range d.CmdArgs {
+		if a.Key == key {
+			if len(a.Vals) == 0 {
+				return "true"
+			}
+			return strings.Join(a.Vals, ",")
+		}
+	}
+	return def
+}
+
+func intArg(d *datadriven.TestData, key string, def int) int {
+	n, err := strconv.Atoi(arg(d, key, strconv.Itoa(def)))
+	if err != nil {
+		d.Fatalf(nil, "%s: %v", key, err)
+	}
+	return n
+}
+
+func (h *harness) input(d *datadriven.TestData) []string {
+	in := strings.ReplaceAll(d.Input, "$ADDR", h.addr)
+	if in == "" {
+		return nil
+	}
+	return strings.Split(in, "\n")
+}
+
+func (h *harness) spec(d *datadriven.TestData, sink bool) (exec.TableSpec, *catalog.Table, error) {
+	name := arg(d, "table", "")
+	tb, ok := h.cat.Table(name)
+	if !ok {
+		return exec.TableSpec{}, nil, fmt.Errorf("no table %q", name)
+	}
+	interval, err := checkpoint.ParseDuration(arg(d, "interval", "1s"))
+	if err != nil {
+		return exec.TableSpec{}, nil, err
+	}
+	spec := exec.TableSpec{
+		Table: tb.Name, Schema: tb.Columns, Options: tb.Options,
+		Parallelism: intArg(d, "parallelism", 1), Subtask: intArg(d, "subtask", 0),
+		BatchSize: intArg(d, "batch", 4), Mem: memory.DefaultAllocator,
+		Job: arg(d, "job", "job"), OperatorID: "op-" + tb.Name, CheckpointInterval: interval, ExactlyOnce: true,
+	}
+	if f := arg(d, "fields", ""); f == "none" {
+		spec.Fields = []int{}
+	} else if f != "" && !sink {
+		for _, n := range strings.Split(f, ",") {
+			i := tb.Columns.Index(n)
+			if i < 0 {
+				return spec, tb, fmt.Errorf("no column %q", n)
+			}
+			spec.Fields = append(spec.Fields, i)
+		}
+	}
+	return spec, tb, nil
+}
+
+func (h *harness) run(d *datadriven.TestData) (string, error) {
+	ctx := context.Background()
+	switch d.Cmd {
+	case "cluster":
+		var opts []kfake.Opt
+		if arg(d, "protocol", "") == "classic" {
+			opts = append(opts, kfake.MaxVersions(kversion.V3_9_0()))
+		}
+		var topics []string
+		if s := arg(d, "topics", ""); s != "" {
+			topics = strings.Split(s, ",")
+		}
+		h.addr = Start(h.t, int32(intArg(d, "partitions", 1)), topics, opts...)
+		return "", nil
+
+	case "produce":
+		return "", produceAt(h.addr, arg(d, "topic", ""), int32(intArg(d, "partition", -1)), arg(d, "txn", ""),
+			int64(intArg(d, "ts", 0)), h.input(d)...)
+
+	case "add-partitions":
+		resp, err := kadm.NewClient(Client(h.t, h.addr)).CreatePartitions(ctx, intArg(d, "count", 1), arg(d, "topic", ""))
+		if err == nil {
+			err = resp.Error()
+		}
+		return "", err
+
+	case "create-topic":
+		resp, err := kadm.NewClient(Client(h.t, h.addr)).CreateTopics(ctx, int32(intArg(d, "partitions", 1)), 1, nil, arg(d, "topic", ""))
+		if err == nil {
+			err = resp.Error()
+		}
+		return "", err
+
+	case "consume":
+		lines, err := read(h.addr, arg(d, "topic", ""), arg(d, "uncommitted", "") == "")
+		return joinLines(lines), err
+
+	case "ongoing":
+		return joinLines(Ongoing(h.t, h.addr)), nil
+
+	case "table":
+		lines := h.input(d)
+		if len(lines) == 0 {
+			return "", fmt.Errorf("table needs a schema")
+		}
+		schema, err := conntest.ParseSchema(lines[0])
+		if err != nil {
+			return "", err
+		}
+		var pk []string
+		if i := strings.Index(lines[0], "PRIMARY KEY"); i >= 0 {
+			return "", fmt.Errorf("give the primary key as pk=a,b")
+		}
+		if s := arg(d, "pk", ""); s != "" {
+			pk = strings.Split(s, ",")
+		}
+		opts, err := conntest.ParseOptions(lines[1:])
+		if err != nil {
+			return "", err
+		}
+		tb := &catalog.Table{Name: arg(d, "name", "t"), Columns: schema, PrimaryKey: pk, Connector: opts["connector"], Options: opts}
+		return "", h.cat.CreateTable(tb, false)
+
+	case "scan":
+		return h.scan(ctx, d)
+
+	case "source-open":
+		spec, tb, err := h.spec(d, false)
+		if err != nil {
+			return "", err
+		}
+		src, err := registry.Source(tb.Connector, spec)
+		if err != nil {
+			return "", err
+		}
+		if st := arg(d, "restore", ""); st != "" {
+			if err := src.Restore(h.states[st]); err != nil {
+				return "", err
+			}
+		}
+		h.sources[arg(d, "name", "")] = &openSource{src: src, spec: spec}
+		return "", src.Open(ctx)
+
+	case "source-next", "source-snapshot", "source-notify", "source-close":
+		name := arg(d, "name", "")
+		s := h.sources[name]
+		if s == nil {
+			return "", fmt.Errorf("source %s is not open", name)
+		}
+		switch d.Cmd {
+		case "source-next":
+			lines, err := drain(ctx, s.src, s.spec, intArg(d, "batches", 1<<30), intArg(d, "idle", 3))
+			return joinLines(lines), err
+		case "source-snapshot":
+			st, err := s.src.Snapshot()
+			h.states[arg(d, "as", "")] = st
+			return "", err
+		case "source-notify":
+			return "", s.src.(exec.CheckpointListener).NotifyCheckpointComplete(ctx, int64(intArg(d, "id", 0)))
+		default:
+			delete(h.sources, name)
+			return "", s.src.Close()
+		}
+
+	case "group-offsets":
+		resp, err := kadm.NewClient(Client(h.t, h.addr)).FetchOffsets(ctx, arg(d, "group", ""))
+		if err != nil {
+			return "", err
+		}
+		var out []string
+		for _, o := range resp.Sorted() {
+			out = append(out, fmt.Sprintf("%s/%d: %d", o.Topic, o.Partition, o.At))
+		}
+		return joinLines(out), resp.Error()
+
+	case "insert":
+		spec, tb, err := h.spec(d, true)
+		if err != nil {
+			return "", err
+		}
+		b, err := conntest.ParseBatch(tb.Columns, h.input(d))
+		if err != nil {
+			return "", err
+		}
+		defer b.Rec.Release()
+		snk, err := registry.Sink(tb.Connector, spec)
+		if err != nil {
+			return "", err
+		}
+		defer snk.Close()
+		if err := snk.Open(ctx); err != nil {
+			return "", err
+		}
+		if err := snk.Write(ctx, b); err != nil {
+			return "", err
+		}
+		return "", snk.Finish(ctx)
+
+	case "sink-open", "sink-write", "sink-precommit", "sink-commit", "sink-finish", "sink-close", "sink-crash":
+		return h.sinkStep(ctx, d)
+	}
+	return "", fmt.Errorf("unknown command %q", d.Cmd)
+}
+
+func joinLines(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// drain reads up to maxBatches batches from src, until io.EOF or idle
+// polls in a row without data; it reports skipped records.
+func drain(ctx context.Context, src exec.Source, spec exec.TableSpec, maxBatches, idle int) ([]string, error) {
+	var lines []string
+	quiet := 0
+	for n := 0; n < maxBatches; {
+		b, err := src.Next(ctx)
+		switch {
+		case errors.Is(err, exec.ErrNoData):
+			if quiet++; quiet >= idle {
+				return withSkipped(lines, src), nil
+			}
+			continue
+		case err == io.EOF:
+			return append(withSkipped(lines, src), "(end)"), nil
+		case err != nil:
+			return withSkipped(lines, src), err
+		}
+		quiet = 0
+		n++
+		lines = append(lines, rowfmt.Lines(spec.ProducedSchema(), b)...)
+		b.Rec.Release()
+	}
+	return withSkipped(lines, src), nil
+}
+
+func withSkipped(lines []string, src exec.Source) []string {
+	if s, ok := src.(interface{ SkippedRecords() int64 }); ok && s.SkippedRecords() > 0 {
+		lines = append(lines, fmt.Sprintf("(skipped %d)", s.SkippedRecords()))
+	}
+	return lines
+}
+
+func (h *harness) scan(ctx context.Context, d *datadriven.TestData) (string, error) {
+	spec, tb, err := h.spec(d, false)
+	if err != nil {
+		return "", err
+	}
+	var subtasks []int
+	if s := arg(d, "subtasks", ""); s != "" {
+		for _, x := range strings.Split(s, ",") {
+			n, _ := strconv.Atoi(x)
+			subtasks = append(subtasks, n)
+		}
+	} else {
+		for i := 0; i < spec.Parallelism; i++ {
+			subtasks = append(subtasks, i)
+		}
+	}
+	restoreAfter := intArg(d, "restore-after", -1)
+	idle := intArg(d, "idle", 3)
+	sorted := arg(d, "sort", "") != ""
+	var out strings.Builder
+	var all []string
+	for _, st := range subtasks {
+		spec.Subtask = st
+		lines, err := h.scanOne(ctx, tb.Connector, spec, restoreAfter, idle)
+		if sorted {
+			for _, l := range lines {
+				if l != "(end)" && !strings.HasPrefix(l, "-- restored") {
+					all = append(all, l)
+				}
+			}
+		} else {
+			if len(subtasks) > 1 {
+				fmt.Fprintf(&out, "subtask %d:\n", st)
+			}
+			out.WriteString(joinLines(lines))
+		}
+		if err != nil {
+			return out.String(), err
+		}
+	}
+	if sorted {
+		sort.Strings(all)
+		out.WriteString(joinLines(all))
+	}
+	return out.String(), nil
+}
+
+func (h *harness) scanOne(ctx context.Context, connector string, spec exec.TableSpec, restoreAfter, idle int) ([]string, error) {
+	src, err := registry.Source(connector, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := src.Open(ctx); err != nil {
+		src.Close()
+		return nil, err
+	}
+	if restoreAfter < 0 {
+		defer src.Close()
+		return drain(ctx, src, spec, 1<<30, idle)
+	}
+	lines, err := drain(ctx, src, spec, restoreAfter, idle)
+	if err != nil {
+		src.Close()
+		return lines, err
+	}
+	state, err := src.Snapshot()
+	src.Close()
+	if err != nil {
+		return lines, err
+	}
+	lines = append(lines, fmt.Sprintf("-- restored after %d batches --", restoreAfter))
+	src2, err := registry.Source(connector, spec)
+	if err != nil {
+		return lines, err
+	}
+	defer src2.Close()
+	if err := src2.Restore(state); err != nil {
+		return lines, err
+	}
+	if err := src2.Open(ctx); err != nil {
+		return lines, err
+	}
+	rest, err := drain(ctx, src2, spec, 1<<30, idle)
+	return append(lines, rest...), err
+}
+
+func (h *harness) sinkStep(ctx context.Context, d *datadriven.TestData) (string, error) {
+	name := arg(d, "name", "")
+	snk := h.sinks[name]
+	if d.Cmd != "sink-open" && snk == nil {
+		return "", fmt.Errorf("sink %s is not open", name)
+	}
+	switch d.Cmd {
+	case "sink-open":
+		spec, tb, err := h.spec(d, true)
+		if err != nil {
+			return "", err
+		}
+		if snk, err = registry.Sink(tb.Connector, spec); err != nil {
+			return "", err
+		}
+		h.sinks[name], h.schemas[name] = snk, tb.Columns
+		return "", snk.Open(ctx)
+	case "sink-write":
+		b, err := conntest.ParseBatch(h.schemas[name], h.input(d))
+		if err != nil {
+			return "", err
+		}
+		defer b.Rec.Release()
+		return "", snk.Write(ctx, b)
+	case "sink-precommit":
+		id := intArg(d, "id", 0)
+		hd, err := snk.PreCommit(ctx, int64(id))
+		h.handles[fmt.Sprintf("%s/%d", name, id)] = hd
+		return "", err
+	case "sink-commit":
+		id := intArg(d, "id", 0)
+		hd, ok := h.handles[fmt.Sprintf("%s/%d", arg(d, "from", name), id)]
+		if !ok {
+			return "", fmt.Errorf("no handle of %s for checkpoint %d", arg(d, "from", name), id)
+		}
+		return "", snk.Commit(ctx, int64(id), hd)
+	case "sink-finish":
+		return "", snk.Finish(ctx)
+	case "sink-crash":
+		delete(h.sinks, name)
+		a, ok := snk.(interface{ Abandon() })
+		if !ok {
+			return "", fmt.Errorf("sink %s cannot be abandoned", name)
+		}
+		a.Abandon()
+		return "", nil
+	default:
+		delete(h.sinks, name)
+		return "", snk.Close()
+	}
+}

@@ -1,0 +1,258 @@
+// Package kafkatest holds what the tests of the kafka and upsert-kafka
+// connectors share: an in-process Kafka broker (kfake) on a loopback port,
+// producing and reading messages with a plain client, and a datadriven
+// harness that drives sources and sinks through their registered
+// factories.
+package kafkatest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
+)
+
+// Protocol is a transaction protocol a broker speaks.
+type Protocol struct {
+	Name string
+	Opts []kfake.Opt
+}
+
+// Protocols are KIP-890 (kfake's default) and the classic protocol
+// (Kafka 3.9 and before); transactional tests run under both.
+var Protocols = []Protocol{
+	{"kip890", nil},
+	{"classic", []kfake.Opt{kfake.MaxVersions(kversion.V3_9_0())}},
+}
+
+// EachProtocol runs f as a subtest per protocol.
+func EachProtocol(t *testing.T, f func(t *testing.T, opts []kfake.Opt)) {
+	for _, p := range Protocols {
+		t.Run(p.Name, func(t *testing.T) { f(t, p.Opts) })
+	}
+}
+
+// Start starts a one-broker cluster on a loopback port, with topics of
+// partitions partitions each (also the default for auto-created topics),
+// closed when the test ends. It returns the broker's address.
+func Start(t testing.TB, partitions int32, topics []string, opts ...kfake.Opt) string {
+	t.Helper()
+	all := append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(),
+		kfake.DefaultNumPartitions(int(partitions))}, opts...)
+	if len(topics) > 0 {
+		all = append(all, kfake.SeedTopics(partitions, topics...))
+	}
+	c, err := kfake.NewCluster(all...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}
+
+// Client returns a client of the broker at addr, closed when the test ends.
+func Client(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DisableClientMetrics()}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// Record parses a message: "value", or "key|value"; '<nil>' stands for a
+// missing key or value.
+func Record(topic string, partition int32, m string) *kgo.Record {
+	r := &kgo.Record{Topic: topic, Partition: partition}
+	k, v, ok := strings.Cut(m, "|")
+	if !ok {
+		k, v = "<nil>", m
+	}
+	if k != "<nil>" {
+		r.Key = []byte(k)
+	}
+	if v != "<nil>" {
+		r.Value = []byte(v)
+	}
+	return r
+}
+
+// Produce writes messages (see Record) to a partition of topic (-1: the
+// client's default partitioner chooses).
+func Produce(t testing.TB, addr, topic string, partition int32, msgs ...string) {
+	t.Helper()
+	if err := ProduceTxn(addr, topic, partition, "", msgs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ProduceTxn writes messages in a transaction that ends as end says:
+// "commit", "abort" or "open" (left open: the client is closed without
+// ending it); "" writes without a transaction.
+func ProduceTxn(addr, topic string, partition int32, end string, msgs ...string) error {
+	return produceAt(addr, topic, partition, end, 0, msgs...)
+}
+
+// produceAt is ProduceTxn, with message i stamped ts+i (milliseconds; 0:
+// now).
+func produceAt(addr, topic string, partition int32, end string, ts int64, msgs ...string) error {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.DisableClientMetrics()}
+	if partition >= 0 {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	if end != "" {
+		opts = append(opts, kgo.TransactionalID(fmt.Sprintf("test-%s-%d", end, time.Now().UnixNano())))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if end != "" {
+		if err := cl.BeginTransaction(); err != nil {
+			return err
+		}
+	}
+	var recs []*kgo.Record
+	for i, m := range msgs {
+		r := Record(topic, partition, m)
+		if ts > 0 {
+			r.Timestamp = time.UnixMilli(ts + int64(i))
+		}
+		recs = append(recs, r)
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return err
+	}
+	switch end {
+	case "commit":
+		return cl.EndTransaction(ctx, kgo.TryCommit)
+	case "abort":
+		return cl.EndTransaction(ctx, kgo.TryAbort)
+	}
+	return nil
+}
+
+// Read returns the messages of topic a reader with the isolation level
+// sees, "partition/offset key|value" per message, in partition and offset
+// order, reading up to the end offsets (the last stable offsets with
+// committed) listed when it starts.
+func Read(t testing.TB, addr, topic string, committed bool) []string {
+	t.Helper()
+	out, err := read(addr, topic, committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func read(addr, topic string, committed bool) ([]string, error) {
+	ctx := context.Background()
+	acl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
+	if err != nil {
+		return nil, err
+	}
+	defer acl.Close()
+	adm := kadm.NewClient(acl)
+	list := adm.ListEndOffsets
+	iso := kgo.ReadUncommitted()
+	if committed {
+		list, iso = adm.ListCommittedOffsets, kgo.ReadCommitted()
+	}
+	ends, err := list(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	if err := ends.Error(); err != nil {
+		return nil, err
+	}
+	remaining := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			remaining[o.Partition] = o.Offset
+		}
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics(), kgo.ConsumeTopics(topic),
+		kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	type msg struct {
+		p    int32
+		o    int64
+		line string
+	}
+	var msgs []msg
+	deadline := time.Now().Add(5 * time.Second)
+	for len(remaining) > 0 && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		f := cl.PollFetches(pctx)
+		cancel()
+		f.EachRecord(func(r *kgo.Record) {
+			if end, ok := remaining[r.Partition]; ok && r.Offset+1 >= end {
+				delete(remaining, r.Partition)
+			}
+			if r.Attrs.IsControl() {
+				return
+			}
+			msgs = append(msgs, msg{r.Partition, r.Offset, fmt.Sprintf("%d/%d %s|%s", r.Partition, r.Offset, show(r.Key), show(r.Value))})
+		})
+	}
+	if len(remaining) > 0 {
+		return nil, fmt.Errorf("reading topic %s: partitions %v did not reach their end", topic, remaining)
+	}
+	sort.Slice(msgs, func(i, j int) bool {
+		if msgs[i].p != msgs[j].p {
+			return msgs[i].p < msgs[j].p
+		}
+		return msgs[i].o < msgs[j].o
+	})
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.line
+	}
+	return out, nil
+}
+
+func show(b []byte) string {
+	if b == nil {
+		return "<nil>"
+	}
+	return string(b)
+}
+
+// Values drops the "partition/offset " prefix of Read's lines.
+func Values(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		_, out[i], _ = strings.Cut(l, " ")
+	}
+	return out
+}
+
+// Ongoing lists the transactional ids with an open transaction.
+func Ongoing(t testing.TB, addr string) []string {
+	t.Helper()
+	l, err := kadm.NewClient(Client(t, addr)).ListTransactions(context.Background(), nil, []string{"Ongoing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, x := range l.Sorted() {
+		if x.State == "Ongoing" {
+			out = append(out, x.TxnID)
+		}
+	}
+	return out
+}
