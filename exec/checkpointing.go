@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -153,6 +154,31 @@ func (j *Job) committed(id int64) {
 	j.cp.mu.Unlock()
 	if first && j.cp.sinkTasks > 1 {
 		failpoint.Hit(failpoint.BetweenCommits)
+	}
+}
+
+// WaitCommitted waits until every sink subtask has committed checkpoint id
+// (stop-with-savepoint waits for it before it cancels the job), or ctx ends.
+func (j *Job) WaitCommitted(ctx context.Context, id int64) error {
+	if j.cp == nil {
+		return nil
+	}
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		j.cp.mu.Lock()
+		done := j.cp.commits[id] >= j.cp.sinkTasks
+		j.cp.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-j.done:
+			return fmt.Errorf("the job ended before committing checkpoint %d", id)
+		case <-t.C:
+		}
 	}
 }
 

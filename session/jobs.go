@@ -253,6 +253,11 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s failed (the job keeps running): %w", e.id, err)
 	}
+	// The sinks commit what the savepoint covers before the job stops, so
+	// its output is visible even if the savepoint is never restored.
+	if err := cur.WaitCommitted(ctx, md.ID); err != nil {
+		return "", fmt.Errorf("job %s: %w", e.id, err)
+	}
 	root := s.Option(OptSavepointDir)
 	if root == "" {
 		root = s.path("savepoints")
