@@ -37,9 +37,9 @@ import (
 //	                      timestamp MS+i
 //	add-partitions topic=T count=N
 //	create-topic topic=T [partitions=N]
-//	consume topic=T [uncommitted]
+//	consume topic=T [uncommitted] [values]
 //	                      the messages a read_committed (read_uncommitted)
-//	                      reader sees: partition/offset key|value
+//	                      reader sees: partition/offset key|value (key|value)
 //	table name=T          input: the schema, then key=value options;
 //	                      CREATE TABLE through a catalog
 //	scan table=T [parallelism=P] [subtasks=i,j] [batch=N] [fields=a,b|none]
@@ -210,6 +210,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 
 	case "consume":
 		lines, err := read(h.addr, arg(d, "topic", ""), arg(d, "uncommitted", "") == "")
+		if arg(d, "values", "") != "" {
+			lines = Values(lines)
+		}
 		return joinLines(lines), err
 
 	case "ongoing":
