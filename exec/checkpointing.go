@@ -54,6 +54,9 @@ type restoredState struct {
 	checkpointID int64
 	// inline is the subtask's own inline state (a source's position).
 	inline []byte
+	// rescaled holds every old subtask's inline state, in subtask order,
+	// when a source restores into another parallelism.
+	rescaled [][]byte
 	// commits are sink handles of the restored checkpoint this subtask must
 	// commit again on open (its own, and after a rescale those of old
 	// subtasks that no longer exist).
@@ -326,9 +329,14 @@ func (j *Job) mapRestore() error {
 				r.commits = append(r.commits, s.Inline)
 			}
 		}
-		if t.source != nil && ost.Parallelism != t.op.Parallelism {
-			return fmt.Errorf("source %s had parallelism %d in checkpoint %d and has %d now: sources cannot be rescaled yet",
-				t.op.Name(), ost.Parallelism, md.ID, t.op.Parallelism)
+		if t.op.Kind == planner.OpSource && ost.Parallelism != t.op.Parallelism {
+			r.inline = nil
+			r.rescaled = make([][]byte, ost.Parallelism)
+			for _, s := range ost.Subtasks {
+				if s.Subtask < len(r.rescaled) {
+					r.rescaled[s.Subtask] = s.Inline
+				}
+			}
 		}
 		t.restored = r
 	}

@@ -115,6 +115,16 @@ type CheckpointListener interface {
 	NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error
 }
 
+// Rescalable is implemented by sources that can resume from a checkpoint
+// taken at another parallelism. RestoreRescaled is called instead of
+// Restore, before Open, with the snapshots of every old subtask in subtask
+// order; each new subtask takes its share (splits dealt round-robin, Kafka
+// partitions it now owns), so that together they resume every position
+// exactly once.
+type Rescalable interface {
+	RestoreRescaled(states [][]byte) error
+}
+
 // SkipCounter is implemented by sources that skip bad records when told to
 // ('json.ignore-parse-errors'). SkippedRecords may be called from any
 // goroutine while the source runs.

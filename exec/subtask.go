@@ -56,9 +56,20 @@ func (t *subtask) build() error {
 			return err
 		}
 		t.source = src
-		if t.restored != nil && len(t.restored.inline) > 0 {
-			if err := src.Restore(t.restored.inline); err != nil {
-				return fmt.Errorf("restoring the position of checkpoint %d: %w", t.restored.checkpointID, err)
+		switch r := t.restored; {
+		case r == nil:
+		case r.rescaled != nil:
+			rs, ok := src.(Rescalable)
+			if !ok {
+				return fmt.Errorf("checkpoint %d was taken with parallelism %d; the '%s' connector cannot resume at parallelism %d",
+					r.checkpointID, len(r.rescaled), t.op.Scan.Table.Connector, t.op.Parallelism)
+			}
+			if err := rs.RestoreRescaled(r.rescaled); err != nil {
+				return fmt.Errorf("restoring the positions of checkpoint %d: %w", r.checkpointID, err)
+			}
+		case len(r.inline) > 0:
+			if err := src.Restore(r.inline); err != nil {
+				return fmt.Errorf("restoring the position of checkpoint %d: %w", r.checkpointID, err)
 			}
 		}
 		return nil

@@ -123,3 +123,40 @@ func TestCorruptMetadataFallsBack(t *testing.T) {
 		t.Fatalf("want a clear error when no checkpoint can be restored, got %v", err)
 	}
 }
+
+// TestSavepointRescale stops a checkpointed aggregation running at
+// parallelism 2 with a savepoint and resumes it from the savepoint at
+// parallelism 4 and then 1: the source's splits and the aggregate's key
+// groups move to the new subtasks, and the final table is exact.
+func TestSavepointRescale(t *testing.T) {
+	for _, backend := range []string{"pebble", "hashmap"} {
+		t.Run(backend, func(t *testing.T) {
+			s, err := Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			execAll(t, s, ckptDDL, "SET 'state.backend' = '"+backend+"'", "SET 'parallelism.default' = '2'")
+			insert := "INSERT INTO counts SELECT k, COUNT(*), SUM(id) FROM gen GROUP BY k"
+			id := execAll(t, s, insert)[0].JobID
+			for s.Jobs()[0].Checkpoints.LastID < 2 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			msg := execAll(t, s, "STOP JOB '"+id+"' WITH SAVEPOINT")[0].Message
+			i := strings.Index(msg, "savepoint ")
+			if i < 0 {
+				t.Fatalf("no savepoint path in %q", msg)
+			}
+			path := strings.TrimSpace(msg[i+len("savepoint "):])
+			execAll(t, s, "SET 'parallelism.default' = '4'", "SET 'execution.state-recovery.path' = '"+path+"'",
+				"SET 'table.dml-sync' = 'true'")
+			rs := execAll(t, s, insert)
+			if !strings.Contains(rs[0].Message, "restored job insert-into_counts from "+path) {
+				t.Fatalf("not restored from the savepoint: %q", rs[0].Message)
+			}
+			got := execAll(t, s, "SELECT COUNT(*), SUM(c), SUM(s) FROM counts")[0].Rows[0]
+			if got[0] != int64(7) || got[1] != int64(20000) || got[2] != int64(20000*20001/2) {
+				t.Fatalf("after rescaling: groups, rows, sum = %v, want 7, 20000, %d", got, 20000*20001/2)
+			}
+		})
+	}
+}

@@ -44,16 +44,36 @@ type source struct {
 	batchSize int
 	subtask   uint64
 	par       uint64
-	// limit is the number of rows this subtask emits (MaxUint64: unbounded).
-	limit uint64
-	// emitted is the number of rows this subtask has emitted.
+	// total is the table's number of rows (MaxUint64: unbounded).
+	total uint64
+	// splits are the row sequences this subtask emits, in order: normally
+	// one, rows subtask, subtask+par, ...; after a restore into another
+	// parallelism, the splits of old subtasks assigned to this one.
+	splits []split
+	// emitted counts the rows emitted since Open (pacing).
 	emitted uint64
 	// rate is this subtask's rows per second (0: unthrottled); the rows
-	// emitted since paceStart (paceBase at that time) follow it.
+	// emitted since paceStart follow it.
 	rate      float64
 	paceStart time.Time
-	paceBase  uint64
 	cols      []arrow.Array
+}
+
+// split is the sequence of row indexes origin, origin+step, ... below the
+// table's total; done of them were emitted.
+type split struct {
+	origin, step, done uint64
+}
+
+// limit is the number of rows of the split.
+func (sp split) limit(total uint64) uint64 {
+	if total == math.MaxUint64 {
+		return math.MaxUint64
+	}
+	if total <= sp.origin {
+		return 0
+	}
+	return (total-sp.origin-1)/sp.step + 1
 }
 
 func newSource(spec exec.TableSpec) (exec.Source, error) {
@@ -71,9 +91,10 @@ func newSource(spec exec.TableSpec) (exec.Source, error) {
 		batchSize: spec.BatchSize,
 		subtask:   uint64(spec.Subtask),
 		par:       uint64(par),
-		limit:     math.MaxUint64,
+		total:     math.MaxUint64,
 		rate:      float64(c.rowsPerSecond) / float64(par),
 	}
+	s.splits = []split{{origin: s.subtask, step: s.par}}
 	if s.mem == nil {
 		s.mem = memory.DefaultAllocator
 	}
@@ -81,10 +102,7 @@ func newSource(spec exec.TableSpec) (exec.Source, error) {
 		s.batchSize = exec.DefaultBatchSize
 	}
 	if c.total >= 0 {
-		s.limit = 0
-		if n := uint64(c.total); n > s.subtask {
-			s.limit = (n-s.subtask-1)/s.par + 1
-		}
+		s.total = uint64(c.total)
 	}
 	fields := spec.Fields
 	if fields == nil {
@@ -100,21 +118,32 @@ func newSource(spec exec.TableSpec) (exec.Source, error) {
 }
 
 func (s *source) Open(context.Context) error {
-	s.paceStart, s.paceBase = time.Now(), s.emitted
+	s.paceStart, s.emitted = time.Now(), 0
 	return nil
 }
 
 // due returns how many rows the rate allows to have been emitted at t.
 func (s *source) due(t time.Time) uint64 {
-	return s.paceBase + uint64(t.Sub(s.paceStart).Seconds()*s.rate)
+	return uint64(t.Sub(s.paceStart).Seconds() * s.rate)
+}
+
+// current returns the first split with rows left, or nil at the end.
+func (s *source) current() *split {
+	for i := range s.splits {
+		if s.splits[i].done < s.splits[i].limit(s.total) {
+			return &s.splits[i]
+		}
+	}
+	return nil
 }
 
 func (s *source) Next(ctx context.Context) (exec.Batch, error) {
-	if s.emitted >= s.limit {
+	sp := s.current()
+	if sp == nil {
 		return exec.Batch{}, io.EOF
 	}
 	n := uint64(s.batchSize)
-	if left := s.limit - s.emitted; left < n {
+	if left := sp.limit(s.total) - sp.done; left < n {
 		n = left
 	}
 	if s.rate > 0 {
@@ -122,7 +151,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 		// and emit what is due by then, so a slow rate still flows.
 		now := time.Now()
 		if s.due(now) < s.emitted+n {
-			full := s.paceStart.Add(time.Duration(float64(s.emitted+n-s.paceBase) / s.rate * float64(time.Second)))
+			full := s.paceStart.Add(time.Duration(float64(s.emitted+n) / s.rate * float64(time.Second)))
 			wait := min(full.Sub(now), maxWait)
 			t := time.NewTimer(wait)
 			select {
@@ -138,7 +167,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 			n = min(n, d-s.emitted)
 		}
 	}
-	r := rows{g0: s.subtask + s.emitted*s.par, step: s.par, n: int(n)}
+	r := rows{g0: sp.origin + sp.done*sp.step, step: sp.step, n: int(n)}
 	if needsClock(s.gens) {
 		r.now = localMicros(time.Now())
 	}
@@ -150,6 +179,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 		c.Release()
 		s.cols[i] = nil
 	}
+	sp.done += n
 	s.emitted += n
 	return exec.Batch{Rec: rec}, nil
 }
@@ -170,33 +200,86 @@ func localMicros(t time.Time) int64 {
 	return t.UnixMicro() + int64(off)*1e6
 }
 
-const snapshotVersion = 1
+// snapshotVersion starts a snapshot: the list of splits (origin, step,
+// rows emitted).
+const snapshotVersion = 2
 
-// Snapshot encodes (version, parallelism, rows emitted).
+// Snapshot encodes the splits and how far each got.
 func (s *source) Snapshot() ([]byte, error) {
-	b := make([]byte, 0, 1+2*binary.MaxVarintLen64)
+	b := make([]byte, 0, 1+len(s.splits)*3*binary.MaxVarintLen64)
 	b = append(b, snapshotVersion)
-	b = binary.AppendUvarint(b, s.par)
-	b = binary.AppendUvarint(b, s.emitted)
+	b = binary.AppendUvarint(b, uint64(len(s.splits)))
+	for _, sp := range s.splits {
+		b = binary.AppendUvarint(b, sp.origin)
+		b = binary.AppendUvarint(b, sp.step)
+		b = binary.AppendUvarint(b, sp.done)
+	}
 	return b, nil
 }
 
+func decodeSplits(state []byte) ([]split, error) {
+	bad := errors.New("datagen: damaged snapshot")
+	if len(state) < 1 {
+		return nil, bad
+	}
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(state)
+		if n <= 0 {
+			return 0, false
+		}
+		state = state[n:]
+		return v, true
+	}
+	if state[0] != snapshotVersion {
+		return nil, errors.New("datagen: unknown snapshot format")
+	}
+	state = state[1:]
+	n, ok := next()
+	if !ok || n > 1<<20 {
+		return nil, bad
+	}
+	out := make([]split, n)
+	for i := range out {
+		o, ok1 := next()
+		st, ok2 := next()
+		d, ok3 := next()
+		if !ok1 || !ok2 || !ok3 || st == 0 {
+			return nil, bad
+		}
+		out[i] = split{origin: o, step: st, done: d}
+	}
+	return out, nil
+}
+
+// Restore resumes the splits of a snapshot this subtask took.
 func (s *source) Restore(state []byte) error {
-	if len(state) < 1 || state[0] != snapshotVersion {
-		return errors.New("datagen: unknown snapshot format")
+	sps, err := decodeSplits(state)
+	if err != nil {
+		return err
 	}
-	par, n := binary.Uvarint(state[1:])
-	if n <= 0 {
-		return errors.New("datagen: damaged snapshot")
+	s.splits = sps
+	return nil
+}
+
+// RestoreRescaled implements exec.Rescalable: states are the snapshots of
+// every subtask of the old parallelism, in subtask order. The old splits
+// are dealt round-robin to the new subtasks, so every row not yet emitted
+// is emitted by exactly one of them.
+func (s *source) RestoreRescaled(states [][]byte) error {
+	var all []split
+	for i, st := range states {
+		sps, err := decodeSplits(st)
+		if err != nil {
+			return fmt.Errorf("old subtask %d: %w", i, err)
+		}
+		all = append(all, sps...)
 	}
-	emitted, m := binary.Uvarint(state[1+n:])
-	if m <= 0 {
-		return errors.New("datagen: damaged snapshot")
+	s.splits = nil
+	for k, sp := range all {
+		if uint64(k)%s.par == s.subtask {
+			s.splits = append(s.splits, sp)
+		}
 	}
-	if par != s.par {
-		return fmt.Errorf("datagen: cannot restore a position taken at parallelism %d into parallelism %d", par, s.par)
-	}
-	s.emitted = min(emitted, s.limit)
 	return nil
 }
 
