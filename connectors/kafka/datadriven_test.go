@@ -3,7 +3,7 @@ package kafka
 import (
 	"testing"
 
-	"github.com/streamsql/streamsql/connectors/kafka/internal/kafkatest"
+	"github.com/streamsql/streamsql/connectors/kafka/kafkatest"
 )
 
 // TestDataDriven runs testdata/; kafkatest.RunDataDriven lists the commands.

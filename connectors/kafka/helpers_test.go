@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/connectors/internal/conntest"
-	"github.com/streamsql/streamsql/connectors/kafka/internal/kafkatest"
+	"github.com/streamsql/streamsql/connectors/kafka/kafkatest"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
