@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamsql/streamsql/exec"
 )
@@ -182,36 +183,40 @@ func (s *Source) Open(ctx context.Context) error {
 }
 
 // listPartitions returns the partitions of the table's topics this subtask
-// owns, sorted.
+// owns, sorted. It asks the broker (no cached metadata), so that discovery
+// sees new partitions at once.
 func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
-	var tds kadm.TopicDetails
-	var err error
-	if s.cfg.pattern != nil {
-		tds, err = s.kadm.ListTopics(ctx)
-	} else {
-		tds, err = s.kadm.ListTopics(ctx, s.cfg.topics...)
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false
+	if s.cfg.pattern == nil {
+		for _, t := range s.cfg.topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(t)
+			req.Topics = append(req.Topics, rt)
+		}
 	}
+	resp, err := req.RequestWith(ctx, s.adm)
 	if err != nil {
 		return nil, s.errorf("listing topics: %v", err)
 	}
 	var out []tp
-	for name, td := range tds {
-		if s.cfg.pattern != nil && !s.cfg.pattern.MatchString(name) {
+	for _, rt := range resp.Topics {
+		name := ""
+		if rt.Topic != nil {
+			name = *rt.Topic
+		}
+		if s.cfg.pattern != nil && (rt.IsInternal || !s.cfg.pattern.MatchString(name)) {
 			continue
 		}
-		if td.Err != nil {
-			return nil, s.errorf("topic '%s': %v", name, td.Err)
-		}
-		for p := range td.Partitions {
-			if owner(name, p, max(s.spec.Parallelism, 1)) == s.spec.Subtask {
-				out = append(out, tp{name, p})
+		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return nil, s.errorf("topic '%s' does not exist", name)
 			}
+			return nil, s.errorf("topic '%s': %v", name, err)
 		}
-	}
-	if s.cfg.pattern == nil {
-		for _, t := range s.cfg.topics {
-			if _, ok := tds[t]; !ok {
-				return nil, s.errorf("topic '%s' does not exist", t)
+		for _, p := range rt.Partitions {
+			if owner(name, p.Partition, max(s.spec.Parallelism, 1)) == s.spec.Subtask {
+				out = append(out, tp{name, p.Partition})
 			}
 		}
 	}
@@ -309,7 +314,13 @@ func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) err
 	// Control records are kept so that the position moves past the
 	// markers of transactions (and past aborted batches, which end with
 	// one): the position is then exact also where no data record follows.
-	s.cl, err = s.cfg.newClient(kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(), kgo.ConsumePartitions(add))
+	opts := []kgo.Opt{kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(), kgo.ConsumePartitions(add)}
+	if d := s.cfg.discovery; d > 0 && d < 5*time.Second {
+		// The client learns of a discovered partition with its next
+		// metadata refresh, at most this often (kgo's default: 5s).
+		opts = append(opts, kgo.MetadataMinAge(max(d, 100*time.Millisecond)))
+	}
+	s.cl, err = s.cfg.newClient(opts...)
 	if err != nil {
 		return s.errorf("%v", err)
 	}
