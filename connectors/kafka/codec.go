@@ -71,6 +71,7 @@ func (e *partError) Unwrap() []error { return []error{e.part, e.err} }
 type part struct {
 	dec   format.Decoder
 	drops []int
+	mem   memory.Allocator
 }
 
 func (p *part) flush(n int) (arrow.RecordBatch, error) {
@@ -83,7 +84,7 @@ func (p *part) flush(n int) (arrow.RecordBatch, error) {
 		rec.Release()
 		return array.NewRecordBatch(rec.Schema(), nil, int64(n)), nil
 	}
-	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+	mb := array.NewBooleanBuilder(p.mem)
 	defer mb.Release()
 	total := int(rec.NumRows())
 	keep := make([]bool, total)
@@ -97,7 +98,7 @@ func (p *part) flush(n int) (arrow.RecordBatch, error) {
 	mask := mb.NewBooleanArray()
 	defer mask.Release()
 	defer rec.Release()
-	out, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
+	out, err := compute.FilterRecordBatch(compute.WithAllocator(context.Background(), p.mem), rec, mask, compute.DefaultFilterOptions())
 	if err != nil {
 		return nil, fmt.Errorf("dropping a half-decoded row: %w", err)
 	}
@@ -167,7 +168,10 @@ func newRowDecoder(c *config, fields []int, mem memory.Allocator, track bool) (*
 	if err != nil {
 		return nil, fmt.Errorf("value format: %w", err)
 	}
-	d.value.dec = vdec
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	d.value = part{dec: vdec, mem: mem}
 	if c.key != nil {
 		kdec, err := c.key.NewDecoder(format.Spec{Schema: c.keySchema(), Fields: keyFields,
 			Options: optionsOf(c), Prefix: c.keyPrefix, Mem: mem})
@@ -178,7 +182,7 @@ func newRowDecoder(c *config, fields []int, mem memory.Allocator, track bool) (*
 		if len(keyFields) == 0 {
 			kdec.Release()
 		} else {
-			d.key = &part{dec: kdec}
+			d.key = &part{dec: kdec, mem: mem}
 			if d.nullKey, err = nullRecord(c.key, c.keyPrefix, optionsOf(c), len(c.keyFields)); err != nil {
 				d.release()
 				return nil, err

@@ -44,8 +44,14 @@
 // failed group commit does not fail the job (GroupCommitError).
 //
 // An unbounded source looks for new partitions (and topics matching
-// 'topic-pattern') every 'scan.topic-partition-discovery.interval' and
-// reads the ones it owns from their earliest offset.
+// 'topic-pattern') every 'scan.topic-partition-discovery.interval' (default
+// 5 min, '0' off; a bounded source does not look) with an uncached
+// metadata request, and reads the ones it owns from their earliest offset.
+//
+// The positions committed to the group are those of the last snapshot
+// taken before the notification: the runtime's Snapshot does not carry the
+// checkpoint id, and with at most one checkpoint in flight (the default)
+// the last snapshot is the completed checkpoint's.
 //
 // # Sink
 //
@@ -140,6 +146,33 @@
 // new key, -U/+U for a changed value (nothing for the same bytes again),
 // -D for the tombstone of a known key. Keys compare as bytes.
 //
+// # Options
+//
+// Common: 'topic' (one, or a ';'-separated list for the source),
+// 'topic-pattern' (source), 'properties.bootstrap.servers' (required,
+// comma-separated), 'properties.group.id', 'properties.client.id'
+// (default 'streamsql'), 'format' or 'value.format', 'key.format',
+// 'key.fields', 'key.fields-prefix', 'value.fields-include', and the
+// formats' options. Source: 'properties.isolation.level' (read_committed,
+// the default, or read_uncommitted), 'properties.auto.offset.reset'
+// (earliest, latest or none, the default: where group-offsets starts a
+// partition the group has no offset for), 'scan.startup.mode'
+// (earliest-offset, the default, latest-offset, group-offsets, timestamp,
+// specific-offsets) with 'scan.startup.timestamp-millis' and
+// 'scan.startup.specific-offsets' ('partition:0,offset:42;partition:1,
+// offset:300'; a partition not listed starts at the group's offset, else
+// the earliest), 'scan.bounded.mode' (unbounded, the default,
+// latest-offset, timestamp, specific-offsets; a partition not listed ends
+// at the latest offset) with 'scan.bounded.timestamp-millis' and
+// 'scan.bounded.specific-offsets', 'scan.topic-partition-discovery.interval'.
+// Sink: 'sink.delivery-guarantee', 'sink.transactional-id-prefix',
+// 'sink.partitioner', 'properties.transaction.timeout.ms',
+// 'properties.compression.type' (none, gzip, snappy, lz4, zstd),
+// 'properties.linger.ms'. Other 'properties.*' keys are an error (Flink
+// passes them to its Kafka client; franz-go has its own options). Message
+// headers and metadata columns (offset, partition, timestamp) are not
+// supported.
+//
 // # Goroutines and clients
 //
 // A source or sink is used by one goroutine, as exec's contracts say; the
@@ -150,4 +183,7 @@
 // closed when the transaction is committed. Close closes them all.
 // Produce errors come back on kgo's goroutines and are returned by the
 // next Write, PreCommit or Finish.
+//
+// Package kafkatest has the tests' broker (kfake, in process, on a
+// loopback port) and a datadriven harness shared with upsertkafka.
 package kafka
