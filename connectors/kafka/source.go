@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -44,6 +45,8 @@ type partState struct {
 	// end is the offset the partition is read up to, exclusive (-1: no end).
 	end  int64
 	done bool
+	// upsert is the last value of every key of the partition (upsert-kafka).
+	upsert map[string][]byte
 }
 
 // Source is one subtask of a kafka or upsert-kafka scan. The package
@@ -64,9 +67,10 @@ type Source struct {
 	bufPos int
 
 	restored *snapshot
-	skipped  int64
-	// upsert is the last value of each key (upsert-kafka); nil otherwise.
-	upsert map[string][]byte
+	skipped  atomic.Int64
+	// upsert is set for upsert-kafka: each partition keeps the last value
+	// of its keys.
+	upsert bool
 
 	nextDiscovery time.Time
 	// snaps are the positions of the snapshots taken and not yet committed
@@ -79,9 +83,6 @@ type Source struct {
 type snapshot struct {
 	Partitions []snapPart `json:"partitions"`
 	Skipped    int64      `json:"skipped,omitempty"`
-	// Upsert is the upsert source's last value per key: pairs of
-	// uvarint-length-prefixed key and value, in key order.
-	Upsert []byte `json:"upsert,omitempty"`
 }
 
 type snapPart struct {
@@ -89,6 +90,10 @@ type snapPart struct {
 	Partition int32  `json:"partition"`
 	Next      int64  `json:"next"`
 	End       *int64 `json:"end,omitempty"`
+	// Upsert is the upsert source's last value of each key of the
+	// partition: pairs of uvarint-length-prefixed key and value, in key
+	// order.
+	Upsert []byte `json:"upsert,omitempty"`
 }
 
 func newSource(spec exec.TableSpec, upsert bool) (*Source, error) {
@@ -103,12 +108,9 @@ func newSource(spec exec.TableSpec, upsert bool) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s table %s: %w", connectorName(upsert), spec.Table, err)
 	}
-	s := &Source{cfg: c, spec: spec, batch: spec.BatchSize, byTP: map[tp]*partState{}}
+	s := &Source{cfg: c, spec: spec, batch: spec.BatchSize, byTP: map[tp]*partState{}, upsert: upsert}
 	if s.batch <= 0 {
 		s.batch = exec.DefaultBatchSize
-	}
-	if upsert {
-		s.upsert = map[string][]byte{}
 	}
 	return s, nil
 }
@@ -121,7 +123,7 @@ func connectorName(upsert bool) string {
 }
 
 func (s *Source) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s table %s: %s", connectorName(s.upsert != nil), s.spec.Table, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s table %s: %s", connectorName(s.upsert), s.spec.Table, fmt.Sprintf(format, args...))
 }
 
 // Restore takes the state Snapshot returned; it is called before Open.
@@ -131,23 +133,57 @@ func (s *Source) Restore(state []byte) error {
 		return s.errorf("damaged snapshot: %v", err)
 	}
 	s.restored = &snap
-	s.skipped = snap.Skipped
-	if s.upsert != nil {
-		b := snap.Upsert
-		for len(b) > 0 {
-			k, rest, ok := readChunk(b)
-			if !ok {
-				return s.errorf("damaged snapshot of the upsert state")
-			}
-			v, rest, ok := readChunk(rest)
-			if !ok {
-				return s.errorf("damaged snapshot of the upsert state")
-			}
-			s.upsert[string(k)] = v
-			b = rest
+	s.skipped.Store(snap.Skipped)
+	return nil
+}
+
+var (
+	_ exec.CheckpointListener = (*Source)(nil)
+	_ exec.Rescalable         = (*Source)(nil)
+	_ exec.SkipCounter        = (*Source)(nil)
+)
+
+// RestoreRescaled restores from the snapshots of every subtask of a
+// checkpoint taken at another parallelism (exec.Rescalable): the subtask
+// resumes the partitions it owns now, wherever they were read before, with
+// their upsert state; partitions no snapshot names start at their earliest
+// offset. The skipped counts of old subtask j go to new subtask j mod P.
+func (s *Source) RestoreRescaled(states [][]byte) error {
+	all := &snapshot{}
+	for j, st := range states {
+		if len(st) == 0 {
+			continue
+		}
+		var snap snapshot
+		if err := json.Unmarshal(st, &snap); err != nil {
+			return s.errorf("damaged snapshot of old subtask %d: %v", j, err)
+		}
+		all.Partitions = append(all.Partitions, snap.Partitions...)
+		if j%max(s.spec.Parallelism, 1) == s.spec.Subtask {
+			all.Skipped += snap.Skipped
 		}
 	}
+	s.restored = all
+	s.skipped.Store(all.Skipped)
 	return nil
+}
+
+// decodeUpsert reads the upsert state of a partition's snapshot.
+func decodeUpsert(b []byte) (map[string][]byte, bool) {
+	m := map[string][]byte{}
+	for len(b) > 0 {
+		k, rest, ok := readChunk(b)
+		if !ok {
+			return nil, false
+		}
+		v, rest, ok := readChunk(rest)
+		if !ok {
+			return nil, false
+		}
+		m[string(k)] = bytes.Clone(v)
+		b = rest
+	}
+	return m, true
 }
 
 func readChunk(b []byte) ([]byte, []byte, bool) {
@@ -162,7 +198,7 @@ func readChunk(b []byte) ([]byte, []byte, bool) {
 // (and ends, when bounded) and starts consuming.
 func (s *Source) Open(ctx context.Context) error {
 	var err error
-	if s.dec, err = newRowDecoder(s.cfg, s.spec.Fields, s.spec.Mem, s.upsert != nil); err != nil {
+	if s.dec, err = newRowDecoder(s.cfg, s.spec.Fields, s.spec.Mem, s.upsert); err != nil {
 		return s.errorf("%v", err)
 	}
 	if s.adm, err = s.cfg.newClient(); err != nil {
@@ -278,10 +314,19 @@ func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) err
 	add := map[string]map[int32]kgo.Offset{}
 	for _, p := range fresh {
 		ps := &partState{tp: p, end: -1}
+		if s.upsert {
+			ps.upsert = map[string][]byte{}
+		}
 		if sp, ok := from[p]; ok {
 			ps.next = sp.Next
 			if sp.End != nil {
 				ps.end = *sp.End
+			}
+			if s.upsert && len(sp.Upsert) > 0 {
+				var ok bool
+				if ps.upsert, ok = decodeUpsert(sp.Upsert); !ok {
+					return s.errorf("damaged upsert state of topic '%s' partition %d in the snapshot", p.topic, p.partition)
+				}
 			}
 		} else {
 			ps.next = starts[p]
@@ -575,14 +620,14 @@ func (s *Source) consume(r *kgo.Record) error {
 	p.next = r.Offset + 1
 	if !r.Attrs.IsControl() {
 		var err error
-		if s.upsert != nil {
-			err = s.upsertMessage(r)
+		if s.upsert {
+			err = s.upsertMessage(p, r)
 		} else {
 			_, err = s.dec.appendRow(r.Key, r.Value, exec.Insert)
 		}
 		if err != nil {
 			if s.ignores(err) {
-				s.skipped++
+				s.skipped.Add(1)
 			} else {
 				return s.errorf("topic '%s' partition %d offset %d: %v", r.Topic, r.Partition, r.Offset, err)
 			}
@@ -617,11 +662,11 @@ func (s *Source) finish(p *partState) {
 // against the last value of its key: +I for a new key, -U/+U for a changed
 // value, -D for a tombstone of a known key; nothing for an unchanged value
 // or a tombstone of an unknown key.
-func (s *Source) upsertMessage(r *kgo.Record) error {
+func (s *Source) upsertMessage(p *partState, r *kgo.Record) error {
 	if r.Key == nil {
 		return &partError{errKeyPart, errors.New("an upsert-kafka message needs a key")}
 	}
-	old, known := s.upsert[string(r.Key)]
+	old, known := p.upsert[string(r.Key)]
 	switch {
 	case r.Value == nil:
 		if !known {
@@ -630,12 +675,12 @@ func (s *Source) upsertMessage(r *kgo.Record) error {
 		if _, err := s.dec.appendRow(r.Key, old, exec.Delete); err != nil {
 			return err
 		}
-		delete(s.upsert, string(r.Key))
+		delete(p.upsert, string(r.Key))
 	case !known:
 		if _, err := s.dec.appendRow(r.Key, r.Value, exec.Insert); err != nil {
 			return err
 		}
-		s.upsert[string(r.Key)] = bytes.Clone(r.Value)
+		p.upsert[string(r.Key)] = bytes.Clone(r.Value)
 	case bytes.Equal(old, r.Value):
 	default:
 		if _, err := s.dec.appendRow(r.Key, old, exec.UpdateBefore); err != nil {
@@ -645,7 +690,7 @@ func (s *Source) upsertMessage(r *kgo.Record) error {
 			s.dec.dropLast()
 			return err
 		}
-		s.upsert[string(r.Key)] = bytes.Clone(r.Value)
+		p.upsert[string(r.Key)] = bytes.Clone(r.Value)
 	}
 	return nil
 }
@@ -665,7 +710,7 @@ func (s *Source) discover(ctx context.Context) error {
 // Snapshot returns the position after the last batch: the next offset of
 // every assigned partition (and the upsert state).
 func (s *Source) Snapshot() ([]byte, error) {
-	snap := snapshot{Skipped: s.skipped, Partitions: make([]snapPart, 0, len(s.parts))}
+	snap := snapshot{Skipped: s.skipped.Load(), Partitions: make([]snapPart, 0, len(s.parts))}
 	offs := kadm.Offsets{}
 	for _, p := range s.parts {
 		sp := snapPart{Topic: p.topic, Partition: p.partition, Next: p.next}
@@ -673,24 +718,11 @@ func (s *Source) Snapshot() ([]byte, error) {
 			e := p.end
 			sp.End = &e
 		}
+		if len(p.upsert) > 0 {
+			sp.Upsert = encodeUpsert(p.upsert)
+		}
 		snap.Partitions = append(snap.Partitions, sp)
 		offs.AddOffset(p.topic, p.partition, p.next, -1)
-	}
-	if s.upsert != nil {
-		keys := make([]string, 0, len(s.upsert))
-		for k := range s.upsert {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var b []byte
-		for _, k := range keys {
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			b = append(b, k...)
-			v := s.upsert[k]
-			b = binary.AppendUvarint(b, uint64(len(v)))
-			b = append(b, v...)
-		}
-		snap.Upsert = b
 	}
 	if s.cfg.groupID != "" {
 		if len(s.snaps) == maxSnaps {
@@ -699,6 +731,24 @@ func (s *Source) Snapshot() ([]byte, error) {
 		s.snaps = append(s.snaps, offs)
 	}
 	return json.Marshal(snap)
+}
+
+// encodeUpsert writes a partition's upsert state, keys in order.
+func encodeUpsert(m map[string][]byte) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	for _, k := range keys {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		v := m[k]
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
+	}
+	return b
 }
 
 // NotifyCheckpointComplete commits the positions of the completed
@@ -737,7 +787,8 @@ func (s *Source) GroupCommitError() error { return s.groupCommitErr }
 
 // SkippedRecords is the number of bad messages skipped because the
 // format's ignore-parse-errors is set (kept in the snapshot).
-func (s *Source) SkippedRecords() int64 { return s.skipped }
+// It may be called from any goroutine (exec.SkipCounter).
+func (s *Source) SkippedRecords() int64 { return s.skipped.Load() }
 
 // Close closes the clients.
 func (s *Source) Close() error {

@@ -50,8 +50,10 @@ import (
 //	                      and restores a new instance; sort prints the rows
 //	                      of all subtasks sorted, without the end marks
 //	source-open name=S table=T [subtask=I] [parallelism=P] [batch=N]
-//	     [fields=a,b] [restore=STATE]
-//	source-next name=S [batches=N] [idle=N]
+//	     [fields=a,b] [restore=STATE] [restore-rescaled=STATE0,STATE1...]
+//	                      restore-rescaled passes the snapshots of every old
+//	                      subtask (exec.Rescalable)
+//	source-next name=S [batches=N] [idle=N] [sort]
 //	source-snapshot name=S as=STATE
 //	source-notify name=S id=N
 //	source-close name=S
@@ -258,6 +260,19 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 				return "", err
 			}
 		}
+		if sts := arg(d, "restore-rescaled", ""); sts != "" {
+			var states [][]byte
+			for _, st := range strings.Split(sts, ",") {
+				states = append(states, h.states[st])
+			}
+			r, ok := src.(exec.Rescalable)
+			if !ok {
+				return "", fmt.Errorf("source cannot be rescaled")
+			}
+			if err := r.RestoreRescaled(states); err != nil {
+				return "", err
+			}
+		}
 		h.sources[arg(d, "name", "")] = &openSource{src: src, spec: spec}
 		return "", src.Open(ctx)
 
@@ -270,6 +285,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		switch d.Cmd {
 		case "source-next":
 			lines, err := drain(ctx, s.src, s.spec, intArg(d, "batches", 1<<30), intArg(d, "idle", 3))
+			if arg(d, "sort", "") != "" {
+				sort.Strings(lines)
+			}
 			return joinLines(lines), err
 		case "source-snapshot":
 			st, err := s.src.Snapshot()
