@@ -15,27 +15,31 @@
 // first message names a position).
 //
 // The position of a partition is the offset of the next message to read;
-// the snapshot lists it for every assigned partition (and the end of a
-// bounded read), as JSON:
+// the snapshot lists it for every assigned partition (with the end of a
+// bounded read, and for upsert-kafka the partition's key state), as JSON:
 //
 //	{"partitions":[{"topic":"in","partition":0,"next":42,"end":100}],"skipped":0}
 //
-// Restore (before Open) seeks there. The client keeps control records (and
-// skips them) so that the position moves past transaction markers: a read
-// bounded at 'latest-offset' ends when the position reaches the end offset
-// listed at the start (the last stable offset with read_committed), even
-// when the partition ends in aborted data or markers, which no data
-// message follows.
+// Restore (before Open) seeks there. RestoreRescaled (exec.Rescalable: a
+// checkpoint taken at another parallelism) takes the snapshots of every old
+// subtask and resumes the partitions the subtask owns now, each with its
+// position and state, wherever it was read before; a partition no snapshot
+// names (new since) starts at its earliest offset. The client keeps control
+// records (and skips them) so that the position moves past transaction
+// markers: a read bounded at 'latest-offset' ends when the position reaches
+// the end offset listed at the start (the last stable offset with
+// read_committed), even when the partition ends in aborted data or markers,
+// which no data message follows.
 //
-// Next decodes messages straight into the formats' Arrow builders (up to
-// the batch size), returns exec.ErrNoData after about 100ms without a
-// message, and io.EOF when a bounded read has reached the end of every
-// partition. A message that does not decode fails the job with an error
-// naming its topic, partition and offset, unless the format of the part
-// that failed (key or value) has ignore-parse-errors set: then it is
-// skipped and counted (SkippedRecords, kept in the snapshot). A message
-// without a value is skipped, except with the raw value format, which
-// reads it as NULL.
+// Next decodes messages straight into the formats' Arrow builders (up to the
+// batch size), returns exec.ErrNoData after about 100ms without a message,
+// and io.EOF when a bounded read has reached the end of every partition. A
+// message that does not decode fails the job with an error naming its topic,
+// partition and offset, unless the format of the part that failed (key or
+// value) has ignore-parse-errors set: then it is skipped and counted
+// (SkippedRecords, exec.SkipCounter, kept in the snapshot). A message
+// without a value is skipped, except with the raw value format, which reads
+// it as NULL.
 //
 // With 'properties.group.id', each completed checkpoint's positions are
 // committed to that consumer group (NotifyCheckpointComplete), so lag
