@@ -34,6 +34,8 @@ type TableSpec struct {
 	Fields []int
 	// Options are the WITH options, keys as written (lower case by convention).
 	Options map[string]string
+	// PrimaryKey names the declared PRIMARY KEY columns (NOT ENFORCED).
+	PrimaryKey []string
 	// Subtask is this instance's index in [0, Parallelism).
 	Subtask, Parallelism int
 	// DataDir is the engine's data directory (the table may keep files there).

@@ -138,7 +138,7 @@ func newSource(t *subtask) (Source, error) {
 		return nil, err
 	}
 	spec := t.job.tableSpec(t)
-	spec.Table, spec.Schema, spec.Fields, spec.Options = tbl.Name, tbl.Columns, t.op.Scan.Fields, tbl.Options
+	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, t.op.Scan.Fields, tbl.Options, tbl.PrimaryKey
 	return f(spec)
 }
 
@@ -174,7 +174,7 @@ func newOperator(t *subtask) (operator, error) {
 			return nil, err
 		}
 		spec := t.job.tableSpec(t)
-		spec.Table, spec.Schema, spec.Options = tbl.Name, tbl.Columns, tbl.Options
+		spec.Table, spec.Schema, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, tbl.Options, tbl.PrimaryKey
 		s, err := f(spec)
 		if err != nil {
 			return nil, err
