@@ -50,6 +50,29 @@ type proc struct {
 	timer *time.Timer
 	// timedOut is set when the run was killed for taking runTimeout.
 	timedOut atomic.Bool
+	// firstCheckpoint is when (since start) the run completed its first
+	// checkpoint, 0 if it has not (see watchCheckpoints).
+	firstCheckpoint atomic.Int64
+}
+
+// watchCheckpoints notes when the run completes a checkpoint newer than
+// after, polling the job's checkpoint directory until the process exits.
+func (p *proc) watchCheckpoints(dataDir, job string, after int64) {
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+			}
+			if ids, err := listCheckpoints(dataDir, job); err == nil && len(ids) > 0 && ids[0] > after {
+				p.firstCheckpoint.Store(int64(time.Since(p.start)))
+				return
+			}
+		}
+	}()
 }
 
 // startEngine starts `streamsql --data-dir DATA -f FILE` with the extra
@@ -151,6 +174,9 @@ func restoredLine(out string) string {
 			return strings.TrimSpace(l)
 		}
 	}
+	if !strings.Contains(out, "Job ID:") {
+		return "killed before the job was submitted"
+	}
 	return "started fresh"
 }
 
@@ -158,13 +184,22 @@ func restoredLine(out string) string {
 // job (those with a _metadata file), newest first.
 func completedCheckpoints(t *testing.T, dataDir, job string) []int64 {
 	t.Helper()
+	ids, err := listCheckpoints(dataDir, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// listCheckpoints is completedCheckpoints returning its error.
+func listCheckpoints(dataDir, job string) ([]int64, error) {
 	dir := filepath.Join(dataDir, "jobs", job, "checkpoints")
 	ents, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var ids []int64
 	for _, e := range ents {
@@ -185,7 +220,7 @@ func completedCheckpoints(t *testing.T, dataDir, job string) []int64 {
 			ids[j], ids[j-1] = ids[j-1], ids[j]
 		}
 	}
-	return ids
+	return ids, nil
 }
 
 // latestCheckpoint is the newest completed checkpoint of a job, 0 if none.

@@ -104,22 +104,45 @@ type jobRun struct {
 	dataDir string
 	file    string
 	runs    int
+	// ends are the end offsets of the input topic (the job's bound).
+	ends []int64
+	// firsts are the times from a run's start to its first completed
+	// checkpoint, of the runs that got there.
+	firsts []time.Duration
 }
 
 func newJobRun(t *testing.T, b *broker, spec jobSpec) *jobRun {
 	dir := t.TempDir()
 	r := &jobRun{t: t, b: b, spec: spec, dataDir: filepath.Join(dir, "data")}
 	r.file = writeFile(t, dir, "job.sql", spec.sql(b))
+	r.ends = endOffsets(t, b, "clicks")
 	return r
 }
 
 func (r *jobRun) latest() int64 { return latestCheckpoint(r.t, r.dataDir, r.spec.name) }
 
+// progress is the share of the input the job has committed.
+func (r *jobRun) progress() float64 {
+	return committedProgress(r.t, r.b, r.spec.name, "clicks", r.ends)
+}
+
 // start starts a run of the job file with the extra environment env.
 func (r *jobRun) start(env []string) *proc {
 	r.runs++
 	r.b.alive(r.t)
-	return startEngine(r.t, r.dataDir, r.file, env)
+	p := startEngine(r.t, r.dataDir, r.file, env)
+	p.watchCheckpoints(r.dataDir, r.spec.name, r.latest())
+	return p
+}
+
+// ended records what a run tells about the time to a first checkpoint
+// and describes it for the log.
+func (r *jobRun) ended(p *proc) string {
+	if f := time.Duration(p.firstCheckpoint.Load()); f > 0 {
+		r.firsts = append(r.firsts, f)
+		return fmt.Sprintf("first checkpoint at %v", f.Round(time.Millisecond))
+	}
+	return "no checkpoint completed"
 }
 
 // expectResumed checks that a run that submitted its job restored it from
@@ -148,24 +171,16 @@ func (r *jobRun) failpointKill(spec string) {
 		r.t.Fatalf("run %d with STREAMSQL_FAILPOINT=%s: want the failpoint to kill the process, got %v; output:\n%s", r.runs, spec, err, out)
 	}
 	r.expectResumed(out, want)
-	r.t.Logf("run %d: %s; killed by failpoint %s after %v; newest checkpoint now %d", r.runs, restoredLine(out), spec, p.took(), r.latest())
+	r.t.Logf("run %d: %s; killed by failpoint %s after %v (%s); newest checkpoint now %d, %.0f%% of the input committed",
+		r.runs, restoredLine(out), spec, p.took(), r.ended(p), r.latest(), 100*r.progress())
 }
 
-// The random kill moments are uniform in [minKillDelay, maxKillDelay)
-// after the start of a run: they land while the process starts, connects,
-// restores, runs and checkpoints.
-const (
-	minKillDelay = 50 * time.Millisecond
-	maxKillDelay = 900 * time.Millisecond
-)
-
-// randomKill runs the job file and kills it at a random moment. It
+// randomKill runs the job file and kills it d after its start. It
 // reports whether the run ended by itself first (then with status 0).
-func (r *jobRun) randomKill(rng *rand.Rand) (finished bool) {
+func (r *jobRun) randomKill(d time.Duration) (finished bool) {
 	r.t.Helper()
 	want := r.latest()
 	p := r.start(nil)
-	d := minKillDelay + time.Duration(rng.Int64N(int64(maxKillDelay-minKillDelay)))
 	killed := p.killAfter(d)
 	out := p.output()
 	r.expectResumed(out, want)
@@ -173,10 +188,11 @@ func (r *jobRun) randomKill(rng *rand.Rand) (finished bool) {
 		if p.err != nil {
 			r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", r.runs, d, p.err, out)
 		}
-		r.t.Logf("run %d: %s; finished in %v, before the kill at %v", r.runs, restoredLine(out), p.took(), d)
+		r.t.Logf("run %d: %s; finished in %v, before the kill at %v", r.runs, restoredLine(out), p.took(), d.Round(time.Millisecond))
 		return true
 	}
-	r.t.Logf("run %d: %s; SIGKILL at %v; newest checkpoint now %d", r.runs, restoredLine(out), d, r.latest())
+	r.t.Logf("run %d: %s; SIGKILL at %v (%s); newest checkpoint now %d, %.0f%% of the input committed",
+		r.runs, restoredLine(out), d.Round(time.Millisecond), r.ended(p), r.latest(), 100*r.progress())
 	return false
 }
 
@@ -204,10 +220,46 @@ var failpoints = []string{
 // randomKills is how many random kills a job gets.
 const randomKills = 10
 
+// The random kill moments. The job is fast: the whole input is a few
+// checkpoint intervals of work, fewer than the kills. So a kill lands
+// uniformly in [minKill, wide*t1) after the start of a run (t1: the median
+// time from a run's start to its first completed checkpoint) while less
+// than keepShare of the input is committed: through start-up, restore,
+// the first transactions and checkpoints. After that, in [minKill,
+// narrow*t1): mostly before the run's first checkpoint completes
+// (start-up, restore, records read and written into a transaction that
+// must be aborted), so that the job still has work when each kill lands.
+const (
+	minKill   = 20 * time.Millisecond
+	wide      = 2.0
+	narrow    = 0.9
+	keepShare = 0.75
+	// t1Guess is t1 before any run has reached a checkpoint.
+	t1Guess = 300 * time.Millisecond
+)
+
+// killDelay picks the moment of the next random kill.
+func (r *jobRun) killDelay(rng *rand.Rand) time.Duration {
+	t1 := t1Guess
+	if len(r.firsts) > 0 {
+		t1 = median(r.firsts)
+	}
+	f := wide
+	if r.progress() >= keepShare {
+		f = narrow
+	}
+	hi := time.Duration(float64(t1) * f)
+	if hi <= minKill {
+		hi = minKill + time.Millisecond
+	}
+	return minKill + time.Duration(rng.Int64N(int64(hi-minKill)))
+}
+
 // killEverywhere runs the job to its end through the kills: each failpoint
 // of the checkpoint protocol once, a kill during a restore, and randomKills
-// SIGKILLs at random moments, restarting with the same command each time.
-// The failpoints come first, while the job is surely still running.
+// SIGKILLs at random moments, restarting with the same command each time;
+// then a last run to the end. The failpoints come first, while the job
+// surely has work left.
 func (r *jobRun) killEverywhere(rng *rand.Rand) {
 	r.t.Helper()
 	start := time.Now()
@@ -221,12 +273,12 @@ func (r *jobRun) killEverywhere(rng *rand.Rand) {
 	landed := 0
 	finished := false
 	for i := 0; i < randomKills && !finished; i++ {
-		if finished = r.randomKill(rng); !finished {
+		if finished = r.randomKill(r.killDelay(rng)); !finished {
 			landed++
 		}
 	}
 	if landed < randomKills {
-		r.t.Errorf("only %d of %d random kills landed before the job ended: the input is too small for the kill moments", landed, randomKills)
+		r.t.Errorf("only %d of %d random kills landed before the job ended", landed, randomKills)
 	}
 	if !finished {
 		r.finish()

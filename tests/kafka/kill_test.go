@@ -8,8 +8,8 @@ import (
 // Input sizes. The upsert test counts 1M clicks as the issue asks; the id
 // tests read every output record back, so they use fewer.
 const (
-	upsertRows = 1_000_000
-	idRows     = 500_000
+	upsertRows = 4_000_000
+	idRows     = 2_000_000
 	apps       = 1000
 	// partitions of every topic: the jobs run with parallelism 2.
 	partitions = 4
