@@ -27,6 +27,8 @@ type subtask struct {
 
 	impl   operator
 	source Source
+	// wm generates a source's watermarks (nil: its table has none).
+	wm *watermarkGen
 
 	// ctl carries control messages (checkpoint triggers, completions).
 	ctl chan control
@@ -56,6 +58,9 @@ func (t *subtask) build() error {
 			return err
 		}
 		t.source = src
+		if t.wm, err = newWatermarkGen(t); err != nil {
+			return err
+		}
 		switch r := t.restored; {
 		case r == nil:
 		case r.rescaled != nil:
@@ -186,7 +191,14 @@ func (t *subtask) runSource() (err error) {
 		switch {
 		case err == nil:
 			t.job.recordsIn.Add(int64(b.Len()))
+			if err := t.wm.observe(b); err != nil {
+				b.Rec.Release()
+				return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
+			}
 			if err := em.emit(b); err != nil {
+				return err
+			}
+			if err := t.wm.forward(em); err != nil {
 				return err
 			}
 		case errors.Is(err, ErrNoData):
@@ -257,6 +269,11 @@ func (t *subtask) runOperator() (err error) {
 			}
 		case KindWatermark:
 			if wm, ok := al.watermark(el.From, el.Watermark); ok {
+				if w, ok := t.impl.(watermarkOperator); ok {
+					if err := w.watermark(wm, em); err != nil {
+						return fmt.Errorf("%s: %w", t.name(), err)
+					}
+				}
 				if err := em.broadcast(Element{Kind: KindWatermark, Watermark: wm}); err != nil {
 					return err
 				}

@@ -255,7 +255,11 @@ func (b *binder) scan(t *catalog.Table) (Node, error) {
 	}
 	bounded := c.Bounded != nil && c.Bounded(t.Options)
 	updating := c.ProducesUpdates != nil && c.ProducesUpdates(t.Options)
-	return &Scan{Table: t, Fields: fields, Bounded: bounded, Updating: updating}, nil
+	wm, err := b.bindWatermark(t)
+	if err != nil {
+		return nil, err
+	}
+	return &Scan{Table: t, Fields: fields, Bounded: bounded, Updating: updating, Watermark: wm}, nil
 }
 
 func (b *binder) expandView(v *catalog.View) (Node, error) {

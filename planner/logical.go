@@ -23,6 +23,8 @@ type Scan struct {
 	Bounded bool
 	// Updating says the connector reads a changelog (-U/+U/-D rows).
 	Updating bool
+	// Watermark is the table's bound WATERMARK FOR clause (nil: none).
+	Watermark *Watermark
 }
 
 // Values is a literal relation (VALUES, or a SELECT without FROM).

@@ -227,7 +227,7 @@ func (b *physBuilder) build(n Node) *Operator {
 func describeOp(o *Operator) string {
 	switch o.Kind {
 	case OpSource:
-		return fmt.Sprintf("Source: %s(fields=[%s])", o.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "))
+		return fmt.Sprintf("Source: %s(fields=[%s]%s)", o.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "), watermarkSuffix(o.Scan))
 	case OpValues:
 		return fmt.Sprintf("Values(tuples=%d, fields=[%s])", len(o.Values.Rows), strings.Join(o.Schema.Names(), ", "))
 	case OpCalc:

@@ -19,6 +19,7 @@ func pruneColumns(n Node) Node {
 func prune(n Node, need []bool) (Node, map[int]int) {
 	switch x := n.(type) {
 	case *Scan:
+		need = watermarkNeed(x, need)
 		var fields []int
 		m := map[int]int{}
 		for i, f := range x.Fields {
