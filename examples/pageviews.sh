@@ -33,7 +33,7 @@ trap cleanup EXIT
 "$bin" kafka-dev --port "$port" --partitions 2 --topic clicks --topic pv >"$work/kafka-dev.log" 2>&1 &
 broker_pid=$!
 for _ in $(seq 100); do
-  grep -q "serving Kafka" "$work/kafka-dev.log" && break
+  grep -qs "serving Kafka" "$work/kafka-dev.log" && break
   if ! kill -0 "$broker_pid" 2>/dev/null; then
     echo "kafka-dev did not start:" >&2
     cat "$work/kafka-dev.log" >&2
@@ -42,7 +42,7 @@ for _ in $(seq 100); do
   fi
   sleep 0.1
 done
-grep -q "serving Kafka" "$work/kafka-dev.log" || { echo "kafka-dev not ready after 10s" >&2; exit 1; }
+grep -qs "serving Kafka" "$work/kafka-dev.log" || { echo "kafka-dev not ready after 10s" >&2; exit 1; }
 cat "$work/kafka-dev.log"
 
 # The job file, pointed at the broker's port.

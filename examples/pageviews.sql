@@ -105,5 +105,7 @@ GROUP BY app_id;
 -- Both jobs: records in and out, the last checkpoint.
 SHOW JOBS;
 
--- Step 3: the committed counts, read back from the pv topic.
+-- Step 3: the committed counts, read back from the pv topic (an
+-- upsert-kafka scan reads the topic as a changelog: the last value per key).
 SELECT app_id, pv FROM pv ORDER BY app_id;
+SELECT COUNT(*) AS apps, SUM(pv) AS clicks FROM pv;
