@@ -68,7 +68,11 @@ func writeResults(c config, b *broker, table string) error {
 	fmt.Fprintf(&s, "Run %s on %s/%s, %d CPUs, %s; kafka-dev (%s), all processes on this machine.\n\n",
 		time.Now().Format("2006-01-02 15:04"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), b.mode())
 	if v, err := exec.Command(c.streamsql, "version").Output(); err == nil {
-		fmt.Fprintf(&s, "streamsql: `%s`\n\n", strings.TrimSpace(string(v)))
+		fmt.Fprintf(&s, "streamsql: `%s`", strings.TrimSpace(string(v)))
+		if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+			fmt.Fprintf(&s, " (repository at commit %s)", strings.TrimSpace(string(rev)))
+		}
+		s.WriteString("\n\n")
 	}
 	s.WriteString("Command (in `bench/`):\n\n```sh\n" + commandLine() + "\n```\n\n")
 	s.WriteString(table)
