@@ -87,6 +87,9 @@ type Metrics struct {
 	RecordsIn, RecordsOut int64
 	// Skipped counts bad records the sources skipped.
 	Skipped int64
+	// LateRecords counts records window operators dropped because every
+	// window they belong to had already fired (event time behind the watermark).
+	LateRecords int64
 }
 
 // Job is a running physical plan. Start it with Start; it ends when every
@@ -102,6 +105,8 @@ type Job struct {
 	tasks  []*subtask
 
 	recordsIn, recordsOut atomic.Int64
+	// lateRecords counts records dropped as late (Metrics.LateRecords).
+	lateRecords atomic.Int64
 
 	// cp is the checkpoint side of the job (nil without checkpoints).
 	cp *checkpointing
@@ -266,7 +271,7 @@ func (j *Job) Cancel() {
 
 // Metrics returns the job's counters so far.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load()}
+	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load()}
 	for _, t := range j.tasks {
 		if c, ok := t.source.(SkipCounter); ok {
 			m.Skipped += c.SkippedRecords()

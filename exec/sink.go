@@ -164,6 +164,10 @@ func newOperator(t *subtask) (operator, error) {
 		return newGroupAgg(t)
 	case planner.OpSort:
 		return newSortOp(t), nil
+	case planner.OpWindowTVF:
+		return newWindowTVF(t), nil
+	case planner.OpWindowAggregate:
+		return newWindowAgg(t)
 	case planner.OpSink:
 		if op.Sink.Table == nil {
 			return &collectOp{}, nil

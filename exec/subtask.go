@@ -84,7 +84,7 @@ func (t *subtask) build() error {
 		return err
 	}
 	t.impl = impl
-	if t.op.Kind == planner.OpGroupAggregate {
+	if t.op.Kind == planner.OpGroupAggregate || t.op.Kind == planner.OpWindowAggregate {
 		// State is opened (and restored) here, before the job runs, so that
 		// a damaged checkpoint fails Start and the caller can fall back to
 		// an older one.

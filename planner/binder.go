@@ -209,6 +209,16 @@ func (b *binder) bindFrom(from *ast.TableRefsClause) (Node, *scope, error) {
 	switch src := ts.Source.(type) {
 	case *ast.TableName:
 		name := src.Name.O
+		if w, ok := sql.WindowOf(b.stmt, src); ok {
+			if alias == "" {
+				alias = w.Table
+			}
+			n, err := b.bindWindow(w)
+			if err != nil {
+				return nil, nil, err
+			}
+			return n, scopeOf(n, alias), nil
+		}
 		if alias == "" {
 			alias = name
 		}

@@ -80,6 +80,8 @@ func describeNode(n Node) string {
 		return "Union(all=[true])"
 	case *Sort:
 		return describeSort(x)
+	case *WindowTVF, *WindowAggregate:
+		return describeWindowNode(x)
 	case *Sink:
 		if x.Table == nil {
 			return "Sink(collect, fields=[" + strings.Join(x.Schema().Names(), ", ") + "])"

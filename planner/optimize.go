@@ -24,6 +24,7 @@ var rules = []rule{
 	{"predicate pushdown", pushPredicates},
 	{"constant folding", foldConstants},
 	{"projection pruning", pruneColumns},
+	{"window aggregation", windowAggregates},
 }
 
 func lookupAnd() (functions.Resolved, bool) {

@@ -21,9 +21,11 @@ const (
 	OpUnion
 	OpSort
 	OpSink
+	OpWindowTVF       // window table function (window.go)
+	OpWindowAggregate // window aggregation (window.go)
 )
 
-var opKindNames = [...]string{"Source", "Values", "Calc", "GroupAggregate", "Union", "Sort", "Sink"}
+var opKindNames = [...]string{"Source", "Values", "Calc", "GroupAggregate", "Union", "Sort", "Sink", "WindowTableFunction", "WindowAggregate"}
 
 func (k OpKind) String() string { return opKindNames[k] }
 
@@ -79,6 +81,9 @@ type Operator struct {
 	InputUpdating bool
 	Sort          *Sort // OpSort
 	Sink          *Sink // OpSink
+	// WindowTVF and WindowAgg: OpWindowTVF, OpWindowAggregate.
+	WindowTVF *WindowTVF
+	WindowAgg *WindowAggregate
 
 	desc string
 }
@@ -205,6 +210,8 @@ func (b *physBuilder) build(n Node) *Operator {
 		in := b.build(x.Input)
 		o.Kind, o.Sort, o.Parallelism, o.InputUpdating = OpSort, x, 1, ModeOf(x.Input) == Updating
 		o.Inputs = []Edge{{From: in, Partition: Global}}
+	case *WindowTVF, *WindowAggregate:
+		b.buildWindow(o, x)
 	case *Sink:
 		in := b.build(x.Input)
 		o.Kind, o.Sink = OpSink, x
@@ -250,6 +257,8 @@ func describeOp(o *Operator) string {
 		return fmt.Sprintf("Union(inputs=%d)", len(o.Inputs))
 	case OpSort:
 		return describeSort(o.Sort)
+	case OpWindowTVF, OpWindowAggregate:
+		return describeWindowOp(o)
 	case OpSink:
 		if o.Sink.Table == nil {
 			return fmt.Sprintf("Sink: collect(fields=[%s])", strings.Join(o.Schema.Names(), ", "))

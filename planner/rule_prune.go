@@ -124,6 +124,8 @@ func prune(n Node, need []bool) (Node, map[int]int) {
 			inputs = append(inputs, p)
 		}
 		return &Union{Inputs: inputs}, m
+	case *WindowTVF:
+		return pruneWindowTVF(x, need)
 	case *Sink:
 		all := make([]bool, len(x.Input.Schema()))
 		for i := range all {

@@ -1,0 +1,500 @@
+package exec
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// windowAssigner computes the windows (start, end) of an event time, in
+// microseconds, for TUMBLE, HOP and CUMULATE.
+type windowAssigner struct {
+	kind                byte // 'T', 'H', 'C'
+	size, slide, offset int64
+}
+
+func newWindowAssigner(w planner.WindowSpec) windowAssigner {
+	return windowAssigner{kind: w.Kind[0], size: w.Size, slide: w.Slide, offset: w.Offset}
+}
+
+// floorMod is x mod m in [0, m).
+func floorMod(x, m int64) int64 {
+	r := x % m
+	if r < 0 {
+		r += m
+	}
+	return r
+}
+
+// assign appends the windows of ts as (start, end) pairs in ascending
+// order of end; the last pair is the window that fires last.
+func (a *windowAssigner) assign(ts int64, dst []int64) []int64 {
+	switch a.kind {
+	case 'T':
+		start := ts - floorMod(ts-a.offset, a.size)
+		return append(dst, start, start+a.size)
+	case 'H':
+		last := ts - floorMod(ts-a.offset, a.slide)
+		n := int64(0)
+		for s := last; s > ts-a.size; s -= a.slide {
+			n++
+		}
+		for s := last - (n-1)*a.slide; s <= last; s += a.slide {
+			dst = append(dst, s, s+a.size)
+		}
+		return dst
+	default: // CUMULATE
+		start := ts - floorMod(ts-a.offset, a.size)
+		first := ts - floorMod(ts-a.offset, a.slide) + a.slide
+		for end := first; end <= start+a.size; end += a.slide {
+			dst = append(dst, start, end)
+		}
+		return dst
+	}
+}
+
+// windowTime is window_time for a window end: the last millisecond in it.
+func windowTime(end int64) int64 { return end - 1000 }
+
+// windowFired reports whether a window ending at end has fired under
+// watermark wm: no row of it (event time < end) can follow.
+func windowFired(end, wm int64) bool { return end-1 <= wm }
+
+// windowTVFOp is a window table function: it appends window_start,
+// window_end and window_time to every row, once per window the row belongs
+// to (TUMBLE: one; HOP: size/slide; CUMULATE: one per step left). Rows
+// whose time is NULL belong to no window and are dropped.
+type windowTVFOp struct {
+	t      *taskContext
+	spec   planner.WindowSpec
+	asg    windowAssigner
+	schema *arrow.Schema
+	tsR    colReader
+	wins   []int64
+	rows   []int32
+}
+
+func newWindowTVF(t *subtask) *windowTVFOp {
+	w := t.op.WindowTVF
+	return &windowTVFOp{spec: w.Window, asg: newWindowAssigner(w.Window), schema: t.op.Schema.Arrow()}
+}
+
+func (w *windowTVFOp) open(t *taskContext) error { w.t = t; return nil }
+
+func (w *windowTVFOp) process(_ int, b Batch, out *emitter) error {
+	rec := b.Rec
+	n := b.Len()
+	col := rec.Column(w.spec.TimeCol)
+	w.tsR.reset(types.TimestampType, col)
+	w.rows = w.rows[:0]
+	starts := array.NewTimestampBuilder(w.t.mem, &arrow.TimestampType{Unit: arrow.Microsecond})
+	ends := array.NewTimestampBuilder(w.t.mem, &arrow.TimestampType{Unit: arrow.Microsecond})
+	times := array.NewTimestampBuilder(w.t.mem, &arrow.TimestampType{Unit: arrow.Microsecond})
+	defer starts.Release()
+	defer ends.Release()
+	defer times.Release()
+	all := col.NullN() == 0
+	for i := 0; i < n; i++ {
+		if !all && col.IsNull(i) {
+			continue
+		}
+		w.wins = w.asg.assign(w.tsR.i64[i], w.wins[:0])
+		for k := 0; k < len(w.wins); k += 2 {
+			w.rows = append(w.rows, int32(i))
+			starts.Append(arrow.Timestamp(w.wins[k]))
+			ends.Append(arrow.Timestamp(w.wins[k+1]))
+			times.Append(arrow.Timestamp(windowTime(w.wins[k+1])))
+		}
+	}
+	if len(w.rows) == 0 {
+		return nil
+	}
+	cols := make([]arrow.Array, 0, rec.NumCols()+3)
+	if len(w.rows) == n {
+		for _, c := range rec.Columns() {
+			c.Retain()
+			cols = append(cols, c)
+		}
+	} else {
+		taken, err := takeRows(w.t.ctx, Batch{Rec: rec}, w.rows)
+		if err != nil {
+			return err
+		}
+		for _, c := range taken.Rec.Columns() {
+			c.Retain()
+			cols = append(cols, c)
+		}
+		taken.Rec.Release()
+	}
+	cols = append(cols, starts.NewArray(), ends.NewArray(), times.NewArray())
+	outRec := array.NewRecordBatch(w.schema, cols, int64(len(w.rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out.emit(Batch{Rec: outRec})
+}
+
+func (w *windowTVFOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
+	return checkpoint.SubtaskState{}, nil
+}
+func (w *windowTVFOp) endInput(*emitter) error { return nil }
+func (w *windowTVFOp) close() error            { return nil }
+
+// windowAggOp is the window aggregation: GROUP BY window_start, window_end
+// [, keys] over a window table function, with the windows assigned here
+// from the time column. For each row and each of its windows it folds the
+// row into the accumulators of (window, key); when the watermark passes a
+// window's end it emits that window's groups once (+I) and deletes their
+// state, so state holds only windows that have not fired. Rows for windows
+// that already fired are late: they are dropped and counted (a record is
+// counted once, when its last window had fired).
+//
+// State: one entry per (window, key) in a state.Cache over the subtask's
+// store, keyed [window end][window start][key columns]; the current
+// watermark is kept in each of the subtask's key groups under a short key
+// so a restore resumes with it. Which windows are pending (the timers) is
+// kept in memory and rebuilt from the store's keys on restore.
+type windowAggOp struct {
+	t        *taskContext
+	spec     *planner.WindowAggregate
+	asg      windowAssigner
+	partKeys []int
+	partT    []types.T
+	keyR     []colReader
+	tsR      colReader
+	outSch   types.Schema
+	arrowSch *arrow.Schema
+	maxPar   int
+
+	// fold accumulates rows into groups (the group aggregate's accumulators).
+	fold   *groupAggOp
+	cache  *state.Cache[group]
+	timers windowTimers
+	wm     int64
+
+	hashes []uint64
+	buf    []byte
+	wins   []int64
+	late   int64
+}
+
+// The key of the watermark entry in every key group (group keys are
+// longer: 16 bytes of window bounds, then the key columns).
+var windowWatermarkKey = []byte("\x00wm")
+
+func newWindowAgg(t *subtask) (*windowAggOp, error) {
+	spec := t.op.WindowAgg
+	a := &windowAggOp{
+		spec: spec, asg: newWindowAssigner(spec.Window), partKeys: spec.PartitionKeys(),
+		outSch: t.op.Schema, arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism,
+		wm: minWatermark,
+	}
+	in := spec.Input.Schema()
+	for _, k := range a.partKeys {
+		a.partT = append(a.partT, in[k].Type)
+	}
+	a.keyR = make([]colReader, len(a.partKeys))
+	a.fold = &groupAggOp{spec: &planner.Aggregate{Aggs: spec.Aggs}, argR: make([]colReader, len(spec.Aggs)), outSch: t.op.Schema}
+	a.timers.keys = map[int64][]timerKey{}
+	return a, nil
+}
+
+func (a *windowAggOp) open(t *taskContext) error {
+	a.t = t
+	a.fold.t = t
+	a.cache = state.NewCache[group](t.store, windowCodec{})
+	if t.restored == nil {
+		return nil
+	}
+	// Rebuild the pending windows and the watermark from the restored state.
+	return t.store.Scan(func(kg int, k, v []byte) error {
+		if len(k) < 16 {
+			if string(k) == string(windowWatermarkKey) && len(v) == 8 {
+				a.wm = max(a.wm, int64(binary.BigEndian.Uint64(v)))
+			}
+			return nil
+		}
+		a.timers.add(int64(binary.BigEndian.Uint64(k)), timerKey{kg: kg, key: string(k)})
+		return nil
+	})
+}
+
+func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
+	n := b.Len()
+	rec := b.Rec
+	for j, k := range a.partKeys {
+		a.keyR[j].reset(a.partT[j], rec.Column(k))
+	}
+	for j, c := range a.spec.Aggs {
+		if c.Arg >= 0 {
+			a.fold.argR[j].reset(c.ArgT, rec.Column(c.Arg))
+		}
+	}
+	tcol := rec.Column(a.spec.Window.TimeCol)
+	a.tsR.reset(types.TimestampType, tcol)
+	if cap(a.hashes) < n {
+		a.hashes = make([]uint64, n)
+	}
+	h := a.hashes[:n]
+	clear(h)
+	for j, k := range a.partKeys {
+		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: a.partT[j]}, n, h)
+	}
+	noNulls := tcol.NullN() == 0
+	late := int64(0)
+	for i := 0; i < n; i++ {
+		if !noNulls && tcol.IsNull(i) {
+			continue // no window
+		}
+		if b.Op(i) != Insert {
+			return fmt.Errorf("window aggregation received a %s row: its input must be append-only", b.Op(i))
+		}
+		a.wins = a.asg.assign(a.tsR.i64[i], a.wins[:0])
+		if windowFired(a.wins[len(a.wins)-1], a.wm) {
+			late++
+			continue
+		}
+		kg := state.KeyGroup(h[i], a.maxPar)
+		for w := 0; w < len(a.wins); w += 2 {
+			start, end := a.wins[w], a.wins[w+1]
+			if windowFired(end, a.wm) {
+				continue
+			}
+			buf := binary.BigEndian.AppendUint64(a.buf[:0], uint64(end))
+			buf = binary.BigEndian.AppendUint64(buf, uint64(start))
+			for j := range a.keyR {
+				buf = a.keyR[j].encodeKey(buf, i)
+			}
+			a.buf = buf
+			e, created, err := a.cache.Get(kg, buf)
+			if err != nil {
+				return err
+			}
+			g := &e.Value
+			if created {
+				g.key = make([]types.Value, len(a.partKeys))
+				for j, k := range a.partKeys {
+					g.key[j] = types.ValueAt(rec.Column(k), i)
+				}
+				g.accs = make([]acc, len(a.spec.Aggs))
+				a.timers.add(end, timerKey{kg: kg, key: e.Key})
+			}
+			g.rows++
+			if err := a.fold.accumulate(g, i, 1); err != nil {
+				return err
+			}
+			a.cache.MarkDirty(e)
+		}
+	}
+	if late > 0 {
+		a.late += late
+		a.t.job.lateRecords.Add(late)
+	}
+	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+}
+
+// watermark fires the windows the watermark passed.
+func (a *windowAggOp) watermark(wm int64, out *emitter) error {
+	if wm <= a.wm {
+		return nil
+	}
+	a.wm = wm
+	return a.fire(out)
+}
+
+// fire emits and deletes every window that ended by the current watermark,
+// in order of window end.
+func (a *windowAggOp) fire(out *emitter) error {
+	if len(a.timers.ends) == 0 || !windowFired(a.timers.ends[0], a.wm) {
+		return nil
+	}
+	bs := a.fold.builders()
+	rows := 0
+	flush := func() error {
+		if rows == 0 {
+			return nil
+		}
+		err := a.emitRows(bs, rows, out)
+		bs, rows = a.fold.builders(), 0
+		return err
+	}
+	for len(a.timers.ends) > 0 && windowFired(a.timers.ends[0], a.wm) {
+		end := heap.Pop(&a.timers).(int64)
+		for _, tk := range a.timers.keys[end] {
+			e, created, err := a.cache.Get(tk.kg, []byte(tk.key))
+			if err != nil {
+				return err
+			}
+			if !created {
+				a.appendGroup(bs, e)
+				rows++
+			}
+			a.cache.Delete(e)
+			if rows >= a.t.batchSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		delete(a.timers.keys, end)
+	}
+	if err := flush(); err != nil {
+		for _, b := range bs {
+			b.Release()
+		}
+		return err
+	}
+	for _, b := range bs {
+		b.Release()
+	}
+	// Forget the fired groups now rather than at the next checkpoint, so
+	// that memory stays flat without checkpoints too.
+	return a.cache.Flush()
+}
+
+// appendGroup appends the result row of group e.
+func (a *windowAggOp) appendGroup(bs []array.Builder, e *state.Entry[group]) {
+	g := &e.Value
+	end := int64(binary.BigEndian.Uint64([]byte(e.Key[:8])))
+	start := int64(binary.BigEndian.Uint64([]byte(e.Key[8:16])))
+	j := 0
+	for i, k := range a.spec.Keys {
+		switch k {
+		case planner.WindowStartKey:
+			bs[i].(*array.TimestampBuilder).Append(arrow.Timestamp(start))
+		case planner.WindowEndKey:
+			bs[i].(*array.TimestampBuilder).Append(arrow.Timestamp(end))
+		case planner.WindowTimeKey:
+			bs[i].(*array.TimestampBuilder).Append(arrow.Timestamp(windowTime(end)))
+		default:
+			types.AppendValue(bs[i], g.key[j])
+			j++
+		}
+	}
+	nk := len(a.spec.Keys)
+	for j := range a.spec.Aggs {
+		a.fold.appendResult(bs[nk+j], &a.spec.Aggs[j], &g.accs[j], g.rows)
+	}
+}
+
+func (a *windowAggOp) emitRows(bs []array.Builder, rows int, out *emitter) error {
+	cols := make([]arrow.Array, len(bs))
+	for i, b := range bs {
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	rec := array.NewRecordBatch(a.arrowSch, cols, int64(rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	return out.emit(Batch{Rec: rec})
+}
+
+// snapshot writes the dirty groups and the watermark, and checkpoints the store.
+func (a *windowAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	if err := a.cache.Flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	if a.wm > minWatermark {
+		var wb state.WriteBatch
+		v := binary.BigEndian.AppendUint64(nil, uint64(a.wm))
+		lo, hi := state.KeyGroupRange(a.t.subtask, a.maxPar, a.t.op.Parallelism)
+		for kg := lo; kg <= hi && kg < a.maxPar; kg++ {
+			wb.Put(kg, windowWatermarkKey, v)
+		}
+		if err := a.t.store.Apply(&wb); err != nil {
+			return checkpoint.SubtaskState{}, err
+		}
+	}
+	info, err := a.t.store.Checkpoint(filepath.Join(cp.dir, cp.rel))
+	if err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize}, nil
+}
+
+// endInput fires every remaining window: the watermark of an ended input is
+// +infinity.
+func (a *windowAggOp) endInput(out *emitter) error {
+	a.wm = maxWatermark
+	return a.fire(out)
+}
+
+func (a *windowAggOp) close() error {
+	if a.t != nil && a.t.store != nil {
+		return a.t.store.Close()
+	}
+	return nil
+}
+
+// timerKey is one pending group: its key group and state key.
+type timerKey struct {
+	kg  int
+	key string
+}
+
+// windowTimers are the pending window ends (a min-heap) and the groups of
+// each.
+type windowTimers struct {
+	ends []int64
+	keys map[int64][]timerKey
+}
+
+func (w *windowTimers) add(end int64, k timerKey) {
+	ks, ok := w.keys[end]
+	if !ok {
+		heap.Push(w, end)
+	}
+	w.keys[end] = append(ks, k)
+}
+
+func (w *windowTimers) Len() int           { return len(w.ends) }
+func (w *windowTimers) Less(i, j int) bool { return w.ends[i] < w.ends[j] }
+func (w *windowTimers) Swap(i, j int)      { w.ends[i], w.ends[j] = w.ends[j], w.ends[i] }
+func (w *windowTimers) Push(x any)         { w.ends = append(w.ends, x.(int64)) }
+func (w *windowTimers) Pop() any {
+	x := w.ends[len(w.ends)-1]
+	w.ends = w.ends[:len(w.ends)-1]
+	return x
+}
+
+// windowCodec encodes a window group: key values, row count, accumulators
+// (with the value multisets of DISTINCT aggregates).
+type windowCodec struct{}
+
+func (windowCodec) Encode(dst []byte, g *group) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(g.key)))
+	for _, v := range g.key {
+		dst = appendValue(dst, v)
+	}
+	dst = binary.AppendVarint(dst, g.rows)
+	dst = binary.AppendUvarint(dst, uint64(len(g.accs)))
+	for i := range g.accs {
+		dst = encodeAcc(dst, &g.accs[i], true)
+	}
+	return dst
+}
+
+func (windowCodec) Decode(src []byte, g *group) error {
+	d := decoder{src: src}
+	g.key = make([]any, d.uvarint())
+	for i := range g.key {
+		g.key[i] = d.value()
+	}
+	g.rows = d.varint()
+	g.accs = make([]acc, d.uvarint())
+	for i := range g.accs {
+		d.acc(&g.accs[i], true)
+	}
+	return d.err
+}

@@ -1,0 +1,522 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Windows (Flink's window table-valued functions).
+//
+//	FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))
+//	FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts), slide, size [, offset]))
+//	FROM TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, max size [, offset]))
+//
+// bind to a WindowTVF node: the input's columns followed by window_start,
+// window_end and window_time (window_end - 1 ms), all TIMESTAMP(3) NOT
+// NULL; HOP and CUMULATE give one row per window a row belongs to. A
+// GROUP BY over such an input that names both window_start and window_end
+// becomes a WindowAggregate (rule windowAggregates): it keeps one
+// accumulator per key and window and emits each window's rows once, when
+// the watermark passes the window's end, so its output is append-only.
+//
+// The time column must be a TIMESTAMP with a watermark (a time attribute)
+// unless the input is bounded: then the windows fire at the end of input.
+// An updating input is an error.
+
+// WindowSpec describes the windows of a window table function. Durations
+// are in microseconds.
+type WindowSpec struct {
+	// Kind is TUMBLE, HOP or CUMULATE.
+	Kind string
+	// TimeCol is the index of the time column in the input; TimeName its name.
+	TimeCol  int
+	TimeName string
+	// Size is the window size (CUMULATE: the maximum size).
+	Size int64
+	// Slide is HOP's slide and CUMULATE's step.
+	Slide int64
+	// Offset shifts the window boundaries (0: aligned to the epoch).
+	Offset int64
+}
+
+// String is the window as EXPLAIN prints it (Flink's form).
+func (w WindowSpec) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s(time_col=[%s]", w.Kind, w.TimeName)
+	switch w.Kind {
+	case "TUMBLE":
+		fmt.Fprintf(&b, ", size=[%s]", fmtMicros(w.Size))
+	case "HOP":
+		fmt.Fprintf(&b, ", size=[%s], slide=[%s]", fmtMicros(w.Size), fmtMicros(w.Slide))
+	case "CUMULATE":
+		fmt.Fprintf(&b, ", max_size=[%s], step=[%s]", fmtMicros(w.Size), fmtMicros(w.Slide))
+	}
+	if w.Offset != 0 {
+		fmt.Fprintf(&b, ", offset=[%s]", fmtMicros(w.Offset))
+	}
+	return b.String() + ")"
+}
+
+// fmtMicros prints a duration in the largest unit that divides it.
+func fmtMicros(us int64) string {
+	neg := ""
+	if us < 0 {
+		neg, us = "-", -us
+	}
+	for _, u := range []struct {
+		n    int64
+		name string
+	}{{86400e6, "d"}, {3600e6, "h"}, {60e6, "min"}, {1e6, "s"}, {1e3, "ms"}} {
+		if us != 0 && us%u.n == 0 {
+			return fmt.Sprintf("%s%d %s", neg, us/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("%s%d us", neg, us)
+}
+
+// WindowTVF is a window table function over Input.
+type WindowTVF struct {
+	Input  Node
+	Window WindowSpec
+}
+
+// The window columns a WindowTVF appends, in order.
+var windowColumns = []string{"window_start", "window_end", "window_time"}
+
+func windowColType() types.T {
+	t := types.TimestampOf(3)
+	t.NotNull = true
+	return t
+}
+
+func (w *WindowTVF) Schema() types.Schema {
+	in := w.Input.Schema()
+	out := make(types.Schema, 0, len(in)+3)
+	out = append(out, in...)
+	for _, n := range windowColumns {
+		out = append(out, types.Column{Name: n, Type: windowColType()})
+	}
+	return out
+}
+func (w *WindowTVF) Children() []Node            { return []Node{w.Input} }
+func (w *WindowTVF) withChildren(ch []Node) Node { c := *w; c.Input = ch[0]; return &c }
+
+// Window key markers in WindowAggregate.Keys.
+const (
+	WindowStartKey = -1 - iota
+	WindowEndKey
+	WindowTimeKey
+)
+
+// WindowAggregate groups the rows of Input by window (assigned from the
+// time column as Window says) and Keys, and emits each group once, after the
+// watermark passed the window's end (or at the end of input).
+type WindowAggregate struct {
+	// Input is the un-windowed input.
+	Input  Node
+	Window WindowSpec
+	// Keys are the GROUP BY keys in order: an Input column index, or
+	// WindowStartKey, WindowEndKey, WindowTimeKey.
+	Keys []int
+	// Aggs are the aggregates; Arg indexes Input.
+	Aggs []AggCall
+	// cols is the output: the keys then the aggregates.
+	cols types.Schema
+}
+
+func (w *WindowAggregate) Schema() types.Schema        { return w.cols }
+func (w *WindowAggregate) Children() []Node            { return []Node{w.Input} }
+func (w *WindowAggregate) withChildren(ch []Node) Node { c := *w; c.Input = ch[0]; return &c }
+
+// PartitionKeys are the keys that are Input columns (the window columns
+// excluded): the hash exchange in front of the operator routes by them.
+func (w *WindowAggregate) PartitionKeys() []int {
+	var out []int
+	for _, k := range w.Keys {
+		if k >= 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// bindWindow binds a window table function of FROM.
+func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
+	if w.Kind == "SESSION" {
+		return nil, errAt(ErrUnsupported, w.Pos, "use TUMBLE, HOP or CUMULATE", "SESSION windows are not supported yet")
+	}
+	input, err := b.bindTableName(w.Table)
+	if err != nil {
+		return nil, err
+	}
+	in := input.Schema()
+	col := -1
+	for i, c := range in {
+		if strings.EqualFold(c.Name, w.TimeCol) {
+			col = i
+		}
+	}
+	if col < 0 {
+		return nil, errAt(ErrUnknownColumn, w.TimeColPos, "available columns: "+strings.Join(in.Names(), ", "), "column '%s' not found in '%s'", w.TimeCol, w.Table)
+	}
+	for _, c := range in {
+		for _, n := range windowColumns {
+			if strings.EqualFold(c.Name, n) {
+				return nil, errAt(ErrUnsupported, w.Pos, "rename the column", "the input of %s already has a column '%s'", w.Kind, c.Name)
+			}
+		}
+	}
+	if in[col].Type.Kind != types.Timestamp {
+		return nil, errAt(ErrTypeMismatch, w.TimeColPos, "declare it TIMESTAMP(3) with a WATERMARK FOR clause",
+			"the time column '%s' of %s must be a TIMESTAMP, it is %s", in[col].Name, w.Kind, in[col].Type)
+	}
+	if ModeOf(input) == Updating {
+		return nil, errAt(ErrUnsupported, w.Pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", w.Kind, producer(input))
+	}
+	if !IsBounded(input) && !isRowtime(input, col) {
+		return nil, errAt(ErrUnsupported, w.TimeColPos, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table", in[col].Name, in[col].Name),
+			"the time column '%s' of %s over an unbounded input must be a time attribute (a column with a watermark)", in[col].Name, w.Kind)
+	}
+	spec := WindowSpec{Kind: w.Kind, TimeCol: col, TimeName: in[col].Name}
+	dur := func(iv sql.Interval, what string) (int64, error) {
+		d, err := iv.Duration()
+		if err != nil {
+			return 0, errAt(ErrUnsupported, iv.Pos, "", "%s: %v", what, err)
+		}
+		if d <= 0 && what != "offset" {
+			return 0, errAt(ErrUnsupported, iv.Pos, "", "the %s of %s must be positive", what, w.Kind)
+		}
+		return d.Microseconds(), nil
+	}
+	if spec.Size, err = dur(w.Size, "size"); err != nil {
+		return nil, err
+	}
+	switch w.Kind {
+	case "HOP":
+		if spec.Slide, err = dur(w.Slide, "slide"); err != nil {
+			return nil, err
+		}
+	case "CUMULATE":
+		if spec.Slide, err = dur(w.Slide, "step"); err != nil {
+			return nil, err
+		}
+		if spec.Size%spec.Slide != 0 {
+			return nil, errAt(ErrUnsupported, w.Size.Pos, "", "the max size of CUMULATE (%s) must be a multiple of its step (%s)", fmtMicros(spec.Size), fmtMicros(spec.Slide))
+		}
+	}
+	if w.Offset.Unit != "" {
+		if spec.Offset, err = dur(w.Offset, "offset"); err != nil {
+			return nil, err
+		}
+	}
+	return &WindowTVF{Input: input, Window: spec}, nil
+}
+
+// isRowtime reports whether column col of n is a time attribute: a scan's
+// row-time column with a watermark, carried through filters, projections
+// (as a plain column), unions and windows, or a window's window_time.
+func isRowtime(n Node, col int) bool {
+	switch x := n.(type) {
+	case *Scan:
+		return x.Watermark != nil && col < len(x.Fields) && x.Fields[col] == x.Watermark.Column
+	case *Filter:
+		return isRowtime(x.Input, col)
+	case *Project:
+		if c, ok := x.Exprs[col].(*ColumnRef); ok {
+			return isRowtime(x.Input, c.Index)
+		}
+	case *Union:
+		for _, in := range x.Inputs {
+			if !isRowtime(in, col) {
+				return false
+			}
+		}
+		return true
+	case *WindowTVF:
+		nIn := len(x.Input.Schema())
+		if col < nIn {
+			return isRowtime(x.Input, col)
+		}
+		return col == nIn+2 && isRowtime(x.Input, x.Window.TimeCol)
+	case *WindowAggregate:
+		return col < len(x.Keys) && x.Keys[col] == WindowTimeKey
+	}
+	return false
+}
+
+// Rule: window aggregation. An Aggregate whose keys include window_start and
+// window_end of one WindowTVF below it, through filters and projections
+// that do not compute over the window columns, becomes a WindowAggregate
+// over the TVF's input: windows are assigned inside the aggregate, and the
+// result is append-only. Runs after projection pruning.
+func windowAggregates(n Node) Node {
+	ch := n.Children()
+	newCh := make([]Node, len(ch))
+	changed := false
+	for i, c := range ch {
+		newCh[i] = windowAggregates(c)
+		changed = changed || newCh[i] != c
+	}
+	if changed {
+		n = n.withChildren(newCh)
+	}
+	if a, ok := n.(*Aggregate); ok {
+		if w := toWindowAggregate(a); w != nil {
+			return w
+		}
+	}
+	return n
+}
+
+// windowCol traces column col of n down to a WindowTVF's window column:
+// it returns the TVF and which column (0 start, 1 end, 2 time), or nil.
+func windowCol(n Node, col int) (*WindowTVF, int) {
+	switch x := n.(type) {
+	case *Filter:
+		return windowCol(x.Input, col)
+	case *Project:
+		if c, ok := x.Exprs[col].(*ColumnRef); ok {
+			return windowCol(x.Input, c.Index)
+		}
+	case *WindowTVF:
+		if nIn := len(x.Input.Schema()); col >= nIn {
+			return x, col - nIn
+		}
+	}
+	return nil, -1
+}
+
+func toWindowAggregate(a *Aggregate) *WindowAggregate {
+	var tvf *WindowTVF
+	seen := [3]bool{}
+	for _, k := range a.Keys {
+		w, which := windowCol(a.Input, k)
+		if w == nil {
+			continue
+		}
+		if tvf != nil && tvf != w {
+			return nil
+		}
+		tvf = w
+		seen[which] = true
+	}
+	if tvf == nil || !seen[0] || !seen[1] {
+		return nil
+	}
+	in, cols, timeCol, ok := unwindow(a.Input, tvf)
+	if !ok {
+		return nil
+	}
+	spec := tvf.Window
+	spec.TimeCol = timeCol
+	wa := &WindowAggregate{Input: in, Window: spec, cols: a.Schema()}
+	for _, k := range a.Keys {
+		c := cols[k]
+		if c.win > 0 {
+			wa.Keys = append(wa.Keys, -c.win)
+		} else {
+			wa.Keys = append(wa.Keys, c.idx)
+		}
+	}
+	for _, c := range a.Aggs {
+		if c.Arg >= 0 {
+			if cols[c.Arg].win > 0 {
+				return nil
+			}
+			c.Arg = cols[c.Arg].idx
+		}
+		wa.Aggs = append(wa.Aggs, c)
+	}
+	return wa
+}
+
+// colSrc says where a column of a node above a TVF comes from once the TVF
+// is gone: column idx of the rewritten node, or window column win (1
+// start, 2 end, 3 time).
+type colSrc struct {
+	idx int
+	win int
+}
+
+// unwindow rebuilds the chain of filters and projections from n down to
+// tvf directly over tvf's input, without the window columns (which may only
+// be passed through, not computed on). It returns the new node, where each
+// old column comes from, and the index of the time column in the new node.
+func unwindow(n Node, tvf *WindowTVF) (Node, []colSrc, int, bool) {
+	if n == Node(tvf) {
+		nIn := len(tvf.Input.Schema())
+		cols := make([]colSrc, nIn+3)
+		for i := range cols {
+			if i < nIn {
+				cols[i] = colSrc{idx: i}
+			} else {
+				cols[i] = colSrc{win: i - nIn + 1}
+			}
+		}
+		return tvf.Input, cols, tvf.Window.TimeCol, true
+	}
+	switch x := n.(type) {
+	case *Filter:
+		in, cols, tc, ok := unwindow(x.Input, tvf)
+		if !ok {
+			return nil, nil, 0, false
+		}
+		cond, ok := remapWindowed(x.Cond, cols)
+		if !ok {
+			return nil, nil, 0, false
+		}
+		return &Filter{Input: in, Cond: cond}, cols, tc, true
+	case *Project:
+		in, inCols, tc, ok := unwindow(x.Input, tvf)
+		if !ok {
+			return nil, nil, 0, false
+		}
+		p := &Project{Input: in}
+		cols := make([]colSrc, len(x.Exprs))
+		for i, e := range x.Exprs {
+			if c, isRef := e.(*ColumnRef); isRef && inCols[c.Index].win > 0 {
+				cols[i] = colSrc{win: inCols[c.Index].win}
+				continue
+			}
+			re, ok := remapWindowed(e, inCols)
+			if !ok {
+				return nil, nil, 0, false
+			}
+			cols[i] = colSrc{idx: len(p.Exprs)}
+			p.Exprs = append(p.Exprs, re)
+			p.Names = append(p.Names, x.Names[i])
+		}
+		newTC := -1
+		for i, e := range p.Exprs {
+			if c, isRef := e.(*ColumnRef); isRef && c.Index == tc {
+				newTC = i
+				break
+			}
+		}
+		if newTC < 0 {
+			s := in.Schema()[tc]
+			newTC = len(p.Exprs)
+			p.Exprs = append(p.Exprs, &ColumnRef{Index: tc, Name: s.Name, T: s.Type})
+			p.Names = append(p.Names, s.Name)
+		}
+		if isIdentity(p, in) {
+			return in, cols, newTC, true
+		}
+		return p, cols, newTC, true
+	}
+	return nil, nil, 0, false
+}
+
+// remapWindowed rewrites e's column references through cols; false if e
+// reads a window column.
+func remapWindowed(e Expr, cols []colSrc) (Expr, bool) {
+	used := map[int]bool{}
+	columnsUsed(e, used)
+	m := map[int]int{}
+	for c := range used {
+		if cols[c].win > 0 {
+			return nil, false
+		}
+		m[c] = cols[c].idx
+	}
+	return remapColumns(e, m), true
+}
+
+func isIdentity(p *Project, in Node) bool {
+	s := in.Schema()
+	if len(p.Exprs) != len(s) {
+		return false
+	}
+	for i, e := range p.Exprs {
+		c, ok := e.(*ColumnRef)
+		if !ok || c.Index != i || p.Names[i] != s[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// pruneWindowTVF prunes below a window table function: its input keeps the
+// columns needed above and the time column; the window columns stay.
+func pruneWindowTVF(x *WindowTVF, need []bool) (Node, map[int]int) {
+	nIn := len(x.Input.Schema())
+	inNeed := make([]bool, nIn)
+	copy(inNeed, need[:nIn])
+	inNeed[x.Window.TimeCol] = true
+	in, im := prune(x.Input, inNeed)
+	w := &WindowTVF{Input: in, Window: x.Window}
+	w.Window.TimeCol = im[x.Window.TimeCol]
+	m := map[int]int{}
+	for i := 0; i < nIn; i++ {
+		if j, ok := im[i]; ok {
+			m[i] = j
+		}
+	}
+	n := len(in.Schema())
+	for k := 0; k < 3; k++ {
+		m[nIn+k] = n + k
+	}
+	return w, m
+}
+
+func describeWindowNode(n Node) string {
+	switch x := n.(type) {
+	case *WindowTVF:
+		return "WindowTableFunction(window=[" + x.Window.String() + "])"
+	case *WindowAggregate:
+		return describeWindowAgg(x)
+	}
+	return fmt.Sprintf("%T", n)
+}
+
+func describeWindowAgg(w *WindowAggregate) string {
+	in := w.Input.Schema()
+	var keys, sel []string
+	for _, k := range w.PartitionKeys() {
+		keys = append(keys, in[k].Name)
+	}
+	for i := range w.Keys {
+		sel = append(sel, w.cols[i].Name)
+	}
+	for _, c := range w.Aggs {
+		arg := "*"
+		if c.Arg >= 0 {
+			arg = in[c.Arg].Name
+		}
+		if c.Distinct {
+			arg = "DISTINCT " + arg
+		}
+		sel = append(sel, fmt.Sprintf("%s(%s) AS %s", c.Func, arg, c.Name))
+	}
+	return "WindowAggregate(groupBy=[" + strings.Join(keys, ", ") + "], window=[" + w.Window.String() + "], select=[" + strings.Join(sel, ", ") + "])"
+}
+
+// buildWindow fills in the physical operator of a window node.
+func (b *physBuilder) buildWindow(o *Operator, n Node) {
+	switch x := n.(type) {
+	case *WindowTVF:
+		in := b.build(x.Input)
+		o.Kind, o.WindowTVF, o.Parallelism = OpWindowTVF, x, in.Parallelism
+		o.Inputs = []Edge{{From: in, Partition: Forward}}
+	case *WindowAggregate:
+		in := b.build(x.Input)
+		o.Kind, o.WindowAgg = OpWindowAggregate, x
+		if keys := x.PartitionKeys(); len(keys) == 0 {
+			o.Parallelism = 1
+			o.Inputs = []Edge{{From: in, Partition: Global}}
+		} else {
+			o.Parallelism = b.par
+			o.Inputs = []Edge{{From: in, Partition: Hash, Keys: keys}}
+		}
+	}
+}
+
+func describeWindowOp(o *Operator) string {
+	if o.Kind == OpWindowTVF {
+		return describeWindowNode(o.WindowTVF)
+	}
+	return describeWindowNode(o.WindowAgg)
+}
