@@ -21,9 +21,11 @@
 //   - TestAtLeastOnce: the same with 'sink.delivery-guarantee' =
 //     'at-least-once' and AT_LEAST_ONCE checkpoints: every click id at least
 //     once.
-//   - TestBadRecords: invalid JSON, wrong types and missing fields fail the
-//     job with an error naming topic, partition and offset; with
-//     'json.ignore-parse-errors' they are skipped and counted in SHOW JOBS.
+//   - TestBadRecords: invalid JSON and wrongly typed values fail the job
+//     with an error naming topic, partition and offset, as do missing
+//     fields with 'json.fail-on-missing-field' (without it a missing field
+//     is NULL, as in Flink); with 'json.ignore-parse-errors' the bad records
+//     are skipped, counted in SHOW JOBS, and every other record is copied.
 //
 // Each job runs with parallelism 2 over 4 partitions and 200ms
 // checkpoints. The failpoints (after-sink-precommit, after-metadata-before-
