@@ -67,8 +67,10 @@ func (a *windowAssigner) assign(ts int64, dst []int64) []int64 {
 func windowTime(end int64) int64 { return end - 1000 }
 
 // windowFired reports whether a window ending at end has fired under
-// watermark wm: no row of it (event time < end) can follow.
-func windowFired(end, wm int64) bool { return end-1 <= wm }
+// watermark wm: as in Flink, once the watermark reaches the window's last
+// millisecond (window_time), which treats event time at millisecond
+// precision as Flink's TIMESTAMP(3) row times are.
+func windowFired(end, wm int64) bool { return windowTime(end) <= wm }
 
 // windowTVFOp is a window table function: it appends window_start,
 // window_end and window_time to every row, once per window the row belongs

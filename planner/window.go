@@ -127,7 +127,24 @@ type WindowAggregate struct {
 	cols types.Schema
 }
 
-func (w *WindowAggregate) Schema() types.Schema        { return w.cols }
+// Schema is the keys (window columns TIMESTAMP(3) NOT NULL) then the
+// aggregates.
+func (w *WindowAggregate) Schema() types.Schema {
+	if w.cols == nil {
+		in := w.Input.Schema()
+		for _, k := range w.Keys {
+			if k < 0 {
+				w.cols = append(w.cols, types.Column{Name: windowColumns[-1-k], Type: windowColType()})
+			} else {
+				w.cols = append(w.cols, in[k])
+			}
+		}
+		for _, c := range w.Aggs {
+			w.cols = append(w.cols, types.Column{Name: c.Name, Type: c.T})
+		}
+	}
+	return w.cols
+}
 func (w *WindowAggregate) Children() []Node            { return []Node{w.Input} }
 func (w *WindowAggregate) withChildren(ch []Node) Node { c := *w; c.Input = ch[0]; return &c }
 
