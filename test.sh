@@ -15,7 +15,10 @@ go test -count=1 ./...
 # Short fuzzing of the parser and planner (coverage-guided, seeds in testdata).
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 15s ./sql
 go test -run '^$' -fuzz '^FuzzPlan$' -fuzztime 15s ./session
-# The example job end to end through the binary.
+# The examples end to end through the binary (the page-view one on a
+# kafka-dev broker of its own, on a port that is free here).
 go build -o ./streamsql ./cmd/streamsql
 ./streamsql --data-dir "$(mktemp -d)" -f examples/quickstart.sql > /dev/null
+KAFKA_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 19092) \
+  STREAMSQL=./streamsql examples/pageviews.sh > /dev/null
 echo "all tests passed"
