@@ -22,9 +22,10 @@ type JobInfo struct {
 	Start             time.Time
 	Duration          time.Duration
 	RecordsIn, RecOut int64
-	// Skipped counts bad records skipped ('json.ignore-parse-errors').
-	Skipped  int64
-	Restarts int
+	// Skipped counts bad records skipped ('json.ignore-parse-errors');
+	// Late the records dropped for arriving behind the watermark.
+	Skipped, Late int64
+	Restarts      int
 	// RestoredFrom is the checkpoint the job started from (0: fresh).
 	RestoredFrom int64
 	// Checkpoints are the statistics of its checkpoints (zero without).
@@ -47,6 +48,7 @@ type jobEntry struct {
 	restored  int64
 	in, out   int64 // records of finished attempts
 	skipped   int64
+	late      int64
 	lastStats checkpoint.Stats
 	end       time.Time
 	err       error
@@ -79,12 +81,13 @@ func (e *jobEntry) info() JobInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
-		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Checkpoints: e.lastStats}
+		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Late: e.late, Checkpoints: e.lastStats}
 	if e.cur != nil {
 		m := e.cur.Metrics()
 		info.RecordsIn += m.RecordsIn
 		info.RecOut += m.RecordsOut
 		info.Skipped += m.Skipped
+		info.Late += m.LateRecords
 		if c := e.cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {
@@ -157,7 +160,8 @@ func (r *jobRegistry) table() *Result {
 		{Name: "duration", Type: types.StringType}, {Name: "restarts", Type: types.BigIntType},
 		{Name: "last checkpoint", Type: types.StringType},
 		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
-		{Name: "skipped", Type: types.BigIntType}, {Name: "error", Type: types.StringType},
+		{Name: "skipped", Type: types.BigIntType}, {Name: "late", Type: types.BigIntType},
+		{Name: "error", Type: types.StringType},
 	}}
 	for _, e := range r.all() {
 		j := e.info()
@@ -171,7 +175,7 @@ func (r *jobRegistry) table() *Result {
 				byteSize(c.LastSize), byteSize(c.LastIncremental))
 		}
 		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
-			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, errText})
+			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Late, errText})
 	}
 	return res
 }

@@ -183,6 +183,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.in += m.RecordsIn
 		e.out += m.RecordsOut
 		e.skipped += m.Skipped
+		e.late += m.LateRecords
 		if c := cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {
