@@ -17,14 +17,15 @@ import (
 // the new count of each app id changed by a poll, committing the produced
 // records together with the consumed offsets in one transaction per
 // checkpoint interval (exactly-once).
-func runBare(ctx context.Context, c config, b *broker, in *input) result {
+func runBare(ctx context.Context, c config, b *broker, in *input, round int) result {
 	r := result{name: "bare franz-go loop", note: fmt.Sprintf("exactly-once: one transaction per %v with the offsets (GroupTransactSession)", c.checkpoint)}
 	ends, err := endOffsets(ctx, b.addr, "clicks")
 	if err != nil {
 		r.err = err
 		return r
 	}
-	chk, err := startChecker(b.addr, "pv_bare", in.counts)
+	topic, name := fmt.Sprintf("pv_bare_%d", round), fmt.Sprintf("bench-bare-%d", round)
+	chk, err := startChecker(b.addr, topic, in.counts)
 	if err != nil {
 		r.err = err
 		return r
@@ -35,7 +36,7 @@ func runBare(ctx context.Context, c config, b *broker, in *input) result {
 	loopDone := make(chan struct{})
 	go func() {
 		defer close(loopDone)
-		if err := bareLoop(ctx, c, b, ends); err != nil {
+		if err := bareLoop(ctx, c, b, ends, name, topic); err != nil {
 			loopErr.Store(err)
 		}
 	}()
@@ -81,17 +82,17 @@ func endOffsets(ctx context.Context, addr, topic string) (map[int32]int64, error
 
 // bareLoop runs until every partition is consumed up to ends and the last
 // transaction is committed.
-func bareLoop(ctx context.Context, c config, b *broker, ends map[int32]int64) error {
+func bareLoop(ctx context.Context, c config, b *broker, ends map[int32]int64, name, topic string) error {
 	sess, err := kgo.NewGroupTransactSession(
 		kgo.SeedBrokers(b.addr),
-		kgo.ConsumerGroup("bench-bare"),
+		kgo.ConsumerGroup(name),
 		kgo.ConsumeTopics("clicks"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequireStableFetchOffsets(),
-		kgo.TransactionalID("bench-bare"),
+		kgo.TransactionalID(name),
 		kgo.TransactionTimeout(60*time.Second),
-		kgo.DefaultProduceTopic("pv_bare"),
+		kgo.DefaultProduceTopic(topic),
 		kgo.ProducerLinger(5*time.Millisecond),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	)

@@ -60,7 +60,7 @@ func (pvCodec) Decode(b []byte) (any, error) {
 // runGoka runs a goka processor group counting clicks per key (the app
 // id) in its group table (goka.Persist) and emitting each new count to
 // pv_goka: goka's at-least-once.
-func runGoka(ctx context.Context, c config, b *broker, in *input, work string) result {
+func runGoka(ctx context.Context, c config, b *broker, in *input, work string, round int) result {
 	r := result{name: "goka v1.1.16", note: fmt.Sprintf("at-least-once, %s storage, default sarama settings but reading from the oldest offset", c.gokaStorage)}
 	cfg := goka.DefaultConfig()
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
@@ -68,6 +68,7 @@ func runGoka(ctx context.Context, c config, b *broker, in *input, work string) r
 	tmc := goka.NewTopicManagerConfig()
 	tmc.Table.Replication = 1
 	tmc.Stream.Replication = 1
+	out := goka.Stream(fmt.Sprintf("pv_goka_%d", round))
 	cb := func(ctx goka.Context, msg any) {
 		cl := msg.(*click)
 		var n int64
@@ -76,16 +77,16 @@ func runGoka(ctx context.Context, c config, b *broker, in *input, work string) r
 		}
 		n++
 		ctx.SetValue(n)
-		ctx.Emit("pv_goka", ctx.Key(), pvValue{cl.AppID, n})
+		ctx.Emit(out, ctx.Key(), pvValue{cl.AppID, n})
 	}
-	g := goka.DefineGroup("bench-goka",
+	g := goka.DefineGroup(goka.Group(fmt.Sprintf("bench-goka-%d", round)),
 		goka.Input("clicks", clickCodec{}, cb),
 		goka.Persist(new(codec.Int64)),
-		goka.Output("pv_goka", pvCodec{}),
+		goka.Output(out, pvCodec{}),
 	)
 	sb := storage.MemoryBuilder()
 	if c.gokaStorage == "leveldb" {
-		sb = storage.DefaultBuilder(filepath.Join(work, "goka"))
+		sb = storage.DefaultBuilder(filepath.Join(work, fmt.Sprintf("goka-%d", round)))
 	}
 	p, err := goka.NewProcessor([]string{b.addr}, g,
 		goka.WithTopicManagerBuilder(goka.TopicManagerBuilderWithConfig(cfg, tmc)),
@@ -96,7 +97,7 @@ func runGoka(ctx context.Context, c config, b *broker, in *input, work string) r
 		r.err = err
 		return r
 	}
-	chk, err := startChecker(b.addr, "pv_goka", in.counts)
+	chk, err := startChecker(b.addr, string(out), in.counts)
 	if err != nil {
 		r.err = err
 		return r

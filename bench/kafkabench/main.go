@@ -29,6 +29,7 @@ type config struct {
 	gokaStorage string
 	results     string
 	timeout     time.Duration
+	rounds      int
 }
 
 // result is one contender's measurement.
@@ -37,6 +38,7 @@ type result struct {
 	elapsed time.Duration // from start until the output was complete
 	outRecs int64         // committed output records read by the checker
 	note    string
+	round   int
 	err     error
 }
 
@@ -55,9 +57,14 @@ func main() {
 	flag.StringVar(&c.gokaStorage, "goka-storage", "memory", "goka's local table storage: memory or leveldb")
 	flag.StringVar(&c.results, "results", "RESULTS.md", "write the results (markdown) to this `file`; empty: do not")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up on a contender after this long")
+	flag.IntVar(&c.rounds, "rounds", 3, "measure each contender this many times (in turn), report the median")
 	flag.Parse()
 	if c.streamsql == "" {
 		fmt.Fprintln(os.Stderr, "kafkabench: --streamsql is required (build it: go build -o streamsql ./cmd/streamsql)")
+		os.Exit(2)
+	}
+	if c.rounds < 1 {
+		fmt.Fprintln(os.Stderr, "kafkabench: --rounds must be at least 1")
 		os.Exit(2)
 	}
 	if c.gokaStorage != "memory" && c.gokaStorage != "leveldb" {
@@ -80,7 +87,13 @@ func run(c config) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	b, err := startBroker(c.streamsql, c.partitions, c.classic, "clicks", "pv_eo", "pv_alo", "pv_bare", "pv_goka")
+	topics := []string{"clicks"}
+	for r := 1; r <= c.rounds; r++ {
+		for _, k := range []string{"eo", "alo", "bare", "goka"} {
+			topics = append(topics, fmt.Sprintf("pv_%s_%d", k, r))
+		}
+	}
+	b, err := startBroker(c.streamsql, c.partitions, c.classic, topics...)
 	if err != nil {
 		return err
 	}
@@ -93,7 +106,6 @@ func run(c config) error {
 	}
 	logf("produced %d clicks over %d keys in %v (%.0f records/s)", c.records, c.keys, in.took.Round(time.Millisecond), float64(c.records)/in.took.Seconds())
 
-	var results []result
 	want := func(name string) bool {
 		for _, s := range strings.Split(c.only, ",") {
 			if strings.TrimSpace(s) == name {
@@ -104,29 +116,36 @@ func run(c config) error {
 	}
 	type contender struct {
 		key string
-		fn  func(context.Context) result
+		fn  func(ctx context.Context, round int) result
 	}
-	for _, ct := range []contender{
-		{"eo", func(ctx context.Context) result { return runStreamsql(ctx, c, b, in, work, true) }},
-		{"alo", func(ctx context.Context) result { return runStreamsql(ctx, c, b, in, work, false) }},
-		{"bare", func(ctx context.Context) result { return runBare(ctx, c, b, in) }},
-		{"goka", func(ctx context.Context) result { return runGoka(ctx, c, b, in, work) }},
-	} {
-		if !want(ct.key) {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-		runtime.GC()
-		r := ct.fn(ctx)
-		cancel()
-		if r.err != nil {
-			logf("%s: FAILED: %v", r.name, r.err)
-		} else {
-			logf("%s: %d records in %v: %.0f records/s (%d output records)", r.name, c.records, r.elapsed.Round(time.Millisecond), r.rate(c.records), r.outRecs)
-		}
-		results = append(results, r)
+	contenders := []contender{
+		{"eo", func(ctx context.Context, round int) result { return runStreamsql(ctx, c, b, in, work, true, round) }},
+		{"alo", func(ctx context.Context, round int) result { return runStreamsql(ctx, c, b, in, work, false, round) }},
+		{"bare", func(ctx context.Context, round int) result { return runBare(ctx, c, b, in, round) }},
+		{"goka", func(ctx context.Context, round int) result { return runGoka(ctx, c, b, in, work, round) }},
 	}
-	table := formatTable(c, in, results)
+	// Each round measures every contender once, in turn, so that a slow
+	// spell of the machine does not fall on one contender only.
+	var all []result
+	for round := 1; round <= c.rounds; round++ {
+		for _, ct := range contenders {
+			if !want(ct.key) {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+			runtime.GC()
+			r := ct.fn(ctx, round)
+			cancel()
+			r.round = round
+			if r.err != nil {
+				logf("round %d, %s: FAILED: %v", round, r.name, r.err)
+			} else {
+				logf("round %d, %s: %d records in %v: %.0f records/s (%d output records)", round, r.name, c.records, r.elapsed.Round(time.Millisecond), r.rate(c.records), r.outRecs)
+			}
+			all = append(all, r)
+		}
+	}
+	table := formatTable(c, in, all)
 	fmt.Println()
 	fmt.Print(table)
 	if c.results != "" {
@@ -135,7 +154,7 @@ func run(c config) error {
 		}
 		logf("wrote %s", c.results)
 	}
-	for _, r := range results {
+	for _, r := range all {
 		if r.err != nil {
 			return fmt.Errorf("%s failed", r.name)
 		}

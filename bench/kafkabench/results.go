@@ -5,36 +5,78 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 )
 
-// formatTable prints the measurements as a markdown table with the
-// ratios the issue sets targets for.
+// summary is a contender's measurements over the rounds.
+type summary struct {
+	name   string
+	ok     []result // sorted by rate
+	failed []result
+}
+
+// median is the middle measurement (the slower of the two middle ones for
+// an even count).
+func (s summary) median() result { return s.ok[(len(s.ok)-1)/2] }
+
+// summarize groups the results by contender, in first-seen order.
+func summarize(c config, rs []result) []summary {
+	var out []summary
+	idx := map[string]int{}
+	for _, r := range rs {
+		i, ok := idx[r.name]
+		if !ok {
+			i = len(out)
+			idx[r.name] = i
+			out = append(out, summary{name: r.name})
+		}
+		if r.err != nil {
+			out[i].failed = append(out[i].failed, r)
+		} else {
+			out[i].ok = append(out[i].ok, r)
+		}
+	}
+	for _, s := range out {
+		sort.Slice(s.ok, func(a, b int) bool { return s.ok[a].rate(c.records) < s.ok[b].rate(c.records) })
+	}
+	return out
+}
+
+// formatTable prints the measurements as a markdown table (the median of
+// the rounds, and the range) with the ratios the project sets targets
+// for.
 func formatTable(c config, in *input, rs []result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d clicks, %d keys, %d partitions; Kafka -> COUNT(*) by key -> Kafka; records/s of input consumed until the committed output was complete.\n\n",
-		c.records, c.keys, c.partitions)
-	b.WriteString("| contender | records/s | seconds | output records read | notes |\n")
-	b.WriteString("|---|---:|---:|---:|---|\n")
-	byName := map[string]result{}
-	for _, r := range rs {
-		if r.err != nil {
-			fmt.Fprintf(&b, "| %s | failed | | | %s |\n", r.name, firstLine(r.err.Error()))
+	fmt.Fprintf(&b, "%d clicks, %d keys, %d partitions; Kafka -> COUNT(*) by key -> Kafka; records/s of input consumed until the committed output was complete; median of %d rounds (each round runs every contender once, in turn).\n\n",
+		c.records, c.keys, c.partitions, c.rounds)
+	b.WriteString("| contender | records/s (median) | range over the rounds | seconds (median) | output records read | notes |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---|\n")
+	med := map[string]float64{}
+	for _, s := range summarize(c, rs) {
+		if len(s.ok) == 0 {
+			fmt.Fprintf(&b, "| %s | failed | | | | %s |\n", s.name, firstLine(s.failed[0].err.Error()))
 			continue
 		}
-		byName[r.name] = r
-		fmt.Fprintf(&b, "| %s | %.0f | %.2f | %d | %s |\n", r.name, r.rate(c.records), r.elapsed.Seconds(), r.outRecs, r.note)
+		m := s.median()
+		med[s.name] = m.rate(c.records)
+		note := m.note
+		if len(s.failed) > 0 {
+			note += fmt.Sprintf("; %d of %d rounds FAILED: %s", len(s.failed), len(s.failed)+len(s.ok), firstLine(s.failed[0].err.Error()))
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f - %.0f | %.2f | %d | %s |\n", s.name, m.rate(c.records),
+			s.ok[0].rate(c.records), s.ok[len(s.ok)-1].rate(c.records), m.elapsed.Seconds(), m.outRecs, note)
 	}
 	b.WriteString("\n")
-	eo, okEO := byName["streamsql exactly-once"]
+	eo, okEO := med["streamsql exactly-once"]
 	ratio := func(label, other string, target float64, pct bool) {
-		o, ok := byName[other]
+		o, ok := med[other]
 		if !okEO || !ok {
 			fmt.Fprintf(&b, "- %s: not measured\n", label)
 			return
 		}
-		x := eo.rate(c.records) / o.rate(c.records)
+		x := eo / o
 		met := "met"
 		if x < target {
 			met = "NOT met"
@@ -47,8 +89,8 @@ func formatTable(c config, in *input, rs []result) string {
 	}
 	ratio("streamsql exactly-once / goka", "goka v1.1.16", 4, false)
 	ratio("streamsql exactly-once / bare franz-go loop", "bare franz-go loop", 0.40, true)
-	if alo, ok := byName["streamsql at-least-once"]; ok && okEO {
-		fmt.Fprintf(&b, "- streamsql exactly-once / at-least-once: %.0f%%\n", 100*eo.rate(c.records)/alo.rate(c.records))
+	if alo, ok := med["streamsql at-least-once"]; ok && okEO {
+		fmt.Fprintf(&b, "- streamsql exactly-once / at-least-once: %.0f%%\n", 100*eo/alo)
 	}
 	fmt.Fprintf(&b, "- input produced with franz-go in %.2f s (%.0f records/s)\n", in.took.Seconds(), float64(c.records)/in.took.Seconds())
 	return b.String()
@@ -73,6 +115,12 @@ func writeResults(c config, b *broker, table string) error {
 			fmt.Fprintf(&s, " (repository at commit %s)", strings.TrimSpace(string(rev)))
 		}
 		s.WriteString("\n\n")
+	}
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		f := strings.Fields(string(la))
+		if len(f) >= 3 {
+			fmt.Fprintf(&s, "Load average when the results were written (1, 5, 15 min): %s %s %s. Other processes on the machine make the rounds differ.\n\n", f[0], f[1], f[2])
+		}
 	}
 	s.WriteString("Command (in `bench/`):\n\n```sh\n" + commandLine() + "\n```\n\n")
 	s.WriteString(table)
