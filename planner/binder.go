@@ -70,6 +70,9 @@ type binder struct {
 	stmt sql.Statement
 	// views being expanded, to catch a view that reads itself.
 	viewDepth int
+	// groupWin is the group window (GROUP BY TUMBLE(...)) of the SELECT
+	// being bound, nil if none (groupwindow.go).
+	groupWin *groupWindow
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {
@@ -328,6 +331,12 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 			return nil, err
 		}
 		input = &Filter{Input: input, Cond: cond}
+	}
+	// Group windows: GROUP BY TUMBLE(ts, size) (groupwindow.go).
+	defer func(gw *groupWindow) { b.groupWin = gw }(b.groupWin)
+	b.groupWin = nil
+	if sel, input, sc, err = b.bindGroupWindow(sel, input, sc); err != nil {
+		return nil, err
 	}
 
 	// Expand the select list.

@@ -402,6 +402,10 @@ var funcAliases = map[string]string{
 }
 
 func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, error) {
+	// Group-window functions: TUMBLE_START(ts, size) and the like (groupwindow.go).
+	if x, ok, err := b.groupWindowFunc(e, sc, agg); ok {
+		return x, err
+	}
 	name := strings.ToLower(e.FnName.L)
 	var args []Expr
 	for _, a := range e.Args {
