@@ -96,10 +96,14 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 			}
 		}
 	}
-	if ModeOf(input) == Updating {
-		return nil, nil, nil, errAt(ErrUnsupported, pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(input))
+	// The input's own window aggregations are planned later (rule
+	// windowAggregates); judge the input as they will make it, so that
+	// windows can be stacked on a window's rowtime.
+	probe := windowAggregates(input)
+	if ModeOf(probe) == Updating {
+		return nil, nil, nil, errAt(ErrUnsupported, pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}
-	if !IsBounded(input) && !isRowtime(input, col) {
+	if !IsBounded(probe) && !isRowtime(probe, col) {
 		return nil, nil, nil, errAt(ErrUnsupported, b.pos(cn), "declare WATERMARK FOR "+in[col].Name+" AS "+in[col].Name+" - INTERVAL '5' SECOND in the table",
 			"the time column '%s' of %s over an unbounded input must be a time attribute (a column with a watermark)", in[col].Name, kind)
 	}
