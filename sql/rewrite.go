@@ -23,7 +23,8 @@ import (
 //     MINUTE_SECOND, and an interval where MySQL allows none (a function
 //     argument) becomes the call INTERVAL('5', 'SECOND') (IntervalOf);
 //   - TABLE(TUMBLE(...)) and the other window functions become a
-//     placeholder table name (WindowOf);
+//     placeholder table name (WindowOf), and so does RisingWave's
+//     FROM TUMBLE(t, ts, size) / FROM HOP(t, ts, slide, size);
 //   - FULL [OUTER] JOIN becomes STRAIGHT_JOIN, turned into a join of type
 //     FullJoin after parsing;
 //   - a IS NOT DISTINCT FROM b becomes a <=> b, and a IS DISTINCT FROM b
@@ -66,6 +67,16 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			next = toks[i+1]
 		}
 		switch {
+		case (up == "TUMBLE" || up == "HOP") && next.isPunct("("):
+			// RisingWave's FROM TUMBLE(t, ts, size) (window_rw.go).
+			if c := p.rwWindowCall(lo, i, hi); c >= 0 {
+				e, err := p.rewriteRWWindow(i, c)
+				if err != nil {
+					return nil, err
+				}
+				edits = append(edits, e)
+				i = c
+			}
 		case up == "TABLE":
 			if c := p.windowCall(i, hi); c >= 0 {
 				e, err := p.rewriteWindow(i, c)
