@@ -167,6 +167,9 @@ func newOperator(t *subtask) (operator, error) {
 	case planner.OpWindowTVF:
 		return newWindowTVF(t), nil
 	case planner.OpWindowAggregate:
+		if op.WindowAgg.Window.Kind == "SESSION" {
+			return newSessionAgg(t) // session_window.go
+		}
 		return newWindowAgg(t)
 	case planner.OpSink:
 		if op.Sink.Table == nil {

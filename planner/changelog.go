@@ -89,6 +89,10 @@ func checkModes(s *Sink, stmt sql.Statement) error {
 				"ORDER BY / LIMIT on an unbounded stream is not supported")
 			return
 		}
+		// Session windows (session_window.go).
+		if err = checkSessionNode(n, stmt); err != nil {
+			return
+		}
 		for _, c := range n.Children() {
 			walk(c)
 		}

@@ -14,9 +14,10 @@ import (
 //	SELECT k, TUMBLE_START(ts, INTERVAL '1' MINUTE), COUNT(*)
 //	FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE), k
 //
-// with TUMBLE(ts, size) and HOP(ts, slide, size) in GROUP BY, and
-// TUMBLE_START / TUMBLE_END / TUMBLE_ROWTIME (HOP_START, HOP_END,
-// HOP_ROWTIME) in the select list, HAVING and ORDER BY. The binder rewrites
+// with TUMBLE(ts, size), HOP(ts, slide, size) or SESSION(ts, gap) in GROUP
+// BY, and TUMBLE_START / TUMBLE_END / TUMBLE_ROWTIME (HOP_ and SESSION_
+// likewise) in the select list, HAVING and ORDER BY. SESSION's sessions
+// are per the other GROUP BY keys (session_window.go). The binder rewrites
 // it onto a window table function: the FROM input (after WHERE) becomes
 // TUMBLE(TABLE input, DESCRIPTOR(ts), size), the group key TUMBLE(...)
 // becomes window_start, window_end and window_time, and the auxiliary
@@ -25,7 +26,7 @@ import (
 
 // groupWindow is the group window of the SELECT being bound.
 type groupWindow struct {
-	kind string // TUMBLE or HOP
+	kind string // TUMBLE, HOP or SESSION
 	// call is the group-window call as written, to compare the auxiliary
 	// functions' arguments against.
 	call *ast.FuncCallExpr
@@ -67,12 +68,13 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 	}
 	kind := groupWindowKinds[call.FnName.L]
 	pos := b.pos(call)
+	want := map[string]int{"TUMBLE": 2, "HOP": 3, "SESSION": 2}[kind]
+	maxArgs := want + 1 // an offset
 	if kind == "SESSION" {
-		return nil, nil, nil, errAt(ErrUnsupported, pos, "use TUMBLE or HOP", "SESSION group windows are not supported yet")
+		maxArgs = want
 	}
-	want := map[string]int{"TUMBLE": 2, "HOP": 3}[kind]
-	if len(call.Args) != want && len(call.Args) != want+1 {
-		hint := map[string]string{"TUMBLE": "TUMBLE(ts, INTERVAL '1' MINUTE)", "HOP": "HOP(ts, INTERVAL '1' MINUTE, INTERVAL '5' MINUTE)"}[kind]
+	if len(call.Args) < want || len(call.Args) > maxArgs {
+		hint := map[string]string{"TUMBLE": "TUMBLE(ts, INTERVAL '1' MINUTE)", "HOP": "HOP(ts, INTERVAL '1' MINUTE, INTERVAL '5' MINUTE)", "SESSION": "SESSION(ts, INTERVAL '5' MINUTE)"}[kind]
 		return nil, nil, nil, errAt(ErrUnsupported, pos, hint, "%s in GROUP BY takes the time column and %d interval(s)", kind, want-1)
 	}
 	cn, ok := call.Args[0].(*ast.ColumnNameExpr)
@@ -126,7 +128,7 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 		gw.args = append(gw.args, iv.Value+" "+iv.Unit)
 	}
 	switch kind {
-	case "TUMBLE":
+	case "TUMBLE", "SESSION":
 		spec.Size = ivs[0]
 		if len(ivs) > 1 {
 			spec.Offset = ivs[1]

@@ -29,7 +29,7 @@ import (
 // WindowSpec describes the windows of a window table function. Durations
 // are in microseconds.
 type WindowSpec struct {
-	// Kind is TUMBLE, HOP or CUMULATE.
+	// Kind is TUMBLE, HOP, CUMULATE or SESSION.
 	Kind string
 	// TimeCol is the index of the time column in the input; TimeName its name.
 	TimeCol  int
@@ -40,6 +40,8 @@ type WindowSpec struct {
 	Slide int64
 	// Offset shifts the window boundaries (0: aligned to the epoch).
 	Offset int64
+	// Partition are SESSION's PARTITION BY columns, by name (session_window.go).
+	Partition []string
 }
 
 // String is the window as EXPLAIN prints it (Flink's form).
@@ -53,6 +55,11 @@ func (w WindowSpec) String() string {
 		fmt.Fprintf(&b, ", size=[%s], slide=[%s]", fmtMicros(w.Size), fmtMicros(w.Slide))
 	case "CUMULATE":
 		fmt.Fprintf(&b, ", max_size=[%s], step=[%s]", fmtMicros(w.Size), fmtMicros(w.Slide))
+	case "SESSION":
+		if len(w.Partition) > 0 {
+			fmt.Fprintf(&b, ", partition_keys=[%s]", strings.Join(w.Partition, ", "))
+		}
+		fmt.Fprintf(&b, ", gap=[%s]", fmtMicros(w.Size))
 	}
 	if w.Offset != 0 {
 		fmt.Fprintf(&b, ", offset=[%s]", fmtMicros(w.Offset))
@@ -163,7 +170,7 @@ func (w *WindowAggregate) PartitionKeys() []int {
 // bindWindow binds a window table function of FROM.
 func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 	if w.Kind == "SESSION" {
-		return nil, errAt(ErrUnsupported, w.Pos, "use TUMBLE, HOP or CUMULATE", "SESSION windows are not supported yet")
+		return b.bindSessionWindow(w) // session_window.go
 	}
 	input, err := b.bindTableName(w.Table)
 	if err != nil {
