@@ -30,7 +30,8 @@ type groupWindow struct {
 	// call is the group-window call as written, to compare the auxiliary
 	// functions' arguments against.
 	call *ast.FuncCallExpr
-	// args are the arguments' canonical text (time column, intervals).
+	// args are the arguments' canonical text (time column, interval
+	// lengths: INTERVAL '60' SECOND is INTERVAL '1' MINUTE).
 	args []string
 }
 
@@ -125,7 +126,7 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 			return nil, nil, nil, errAt(ErrUnsupported, iv.Pos, "", "the intervals of %s must be positive", kind)
 		}
 		ivs = append(ivs, d.Microseconds())
-		gw.args = append(gw.args, iv.Value+" "+iv.Unit)
+		gw.args = append(gw.args, d.String())
 	}
 	switch kind {
 	case "TUMBLE", "SESSION":
@@ -209,7 +210,10 @@ func sameGroupWindowArgs(stmt sql.Statement, args []ast.ExprNode, want []string)
 	}
 	for i, a := range args[1:] {
 		iv, ok := sql.IntervalOf(stmt, a)
-		if !ok || iv.Value+" "+iv.Unit != want[i+1] {
+		if !ok {
+			return false
+		}
+		if d, err := iv.Duration(); err != nil || d.String() != want[i+1] {
 			return false
 		}
 	}
