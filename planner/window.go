@@ -22,6 +22,10 @@ import (
 // accumulator per key and window and emits each window's rows once, when
 // the watermark passes the window's end, so its output is append-only.
 //
+// SESSION windows (session_window.go) exist only inside window
+// aggregation; the older GROUP BY TUMBLE(ts, size) form (groupwindow.go)
+// and RisingWave's FROM TUMBLE(t, ts, size) bind to the same nodes.
+//
 // The time column must be a TIMESTAMP with a watermark (a time attribute)
 // unless the input is bounded: then the windows fire at the end of input.
 // An updating input is an error.

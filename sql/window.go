@@ -14,6 +14,9 @@ import (
 //	TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, size [, offset]))
 //	TABLE(SESSION(TABLE t [PARTITION BY k | PARTITION BY (k, ...)], DESCRIPTOR(ts), gap))
 //
+// RisingWave's FROM TUMBLE(t, ts, size) and FROM HOP(t, ts, slide, size)
+// give the same WindowTVF (window_rw.go).
+//
 // Arguments may also be named: TUMBLE(DATA => TABLE t, TIMECOL =>
 // DESCRIPTOR(ts), SIZE => INTERVAL '1' MINUTE [, OFFSET => ...]); the names
 // are DATA, TIMECOL, SIZE, SLIDE, STEP, GAP and OFFSET.
