@@ -17,17 +17,19 @@ import (
 // (applying retractions when its input updates) and emits them once, in
 // order, at the end of input. It runs with parallelism 1.
 type sortOp struct {
-	t      *taskContext
-	s      *planner.Sort
-	sch    types.Schema
-	rows   [][]types.Value
-	counts map[string]int // updating input: multiplicity of each row
-	byKey  map[string][]types.Value
-	buf    []byte
+	t   *taskContext
+	s   *planner.Sort
+	sch types.Schema
+	// updating says retractions may arrive: rows are kept as a multiset.
+	updating bool
+	rows     [][]types.Value
+	counts   map[string]int // updating input: multiplicity of each row
+	byKey    map[string][]types.Value
+	buf      []byte
 }
 
 func newSortOp(t *subtask) *sortOp {
-	return &sortOp{s: t.op.Sort, sch: t.op.Schema, counts: map[string]int{}, byKey: map[string][]types.Value{}}
+	return &sortOp{s: t.op.Sort, sch: t.op.Schema, updating: t.op.InputUpdating, counts: map[string]int{}, byKey: map[string][]types.Value{}}
 }
 
 func (s *sortOp) open(t *taskContext) error { s.t = t; return nil }
@@ -40,10 +42,12 @@ func (s *sortOp) process(_ int, b Batch, _ *emitter) error {
 			row[c] = types.ValueAt(b.Rec.Column(c), i)
 		}
 		op := b.Op(i)
-		if b.Ops == nil {
+		if !s.updating {
 			s.rows = append(s.rows, row)
 			continue
 		}
+		// An updating input: keep a multiset, since a later batch may
+		// retract a row of an insert-only one.
 		s.buf = s.buf[:0]
 		for _, v := range row {
 			s.buf = appendValue(s.buf, v)
