@@ -112,7 +112,15 @@ func SLTValue(t types.T, v types.Value) slt.Value {
 		}
 		return slt.Text("false")
 	}
-	return slt.Text(types.Format(t, v))
+	s := types.Format(t, v)
+	if t.Kind == types.Timestamp || t.Kind == types.Time {
+		// sqllogictest suites (PostgreSQL's and RisingWave's conventions)
+		// print a time without a fraction of zeros.
+		if i := strings.LastIndexByte(s, '.'); i >= 0 && strings.Trim(s[i+1:], "0") == "" {
+			s = s[:i]
+		}
+	}
+	return slt.Text(s)
 }
 
 // Close stops the session's jobs and removes its data directory.

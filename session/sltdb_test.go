@@ -32,6 +32,12 @@ func TestSLTKindsAndValues(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("values %v, want %v", got, want)
 	}
+	if got := SLTValue(types.TimestampOf(3), int64(1_000_000)); got != slt.Text("1970-01-01 00:00:01") {
+		t.Errorf("a whole-second TIMESTAMP(3) prints %v", got)
+	}
+	if got := SLTValue(types.TimestampOf(3), int64(1_500_000)); got != slt.Text("1970-01-01 00:00:01.500") {
+		t.Errorf("a TIMESTAMP(3) with milliseconds prints %v", got)
+	}
 	if SLTValue(types.IntType, nil) != slt.Null {
 		t.Error("NULL is not slt.Null")
 	}

@@ -12,6 +12,10 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 		return p.parseCreateTable(temporary)
 	case p.accept("VIEW"):
 		return p.parseCreateView(temporary)
+	case p.accept("MATERIALIZED", "VIEW"):
+		// RisingWave's materialized view is a view here: its query runs
+		// when the view is read (documented in doc.go).
+		return p.parseCreateView(temporary)
 	}
 	if t := p.peek(); t.kind == tokIdent && !p.atEnd() {
 		what := strings.ToUpper(t.val)
@@ -20,7 +24,7 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 		}
 		switch what {
 		case "INDEX", "UNIQUE INDEX", "FUNCTION", "CATALOG", "DATABASE", "SCHEMA",
-			"MATERIALIZED VIEW", "OR REPLACE", "SOURCE", "SINK":
+			"OR REPLACE", "SOURCE", "SINK":
 			return nil, p.errAt(t.off, "CREATE %s is not supported", what)
 		}
 	}
@@ -312,7 +316,7 @@ func (p *stmtParser) parseDrop() (Statement, *Error) {
 	switch {
 	case p.accept("TABLE"):
 		d.Kind = DropTable
-	case p.accept("VIEW"):
+	case p.accept("VIEW"), p.accept("MATERIALIZED", "VIEW"):
 		d.Kind = DropView
 	default:
 		return nil, p.unexpected("expected TABLE or VIEW after DROP")

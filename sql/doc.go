@@ -85,8 +85,10 @@
 //     that table reference; other hints, and query hints, are comments.
 //   - TRY_CAST is a CAST for which IsTryCast holds.
 //   - Statements of other dialects (UPDATE, DELETE, ALTER, CREATE INDEX,
-//     CREATE MATERIALIZED VIEW, ...) are reported as not supported rather than
-//     as syntax errors. CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite).
+//     ...) are reported as not supported rather than as syntax errors.
+//     CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite). RisingWave's
+//     CREATE/DROP MATERIALIZED VIEW is a view: its query runs when it is
+//     read, which gives the same rows for the bounded inputs of its suites.
 //   - Not supported yet, each with its own error: FILTER (WHERE ...) on
 //     aggregates, NULLS FIRST/LAST, LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
 //     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,

@@ -18,6 +18,7 @@ var conformance = []struct {
 	minPass int
 }{
 	{"../../../shared/conformance/sqlite-slt/select1.test", 616},
+	{"../../../shared/conformance/risingwave-slt/streaming/time_window.slt", 31},
 }
 
 func TestConformance(t *testing.T) {
