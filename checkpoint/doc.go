@@ -6,5 +6,6 @@
 // damaged ones), and restart strategies.
 //
 // The coordinator drives a job through the Job interface defined here; it
-// never imports the runtime. It imports state (for checkpoint sizes) only.
+// never imports the runtime. Of ours it imports only internal/failpoint and
+// internal/fsutil.
 package checkpoint
