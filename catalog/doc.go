@@ -5,5 +5,5 @@
 // connector can do (read? write? bounded? accepts updates?) and which options
 // it takes, so the planner can check a plan without importing connectors.
 //
-// It imports sql (for positions in errors) and types.
+// Of ours it imports types and internal/fsutil.
 package catalog
