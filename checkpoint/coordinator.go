@@ -79,8 +79,8 @@ type Coordinator struct {
 	// finished tasks ended their work (an operator without inputs, such as
 	// VALUES): they take part in no later checkpoint.
 	finished map[Task]bool
-	stats         Stats
-	closed        bool
+	stats    Stats
+	closed   bool
 	// suspended stops periodic triggers (stop-with-savepoint).
 	suspended bool
 }
