@@ -7,13 +7,15 @@
 #   examples/pageviews.sh                  # broker on 127.0.0.1:9092
 #   KAFKA_PORT=19092 examples/pageviews.sh # another port
 #
-# STREAMSQL names the binary (default ./streamsql, built if missing).
+# STREAMSQL names the binary; without it, ./streamsql is built first (when
+# Go is installed). The script fails unless the counts read back add up to
+# the 1,000,000 clicks the example generates.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 port=${KAFKA_PORT:-9092}
 bin=${STREAMSQL:-./streamsql}
-if [ ! -x "$bin" ]; then
+if [ -z "${STREAMSQL:-}" ] && command -v go >/dev/null 2>&1; then
   echo "building $bin ..."
   go build -o "$bin" ./cmd/streamsql
 fi
@@ -54,10 +56,18 @@ fi
 "$bin" --data-dir "$work/data" -f "$sql"
 
 # The same counts as an independent Kafka client sees them: the last
-# committed record of each key of pv.
+# committed record of each key of pv. They must add up to every click.
+clicks=1000000 # the example's 'number-of-rows'
 if command -v kcat >/dev/null 2>&1; then
   echo
   echo "kcat -C -b 127.0.0.1:$port -t pv -e -X isolation.level=read_committed (the last record per key):"
   kcat -C -b "127.0.0.1:$port" -t pv -e -q -X isolation.level=read_committed -f '%k\t%s\n' |
-    awk -F'\t' '{ last[$1] = $2 } END { for (k in last) print k "\t" last[k] }' | sort -V
+    awk -F'\t' '{ last[$1] = $2 } END { for (k in last) print k "\t" last[k] }' | sort -V >"$work/pv.txt"
+  cat "$work/pv.txt"
+  total=$(sed -n 's/.*"pv":\([0-9]*\).*/\1/p' "$work/pv.txt" | awk '{ s += $1 } END { print s + 0 }')
+  echo "$(wc -l <"$work/pv.txt") apps, $total clicks"
+  if [ "$total" != "$clicks" ]; then
+    echo "the committed counts add up to $total clicks, not $clicks" >&2
+    exit 1
+  fi
 fi
