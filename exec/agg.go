@@ -367,23 +367,11 @@ func (a *groupAggOp) builders() []array.Builder {
 }
 
 func (a *groupAggOp) emitBuilt(bs []array.Builder, ops []RowKind, out *emitter) error {
-	cols := make([]arrow.Array, len(bs))
-	for i, b := range bs {
-		cols[i] = b.NewArray()
-		b.Release()
-	}
-	rec := array.NewRecordBatch(a.arrowSch, cols, int64(len(ops)))
-	for _, c := range cols {
-		c.Release()
-	}
-	if len(ops) == 0 {
-		rec.Release()
-		return nil
-	}
+	n := len(ops)
 	if !anyRetract(ops) {
 		ops = nil // a batch of inserts only is append-only
 	}
-	return out.emit(Batch{Rec: rec, Ops: ops})
+	return emitColumns(a.arrowSch, bs, n, ops, out)
 }
 
 func anyRetract(ops []RowKind) bool {
@@ -524,12 +512,7 @@ func (a *groupAggOp) endInput(out *emitter) error {
 	return a.emitBuilt(bs, []RowKind{Insert}, out)
 }
 
-func (a *groupAggOp) close() error {
-	if a.t != nil && a.t.store != nil {
-		return a.t.store.Close()
-	}
-	return nil
-}
+func (a *groupAggOp) close() error { return closeStore(a.t) }
 
 var errStopScan = errors.New("stop")
 

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -290,7 +289,7 @@ func (a *sessionAggOp) fire(out *emitter) error {
 		if rows == 0 {
 			return nil
 		}
-		err := a.emitRows(bs, rows, out)
+		err := emitColumns(a.arrowSch, bs, rows, nil, out)
 		bs, rows = a.fold.builders(), 0
 		return err
 	}
@@ -361,40 +360,9 @@ func (a *sessionAggOp) appendSession(bs []array.Builder, key []types.Value, s *s
 	}
 }
 
-func (a *sessionAggOp) emitRows(bs []array.Builder, rows int, out *emitter) error {
-	cols := make([]arrow.Array, len(bs))
-	for i, b := range bs {
-		cols[i] = b.NewArray()
-		b.Release()
-	}
-	rec := array.NewRecordBatch(a.arrowSch, cols, int64(rows))
-	for _, c := range cols {
-		c.Release()
-	}
-	return out.emit(Batch{Rec: rec})
-}
-
 // snapshot writes the dirty sessions and the watermark, and checkpoints the store.
 func (a *sessionAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	if err := a.cache.Flush(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if a.wm > minWatermark {
-		var wb state.WriteBatch
-		v := binary.BigEndian.AppendUint64(nil, uint64(a.wm))
-		lo, hi := state.KeyGroupRange(a.t.subtask, a.maxPar, a.t.op.Parallelism)
-		for kg := lo; kg <= hi && kg < a.maxPar; kg++ {
-			wb.Put(kg, windowWatermarkKey, v)
-		}
-		if err := a.t.store.Apply(&wb); err != nil {
-			return checkpoint.SubtaskState{}, err
-		}
-	}
-	info, err := a.t.store.Checkpoint(filepath.Join(cp.dir, cp.rel))
-	if err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize}, nil
+	return checkpointWindowState(a.t, a.cache.Flush, a.wm, a.maxPar, cp)
 }
 
 // endInput fires every open session.
@@ -403,12 +371,7 @@ func (a *sessionAggOp) endInput(out *emitter) error {
 	return a.fire(out)
 }
 
-func (a *sessionAggOp) close() error {
-	if a.t != nil && a.t.store != nil {
-		return a.t.store.Close()
-	}
-	return nil
-}
+func (a *sessionAggOp) close() error { return closeStore(a.t) }
 
 // sessionCodec encodes a key's open sessions: key values, then per
 // session its bounds, row count and accumulators.

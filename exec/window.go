@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -326,7 +325,7 @@ func (a *windowAggOp) fire(out *emitter) error {
 		if rows == 0 {
 			return nil
 		}
-		err := a.emitRows(bs, rows, out)
+		err := emitColumns(a.arrowSch, bs, rows, nil, out)
 		bs, rows = a.fold.builders(), 0
 		return err
 	}
@@ -389,40 +388,9 @@ func (a *windowAggOp) appendGroup(bs []array.Builder, e *state.Entry[group]) {
 	}
 }
 
-func (a *windowAggOp) emitRows(bs []array.Builder, rows int, out *emitter) error {
-	cols := make([]arrow.Array, len(bs))
-	for i, b := range bs {
-		cols[i] = b.NewArray()
-		b.Release()
-	}
-	rec := array.NewRecordBatch(a.arrowSch, cols, int64(rows))
-	for _, c := range cols {
-		c.Release()
-	}
-	return out.emit(Batch{Rec: rec})
-}
-
 // snapshot writes the dirty groups and the watermark, and checkpoints the store.
 func (a *windowAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	if err := a.cache.Flush(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if a.wm > minWatermark {
-		var wb state.WriteBatch
-		v := binary.BigEndian.AppendUint64(nil, uint64(a.wm))
-		lo, hi := state.KeyGroupRange(a.t.subtask, a.maxPar, a.t.op.Parallelism)
-		for kg := lo; kg <= hi && kg < a.maxPar; kg++ {
-			wb.Put(kg, windowWatermarkKey, v)
-		}
-		if err := a.t.store.Apply(&wb); err != nil {
-			return checkpoint.SubtaskState{}, err
-		}
-	}
-	info, err := a.t.store.Checkpoint(filepath.Join(cp.dir, cp.rel))
-	if err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize}, nil
+	return checkpointWindowState(a.t, a.cache.Flush, a.wm, a.maxPar, cp)
 }
 
 // endInput fires every remaining window: the watermark of an ended input is
@@ -432,12 +400,7 @@ func (a *windowAggOp) endInput(out *emitter) error {
 	return a.fire(out)
 }
 
-func (a *windowAggOp) close() error {
-	if a.t != nil && a.t.store != nil {
-		return a.t.store.Close()
-	}
-	return nil
-}
+func (a *windowAggOp) close() error { return closeStore(a.t) }
 
 // timerKey is one pending group: its key group and state key.
 type timerKey struct {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/session"
 	"github.com/streamsql/streamsql/slt"
@@ -21,6 +22,9 @@ func TestSuites(t *testing.T) {
 			res := slt.RunFile(context.Background(), f, slt.Options{
 				NewDB: func(string) (slt.DB, error) { return session.NewSLTDB("") },
 				Out:   os.Stderr,
+				// A job that keeps failing restarts forever (exponential-delay, as
+				// Flink); the timeout turns that into a failure of its record.
+				Timeout: 2 * time.Minute,
 			})
 			for _, fl := range res.Failures {
 				t.Error(fl.String())

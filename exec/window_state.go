@@ -1,0 +1,67 @@
+package exec
+
+import (
+	"encoding/binary"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/state"
+)
+
+// checkpointWindowState is the snapshot of the window and session
+// aggregates: the cache's dirty entries go to the store (flush), the
+// subtask's watermark is written under windowWatermarkKey in every key group
+// it owns (so it moves with them on a rescale), and the store is
+// checkpointed into the checkpoint's directory.
+func checkpointWindowState(t *taskContext, flush func() error, wm int64, maxPar int, cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	if err := flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	if wm > minWatermark {
+		var wb state.WriteBatch
+		v := binary.BigEndian.AppendUint64(nil, uint64(wm))
+		lo, hi := state.KeyGroupRange(t.subtask, maxPar, t.op.Parallelism)
+		for kg := lo; kg <= hi && kg < maxPar; kg++ {
+			wb.Put(kg, windowWatermarkKey, v)
+		}
+		if err := t.store.Apply(&wb); err != nil {
+			return checkpoint.SubtaskState{}, err
+		}
+	}
+	info, err := t.store.Checkpoint(filepath.Join(cp.dir, cp.rel))
+	if err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize}, nil
+}
+
+// emitColumns finishes the builders into one batch of rows rows (with the
+// changelog ops, nil for inserts only) and emits it. It releases the
+// builders.
+func emitColumns(schema *arrow.Schema, bs []array.Builder, rows int, ops []RowKind, out *emitter) error {
+	cols := make([]arrow.Array, len(bs))
+	for i, b := range bs {
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	rec := array.NewRecordBatch(schema, cols, int64(rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	if rows == 0 {
+		rec.Release()
+		return nil
+	}
+	return out.emit(Batch{Rec: rec, Ops: ops})
+}
+
+// closeStore closes a stateful subtask's store.
+func closeStore(t *taskContext) error {
+	if t != nil && t.store != nil {
+		return t.store.Close()
+	}
+	return nil
+}
