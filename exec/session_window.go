@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/checkpoint"
-	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -30,13 +29,10 @@ import (
 // (session ends) are in memory, rebuilt from the store on restore; a timer
 // whose session has since grown finds nothing to fire.
 type sessionAggOp struct {
-	t        *taskContext
-	spec     *planner.WindowAggregate
-	gap      int64
-	partKeys []int
-	partT    []types.T
-	keyR     []colReader
-	tsR      colReader
+	t    *taskContext
+	spec *planner.WindowAggregate
+	gap  int64
+	windowInput
 	arrowSch *arrow.Schema
 	maxPar   int
 
@@ -45,9 +41,8 @@ type sessionAggOp struct {
 	timers windowTimers
 	wm     int64
 
-	hashes []uint64
-	buf    []byte
-	late   int64
+	buf  []byte
+	late int64
 }
 
 // sessions are one key's open sessions.
@@ -65,7 +60,7 @@ type session struct {
 func newSessionAgg(t *subtask) (*sessionAggOp, error) {
 	spec := t.op.WindowAgg
 	a := &sessionAggOp{
-		spec: spec, gap: spec.Window.Size, partKeys: spec.PartitionKeys(),
+		spec: spec, gap: spec.Window.Size, windowInput: newWindowInput(spec),
 		arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism, wm: minWatermark,
 	}
 	for _, c := range spec.Aggs {
@@ -73,11 +68,6 @@ func newSessionAgg(t *subtask) (*sessionAggOp, error) {
 			return nil, fmt.Errorf("DISTINCT aggregates over SESSION windows are not supported")
 		}
 	}
-	in := spec.Input.Schema()
-	for _, k := range a.partKeys {
-		a.partT = append(a.partT, in[k].Type)
-	}
-	a.keyR = make([]colReader, len(a.partKeys))
 	a.fold = &groupAggOp{spec: &planner.Aggregate{Aggs: spec.Aggs}, argR: make([]colReader, len(spec.Aggs)), outSch: t.op.Schema}
 	a.timers.keys = map[int64][]timerKey{}
 	return a, nil
@@ -112,24 +102,7 @@ func (a *sessionAggOp) open(t *taskContext) error {
 func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 	n := b.Len()
 	rec := b.Rec
-	for j, k := range a.partKeys {
-		a.keyR[j].reset(a.partT[j], rec.Column(k))
-	}
-	for j, c := range a.spec.Aggs {
-		if c.Arg >= 0 {
-			a.fold.argR[j].reset(c.ArgT, rec.Column(c.Arg))
-		}
-	}
-	tcol := rec.Column(a.spec.Window.TimeCol)
-	a.tsR.reset(types.TimestampType, tcol)
-	if cap(a.hashes) < n {
-		a.hashes = make([]uint64, n)
-	}
-	h := a.hashes[:n]
-	clear(h)
-	for j, k := range a.partKeys {
-		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: a.partT[j]}, n, h)
-	}
+	h, tcol := a.read(rec, a.spec, a.fold)
 	noNulls := tcol.NullN() == 0
 	late := int64(0)
 	for i := 0; i < n; i++ {

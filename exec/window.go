@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/checkpoint"
-	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -166,13 +165,10 @@ func (w *windowTVFOp) close() error            { return nil }
 // so a restore resumes with it. Which windows are pending (the timers) is
 // kept in memory and rebuilt from the store's keys on restore.
 type windowAggOp struct {
-	t        *taskContext
-	spec     *planner.WindowAggregate
-	asg      windowAssigner
-	partKeys []int
-	partT    []types.T
-	keyR     []colReader
-	tsR      colReader
+	t    *taskContext
+	spec *planner.WindowAggregate
+	asg  windowAssigner
+	windowInput
 	outSch   types.Schema
 	arrowSch *arrow.Schema
 	maxPar   int
@@ -183,10 +179,9 @@ type windowAggOp struct {
 	timers windowTimers
 	wm     int64
 
-	hashes []uint64
-	buf    []byte
-	wins   []int64
-	late   int64
+	buf  []byte
+	wins []int64
+	late int64
 }
 
 // The key of the watermark entry in every key group (group keys are
@@ -196,15 +191,10 @@ var windowWatermarkKey = []byte("\x00wm")
 func newWindowAgg(t *subtask) (*windowAggOp, error) {
 	spec := t.op.WindowAgg
 	a := &windowAggOp{
-		spec: spec, asg: newWindowAssigner(spec.Window), partKeys: spec.PartitionKeys(),
+		spec: spec, asg: newWindowAssigner(spec.Window), windowInput: newWindowInput(spec),
 		outSch: t.op.Schema, arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism,
 		wm: minWatermark,
 	}
-	in := spec.Input.Schema()
-	for _, k := range a.partKeys {
-		a.partT = append(a.partT, in[k].Type)
-	}
-	a.keyR = make([]colReader, len(a.partKeys))
 	a.fold = &groupAggOp{spec: &planner.Aggregate{Aggs: spec.Aggs}, argR: make([]colReader, len(spec.Aggs)), outSch: t.op.Schema}
 	a.timers.keys = map[int64][]timerKey{}
 	return a, nil
@@ -233,24 +223,7 @@ func (a *windowAggOp) open(t *taskContext) error {
 func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 	n := b.Len()
 	rec := b.Rec
-	for j, k := range a.partKeys {
-		a.keyR[j].reset(a.partT[j], rec.Column(k))
-	}
-	for j, c := range a.spec.Aggs {
-		if c.Arg >= 0 {
-			a.fold.argR[j].reset(c.ArgT, rec.Column(c.Arg))
-		}
-	}
-	tcol := rec.Column(a.spec.Window.TimeCol)
-	a.tsR.reset(types.TimestampType, tcol)
-	if cap(a.hashes) < n {
-		a.hashes = make([]uint64, n)
-	}
-	h := a.hashes[:n]
-	clear(h)
-	for j, k := range a.partKeys {
-		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: a.partT[j]}, n, h)
-	}
+	h, tcol := a.read(rec, a.spec, a.fold)
 	noNulls := tcol.NullN() == 0
 	late := int64(0)
 	for i := 0; i < n; i++ {

@@ -1,0 +1,57 @@
+package exec
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/types"
+)
+
+// windowInput reads the batches of window and session aggregation: the
+// partition key columns (the GROUP BY keys besides the window), the
+// aggregates' arguments, the event-time column, and the key hashes that
+// place each row in its key group. Its buffers are reused batch to batch.
+type windowInput struct {
+	partKeys []int
+	partT    []types.T
+	keyR     []colReader
+	tsR      colReader
+	hashes   []uint64
+}
+
+func newWindowInput(spec *planner.WindowAggregate) windowInput {
+	w := windowInput{partKeys: spec.PartitionKeys()}
+	in := spec.Input.Schema()
+	for _, k := range w.partKeys {
+		w.partT = append(w.partT, in[k].Type)
+	}
+	w.keyR = make([]colReader, len(w.partKeys))
+	return w
+}
+
+// read points the readers at rec's columns (the aggregates' argument
+// readers are fold's) and returns the key hash of every row and the
+// event-time column.
+func (w *windowInput) read(rec arrow.RecordBatch, spec *planner.WindowAggregate, fold *groupAggOp) ([]uint64, arrow.Array) {
+	n := int(rec.NumRows())
+	for j, k := range w.partKeys {
+		w.keyR[j].reset(w.partT[j], rec.Column(k))
+	}
+	for j, c := range spec.Aggs {
+		if c.Arg >= 0 {
+			fold.argR[j].reset(c.ArgT, rec.Column(c.Arg))
+		}
+	}
+	tcol := rec.Column(spec.Window.TimeCol)
+	w.tsR.reset(types.TimestampType, tcol)
+	if cap(w.hashes) < n {
+		w.hashes = make([]uint64, n)
+	}
+	h := w.hashes[:n]
+	clear(h)
+	for j, k := range w.partKeys {
+		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: w.partT[j]}, n, h)
+	}
+	return h, tcol
+}
