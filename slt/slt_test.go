@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // fakeDB is a test double for the engine: it answers queries from a table
@@ -232,7 +234,7 @@ func TestParseErrors(t *testing.T) {
 // TestParseConformance parses every test file of the shared conformance
 // material (read in place, beside the repository).
 func TestParseConformance(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "conformance")
+	root := testenv.ConformanceDir(t)
 	if _, err := os.Stat(root); err != nil {
 		t.Fatalf("conformance files missing: %v", err)
 	}
@@ -353,7 +355,7 @@ func TestHashSelect1(t *testing.T) {
 // the statements succeed, the first two hashed queries must pass, the
 // others (which the fake cannot answer) fail.
 func TestSelect1File(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "conformance", "sqlite-slt", "select1.test")
+	path := filepath.Join(testenv.ConformanceDir(t), "sqlite-slt", "select1.test")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -916,7 +918,7 @@ func (emptyDB) Query(context.Context, string) (string, [][]Value, error) {
 // nothing, to check the runner copes with all of them (includes, halts,
 // hashes, unknown directives) and accounts for every record.
 func TestRunConformance(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "conformance")
+	root := testenv.ConformanceDir(t)
 	res, err := RunFiles(context.Background(), []string{root}, Options{NewDB: func(string) (DB, error) { return emptyDB{}, nil }})
 	if err != nil {
 		t.Fatal(err)
