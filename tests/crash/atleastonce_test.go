@@ -3,13 +3,15 @@ package crash
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // TestAtLeastOnce kills a pass-through job checkpointing in AT_LEAST_ONCE
 // mode at random moments and checks that every id reached the csv sink at
 // least once (duplicates are allowed in this mode).
 func TestAtLeastOnce(t *testing.T) {
-	rng := newRand(t)
+	rng := testenv.NewRand(t, seed, seedEnv)
 	r := newJobRun(t, jobSpec{rows: killRows, rate: killRate, noAgg: true,
 		extra: []string{"'execution.checkpointing.mode' = 'AT_LEAST_ONCE'"}})
 	if !r.killRepeatedly(rng, kills) {

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // fpRows and fpRate size the failpoint runs: 2 seconds, about ten
@@ -62,7 +64,7 @@ func (r *jobRun) killWithCheckpoints(job string, n int, d time.Duration) {
 // of the place (both jobs of the file count), restarts it without the
 // failpoint and checks both outputs exactly.
 func TestFailpoints(t *testing.T) {
-	rng := newRand(t)
+	rng := testenv.NewRand(t, seed, seedEnv)
 	for _, c := range []struct {
 		failpoint string
 		extra     []string

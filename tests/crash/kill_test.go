@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // killRows and killRate size the runs that are killed at random moments:
@@ -81,7 +83,7 @@ func TestKillAnywhere(t *testing.T) {
 		{"pebble-parallelism-2", "pebble", []string{"'parallelism.default' = '2'"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rng := newRand(t)
+			rng := testenv.NewRand(t, seed, seedEnv)
 			r := newJobRun(t, jobSpec{rows: killRows, rate: killRate, backend: c.backend, extra: c.extra})
 			if !r.killRepeatedly(rng, kills) {
 				r.finish(nil)

@@ -1,22 +1,20 @@
 package crash
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // binary is the streamsql binary TestMain builds.
@@ -38,80 +36,28 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	root, err := repoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "crash tests:", err)
-		return 1
-	}
 	dir, err := os.MkdirTemp("", "streamsql-crash-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crash tests:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "streamsql")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/streamsql")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "crash tests: building streamsql: %v\n%s", err, out)
+	if binary, err = testenv.BuildStreamsql(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "crash tests:", err)
 		return 1
 	}
-	seed = uint64(time.Now().UnixNano())
-	if s := os.Getenv(seedEnv); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			fmt.Fprintf(os.Stderr, "crash tests: %s=%q is not a number\n", seedEnv, s)
-			return 1
-		}
+	if seed, err = testenv.Seed(seedEnv); err != nil {
+		fmt.Fprintln(os.Stderr, "crash tests:", err)
+		return 1
 	}
 	return m.Run()
-}
-
-// repoRoot is the directory of the module's go.mod.
-func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("not inside the streamsql module")
-	}
-	return filepath.Dir(mod), nil
-}
-
-// newRand returns the random source of one test: the package seed mixed
-// with the test's name, so each test replays alone with the same seed.
-func newRand(t *testing.T) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(t.Name()))
-	t.Logf("seed %d (%s=%d replays these kill moments)", seed, seedEnv, seed)
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
-}
-
-// syncBuffer is a bytes.Buffer safe for the writer goroutine of a process
-// and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // proc is one run of the binary.
 type proc struct {
 	t     *testing.T
 	cmd   *exec.Cmd
-	out   syncBuffer // stdout and stderr, interleaved
+	out   testenv.SyncBuffer // stdout and stderr, interleaved
 	start time.Time
 	done  chan struct{} // closed when the process has exited
 	err   error         // of cmd.Wait, set before done closes

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // broker is a `streamsql kafka-dev` process. It lives for one test and is
@@ -20,7 +22,7 @@ type broker struct {
 	partitions int
 	classic    bool
 	cmd        *exec.Cmd
-	out        syncBuffer
+	out        testenv.SyncBuffer
 	done       chan struct{}
 }
 

@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,40 +8,23 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // runTimeout bounds one run of the engine; a run still going then is
 // killed and fails the test (a hang is a bug too).
 const runTimeout = 120 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // proc is one run of the engine.
 type proc struct {
 	t     *testing.T
 	cmd   *exec.Cmd
-	out   syncBuffer // stdout and stderr, interleaved
+	out   testenv.SyncBuffer // stdout and stderr, interleaved
 	start time.Time
 	done  chan struct{} // closed when the process has exited
 	err   error         // of cmd.Wait, set before done closes

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // kcatTimeout bounds one kcat run.
@@ -98,7 +100,7 @@ func consumeCommitted(t *testing.T, b *broker, topic string, fn func(r record) e
 	ctx, cancel := context.WithTimeout(context.Background(), kcatTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kcatPath, args...)
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

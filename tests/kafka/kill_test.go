@@ -3,6 +3,8 @@ package kafka
 import (
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // Input sizes. The upsert test counts 1M clicks as the issue asks; the id
@@ -25,7 +27,7 @@ const parallel2 = "'parallelism.default' = '2'"
 // each key must be the true count.
 func TestUpsertCounts(t *testing.T) {
 	forEachProtocol(t, partitions, []string{"clicks", "pv"}, func(t *testing.T, b *broker) {
-		rng := newRand(t)
+		rng := testenv.NewRand(t, seed, seedEnv)
 		c := writeClicks(t, t.TempDir(), upsertRows, apps)
 		produceFile(t, b, "clicks", c.file, true, -1)
 		r := newJobRun(t, b, jobSpec{name: "pv", kind: upsertCounts, guarantee: "exactly-once", out: "pv", sets: []string{parallel2}})
@@ -38,7 +40,7 @@ func TestUpsertCounts(t *testing.T) {
 // under the same kills; every click id must be committed exactly once.
 func TestPassThrough(t *testing.T) {
 	forEachProtocol(t, partitions, []string{"clicks", "out"}, func(t *testing.T, b *broker) {
-		rng := newRand(t)
+		rng := testenv.NewRand(t, seed, seedEnv)
 		c := writeClicks(t, t.TempDir(), idRows, apps)
 		produceFile(t, b, "clicks", c.file, true, -1)
 		r := newJobRun(t, b, jobSpec{name: "copy", kind: passThrough, guarantee: "exactly-once", out: "out", sets: []string{parallel2}})
@@ -58,7 +60,7 @@ func TestPassThrough(t *testing.T) {
 // every click id must be there at least once.
 func TestAtLeastOnce(t *testing.T) {
 	forEachProtocol(t, partitions, []string{"clicks", "out"}, func(t *testing.T, b *broker) {
-		rng := newRand(t)
+		rng := testenv.NewRand(t, seed, seedEnv)
 		c := writeClicks(t, t.TempDir(), idRows, apps)
 		produceFile(t, b, "clicks", c.file, true, -1)
 		r := newJobRun(t, b, jobSpec{name: "copy", kind: passThrough, guarantee: "at-least-once", out: "out",

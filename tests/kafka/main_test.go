@@ -1,17 +1,13 @@
 package kafka
 
 import (
-	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // binary is the streamsql binary TestMain builds; kcatPath is kcat's.
@@ -37,56 +33,23 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kafka tests: kcat is not installed (Debian: apt-get install kcat; test.sh installs it)")
 		return 1
 	}
-	root, err := repoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kafka tests:", err)
-		return 1
-	}
 	dir, err := os.MkdirTemp("", "streamsql-kafka-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kafka tests:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "streamsql")
 	start := time.Now()
-	build := exec.Command("go", "build", "-o", binary, "./cmd/streamsql")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "kafka tests: building streamsql: %v\n%s", err, out)
+	if binary, err = testenv.BuildStreamsql(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "kafka tests:", err)
 		return 1
 	}
 	buildTime = time.Since(start).Round(time.Millisecond)
-	seed = uint64(time.Now().UnixNano())
-	if s := os.Getenv(seedEnv); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			fmt.Fprintf(os.Stderr, "kafka tests: %s=%q is not a number\n", seedEnv, s)
-			return 1
-		}
+	if seed, err = testenv.Seed(seedEnv); err != nil {
+		fmt.Fprintln(os.Stderr, "kafka tests:", err)
+		return 1
 	}
 	return m.Run()
-}
-
-// repoRoot is the directory of the module's go.mod.
-func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("not inside the streamsql module")
-	}
-	return filepath.Dir(mod), nil
-}
-
-// newRand returns the random source of one test: the package seed mixed
-// with the test's name, so each test replays alone with the same seed.
-func newRand(t *testing.T) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(t.Name()))
-	t.Logf("seed %d (%s=%d replays these kill moments)", seed, seedEnv, seed)
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
 // protocols are the two transaction protocols kafka-dev serves; every test

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // The window crash test's input: winRows clicks whose event time advances
@@ -137,7 +139,7 @@ GROUP BY window_start, window_end, app_id;
 // consumer must see exactly one row per (window, app) with its true count.
 func TestWindowCrash(t *testing.T) {
 	forEachProtocol(t, winPartitions, []string{"clicks", "win_out"}, func(t *testing.T, b *broker) {
-		rng := newRand(t)
+		rng := testenv.NewRand(t, seed, seedEnv)
 		dir := t.TempDir()
 		c := writeWindowClicks(t, dir)
 		produceFile(t, b, "clicks", c.file, true, -1)
