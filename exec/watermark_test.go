@@ -202,10 +202,10 @@ type splitTestSource struct {
 	runs   []SplitRun
 }
 
-func (s *splitTestSource) Open(context.Context) error        { return nil }
+func (s *splitTestSource) Open(context.Context) error          { return nil }
 func (s *splitTestSource) Next(context.Context) (Batch, error) { return Batch{}, ErrNoData }
-func (s *splitTestSource) Snapshot() ([]byte, error)          { return nil, nil }
-func (s *splitTestSource) Restore([]byte) error               { return nil }
-func (s *splitTestSource) Close() error                       { return nil }
-func (s *splitTestSource) Splits() []string                   { return s.splits }
-func (s *splitTestSource) BatchSplits() []SplitRun            { return s.runs }
+func (s *splitTestSource) Snapshot() ([]byte, error)           { return nil, nil }
+func (s *splitTestSource) Restore([]byte) error                { return nil }
+func (s *splitTestSource) Close() error                        { return nil }
+func (s *splitTestSource) Splits() []string                    { return s.splits }
+func (s *splitTestSource) BatchSplits() []SplitRun             { return s.runs }
