@@ -451,14 +451,18 @@ func (a *aligner) idle(from int) (wm int64, advanced, idle bool) {
 }
 
 // combine recomputes the minimum over the live, active channels; all says
-// that there is none (every live channel is idle).
+// that there is none (every live channel is idle). When every live channel
+// is idle, nothing holds the watermark back any more: it moves to the
+// largest of theirs, as Flink's StatusWatermarkValve does.
 func (a *aligner) combine() (wm int64, advanced, all bool) {
 	m, live, active := int64(maxWatermark), 0, 0
+	largest := int64(minWatermark)
 	for i, w := range a.wms {
 		if a.ended[i] {
 			continue
 		}
 		live++
+		largest = max(largest, w)
 		if a.idles[i] {
 			continue
 		}
@@ -466,6 +470,10 @@ func (a *aligner) combine() (wm int64, advanced, all bool) {
 		m = min(m, w)
 	}
 	if live > 0 && active == 0 {
+		if largest > a.wm {
+			a.wm = largest
+			return largest, true, true
+		}
 		return a.wm, false, true
 	}
 	if m > a.wm {

@@ -197,17 +197,34 @@ func (g *watermarkGen) split(id string, now time.Time) *splitWatermark {
 }
 
 // current returns the subtask's watermark at now: the minimum over the
-// splits that are not idle; idle when there is none.
+// splits that are not idle; idle when there is none. The watermark of an
+// idle subtask is the one it had just before its last splits went idle:
+// the minimum over the splits that produced rows last. (Splits go idle in
+// the order they were last active, and one that never produced a row goes
+// idle first; this is the watermark a check between the last two moments
+// would have seen.)
 func (g *watermarkGen) current(now time.Time) (wm int64, idle bool) {
 	wm, idle = maxWatermark, true
+	var last time.Time
 	for i := range g.splits {
 		s := &g.splits[i]
+		if s.max != minWatermark && s.active.After(last) {
+			last = s.active
+		}
 		if g.idleTimeout > 0 && now.Sub(s.active) >= g.idleTimeout {
 			continue
 		}
 		wm, idle = min(wm, s.max), false
 	}
-	return wm, idle
+	if !idle || last.IsZero() {
+		return wm, idle
+	}
+	for i := range g.splits {
+		if s := &g.splits[i]; s.max != minWatermark && s.active.Equal(last) {
+			wm = min(wm, s.max)
+		}
+	}
+	return wm, true
 }
 
 // forward sends what changed since the last call (nil-safe): KindIdle when
@@ -225,6 +242,12 @@ func (g *watermarkGen) forward(src Source, em *emitter, now time.Time) error {
 	case idle:
 		if g.idle {
 			return nil
+		}
+		if wm > g.emitted && wm != maxWatermark {
+			g.emitted = wm
+			if err := em.broadcast(Element{Kind: KindWatermark, Watermark: wm}); err != nil {
+				return err
+			}
 		}
 		g.idle = true
 		return em.broadcast(Element{Kind: KindIdle})

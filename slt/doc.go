@@ -14,11 +14,14 @@
 //     error message as a whole (surrounding whitespace ignored).
 //   - hash-threshold N, halt, skipif <engine>, onlyif <engine>,
 //     control sortmode <mode>, control resultmode rowwise|valuewise,
+//     control substitution on|off (as sqllogictest-rs: $NAME and ${NAME}
+//     from Options.Vars, then the environment; $__TEST_DIR__ a directory
+//     of the file's own),
 //     include <glob>, sleep <duration>, system ok <command> [---- stdout],
 //     loop <var> <start> <count> ... endloop, and # comments.
 //
-// Directives the runner does not know (RisingWave's "control substitution
-// on", "connection <name>", ...) are parsed as records of kind KindUnknown
+// Directives the runner does not know (RisingWave's "connection <name>",
+// ...) are parsed as records of kind KindUnknown
 // and counted as skipped, with the reason in the file's result; the records
 // after them run as usual (a "connection" line does not switch engines: a
 // file has one DB).

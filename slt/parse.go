@@ -21,7 +21,7 @@ const (
 	KindInclude                   // include <glob>
 	KindSleep                     // sleep <duration>
 	KindSystem                    // system ok <command>
-	KindControl                   // control sortmode|resultmode <value>
+	KindControl                   // control sortmode|resultmode|substitution <value>
 	KindLoop                      // loop <var> <start> <count> ... endloop
 	KindUnknown                   // a directive the runner does not support
 )
@@ -450,6 +450,12 @@ func (p *parser) parseRecord(fields []string, lineNo int) (Record, error) {
 					return rec, nil
 				}
 				return rec, p.errorf(lineNo, "control sortmode: unknown mode %q", fields[2])
+			case "substitution":
+				if fields[2] == "on" || fields[2] == "off" {
+					rec.Kind = KindControl
+					return rec, nil
+				}
+				return rec, p.errorf(lineNo, "control substitution: want on or off, got %q", fields[2])
 			case "resultmode":
 				if fields[2] == "rowwise" || fields[2] == "valuewise" {
 					rec.Kind = KindControl

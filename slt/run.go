@@ -43,6 +43,9 @@ type Options struct {
 	NewDB func(path string) (DB, error)
 	// Timeout, if positive, bounds each statement, query and system command.
 	Timeout time.Duration
+	// Vars are the variables "control substitution on" replaces ($NAME or
+	// ${NAME}) before the environment's; see substituteVars.
+	Vars map[string]string
 }
 
 // DefaultEngine is the engine name used when Options.Engine is empty.
@@ -203,6 +206,11 @@ func RunFile(ctx context.Context, path string, opt Options) FileResult {
 	if r.opt.Engine == "" {
 		r.opt.Engine = DefaultEngine
 	}
+	defer func() {
+		if r.testDir != "" {
+			os.RemoveAll(r.testDir)
+		}
+	}()
 	abs, _ := filepath.Abs(path)
 	r.including[abs] = true
 	r.runRecords(ctx, recs, nil)
@@ -246,6 +254,10 @@ type runner struct {
 	sortMode  SortMode
 	labels    map[string]labelResult
 	including map[string]bool // absolute paths of the files being run (recursion guard)
+	// substitution is set by "control substitution on"; testDir is the
+	// file's $__TEST_DIR__, made on first use.
+	substitution bool
+	testDir      string
 }
 
 // runRecords runs recs; vars holds loop variables to substitute.
@@ -308,6 +320,9 @@ func (r *runner) runRecord(ctx context.Context, rec *Record, vars map[string]str
 		if len(f) >= 2 && f[0] == "sortmode" {
 			r.sortMode, _ = parseSortMode(f[1])
 		}
+		if len(f) >= 2 && f[0] == "substitution" {
+			r.substitution = f[1] == "on"
+		}
 		// resultmode only documents the layout; both are always accepted.
 	case KindSleep:
 		t := time.NewTimer(rec.Duration)
@@ -331,12 +346,46 @@ func (r *runner) runRecord(ctx context.Context, rec *Record, vars map[string]str
 		r.res.Skipped++
 		r.res.Skips = append(r.res.Skips, fmt.Sprintf("%s:%d: %s: %s", rec.Path, rec.Line, rec.Reason, rec.Arg))
 	case KindStatement:
-		r.record(r.statement(ctx, rec, substitute(rec.SQL, vars)))
+		r.record(r.statement(ctx, rec, r.substituteVars(substitute(rec.SQL, vars))))
 	case KindQuery:
-		r.record(r.query(ctx, rec, substitute(rec.SQL, vars)))
+		r.record(r.query(ctx, rec, r.substituteVars(substitute(rec.SQL, vars))))
 	case KindSystem:
-		r.record(r.system(ctx, rec, substitute(rec.SQL, vars)))
+		r.record(r.system(ctx, rec, r.substituteVars(substitute(rec.SQL, vars))))
 	}
+}
+
+// varRef matches $NAME and ${NAME}.
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// substituteVars does what "control substitution on" asks, as
+// sqllogictest-rs: $NAME and ${NAME} become Options.Vars[NAME], else the
+// environment variable NAME; $__TEST_DIR__ is a directory of the file's
+// own, removed when the file ends. Names without a value are left as
+// written. With substitution off s is returned as is.
+func (r *runner) substituteVars(s string) string {
+	if !r.substitution {
+		return s
+	}
+	return varRef.ReplaceAllStringFunc(s, func(m string) string {
+		name := strings.Trim(m, "${}")
+		if name == "__TEST_DIR__" {
+			if r.testDir == "" {
+				d, err := os.MkdirTemp("", "slt-")
+				if err != nil {
+					return m
+				}
+				r.testDir = d
+			}
+			return r.testDir
+		}
+		if v, ok := r.opt.Vars[name]; ok {
+			return v
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			return v
+		}
+		return m
+	})
 }
 
 func (r *runner) record(f *Failure) {

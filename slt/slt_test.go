@@ -168,7 +168,7 @@ halt
 		kinds = append(kinds, r.Kind)
 	}
 	want := []Kind{KindHashThreshold, KindStatement, KindStatement, KindStatement, KindQuery, KindQuery,
-		KindStatement, KindControl, KindUnknown, KindInclude, KindSleep, KindSystem, KindLoop, KindQuery, KindHalt}
+		KindStatement, KindControl, KindControl, KindInclude, KindSleep, KindSystem, KindLoop, KindQuery, KindHalt}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("kinds = %v, want %v", kinds, want)
 	}
@@ -196,8 +196,8 @@ halt
 	if recs[6].Err == nil || recs[6].Err.Message != "db error: bad\n  more detail" {
 		t.Errorf("multi-line error = %+v", recs[6].Err)
 	}
-	if recs[8].Reason == "" || recs[8].Arg != "control substitution on" {
-		t.Errorf("unknown record = %+v", recs[8])
+	if recs[8].Arg != "substitution on" {
+		t.Errorf("control record = %+v", recs[8])
 	}
 	if recs[9].Arg != "parts/*.slt.part" || recs[10].Duration != 500*time.Millisecond {
 		t.Errorf("include/sleep = %+v %+v", recs[9], recs[10])
@@ -809,7 +809,7 @@ func TestLoop(t *testing.T) {
 }
 
 func TestUnknownDirectives(t *testing.T) {
-	script := `control substitution on
+	script := `control pager on
 
 connection other
 statement ok
@@ -822,6 +822,52 @@ SELECT 2
 	expectCounts(t, res, 2, 0, 2)
 	if len(res.Skips) != 2 || !strings.Contains(res.Skips[0], "test.slt:1:") || !strings.Contains(res.Skips[1], "connection") {
 		t.Errorf("skips = %q", res.Skips)
+	}
+}
+
+// TestSubstitution: "control substitution on" replaces $NAME and ${NAME}
+// from Options.Vars, then the environment; unknown names stay; off stops.
+func TestSubstitution(t *testing.T) {
+	t.Setenv("SLT_TEST_ENV", "from-env")
+	db := newFakeDB()
+	script := `statement ok
+SELECT '$BROKER'
+
+control substitution on
+
+statement ok
+SELECT '$BROKER', '${BROKER}x', '$SLT_TEST_ENV', '$NOT_SET'
+
+statement ok
+SELECT '$__TEST_DIR__'
+
+control substitution off
+
+statement ok
+SELECT '$BROKER'
+`
+	path := filepath.Join(t.TempDir(), "test.slt")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := RunFile(context.Background(), path, Options{NewDB: func(string) (DB, error) { return db, nil },
+		Vars: map[string]string{"BROKER": "127.0.0.1:9092"}})
+	expectCounts(t, res, 4, 0, 0)
+	if len(db.execs) != 4 {
+		t.Fatalf("execs = %q", db.execs)
+	}
+	want := []string{"SELECT '$BROKER'", "SELECT '127.0.0.1:9092', '127.0.0.1:9092x', 'from-env', '$NOT_SET'", "", "SELECT '$BROKER'"}
+	for i, w := range want {
+		if w != "" && db.execs[i] != w {
+			t.Errorf("exec %d = %q, want %q", i, db.execs[i], w)
+		}
+	}
+	dir := strings.Trim(strings.TrimPrefix(db.execs[2], "SELECT "), "'")
+	if dir == "$__TEST_DIR__" || !filepath.IsAbs(dir) {
+		t.Errorf("$__TEST_DIR__ became %q", dir)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the test directory %s outlived the file: %v", dir, err)
 	}
 }
 
