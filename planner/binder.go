@@ -332,6 +332,11 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		}
 		input = &Filter{Input: input, Cond: cond}
 	}
+	// Windows in the select list: TUMBLE(size) AS w ... GROUP BY w
+	// (selectwindow.go), planned as group windows.
+	if sel, err = b.selectWindow(sel, input, sc); err != nil {
+		return nil, err
+	}
 	// Group windows: GROUP BY TUMBLE(ts, size) (groupwindow.go).
 	defer func(gw *groupWindow) { b.groupWin = gw }(b.groupWin)
 	b.groupWin = nil
@@ -647,12 +652,17 @@ func (b *binder) resolveColumn(cn *ast.ColumnName, sc *scope, e ast.ExprNode) (*
 		found = i
 	}
 	if found < 0 {
+		found = sc.windowField(qual, name) // w.start of a window w below
+	}
+	if found < 0 {
 		var names []string
 		for _, c := range sc.cols {
 			names = append(names, c.name)
 		}
 		hint := ""
-		if m := catalog.Closest(name, names); m != "" {
+		if qual == "" && sc.find(name+".start") >= 0 {
+			hint = fmt.Sprintf("the window %s is the pair %s.start, %s.end", name, name, name)
+		} else if m := catalog.Closest(name, names); m != "" {
 			hint = fmt.Sprintf("did you mean '%s'?", m)
 		} else if len(names) > 0 && len(names) <= 12 {
 			hint = "available columns: " + strings.Join(names, ", ")

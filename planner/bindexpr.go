@@ -525,6 +525,9 @@ func (b *binder) castTarget(e *ast.FuncCastExpr) (types.T, error) {
 // typeFromName converts a type as written into a logical type.
 func typeFromName(tn sql.TypeName) (types.T, error) {
 	s := tn.Name
+	if u, ok := unsignedTypes[s]; ok && len(tn.Args) == 0 {
+		s = u
+	}
 	if len(tn.Args) > 0 {
 		var parts []string
 		for _, a := range tn.Args {
@@ -537,6 +540,14 @@ func typeFromName(tn sql.TypeName) (types.T, error) {
 		return types.T{}, &sql.Error{Pos: tn.Pos, Msg: err.Error(), Hint: "types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, VARCHAR, BYTES, DATE, TIME, TIMESTAMP(p)"}
 	}
 	return t, nil
+}
+
+// unsignedTypes are the signed types that hold every value of MySQL's
+// (and Arroyo's) unsigned integer types.
+var unsignedTypes = map[string]string{
+	"TINYINT UNSIGNED": "SMALLINT", "SMALLINT UNSIGNED": "INT",
+	"INT UNSIGNED": "BIGINT", "INTEGER UNSIGNED": "BIGINT",
+	"BIGINT UNSIGNED": "DECIMAL(20,0)",
 }
 
 // TypeFromName converts a column type as written in DDL into a logical type.

@@ -197,6 +197,12 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 			t.Connector = o.Value
 			continue
 		}
+		if strings.EqualFold(o.Key, EventTimeField) {
+			if err := eventTimeField(t, st, o); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		t.Options[o.Key] = o.Value
 	}
 	if err := s.cat.CreateTable(t, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
@@ -388,4 +394,27 @@ func (s *Session) explain(st *sql.Explain) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Kind: ResultText, Text: planner.Explain(sinks, g)}, nil
+}
+
+// EventTimeField is Arroyo's table option naming the event-time column
+// ('event_time_field' = 'ts'). Without a WATERMARK FOR clause it stands for
+// WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, Arroyo's default watermark.
+// It is not passed on to the connector.
+const EventTimeField = "event_time_field"
+
+func eventTimeField(t *catalog.Table, st *sql.CreateTable, o sql.Option) error {
+	if st.Watermark != nil {
+		return &sql.Error{Pos: o.Pos, Msg: "'event_time_field' and WATERMARK FOR both name the event time", Hint: "keep one of them"}
+	}
+	i := t.Columns.Index(o.Value)
+	if i < 0 {
+		return &sql.Error{Pos: o.Pos, Msg: fmt.Sprintf("'event_time_field' names '%s', which is not a column of '%s'", o.Value, st.Name)}
+	}
+	if t.Columns[i].Type.Kind != types.Timestamp {
+		return &sql.Error{Pos: o.Pos, Msg: fmt.Sprintf("'event_time_field' column '%s' must be a TIMESTAMP, it is %s", o.Value, t.Columns[i].Type), Hint: "declare it TIMESTAMP(3)"}
+	}
+	name := t.Columns[i].Name
+	quoted := "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	t.WatermarkColumn, t.WatermarkExpr = name, quoted+" - INTERVAL '1' SECOND"
+	return nil
 }

@@ -56,9 +56,14 @@
 //     bare keys and values.
 //   - Words MySQL reserves but Flink does not (KEY, INDEX, READ, ...) may be
 //     written unquoted as names in queries; they are backquoted for the TiDB
-//     parser. Words both reserve (ORDER, ROWS, RANK, TABLE, ...) must be
+//     parser. Words both reserve (ORDER, RANK, TABLE, ...) must be
 //     quoted with backticks, as in Flink; the error says so. In CREATE TABLE
-//     column lists any word may name a column.
+//     column lists any word may name a column. ROWS and WINDOW (reserved
+//     by both) are names wherever they are not keywords, as in Arroyo's
+//     queries (count(*) AS rows, TUMBLE(...) AS window, window.start):
+//     ROWS is a keyword only where a window frame starts (ROWS BETWEEN,
+//     ROWS UNBOUNDED PRECEDING, ROWS 5 PRECEDING, ROWS CURRENT ROW) or
+//     after a number, WINDOW only in WINDOW w AS (...).
 //   - Statement sets: EXECUTE STATEMENT SET BEGIN ...; ...; END and the older
 //     BEGIN STATEMENT SET; ...; END; are both one StatementSet; only INSERT
 //     statements may appear inside.
@@ -69,6 +74,10 @@
 //     argument: TUMBLE(ts, INTERVAL '1' MINUTE)), it becomes the call
 //     INTERVAL('1', 'MINUTE'). IntervalOf reads both forms; Interval.Duration
 //     gives the length of day-time intervals (DAY TO SECOND etc. included).
+//     Postgres intervals, as Arroyo writes them, have the unit inside the
+//     string: INTERVAL '20 seconds' is INTERVAL '20' SECOND, and several
+//     parts add up in the smallest one ('1 minute 30 seconds' is
+//     INTERVAL '90' SECOND); an unreadable string is an error at it.
 //     Flink's older group windows (GROUP BY TUMBLE(ts, INTERVAL ...),
 //     TUMBLE_START, HOP, SESSION ...) are therefore plain function calls.
 //   - Window table functions, FROM TABLE(TUMBLE|HOP|CUMULATE|SESSION(...)),

@@ -108,6 +108,20 @@ func (p *stmtParser) interval() (Interval, *Error) {
 		iv.Value = "-" + iv.Value
 	}
 	p.i++
+	if v.kind == tokString && hasLetter(v.val) {
+		// Postgres form: the unit is inside the string.
+		value, unit, ok := pgInterval(v.val)
+		if !ok {
+			e := p.errAt(v.off, "invalid interval '%s'", v.val)
+			e.Hint = "write a number and a unit, such as INTERVAL '20 seconds' or INTERVAL '20' SECOND"
+			return iv, e
+		}
+		iv.Value, iv.Unit = value, unit
+		if neg {
+			iv.Value = "-" + value
+		}
+		return iv, nil
+	}
 	u, err := p.intervalUnit()
 	if err != nil {
 		return iv, err
@@ -164,4 +178,82 @@ func IntervalOf(stmt Statement, e ast.ExprNode) (Interval, bool) {
 var pluralUnits = map[string]string{
 	"SECONDS": "SECOND", "MINUTES": "MINUTE", "HOURS": "HOUR", "DAYS": "DAY",
 	"WEEKS": "WEEK", "MONTHS": "MONTH", "YEARS": "YEAR",
+}
+
+func hasLetter(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// pgUnits maps the unit words of Postgres interval strings ('20 seconds',
+// '1 min', '500 ms') to units.
+var pgUnits = map[string]string{
+	"microsecond": "MICROSECOND", "microseconds": "MICROSECOND", "us": "MICROSECOND",
+	"millisecond": "MILLISECOND", "milliseconds": "MILLISECOND", "ms": "MILLISECOND",
+	"second": "SECOND", "seconds": "SECOND", "sec": "SECOND", "secs": "SECOND", "s": "SECOND",
+	"minute": "MINUTE", "minutes": "MINUTE", "min": "MINUTE", "mins": "MINUTE", "m": "MINUTE",
+	"hour": "HOUR", "hours": "HOUR", "hr": "HOUR", "hrs": "HOUR", "h": "HOUR",
+	"day": "DAY", "days": "DAY", "d": "DAY",
+	"week": "WEEK", "weeks": "WEEK",
+	"month": "MONTH", "months": "MONTH", "mon": "MONTH", "mons": "MONTH",
+	"year": "YEAR", "years": "YEAR", "y": "YEAR",
+}
+
+// pgInterval reads a Postgres interval string: one or more pairs of a
+// number and a unit ('20 seconds', '1 minute 30 seconds'; '20s' too). One
+// pair keeps its unit; several day-time pairs are summed in the smallest
+// unit among them ('1 minute 30 seconds' is 90 SECOND). Year-month units
+// cannot be mixed with others.
+func pgInterval(s string) (value, unit string, ok bool) {
+	f := strings.Fields(s)
+	// Split '20s' into '20' 's'.
+	var parts []string
+	for _, w := range f {
+		k := 0
+		for k < len(w) && (isDigit(w[k]) || w[k] == '.' || w[k] == '-' || w[k] == '+') {
+			k++
+		}
+		if k > 0 && k < len(w) {
+			parts = append(parts, w[:k], w[k:])
+		} else {
+			parts = append(parts, w)
+		}
+	}
+	if len(parts) == 0 || len(parts)%2 != 0 {
+		return "", "", false
+	}
+	type pair struct {
+		n    float64
+		text string
+		unit string
+	}
+	var ps []pair
+	for i := 0; i < len(parts); i += 2 {
+		n, err := strconv.ParseFloat(parts[i], 64)
+		u, known := pgUnits[strings.ToLower(parts[i+1])]
+		if err != nil || !known {
+			return "", "", false
+		}
+		ps = append(ps, pair{n, parts[i], u})
+	}
+	if len(ps) == 1 {
+		return ps[0].text, ps[0].unit, true
+	}
+	smallest := ""
+	var total time.Duration
+	for _, x := range ps {
+		d, fixed := unitDur[x.unit]
+		if !fixed {
+			return "", "", false
+		}
+		if smallest == "" || d < unitDur[smallest] {
+			smallest = x.unit
+		}
+		total += time.Duration(x.n * float64(d))
+	}
+	return strconv.FormatFloat(float64(total)/float64(unitDur[smallest]), 'f', -1, 64), smallest, true
 }

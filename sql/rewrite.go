@@ -113,6 +113,9 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			sub := p.sub(i, hi)
 			iv, err := sub.interval()
 			if err != nil {
+				if v := i + 1; v < hi && toks[v].kind == tokString && hasLetter(toks[v].val) {
+					return nil, err // a Postgres interval string we cannot read
+				}
 				continue // not Flink's form; the TiDB parser will judge
 			}
 			last := sub.i - 1
@@ -129,6 +132,13 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 				continue
 			}
 			unit := strings.ReplaceAll(iv.Unit, " TO ", "_")
+			if last == v {
+				// INTERVAL '20 seconds': the unit comes out of the string.
+				edits = append(edits, edit{toks[v].off, toks[v].end,
+					"'" + strings.ReplaceAll(iv.Value, "'", "''") + "' " + unit})
+				i = last
+				continue
+			}
 			from, to := toks[v+1].off, toks[last].end
 			if !strings.EqualFold(p.sc.text[from:to], unit) {
 				edits = append(edits, edit{from, to, pad(unit, to-from)})
@@ -173,6 +183,9 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			return nil, p.errAt(t.off, "%s is not supported", w)
 		case up == "STRAIGHT_JOIN":
 			return nil, p.errAt(t.off, "STRAIGHT_JOIN is not supported")
+		case (up == "ROWS" && !p.rowsKeyword(i, lo, hi)) || (up == "WINDOW" && !p.windowKeyword(i, hi)):
+			// Names in Arroyo's queries (count(*) AS rows, ... AS window).
+			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case quotedReserved[up] && !next.isPunct("(") && next.kind != tokString:
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case up == "SESSION" && next.isPunct("("):
@@ -190,6 +203,28 @@ var quotedReserved = map[string]bool{
 	"KEY": true, "KEYS": true, "INDEX": true, "READ": true, "CHANGE": true,
 	"OPTION": true, "USAGE": true, "SCHEMA": true, "DATABASE": true,
 	"REQUIRE": true, "LOCK": true, "FORCE": true, "USE": true, "MAXVALUE": true,
+}
+
+// rowsKeyword reports whether ROWS at toks[i] is the keyword: it starts a
+// window frame (ROWS BETWEEN, ROWS UNBOUNDED PRECEDING, ROWS 5 PRECEDING,
+// ROWS CURRENT ROW) or counts rows (FETCH FIRST 5 ROWS). Elsewhere it is a
+// name.
+func (p *stmtParser) rowsKeyword(i, lo, hi int) bool {
+	toks := p.sc.toks
+	if i+1 < hi {
+		n := toks[i+1]
+		if n.is("BETWEEN") || n.is("UNBOUNDED") || n.is("CURRENT") || n.kind == tokNumber {
+			return true
+		}
+	}
+	return i > lo && toks[i-1].kind == tokNumber
+}
+
+// windowKeyword reports whether WINDOW at toks[i] starts a named window
+// clause (WINDOW w AS (...)); elsewhere it is a name.
+func (p *stmtParser) windowKeyword(i, hi int) bool {
+	toks := p.sc.toks
+	return i+2 < hi && toks[i+1].isName() && toks[i+2].is("AS")
 }
 
 // pad returns s padded with spaces to n bytes (s itself if it is longer).

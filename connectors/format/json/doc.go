@@ -13,7 +13,8 @@
 // string, boolean or null for any column of a matching type, and a string
 // holding the value for any type (numbers in strings, as Flink accepts);
 // DATE, TIME and TIMESTAMP are strings in SQL form ('2024-01-02 03:04:05')
-// or ISO form ('2024-01-02T03:04:05Z'); BYTES are base64 strings. A nested
+// or ISO form ('2024-01-02T03:04:05Z', or with an offset such as
+// +02:00, taken in UTC); BYTES are base64 strings. A nested
 // object or array is read into a STRING column as its JSON text.
 //
 // Writing: one object per row with every column, NULL as null, numbers as

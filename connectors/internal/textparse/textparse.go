@@ -288,18 +288,65 @@ func Timestamp(b []byte, precision int) (int64, bool) {
 	us := d * 86400e6
 	if i < len(b) {
 		rest := b[i+1:]
+		var zone int64 // the offset from UTC, in microseconds
 		if len(rest) > 0 && rest[len(rest)-1] == 'Z' {
 			rest = rest[:len(rest)-1]
+		} else if k := zoneStart(rest); k > 0 {
+			// An ISO offset: +hh:mm, +hhmm or +hh. The value is taken in UTC,
+			// as with Z.
+			z, ok := zoneOffset(rest[k:])
+			if !ok {
+				return 0, false
+			}
+			zone = z
+			rest = rest[:k]
 		}
 		ns, ok := timeOfDay(rest)
 		if !ok {
 			return 0, false
 		}
-		us += ns / 1000
+		us += ns/1000 - zone
 	}
 	if precision < 6 {
 		m := pow10[6-precision]
 		us -= ((us % m) + m) % m
+	}
+	return us, true
+}
+
+// zoneStart returns the index of the '+' or '-' that starts a zone offset
+// at the end of a time of day, or -1.
+func zoneStart(b []byte) int {
+	for k := len(b) - 1; k > 0; k-- {
+		if b[k] == '+' || b[k] == '-' {
+			return k
+		}
+	}
+	return -1
+}
+
+// zoneOffset parses +hh:mm, +hhmm or +hh (or with '-') into microseconds.
+func zoneOffset(b []byte) (int64, bool) {
+	digit := func(c byte) (int64, bool) { return int64(c - '0'), c >= '0' && c <= '9' }
+	var d [4]int64
+	n := 0
+	for _, c := range b[1:] {
+		if c == ':' && n == 2 {
+			continue
+		}
+		v, ok := digit(c)
+		if !ok || n == 4 {
+			return 0, false
+		}
+		d[n] = v
+		n++
+	}
+	if n != 2 && n != 4 {
+		return 0, false
+	}
+	us := ((d[0]*10+d[1])*60 + d[2]*10 + d[3]) * 60e6
+	if b[0] == '-' {
+		us = -us
 	}
 	return us, true
 }

@@ -35,6 +35,12 @@ func TestValues(t *testing.T) {
 		{types.TimestampOf(0), "1969-12-31 23:59:59.5", "1969-12-31 23:59:59"},
 		{types.TimestampOf(3), "2024-01-02", "2024-01-02 00:00:00.000"},
 		{types.TimestampOf(3), "2024-01-02 25:00:00", "error"},
+		{types.TimestampOf(3), "2023-10-09T17:13:20+00:00", "2023-10-09 17:13:20.000"},
+		{types.TimestampOf(3), "2023-10-09T17:13:20.200+02:00", "2023-10-09 15:13:20.200"},
+		{types.TimestampOf(3), "2023-10-09T00:13:20-0130", "2023-10-09 01:43:20.000"},
+		{types.TimestampOf(3), "2023-10-09T17:13:20+05", "2023-10-09 12:13:20.000"},
+		{types.TimestampOf(3), "2023-10-09T17:13:20+5:00", "error"},
+		{types.TimestampOf(3), "2023-10-09T17:13:20+", "error"},
 	} {
 		v, err := Value(c.t, []byte(c.in))
 		got := "error"
