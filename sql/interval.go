@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -108,6 +109,17 @@ func (p *stmtParser) interval() (Interval, *Error) {
 		iv.Value = "-" + iv.Value
 	}
 	p.i++
+	if v.kind == tokString && !p.atUnit() && strings.IndexFunc(v.val, unicode.IsLetter) >= 0 {
+		// PostgreSQL's INTERVAL '5 minutes': the unit inside the quotes.
+		val, unit, ok := pgInterval(iv.Value)
+		if !ok {
+			e := p.errAt(v.off, "invalid interval '%s'", v.val)
+			e.Hint = "write INTERVAL '5' MINUTE or INTERVAL '5 minutes'"
+			return iv, e
+		}
+		iv.Value, iv.Unit = val, unit
+		return iv, nil
+	}
 	u, err := p.intervalUnit()
 	if err != nil {
 		return iv, err
@@ -121,6 +133,94 @@ func (p *stmtParser) interval() (Interval, *Error) {
 		iv.Unit += " TO " + u2
 	}
 	return iv, nil
+}
+
+// atUnit reports whether the next token is an interval unit.
+func (p *stmtParser) atUnit() bool {
+	t := p.peek()
+	return t.kind == tokIdent && unitOf(t.val) != ""
+}
+
+// unitOf is the singular upper-case unit u names ("" if none).
+func unitOf(u string) string {
+	u = strings.ToUpper(u)
+	if s, ok := pluralUnits[u]; ok {
+		u = s
+	}
+	if unitDur[u] == 0 && u != "YEAR" && u != "MONTH" {
+		return ""
+	}
+	return u
+}
+
+// pgUnits are the unit words of PostgreSQL's interval text beyond the
+// names of unitOf.
+var pgUnits = map[string]string{
+	"SEC": "SECOND", "SECS": "SECOND", "MIN": "MINUTE", "MINS": "MINUTE",
+	"MS": "MILLISECOND", "MSEC": "MILLISECOND", "MSECS": "MILLISECOND",
+	"MILLISECONDS": "MILLISECOND", "US": "MICROSECOND", "MICROSECONDS": "MICROSECOND",
+	"HR": "HOUR", "HRS": "HOUR", "MON": "MONTH", "MONS": "MONTH",
+}
+
+// pgInterval reads PostgreSQL's interval text, '5 minutes' or
+// '1 hour 30 minutes' (numbers each followed by a unit), as a value in one
+// unit: the smallest unit written ("90", "MINUTE"). Day-time and year-month
+// units cannot be mixed.
+func pgInterval(s string) (value, unit string, ok bool) {
+	f := strings.Fields(s)
+	if len(f) == 0 || len(f)%2 != 0 {
+		return "", "", false
+	}
+	type part struct {
+		n    float64
+		unit string
+	}
+	var parts []part
+	months, dayTime := false, false
+	for k := 0; k < len(f); k += 2 {
+		n, err := strconv.ParseFloat(f[k], 64)
+		u := unitOf(f[k+1])
+		if s, ok := pgUnits[strings.ToUpper(f[k+1])]; ok {
+			u = s
+		}
+		if err != nil || u == "" {
+			return "", "", false
+		}
+		if u == "YEAR" || u == "MONTH" {
+			months = true
+		} else {
+			dayTime = true
+		}
+		parts = append(parts, part{n, u})
+	}
+	if months && dayTime {
+		return "", "", false
+	}
+	if len(parts) == 1 {
+		return f[0], parts[0].unit, true
+	}
+	if months {
+		total := 0.0
+		for _, p := range parts {
+			if p.unit == "YEAR" {
+				total += 12 * p.n
+			} else {
+				total += p.n
+			}
+		}
+		return strconv.FormatFloat(total, 'f', -1, 64), "MONTH", true
+	}
+	smallest := parts[0].unit
+	for _, p := range parts {
+		if unitDur[p.unit] < unitDur[smallest] {
+			smallest = p.unit
+		}
+	}
+	total := 0.0
+	for _, p := range parts {
+		total += p.n * float64(unitDur[p.unit]/unitDur[smallest])
+	}
+	return strconv.FormatFloat(total, 'f', -1, 64), smallest, true
 }
 
 func (p *stmtParser) intervalUnit() (string, *Error) {
