@@ -367,8 +367,12 @@ func (a *windowAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, er
 }
 
 // endInput fires every remaining window: the watermark of an ended input is
-// +infinity.
+// +infinity. Under EMIT ON WINDOW CLOSE only the watermark closes windows,
+// so those it has not passed stay unemitted.
 func (a *windowAggOp) endInput(out *emitter) error {
+	if a.spec.EmitOnWindowClose {
+		return nil
+	}
 	a.wm = maxWatermark
 	return a.fire(out)
 }
