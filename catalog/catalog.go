@@ -37,6 +37,10 @@ type Table struct {
 	PrimaryKey      []string `json:",omitempty"`
 	Connector       string
 	Options         map[string]string `json:",omitempty"`
+	// AppendOnly (RisingWave's CREATE TABLE ... APPEND ONLY) makes the
+	// table take inserts only: writing a query that produces updates into
+	// it is an error.
+	AppendOnly bool `json:",omitempty"`
 }
 
 // View is a view as declared by CREATE VIEW. The query is kept as text and

@@ -277,9 +277,11 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
 }
 
-// watermark fires the windows the watermark passed.
+// watermark fires the windows the watermark passed. Under EMIT ON WINDOW
+// CLOSE the watermark of an ended input (+infinity) closes none: only the
+// rows' watermark does.
 func (a *windowAggOp) watermark(wm int64, out *emitter) error {
-	if wm <= a.wm {
+	if wm <= a.wm || (wm == maxWatermark && a.spec.EmitOnWindowClose) {
 		return nil
 	}
 	a.wm = wm
@@ -367,8 +369,12 @@ func (a *windowAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, er
 }
 
 // endInput fires every remaining window: the watermark of an ended input is
-// +infinity.
+// +infinity. Under EMIT ON WINDOW CLOSE only the rows' watermark closes
+// windows, so those it has not passed stay unemitted.
 func (a *windowAggOp) endInput(out *emitter) error {
+	if a.spec.EmitOnWindowClose {
+		return nil
+	}
 	a.wm = maxWatermark
 	return a.fire(out)
 }

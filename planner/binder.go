@@ -292,6 +292,9 @@ func (b *binder) expandView(v *catalog.View) (Node, error) {
 	}
 	inner := &binder{p: b.p, stmt: sel, viewDepth: b.viewDepth + 1}
 	n, err := inner.bindQuery(sel.Query)
+	if err == nil {
+		err = markEmit(sel, n)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("in view %s: %w", v.Name, err)
 	}

@@ -104,12 +104,16 @@ func checkModes(s *Sink, stmt sql.Statement) error {
 	if s.Table == nil || ModeOf(s.Input) == AppendOnly {
 		return nil
 	}
+	pos := stmt.Pos()
+	if ins, ok := stmt.(*sql.Insert); ok {
+		pos = ins.TablePos
+	}
+	if s.Table.AppendOnly {
+		return errAt(ErrUpdatingToSink, pos, "make the query append-only, or write to a table declared without APPEND ONLY",
+			"table '%s' is APPEND ONLY but the query produces updates (from %s)", s.Table.Name, producer(s.Input))
+	}
 	c, ok := catalog.LookupConnector(s.Table.Connector)
 	if ok && !c.SinkAcceptsUpdates(s.Table.Options) {
-		pos := stmt.Pos()
-		if ins, ok := stmt.(*sql.Insert); ok {
-			pos = ins.TablePos
-		}
 		return errAt(ErrUpdatingToSink, pos, "write to a sink that accepts updates (upsert-kafka, print, or a filesystem sink with format 'debezium-json'), or make the query append-only",
 			"table sink '%s' (connector '%s') is append-only but the query produces updates (from %s)", s.Table.Name, s.Table.Connector, producer(s.Input))
 	}

@@ -5,6 +5,9 @@
 // lays the result out as a physical DAG of operators with parallelism,
 // exchanges and stable operator ids. EXPLAIN prints both plans.
 //
+// RisingWave's EMIT ON WINDOW CLOSE is honoured on window aggregations over
+// a time attribute and rejected elsewhere (emit.go).
+//
 // It imports sql (statements and positions), catalog (tables, views and the
 // connector registry), functions (operator and function typing) and types.
 // It never imports exec or a connector: what a connector can do comes from

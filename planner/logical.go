@@ -2,6 +2,7 @@ package planner
 
 import (
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -77,6 +78,9 @@ type Aggregate struct {
 	Keys  []int
 	Aggs  []AggCall
 	cols  types.Schema
+	// emitAt is set when the query asks for EMIT ON WINDOW CLOSE (emit.go):
+	// the aggregate must become a WindowAggregate.
+	emitAt *sql.Pos
 }
 
 // Union concatenates inputs of the same row type (UNION ALL).

@@ -33,8 +33,14 @@ func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := markEmit(stmt, n); err != nil {
+		return nil, err
+	}
 	s := &Sink{Input: n, Name: "collect"}
 	out := Optimize(s).(*Sink)
+	if err := checkEmit(out); err != nil {
+		return nil, err
+	}
 	if err := checkModes(out, stmt); err != nil {
 		return nil, err
 	}
@@ -61,7 +67,9 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 	if ins.Values != nil {
 		src, err = b.valuesOf(ins.Values, nil)
 	} else {
-		src, err = b.bindQuery(ins.Query)
+		if src, err = b.bindQuery(ins.Query); err == nil {
+			err = markEmit(ins, src)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -72,6 +80,9 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 	}
 	s := &Sink{Input: src, Table: t, Name: t.Name}
 	out := Optimize(s).(*Sink)
+	if err := checkEmit(out); err != nil {
+		return nil, err
+	}
 	if err := checkModes(out, ins); err != nil {
 		return nil, err
 	}

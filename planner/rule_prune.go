@@ -89,7 +89,7 @@ func prune(n Node, need []bool) (Node, map[int]int) {
 			}
 		}
 		in, im := prune(x.Input, inNeed)
-		a := &Aggregate{Input: in}
+		a := &Aggregate{Input: in, emitAt: x.emitAt}
 		for _, k := range x.Keys {
 			a.Keys = append(a.Keys, im[k])
 		}

@@ -134,8 +134,14 @@ type WindowAggregate struct {
 	Keys []int
 	// Aggs are the aggregates; Arg indexes Input.
 	Aggs []AggCall
+	// EmitOnWindowClose (RisingWave's EMIT ON WINDOW CLOSE, emit.go) keeps
+	// the windows the watermark has not passed unemitted at the end of
+	// input, instead of firing them all.
+	EmitOnWindowClose bool
 	// cols is the output: the keys then the aggregates.
 	cols types.Schema
+	// emitAt is where EMIT ON WINDOW CLOSE was written (for errors).
+	emitAt *sql.Pos
 }
 
 // Schema is the keys (window columns TIMESTAMP(3) NOT NULL) then the
@@ -331,7 +337,7 @@ func toWindowAggregate(a *Aggregate) *WindowAggregate {
 		tvf = w
 		seen[which] = true
 	}
-	if tvf == nil || !seen[0] || !seen[1] {
+	if tvf == nil || !windowKeyed(tvf.Window.Kind, seen, a.emitAt != nil) {
 		return nil
 	}
 	in, cols, timeCol, ok := unwindow(a.Input, tvf)
@@ -340,7 +346,7 @@ func toWindowAggregate(a *Aggregate) *WindowAggregate {
 	}
 	spec := tvf.Window
 	spec.TimeCol = timeCol
-	wa := &WindowAggregate{Input: in, Window: spec, cols: a.Schema()}
+	wa := &WindowAggregate{Input: in, Window: spec, cols: a.Schema(), EmitOnWindowClose: a.emitAt != nil, emitAt: a.emitAt}
 	for _, k := range a.Keys {
 		c := cols[k]
 		if c.win > 0 {
@@ -519,7 +525,11 @@ func describeWindowAgg(w *WindowAggregate) string {
 		}
 		sel = append(sel, fmt.Sprintf("%s(%s) AS %s", c.Func, arg, c.Name))
 	}
-	return "WindowAggregate(groupBy=[" + strings.Join(keys, ", ") + "], window=[" + w.Window.String() + "], select=[" + strings.Join(sel, ", ") + "])"
+	emit := ""
+	if w.EmitOnWindowClose {
+		emit = ", emit=[on window close]"
+	}
+	return "WindowAggregate(groupBy=[" + strings.Join(keys, ", ") + "], window=[" + w.Window.String() + "], select=[" + strings.Join(sel, ", ") + "]" + emit + ")"
 }
 
 // buildWindow fills in the physical operator of a window node.

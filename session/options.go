@@ -39,6 +39,44 @@ var defaults = map[string]string{
 	OptStateCacheEntries: "1000000",
 }
 
+// RisingWave's session variables (names compared without regard to case)
+// stand for the options that mean the same here:
+//
+//   - RW_IMPLICIT_FLUSH (true | false | on | off): every INSERT waits until
+//     its rows are visible to later statements, which is 'table.dml-sync'.
+//   - STREAMING_PARALLELISM n: the parallelism of the jobs created next,
+//     'parallelism.default'; 0 (RisingWave's "as the system decides")
+//     resets it to the default.
+//
+// rwOptions maps each of those names (upper case) to its option; RESET name
+// resets that option.
+var rwOptions = map[string]string{"RW_IMPLICIT_FLUSH": OptDMLSync, "STREAMING_PARALLELISM": OptParallelism}
+
+// rwOption maps SET name = value to the option and value it sets; ok is
+// false for other names. An empty val asks for the option to be reset.
+func rwOption(name, value string) (key, val string, ok bool, err error) {
+	switch strings.ToUpper(name) {
+	case "RW_IMPLICIT_FLUSH":
+		switch strings.ToLower(value) {
+		case "true", "on":
+			return OptDMLSync, "true", true, nil
+		case "false", "off":
+			return OptDMLSync, "false", true, nil
+		}
+		return "", "", true, fmt.Errorf("RW_IMPLICIT_FLUSH must be true or false, got '%s'", value)
+	case "STREAMING_PARALLELISM":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 0 {
+			return "", "", true, fmt.Errorf("streaming_parallelism must be a non-negative integer, got '%s'", value)
+		}
+		if n == 0 {
+			return OptParallelism, "", true, nil
+		}
+		return OptParallelism, value, true, nil
+	}
+	return "", "", false, nil
+}
+
 // validate checks a value for the options the session interprets.
 func validate(key, value string) error {
 	switch key {

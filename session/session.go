@@ -116,6 +116,8 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 		s.mu.Lock()
 		if st.Key == "" {
 			s.opts = map[string]string{}
+		} else if k, ok := rwOptions[strings.ToUpper(st.Key)]; ok {
+			delete(s.opts, k)
 		} else {
 			delete(s.opts, st.Key)
 		}
@@ -160,7 +162,7 @@ func (s *Session) planner() *planner.Planner {
 }
 
 func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
-	t := &catalog.Table{Name: st.Name, Options: map[string]string{}}
+	t := &catalog.Table{Name: st.Name, Options: map[string]string{}, AppendOnly: st.AppendOnly}
 	seen := map[string]bool{}
 	for _, c := range st.Columns {
 		if seen[strings.ToLower(c.Name)] {
@@ -266,11 +268,25 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 		}
 		return r, nil
 	}
-	if err := validate(st.Key, st.Value); err != nil {
+	key, value := st.Key, st.Value
+	k, v, rw, err := rwOption(key, value)
+	if err != nil {
+		return nil, sql.Errorf(st.Pos(), "%v", err)
+	}
+	if rw {
+		key, value = k, v
+	}
+	if rw && value == "" {
+		s.mu.Lock()
+		delete(s.opts, key)
+		s.mu.Unlock()
+		return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+	}
+	if err := validate(key, value); err != nil {
 		return nil, sql.Errorf(st.Pos(), "%v", err)
 	}
 	s.mu.Lock()
-	s.opts[st.Key] = st.Value
+	s.opts[key] = value
 	s.mu.Unlock()
 	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
 }

@@ -81,7 +81,7 @@ type Option struct {
 }
 
 // CreateTable is CREATE TABLE [IF NOT EXISTS] t (cols, [WATERMARK], [PRIMARY
-// KEY (..) NOT ENFORCED]) [WITH (...)].
+// KEY (..) NOT ENFORCED]) [APPEND ONLY] [WITH (...)].
 type CreateTable struct {
 	Span
 	Name        string
@@ -95,6 +95,9 @@ type CreateTable struct {
 	Options    []Option
 	// Comment is the table's COMMENT 'text', if any.
 	Comment string
+	// AppendOnly is set by RisingWave's APPEND ONLY after the column list:
+	// the table takes inserts only.
+	AppendOnly bool
 }
 
 // CreateView is CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(cols)] AS query.

@@ -3,7 +3,8 @@ package sql
 import "strings"
 
 // parseSet parses SET, SET 'k' = 'v' and SET k = v (an unquoted key runs up
-// to '=', an unquoted value is the rest of the statement as written).
+// to '=', an unquoted value is the rest of the statement as written), and
+// PostgreSQL's SET name TO value for a one-word name.
 func (p *stmtParser) parseSet() (Statement, *Error) {
 	s := &Set{Span: p.span(p.lo, p.hi)}
 	p.i++ // SET
@@ -14,11 +15,15 @@ func (p *stmtParser) parseSet() (Statement, *Error) {
 	if s.Key, err = p.setKey(); err != nil {
 		return nil, err
 	}
-	if err := p.expectPunct("=", "expected '=' and a value, e.g. SET 'parallelism.default' = '4'"); err != nil {
-		return nil, err
+	sep := "TO"
+	if !p.accept("TO") {
+		sep = "'='"
+		if err := p.expectPunct("=", "expected '=' and a value, e.g. SET 'parallelism.default' = '4'"); err != nil {
+			return nil, err
+		}
 	}
 	if p.atEnd() {
-		return nil, p.unexpected("expected a value after '='")
+		return nil, p.unexpected("expected a value after " + sep)
 	}
 	if t := p.peek(); t.kind == tokString && p.i+1 == p.hi {
 		s.Value = t.val
@@ -30,7 +35,7 @@ func (p *stmtParser) parseSet() (Statement, *Error) {
 }
 
 // setKey parses the key of SET or RESET: a string literal or the unquoted
-// text up to '=' or the end.
+// text up to '=', the end, or TO after a one-word key.
 func (p *stmtParser) setKey() (string, *Error) {
 	t := p.peek()
 	if t.kind == tokString {
@@ -41,7 +46,7 @@ func (p *stmtParser) setKey() (string, *Error) {
 		return "", p.unexpected("expected an option key such as 'execution.checkpointing.interval'")
 	}
 	lo := p.i
-	for !p.atEnd() && !p.peek().isPunct("=") {
+	for !p.atEnd() && !p.peek().isPunct("=") && !(p.i == lo+1 && p.peek().is("TO")) {
 		p.i++
 	}
 	if p.i == lo+1 && t.kind == tokQuoted {

@@ -33,7 +33,7 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 
 // parseCreateTable parses, after CREATE TABLE:
 //
-//	[IF NOT EXISTS] name ( element, ... ) [COMMENT 'text'] [WITH ('k' = 'v', ...)]
+//	[IF NOT EXISTS] name ( element, ... ) [COMMENT 'text'] [APPEND ONLY] [WITH ('k' = 'v', ...)]
 //	element: column | WATERMARK FOR col AS expr | [CONSTRAINT n] PRIMARY KEY (cols) [NOT ENFORCED]
 //	column:  name type [NOT NULL | NULL | PRIMARY KEY [NOT ENFORCED] | COMMENT 'text' | METADATA [FROM 'key'] [VIRTUAL]]...
 //	       | name AS expr [COMMENT 'text']
@@ -123,10 +123,13 @@ func (p *stmtParser) parseCreateTable(temporary bool) (Statement, *Error) {
 			if ct.Options, err = p.options(); err != nil {
 				return nil, err
 			}
+		case p.accept("APPEND", "ONLY"):
+			// RisingWave's append-only table (documented in doc.go).
+			ct.AppendOnly = true
 		case p.peek().is("PARTITIONED"):
 			return nil, p.errAt(p.peek().off, "PARTITIONED BY is not supported")
 		default:
-			return nil, p.unexpected("expected WITH ('key' = 'value', ...) or the end of the statement")
+			return nil, p.unexpected("expected WITH ('key' = 'value', ...), APPEND ONLY or the end of the statement")
 		}
 	}
 	return ct, nil

@@ -97,7 +97,18 @@
 //     ...) are reported as not supported rather than as syntax errors.
 //     CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite). RisingWave's
 //     CREATE/DROP MATERIALIZED VIEW is a view: its query runs when it is
-//     read, which gives the same rows for the bounded inputs of its suites.
+//     read, which gives the same rows for the bounded inputs of its suites
+//     (EMIT ON WINDOW CLOSE included: see docs/DIALECT.md).
+//   - RisingWave and PostgreSQL forms: SET name TO value is SET name =
+//     value (a one-word name; which names mean something is the session's
+//     call); CREATE TABLE ... APPEND ONLY sets CreateTable.AppendOnly;
+//     INTERVAL '5 minutes' (numbers each followed by a unit, inside the
+//     quotes, in the units of INTERVAL plus min, sec, ms, hr ...) is
+//     INTERVAL '5' MINUTE, several parts in the smallest unit written
+//     ('1 hour 30 minutes' is INTERVAL '90' MINUTE); year-month and
+//     day-time parts cannot be mixed. A query may end with EMIT ON WINDOW
+//     CLOSE (emit.go; EmitOnWindowClose reports it); other emit modes are
+//     errors.
 //   - Not supported yet, each with its own error: FILTER (WHERE ...) on
 //     aggregates, NULLS FIRST/LAST, LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
 //     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,

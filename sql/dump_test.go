@@ -79,6 +79,9 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 		if x.Comment != "" {
 			w("  comment '%s'", x.Comment)
 		}
+		if x.AppendOnly {
+			w("  append only")
+		}
 		for _, o := range x.Options {
 			w("  option '%s' = '%s' @%s", o.Key, o.Value, o.Pos)
 		}
@@ -86,6 +89,9 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 		w("create-view %s @%s name@%s if-not-exists=%v temporary=%v columns=%v", x.Name, x.Pos(), x.NamePos, x.IfNotExists, x.Temporary, x.Columns)
 		w("  query: %s", restore(x.Query))
 		w("  text: %s", x.QueryText)
+		if pos, ok := EmitOnWindowClose(x); ok {
+			w("  emit on window close @%s", pos)
+		}
 	case *Drop:
 		kind := map[DropKind]string{DropTable: "table", DropView: "view"}[x.Kind]
 		w("drop-%s %s @%s name@%s if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.IfExists)
@@ -108,6 +114,9 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 		}
 	case *Select:
 		w("select @%s: %s", x.Pos(), restore(x.Query))
+		if pos, ok := EmitOnWindowClose(x); ok {
+			w("  emit on window close @%s", pos)
+		}
 	case *Set:
 		w("set @%s key=%q value=%q", x.Pos(), x.Key, x.Value)
 	case *Reset:

@@ -189,6 +189,17 @@ func hasLetter(s string) bool {
 	return false
 }
 
+// yearMonths returns n of unit in months, when unit is YEAR or MONTH.
+func yearMonths(unit string, n float64) (float64, bool) {
+	switch unit {
+	case "YEAR":
+		return 12 * n, true
+	case "MONTH":
+		return n, true
+	}
+	return 0, false
+}
+
 // pgUnits maps the unit words of Postgres interval strings ('20 seconds',
 // '1 min', '500 ms') to units.
 var pgUnits = map[string]string{
@@ -242,6 +253,17 @@ func pgInterval(s string) (value, unit string, ok bool) {
 	}
 	if len(ps) == 1 {
 		return ps[0].text, ps[0].unit, true
+	}
+	if months, ok := yearMonths(ps[0].unit, ps[0].n); ok {
+		// '1 year 2 months': year-month parts add up in months.
+		for _, x := range ps[1:] {
+			m, ok := yearMonths(x.unit, x.n)
+			if !ok {
+				return "", "", false
+			}
+			months += m
+		}
+		return strconv.FormatFloat(months, 'f', -1, 64), "MONTH", true
 	}
 	smallest := ""
 	var total time.Duration

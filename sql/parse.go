@@ -66,6 +66,7 @@ type stmtMeta struct {
 	tables     map[*ast.TableName]*tableNote
 	distinctAt map[int]bool    // offset of the right operand of IS DISTINCT FROM
 	placed     map[string]bool // placeholder names found as tables in the AST
+	emitAt     *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
 }
 
 func newMeta() *stmtMeta {

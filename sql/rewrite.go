@@ -19,7 +19,8 @@ import (
 //   - CAST(x AS <Flink type>): the type becomes MySQL's nearest (CastTarget);
 //     TRY_CAST becomes CAST (IsTryCast);
 //   - VALUES (1, 2), (3, 4) becomes VALUES ROW(1, 2), ROW(3, 4);
-//   - INTERVAL '5' SECONDS becomes singular, MINUTE TO SECOND becomes
+//   - INTERVAL '5' SECONDS becomes singular, PostgreSQL's INTERVAL
+//     '5 minutes' becomes INTERVAL '5' MINUTE, MINUTE TO SECOND becomes
 //     MINUTE_SECOND, and an interval where MySQL allows none (a function
 //     argument) becomes the call INTERVAL('5', 'SECOND') (IntervalOf);
 //   - TABLE(TUMBLE(...)) and the other window functions become a
@@ -367,6 +368,13 @@ func (p *stmtParser) parseQuery(i int) (ast.ResultSetNode, *Error) {
 	edits, err := p.rewrites(i, p.hi)
 	if err != nil {
 		return nil, err
+	}
+	emit, err := p.emitClause(i)
+	if err != nil {
+		return nil, err
+	}
+	if emit != nil {
+		edits = append(edits, *emit)
 	}
 	text, m := p.sc.rewrite(p.sc.toks[i].off, p.end, "", edits)
 	st, err := p.tidbParse(text, m)

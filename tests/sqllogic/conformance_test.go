@@ -21,6 +21,7 @@ var conformance = []struct {
 }{
 	{"sqlite-slt/select1.test", 616},
 	{"risingwave-slt/streaming/time_window.slt", 31},
+	{"risingwave-slt/streaming/eowc/eowc_group_agg.slt", 11},
 }
 
 func TestConformance(t *testing.T) {
