@@ -56,6 +56,10 @@ type Edge struct {
 	Partition Partitioning
 	// Keys are the columns of From's output hashed by a Hash edge.
 	Keys []int
+	// Late marks a window aggregate's side output: the edge carries the
+	// records From found late (rows of its input, with the schema of
+	// From.WindowAgg.Input), not From's output (late.go).
+	Late bool
 }
 
 // Operator is one vertex of the physical DAG. Exactly the fields of its
@@ -148,6 +152,9 @@ func (b *physBuilder) add(o *Operator, key string) *Operator {
 	h.Write([]byte(o.Kind.String() + "|" + o.desc))
 	for _, in := range o.Inputs {
 		h.Write([]byte("|" + in.From.ID + in.Partition.String()))
+		if in.Late {
+			h.Write([]byte("|late"))
+		}
 	}
 	o.ID = hex.EncodeToString(h.Sum(nil))[:16]
 	b.memo[key] = o
@@ -228,7 +235,11 @@ func (b *physBuilder) build(n Node) *Operator {
 		panic(fmt.Sprintf("planner: no physical operator for %T", n))
 	}
 	o.desc = describeOp(o)
-	return b.add(o, key)
+	o = b.add(o, key)
+	if o.Kind == OpWindowAggregate && o.WindowAgg.Late != nil {
+		b.buildLate(o)
+	}
+	return o
 }
 
 func describeOp(o *Operator) string {
