@@ -5,6 +5,11 @@
 // lays the result out as a physical DAG of operators with parallelism,
 // exchanges and stable operator ids. EXPLAIN prints both plans.
 //
+// One operator may have a second output: a window aggregate whose late
+// records go to a table ('table.exec.late-records.table', late.go) feeds
+// that table's sink along an Edge marked Late, which carries rows of the
+// window's input rather than its results.
+//
 // It imports sql (statements and positions), catalog (tables, views and the
 // connector registry), functions (operator and function typing) and types.
 // It never imports exec or a connector: what a connector can do comes from
