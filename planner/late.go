@@ -129,8 +129,8 @@ func (b *binder) lateRecords(input Node, kind string, pos sql.Pos) (*LateRecords
 func lateSchema(l *LateRecords) types.Schema { return l.Table.Columns }
 
 // buildLate adds the side output of window aggregate w: a Calc fitting the
-// late rows to the table (left out when they fit already) and the table's
-// Sink, with w's parallelism.
+// late rows to the table (left out when they fit already), at w's
+// parallelism. The table's sink is added by finishLate, once per table.
 func (b *physBuilder) buildLate(w *Operator) {
 	l := w.WindowAgg.Late
 	in := w.WindowAgg.Input.Schema()
@@ -142,16 +142,44 @@ func (b *physBuilder) buildLate(w *Operator) {
 			identity = false
 		}
 	}
-	logical := &Project{Input: w.WindowAgg.Input, Exprs: l.Exprs, Names: out.Names()}
 	if !identity {
+		logical := &Project{Input: w.WindowAgg.Input, Exprs: l.Exprs, Names: out.Names()}
 		c := &Operator{Kind: OpCalc, Parallelism: w.Parallelism, Schema: logical.Schema(), Mode: AppendOnly,
 			Projections: l.Exprs, Inputs: []Edge{edge}}
 		c.desc = describeOp(c)
 		c = b.add(c, "late-records calc|"+w.ID)
 		edge = Edge{From: c, Partition: Forward}
 	}
-	s := &Operator{Kind: OpSink, Parallelism: w.Parallelism, Schema: out, Mode: AppendOnly,
-		Sink: &Sink{Input: logical, Table: l.Table, Name: l.Table.Name}, Inputs: []Edge{edge}}
-	s.desc = describeOp(s)
-	b.add(s, "late-records sink|"+w.ID)
+	key := strings.ToLower(l.Table.Name)
+	if _, ok := b.late[key]; !ok {
+		b.lateTables = append(b.lateTables, l.Table)
+	}
+	b.late[key] = append(b.late[key], edge)
+}
+
+// finishLate adds one sink per late-records table: fed by the one window
+// whose late records it takes, or by a Union of several, so that a table
+// has one writer in a job.
+func (b *physBuilder) finishLate() {
+	for _, t := range b.lateTables {
+		edges := b.late[strings.ToLower(t.Name)]
+		in := edges[0]
+		par := in.From.Parallelism
+		if len(edges) > 1 {
+			u := &Operator{Kind: OpUnion, Parallelism: b.par, Schema: t.Columns, Mode: AppendOnly}
+			for _, e := range edges {
+				ue := b.edge(e.From, b.par)
+				ue.Late = e.Late
+				u.Inputs = append(u.Inputs, ue)
+			}
+			u.desc = describeOp(u)
+			u = b.add(u, "late-records union|"+t.Name)
+			in, par = Edge{From: u, Partition: Forward}, b.par
+		}
+		var logical Node = &Values{Cols: t.Columns}
+		s := &Operator{Kind: OpSink, Parallelism: par, Schema: t.Columns, Mode: AppendOnly,
+			Sink: &Sink{Input: logical, Table: t, Name: t.Name}, Inputs: []Edge{in}}
+		s.desc = describeOp(s)
+		b.add(s, "late-records sink|"+t.Name)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -131,13 +132,14 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	if par > maxPar {
 		return nil, fmt.Errorf("'parallelism.default' (%d) exceeds 'pipeline.max-parallelism' (%d)", par, maxPar)
 	}
-	b := &physBuilder{par: par, memo: map[string]*Operator{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
+	b := &physBuilder{par: par, memo: map[string]*Operator{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
 	for _, s := range sinks {
 		b.build(s)
 		if !IsBounded(s) {
 			b.g.Bounded = false
 		}
 	}
+	b.finishLate()
 	return b.g, nil
 }
 
@@ -145,6 +147,10 @@ type physBuilder struct {
 	par  int
 	memo map[string]*Operator
 	g    *Graph
+	// late are the streams of late records bound for each late-records
+	// table (by lower-case name), lateTables those tables in order (late.go).
+	late       map[string][]Edge
+	lateTables []*catalog.Table
 }
 
 func (b *physBuilder) add(o *Operator, key string) *Operator {
