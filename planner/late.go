@@ -160,8 +160,14 @@ func (b *physBuilder) buildLate(w *Operator) {
 // finishLate adds one sink per late-records table: fed by the one window
 // whose late records it takes, or by a Union of several, so that a table
 // has one writer in a job.
-func (b *physBuilder) finishLate() {
+func (b *physBuilder) finishLate(sinks []*Sink) error {
 	for _, t := range b.lateTables {
+		for _, s := range sinks {
+			if s.Table != nil && strings.EqualFold(s.Table.Name, t.Name) {
+				return fmt.Errorf("%w: table '%s' is both written by an INSERT of the job and its late-records table ('%s'); route late records to a table of their own",
+					ErrUnsupported, t.Name, OptLateRecordsTable)
+			}
+		}
 		edges := b.late[strings.ToLower(t.Name)]
 		in := edges[0]
 		par := in.From.Parallelism
@@ -182,4 +188,5 @@ func (b *physBuilder) finishLate() {
 		s.desc = describeOp(s)
 		b.add(s, "late-records sink|"+t.Name)
 	}
+	return nil
 }

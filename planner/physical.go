@@ -139,7 +139,9 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 			b.g.Bounded = false
 		}
 	}
-	b.finishLate()
+	if err := b.finishLate(sinks); err != nil {
+		return nil, err
+	}
 	return b.g, nil
 }
 
