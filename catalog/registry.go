@@ -2,9 +2,12 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // Connector describes what a connector can do. Connectors register one in
@@ -81,6 +84,15 @@ func ConnectorNames() []string {
 	return out
 }
 
+// OptIdleTimeout is the source table option after which a split that
+// produced no row stops holding the watermark back (Flink's
+// 'scan.watermark.idle-timeout'; the job's 'table.exec.source.idle-timeout'
+// when unset). Every source connector understands it.
+const OptIdleTimeout = "scan.watermark.idle-timeout"
+
+// sourceOptions are the options of every source connector.
+var sourceOptions = []string{OptIdleTimeout}
+
 // checkOptions validates t's options against its connector.
 func checkOptions(t *Table) error {
 	c, ok := LookupConnector(t.Connector)
@@ -89,6 +101,9 @@ func checkOptions(t *Table) error {
 	}
 	known := func(k string) bool {
 		if k == "connector" {
+			return true
+		}
+		if c.Source && slices.Contains(sourceOptions, k) {
 			return true
 		}
 		for _, o := range c.Options {
@@ -108,7 +123,12 @@ func checkOptions(t *Table) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !known(k) {
-			return fmt.Errorf("%w '%s' for connector '%s'%s", ErrBadOption, k, c.Name, closest(k, c.Options))
+			return fmt.Errorf("%w '%s' for connector '%s'%s", ErrBadOption, k, c.Name, closest(k, append(slices.Clip(c.Options), sourceOptions...)))
+		}
+	}
+	if v, ok := t.Options[OptIdleTimeout]; ok {
+		if d, err := types.ParseDuration(v); err != nil || d < 0 {
+			return fmt.Errorf("%w '%s': %v", ErrBadOption, OptIdleTimeout, err)
 		}
 	}
 	for _, r := range c.Required {

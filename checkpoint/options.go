@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // Mode is the consistency of checkpoints.
@@ -124,22 +126,5 @@ func ParseOptions(m map[string]string) (Options, error) {
 }
 
 // ParseDuration parses Flink-style durations: "5s", "200 ms", "1 min",
-// "10" (milliseconds).
-func ParseDuration(s string) (time.Duration, error) {
-	t := strings.ReplaceAll(strings.TrimSpace(strings.ToLower(s)), " ", "")
-	for _, r := range [][2]string{{"milliseconds", "ms"}, {"millisecond", "ms"}, {"seconds", "s"}, {"second", "s"}, {"sec", "s"},
-		{"minutes", "m"}, {"minute", "m"}, {"min", "m"}, {"hours", "h"}, {"hour", "h"}} {
-		if strings.HasSuffix(t, r[0]) {
-			t = strings.TrimSuffix(t, r[0]) + r[1]
-			break
-		}
-	}
-	if n, err := strconv.Atoi(t); err == nil {
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil {
-		return 0, fmt.Errorf("bad duration '%s' (write e.g. '5s', '200 ms', '1 min')", s)
-	}
-	return d, nil
-}
+// "10" (milliseconds). See types.ParseDuration.
+func ParseDuration(s string) (time.Duration, error) { return types.ParseDuration(s) }

@@ -12,7 +12,7 @@ import (
 	"github.com/streamsql/streamsql/session"
 )
 
-// TestChangelog runs the files under testdata/: each shows the exact
+// TestChangelog runs the files under testdata/changelog: each shows the exact
 // changelog (+I, -U, +U, -D) operators emit for a scripted input, as the
 // print sink writes it. Commands:
 //
@@ -23,7 +23,7 @@ import (
 // Inputs are small in-memory tables; 'table.exec.batch-size' makes each row
 // its own batch, so every intermediate change shows.
 func TestChangelog(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/changelog", func(t *testing.T, path string) {
 		s, err := session.Open("")
 		if err != nil {
 			t.Fatal(err)

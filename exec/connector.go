@@ -127,6 +127,31 @@ type Rescalable interface {
 	RestoreRescaled(states [][]byte) error
 }
 
+// SplitSource is implemented by sources that read several splits in one
+// subtask (a Kafka source: its partitions), so that watermarks are
+// generated per split and an idle split stops holding them back. Both
+// methods are called from the source's goroutine, right after Next; the
+// runtime neither keeps nor modifies the slices they return, which the
+// source may reuse on its next call of Next. A source that does not
+// implement SplitSource is one split.
+type SplitSource interface {
+	// Splits lists the splits the subtask reads now, in a stable order. A
+	// split read to its end (bounded reads) is no longer listed.
+	Splits() []string
+	// BatchSplits says which split each row of the batch Next returned
+	// last came from, as runs of consecutive rows in row order; the last
+	// run ends at the batch's length.
+	BatchSplits() []SplitRun
+}
+
+// SplitRun is a run of consecutive rows of a batch that came from one
+// split: the rows from the previous run's End (0 for the first) up to End,
+// exclusive.
+type SplitRun struct {
+	Split string
+	End   int
+}
+
 // SkipCounter is implemented by sources that skip bad records when told to
 // ('json.ignore-parse-errors'). SkippedRecords may be called from any
 // goroutine while the source runs.

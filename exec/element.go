@@ -72,6 +72,10 @@ const (
 	KindBarrier
 	// KindEnd says the input has ended (bounded sources); nothing follows.
 	KindEnd
+	// KindIdle says the sender is idle: until it sends a batch or a
+	// watermark again, it holds no watermark back (Flink's
+	// WatermarkStatus.IDLE).
+	KindIdle
 )
 
 // Barrier marks the cut of a checkpoint in a stream.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"time"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
@@ -61,7 +62,7 @@ func (t *subtask) build() error {
 			return err
 		}
 		t.source = src
-		if t.wm, err = newWatermarkGen(t); err != nil {
+		if t.wm, err = newWatermarkGen(t, time.Now()); err != nil {
 			return err
 		}
 		switch r := t.restored; {
@@ -194,18 +195,25 @@ func (t *subtask) runSource() (err error) {
 		switch {
 		case err == nil:
 			t.job.recordsIn.Add(int64(b.Len()))
-			if err := t.wm.observe(b); err != nil {
+			now := time.Now()
+			if err := t.wm.observe(t.source, b, now); err != nil {
 				b.Rec.Release()
 				return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
 			}
 			if err := em.emit(b); err != nil {
 				return err
 			}
-			if err := t.wm.forward(em); err != nil {
+			if err := t.wm.forward(t.source, em, now); err != nil {
 				return err
 			}
 		case errors.Is(err, ErrNoData):
+			if err := t.wm.forward(t.source, em, time.Now()); err != nil {
+				return err
+			}
 		case errors.Is(err, io.EOF):
+			if err := t.wm.end(em); err != nil {
+				return err
+			}
 			if t.job.cp == nil {
 				return em.broadcast(Element{Kind: KindEnd})
 			}
@@ -265,21 +273,22 @@ func (t *subtask) runOperator() (err error) {
 		}
 		switch el.Kind {
 		case KindBatch:
+			al.active(el.From)
 			err := t.impl.process(el.Input, el.Batch, em)
 			el.Batch.Rec.Release()
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)
 			}
-		case KindWatermark:
-			if wm, ok := al.watermark(el.From, el.Watermark); ok {
-				if w, ok := t.impl.(watermarkOperator); ok {
-					if err := w.watermark(wm, em); err != nil {
-						return fmt.Errorf("%s: %w", t.name(), err)
-					}
-				}
-				if err := em.broadcast(Element{Kind: KindWatermark, Watermark: wm}); err != nil {
-					return err
-				}
+		case KindWatermark, KindIdle:
+			var wm int64
+			var advanced, idle bool
+			if el.Kind == KindWatermark {
+				wm, advanced = al.watermark(el.From, el.Watermark)
+			} else {
+				wm, advanced, idle = al.idle(el.From)
+			}
+			if err := t.forwardWatermark(em, wm, advanced, idle); err != nil {
+				return err
 			}
 		case KindBarrier:
 			if al.barrier(el.From, el.Barrier) {
@@ -292,20 +301,45 @@ func (t *subtask) runOperator() (err error) {
 				al.release()
 			}
 		case KindEnd:
-			if al.end(el.From) {
+			wm, advanced, all := al.end(el.From)
+			if all {
 				if err := t.impl.endInput(em); err != nil {
 					return fmt.Errorf("%s: %w", t.name(), err)
 				}
 				return em.broadcast(Element{Kind: KindEnd})
 			}
+			if err := t.forwardWatermark(em, wm, advanced, false); err != nil {
+				return err
+			}
 		}
 	}
 }
 
+// forwardWatermark acts on what the aligner made of a watermark, idleness
+// or end element: an advanced combined watermark goes to the operator, then
+// downstream; an input that became idle as a whole is forwarded as idle.
+func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) error {
+	if advanced {
+		if w, ok := t.impl.(watermarkOperator); ok {
+			if err := w.watermark(wm, em); err != nil {
+				return fmt.Errorf("%s: %w", t.name(), err)
+			}
+		}
+		if err := em.broadcast(Element{Kind: KindWatermark, Watermark: wm}); err != nil {
+			return err
+		}
+	}
+	if idle {
+		return em.broadcast(Element{Kind: KindIdle})
+	}
+	return nil
+}
+
 // aligner implements barrier alignment (exactly-once): once a channel has
 // delivered barrier n, what it sends next is held back until every live
-// channel has delivered barrier n. It also tracks the minimum watermark over
-// channels and which channels ended.
+// channel has delivered barrier n. It also combines the channels'
+// watermarks: the minimum over the channels that are neither ended nor
+// idle, never going back.
 type aligner struct {
 	// noHold is at-least-once mode: barriers are counted but nothing is
 	// held back.
@@ -318,11 +352,15 @@ type aligner struct {
 	held     []Element
 	replay   []Element
 	wms      []int64
-	wm       int64
+	// idles marks the channels that said they are idle and sent nothing
+	// since; allIdle that KindIdle was forwarded and nothing else since.
+	idles   []bool
+	allIdle bool
+	wm      int64
 }
 
 func newAligner(n int) *aligner {
-	a := &aligner{n: n, ended: make([]bool, n), blocked: make([]bool, n), wms: make([]int64, n), wm: minWatermark}
+	a := &aligner{n: n, ended: make([]bool, n), blocked: make([]bool, n), wms: make([]int64, n), idles: make([]bool, n), wm: minWatermark}
 	for i := range a.wms {
 		a.wms[i] = minWatermark
 	}
@@ -369,27 +407,73 @@ func (a *aligner) release() {
 	a.held = a.held[:0:0]
 }
 
-// end records the end of channel from and reports whether all have ended.
-func (a *aligner) end(from int) bool {
+// end records the end of channel from. It returns the combined watermark
+// and whether it advanced (the ended channel no longer holds it back), and
+// whether every channel has ended.
+func (a *aligner) end(from int) (wm int64, advanced, all bool) {
 	a.ended[from] = true
 	a.nEnded++
-	a.wms[from] = 1<<63 - 1
-	return a.nEnded == a.n
+	a.wms[from] = maxWatermark
+	a.idles[from] = false
+	wm, advanced, _ = a.combine()
+	return wm, advanced, a.nEnded == a.n
+}
+
+// active records that channel from sent a batch: an idle channel counts
+// again (its last watermark holds until it sends a newer one).
+func (a *aligner) active(from int) {
+	if a.idles[from] {
+		a.idles[from] = false
+		a.allIdle = false
+	}
 }
 
 // watermark records channel from's watermark and returns the new combined
-// (minimum) watermark when it advanced.
+// watermark when it advanced.
 func (a *aligner) watermark(from int, wm int64) (int64, bool) {
+	a.active(from)
 	if wm > a.wms[from] {
 		a.wms[from] = wm
 	}
-	m := int64(1<<63 - 1)
-	for _, w := range a.wms {
+	wm, advanced, _ := a.combine()
+	return wm, advanced
+}
+
+// idle records that channel from is idle. It returns the combined watermark
+// and whether it advanced (the idle channel was the one holding it back),
+// and whether the input became idle as a whole (every live channel idle):
+// the receiver then forwards the idleness.
+func (a *aligner) idle(from int) (wm int64, advanced, idle bool) {
+	a.idles[from] = true
+	wm, advanced, all := a.combine()
+	if all && !a.allIdle {
+		a.allIdle = true
+		return wm, advanced, true
+	}
+	return wm, advanced, false
+}
+
+// combine recomputes the minimum over the live, active channels; all says
+// that there is none (every live channel is idle).
+func (a *aligner) combine() (wm int64, advanced, all bool) {
+	m, live, active := int64(maxWatermark), 0, 0
+	for i, w := range a.wms {
+		if a.ended[i] {
+			continue
+		}
+		live++
+		if a.idles[i] {
+			continue
+		}
+		active++
 		m = min(m, w)
+	}
+	if live > 0 && active == 0 {
+		return a.wm, false, true
 	}
 	if m > a.wm {
 		a.wm = m
-		return m, true
+		return m, true, false
 	}
-	return 0, false
+	return a.wm, false, false
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
@@ -19,7 +20,16 @@ type Watermark struct {
 	// Expr is the watermark expression over the table's columns (ColumnRef
 	// indexes are table column indexes, not scan field positions).
 	Expr Expr
+	// IdleTimeout is how long a split may produce nothing before it stops
+	// holding the watermark back: the table's 'scan.watermark.idle-timeout',
+	// else the job's 'table.exec.source.idle-timeout' (0, the default:
+	// never).
+	IdleTimeout time.Duration
 }
+
+// OptSourceIdleTimeout is the job option giving the idle timeout of the
+// sources whose table does not set 'scan.watermark.idle-timeout'.
+const OptSourceIdleTimeout = "table.exec.source.idle-timeout"
 
 // String is the expression as EXPLAIN shows it.
 func (w *Watermark) String() string { return w.Expr.String() }
@@ -99,7 +109,17 @@ func (b *binder) bindWatermark(t *catalog.Table) (*Watermark, error) {
 	if !deterministic([]Expr{e}) {
 		return nil, bad(fmt.Errorf("the watermark expression must be deterministic"))
 	}
-	return &Watermark{Column: col, Expr: foldExpr(e)}, nil
+	idle, key := t.Options[catalog.OptIdleTimeout], catalog.OptIdleTimeout
+	if idle == "" {
+		idle, key = b.p.Options[OptSourceIdleTimeout], OptSourceIdleTimeout
+	}
+	var timeout time.Duration
+	if idle != "" {
+		if timeout, err = types.ParseDuration(idle); err != nil || timeout < 0 {
+			return nil, errAt(ErrUnsupported, b.identPos(t.Name), "", "table '%s': option '%s': %v", t.Name, key, err)
+		}
+	}
+	return &Watermark{Column: col, Expr: foldExpr(e), IdleTimeout: timeout}, nil
 }
 
 // watermarkNeed extends need (over s's fields) with the fields s's
@@ -123,7 +143,11 @@ func watermarkSuffix(s *Scan) string {
 	if s.Watermark == nil {
 		return ""
 	}
-	return fmt.Sprintf(", watermark=[%s: %s]", s.Table.Columns[s.Watermark.Column].Name, watermarkText(s))
+	idle := ""
+	if d := s.Watermark.IdleTimeout; d > 0 {
+		idle = ", idle-timeout=" + d.String()
+	}
+	return fmt.Sprintf(", watermark=[%s: %s%s]", s.Table.Columns[s.Watermark.Column].Name, watermarkText(s), idle)
 }
 
 // watermarkText prints the watermark expression with column names.

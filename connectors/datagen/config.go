@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -265,7 +264,7 @@ func parseField(table string, col types.Column, all map[string]string) (fieldCon
 		if t.Kind != types.Timestamp {
 			return f, fmt.Errorf("'%s' applies to TIMESTAMP fields, not %s", key("max-past"), t)
 		}
-		if f.maxPast, err = parseDuration(opts[key("max-past")]); err != nil {
+		if f.maxPast, err = types.ParseDuration(opts[key("max-past")]); err != nil {
 			return f, fmt.Errorf("'%s' %v", key("max-past"), err)
 		}
 	}
@@ -303,30 +302,4 @@ func decimalOpt(opts map[string]string, key string, def int64, t types.T) (int64
 		return 0, fmt.Errorf("'%s' must be a %s value, got '%s'", key, t, v)
 	}
 	return n.BigInt().Int64(), nil
-}
-
-// parseDuration parses a duration as Flink writes them: a number and an
-// optional unit (ms, s, min, h, d and their long forms); no unit is ms.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("must be a duration such as '500 ms' or '5 s', got '%s'", s)
-	}
-	units := map[string]time.Duration{
-		"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
-		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-		"min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute, "m": time.Minute,
-		"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
-		"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
-	}
-	u, ok := units[strings.ToLower(strings.TrimSpace(s[i:]))]
-	if !ok {
-		return 0, fmt.Errorf("must be a duration such as '500 ms' or '5 s', got '%s'", s)
-	}
-	return time.Duration(n) * u, nil
 }

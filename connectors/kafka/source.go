@@ -45,6 +45,8 @@ type partState struct {
 	// end is the offset the partition is read up to, exclusive (-1: no end).
 	end  int64
 	done bool
+	// id names the partition as a split of the source ("topic-3").
+	id string
 	// upsert is the last value of every key of the partition (upsert-kafka).
 	upsert map[string][]byte
 }
@@ -65,6 +67,11 @@ type Source struct {
 	last   *partState
 	buf    []*kgo.Record
 	bufPos int
+	// runs says which partition the rows of the batch being built came
+	// from; splits lists the partitions not yet read to their end (nil:
+	// to be listed again).
+	runs   []exec.SplitRun
+	splits []string
 
 	restored *snapshot
 	skipped  atomic.Int64
@@ -313,7 +320,7 @@ func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) err
 	}
 	add := map[string]map[int32]kgo.Offset{}
 	for _, p := range fresh {
-		ps := &partState{tp: p, end: -1}
+		ps := &partState{tp: p, end: -1, id: fmt.Sprintf("%s-%d", p.topic, p.partition)}
 		if s.upsert {
 			ps.upsert = map[string][]byte{}
 		}
@@ -336,6 +343,7 @@ func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) err
 		}
 		s.parts = append(s.parts, ps)
 		s.byTP[p] = ps
+		s.splits = nil
 		if ps.end >= 0 && ps.next >= ps.end {
 			ps.done = true
 			continue
@@ -516,6 +524,7 @@ func (s *Source) Next(ctx context.Context) (exec.Batch, error) {
 			return exec.Batch{}, err
 		}
 	}
+	s.runs = s.runs[:0]
 	for s.dec.rows() < s.batch {
 		if s.bufPos == len(s.buf) {
 			if s.allDone() {
@@ -619,6 +628,8 @@ func (s *Source) consume(r *kgo.Record) error {
 	}
 	p.next = r.Offset + 1
 	if !r.Attrs.IsControl() {
+		before := s.dec.rows()
+		defer s.addRun(p, before)
 		var err error
 		if s.upsert {
 			err = s.upsertMessage(p, r)
@@ -639,6 +650,38 @@ func (s *Source) consume(r *kgo.Record) error {
 	return nil
 }
 
+// addRun extends the batch's runs with the rows p's message added after
+// the first before.
+func (s *Source) addRun(p *partState, before int) {
+	n := s.dec.rows()
+	if n <= before {
+		return
+	}
+	if k := len(s.runs) - 1; k >= 0 && s.runs[k].Split == p.id {
+		s.runs[k].End = n
+		return
+	}
+	s.runs = append(s.runs, exec.SplitRun{Split: p.id, End: n})
+}
+
+// Splits lists the assigned partitions not yet read to their end
+// (exec.SplitSource): each is a split with its own watermark.
+func (s *Source) Splits() []string {
+	if s.splits == nil {
+		s.splits = make([]string, 0, len(s.parts))
+		for _, p := range s.parts {
+			if !p.done {
+				s.splits = append(s.splits, p.id)
+			}
+		}
+	}
+	return s.splits
+}
+
+// BatchSplits says which partition each row of the last batch came from
+// (exec.SplitSource).
+func (s *Source) BatchSplits() []exec.SplitRun { return s.runs }
+
 // ignores reports whether a bad message is skipped rather than an error:
 // when the format of the part that failed ignores parse errors.
 func (s *Source) ignores(err error) bool {
@@ -655,6 +698,7 @@ func (s *Source) ignores(err error) bool {
 // finish stops reading a partition that reached its end.
 func (s *Source) finish(p *partState) {
 	p.done = true
+	s.splits = nil
 	s.cl.RemoveConsumePartitions(map[string][]int32{p.topic: {p.partition}})
 }
 

@@ -25,10 +25,9 @@ const (
 	winSpan   = 60 * time.Second
 	winJitter = 500 * time.Millisecond
 	winDelay  = 1 // second, the WATERMARK's delay
-	// winPartitions is the number of partitions of the clicks topic: one
-	// per source subtask (parallelism 2), since the engine generates
-	// watermarks per source subtask, not yet per partition.
-	winPartitions = 2
+	// winPartitions is the number of partitions of the clicks topic: two
+	// per source subtask (parallelism 2), each with its own watermark.
+	winPartitions = 4
 )
 
 // winKey is one window of one app.
