@@ -88,8 +88,10 @@ type Metrics struct {
 	// Skipped counts bad records the sources skipped.
 	Skipped int64
 	// LateRecords counts records window operators dropped because every
-	// window they belong to had already fired (event time behind the watermark).
-	LateRecords int64
+	// window they belong to had already fired (event time behind the
+	// watermark) and no late-records table was set; LateRouted counts those
+	// written to the late-records table instead.
+	LateRecords, LateRouted int64
 }
 
 // Job is a running physical plan. Start it with Start; it ends when every
@@ -105,8 +107,9 @@ type Job struct {
 	tasks  []*subtask
 
 	recordsIn, recordsOut atomic.Int64
-	// lateRecords counts records dropped as late (Metrics.LateRecords).
-	lateRecords atomic.Int64
+	// lateRecords counts records dropped as late (Metrics.LateRecords),
+	// lateRouted those routed to the late-records table.
+	lateRecords, lateRouted atomic.Int64
 
 	// cp is the checkpoint side of the job (nil without checkpoints).
 	cp *checkpointing
@@ -152,7 +155,11 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 					}
 					out.targets = append(out.targets, target{task: r, from: r.addSender(inputIdx)})
 				}
-				s.outputs = append(s.outputs, out)
+				if e.Late {
+					s.lateOutputs = append(s.lateOutputs, out)
+				} else {
+					s.outputs = append(s.outputs, out)
+				}
 			}
 		}
 	}
@@ -271,7 +278,7 @@ func (j *Job) Cancel() {
 
 // Metrics returns the job's counters so far.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load()}
+	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load()}
 	for _, t := range j.tasks {
 		if c, ok := t.source.(SkipCounter); ok {
 			m.Skipped += c.SkippedRecords()

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,10 +45,28 @@ type emitter struct {
 // emit sends b downstream. It takes ownership of b.Rec (released here or
 // by the receivers).
 func (e *emitter) emit(b Batch) error {
+	return e.emitTo(e.task.outputs, b)
+}
+
+// emitLate sends late records (rows of the operator's input) along the
+// side outputs. It takes ownership of b.Rec. Without side outputs it is an
+// error: a late record must not vanish.
+func (e *emitter) emitLate(b Batch) error {
+	if len(e.task.lateOutputs) == 0 {
+		if b.Rec != nil {
+			b.Rec.Release()
+		}
+		return errNoLateOutput
+	}
+	return e.emitTo(e.task.lateOutputs, b)
+}
+
+var errNoLateOutput = errors.New("late records to route but no output for them")
+
+func (e *emitter) emitTo(outs []*output, b Batch) error {
 	if b.Rec == nil {
 		return nil
 	}
-	outs := e.task.outputs
 	if b.Len() == 0 || len(outs) == 0 {
 		b.Rec.Release()
 		return nil
@@ -66,11 +85,13 @@ func (e *emitter) emit(b Batch) error {
 // broadcast sends a control element (watermark, barrier, end) to every
 // receiver of every output.
 func (e *emitter) broadcast(el Element) error {
-	for _, o := range e.task.outputs {
-		for _, t := range o.targets {
-			el.Input, el.From = o.input, t.from
-			if err := send(e.task.job.ctx, t.task, el); err != nil {
-				return err
+	for _, outs := range [2][]*output{e.task.outputs, e.task.lateOutputs} {
+		for _, o := range outs {
+			for _, t := range o.targets {
+				el.Input, el.From = o.input, t.from
+				if err := send(e.task.job.ctx, t.task, el); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -21,7 +21,8 @@ import (
 // sessions into one. Accumulators of merged sessions are merged. When the
 // watermark passes a session's end (its window_time, end - 1 ms) the
 // session is emitted once (+I) and removed from state. A row whose session,
-// after merging, has already fired is late: dropped and counted.
+// after merging, has already fired is late: routed to the late-records
+// table when the plan has one, dropped and counted otherwise.
 //
 // State: one entry per key in a state.Cache over the subtask's store, keyed
 // 0x01 + the key columns, holding the key's open sessions; the watermark in
@@ -104,7 +105,6 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 	rec := b.Rec
 	h, tcol := a.read(rec, a.spec, a.fold)
 	noNulls := tcol.NullN() == 0
-	late := int64(0)
 	for i := 0; i < n; i++ {
 		if !noNulls && tcol.IsNull(i) {
 			continue // no session
@@ -142,7 +142,7 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 			}
 		}
 		if !merged && windowFired(ns.end, a.wm) {
-			late++
+			a.lateRow(i)
 			if created {
 				a.cache.Delete(e)
 			}
@@ -168,10 +168,11 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 		a.timers.add(ns.end, timerKey{kg: kg, key: e.Key})
 		a.cache.MarkDirty(e)
 	}
-	if late > 0 {
-		a.late += late
-		a.t.job.lateRecords.Add(late)
+	late, err := a.endBatch(a.t, rec, out)
+	if err != nil {
+		return err
 	}
+	a.late += late
 	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
 }
 

@@ -25,6 +25,9 @@ type subtask struct {
 	inputs     []int
 	numSenders int
 	outputs    []*output
+	// lateOutputs are a window aggregate's side outputs, which carry the
+	// records it found late (planner.Edge.Late).
+	lateOutputs []*output
 
 	impl   operator
 	source Source

@@ -156,8 +156,9 @@ func (w *windowTVFOp) close() error            { return nil }
 // row into the accumulators of (window, key); when the watermark passes a
 // window's end it emits that window's groups once (+I) and deletes their
 // state, so state holds only windows that have not fired. Rows for windows
-// that already fired are late: they are dropped and counted (a record is
-// counted once, when its last window had fired).
+// that already fired are late (a record is late once, when its last window
+// had fired): they go to the late-records table along the side output when
+// the plan has one, and are dropped and counted otherwise.
 //
 // State: one entry per (window, key) in a state.Cache over the subtask's
 // store, keyed [window end][window start][key columns]; the current
@@ -225,7 +226,6 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 	rec := b.Rec
 	h, tcol := a.read(rec, a.spec, a.fold)
 	noNulls := tcol.NullN() == 0
-	late := int64(0)
 	for i := 0; i < n; i++ {
 		if !noNulls && tcol.IsNull(i) {
 			continue // no window
@@ -235,7 +235,7 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		}
 		a.wins = a.asg.assign(a.tsR.i64[i], a.wins[:0])
 		if windowFired(a.wins[len(a.wins)-1], a.wm) {
-			late++
+			a.lateRow(i)
 			continue
 		}
 		kg := state.KeyGroup(h[i], a.maxPar)
@@ -270,10 +270,11 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 			a.cache.MarkDirty(e)
 		}
 	}
-	if late > 0 {
-		a.late += late
-		a.t.job.lateRecords.Add(late)
+	late, err := a.endBatch(a.t, rec, out)
+	if err != nil {
+		return err
 	}
+	a.late += late
 	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
 }
 

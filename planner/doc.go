@@ -8,6 +8,11 @@
 // RisingWave's EMIT ON WINDOW CLOSE is honoured on window aggregations over
 // a time attribute and rejected elsewhere (emit.go).
 //
+// One operator may have a second output: a window aggregate whose late
+// records go to a table ('table.exec.late-records.table', late.go) feeds
+// that table's sink along an Edge marked Late, which carries rows of the
+// window's input rather than its results.
+//
 // It imports sql (statements and positions), catalog (tables, views and the
 // connector registry), functions (operator and function typing) and types.
 // It never imports exec or a connector: what a connector can do comes from

@@ -80,8 +80,10 @@ func describeNode(n Node) string {
 		return "Union(all=[true])"
 	case *Sort:
 		return describeSort(x)
-	case *WindowTVF, *WindowAggregate:
+	case *WindowTVF:
 		return describeWindowNode(x)
+	case *WindowAggregate:
+		return describeWindowNode(x) + lateSuffix(x.Late)
 	case *Sink:
 		if x.Table == nil {
 			return "Sink(collect, fields=[" + strings.Join(x.Schema().Names(), ", ") + "])"
@@ -101,6 +103,9 @@ func ExplainPhysical(g *Graph) string {
 		var ins []string
 		for _, e := range o.Inputs {
 			s := fmt.Sprintf("#%d %s", num[e.From], e.Partition)
+			if e.Late {
+				s = fmt.Sprintf("#%d late records %s", num[e.From], e.Partition)
+			}
 			if e.Partition == Hash {
 				var ks []string
 				for _, k := range e.Keys {

@@ -140,7 +140,11 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 			spec.Offset = ivs[2]
 		}
 	}
-	tvf := &WindowTVF{Input: input, Window: spec}
+	late, err := b.lateRecords(input, kind, pos)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tvf := &WindowTVF{Input: input, Window: spec, Late: late}
 	wsc := &scope{cols: append([]scopeCol(nil), sc.cols...)}
 	for _, n := range windowColumns {
 		wsc.cols = append(wsc.cols, scopeCol{name: n, t: windowColType()})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -56,6 +57,10 @@ type Edge struct {
 	Partition Partitioning
 	// Keys are the columns of From's output hashed by a Hash edge.
 	Keys []int
+	// Late marks a window aggregate's side output: the edge carries the
+	// records From found late (rows of its input, with the schema of
+	// From.WindowAgg.Input), not From's output (late.go).
+	Late bool
 }
 
 // Operator is one vertex of the physical DAG. Exactly the fields of its
@@ -127,12 +132,15 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	if par > maxPar {
 		return nil, fmt.Errorf("'parallelism.default' (%d) exceeds 'pipeline.max-parallelism' (%d)", par, maxPar)
 	}
-	b := &physBuilder{par: par, memo: map[string]*Operator{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
+	b := &physBuilder{par: par, memo: map[string]*Operator{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
 	for _, s := range sinks {
 		b.build(s)
 		if !IsBounded(s) {
 			b.g.Bounded = false
 		}
+	}
+	if err := b.finishLate(sinks); err != nil {
+		return nil, err
 	}
 	return b.g, nil
 }
@@ -141,6 +149,10 @@ type physBuilder struct {
 	par  int
 	memo map[string]*Operator
 	g    *Graph
+	// late are the streams of late records bound for each late-records
+	// table (by lower-case name), lateTables those tables in order (late.go).
+	late       map[string][]Edge
+	lateTables []*catalog.Table
 }
 
 func (b *physBuilder) add(o *Operator, key string) *Operator {
@@ -148,6 +160,9 @@ func (b *physBuilder) add(o *Operator, key string) *Operator {
 	h.Write([]byte(o.Kind.String() + "|" + o.desc))
 	for _, in := range o.Inputs {
 		h.Write([]byte("|" + in.From.ID + in.Partition.String()))
+		if in.Late {
+			h.Write([]byte("|late"))
+		}
 	}
 	o.ID = hex.EncodeToString(h.Sum(nil))[:16]
 	b.memo[key] = o
@@ -228,7 +243,11 @@ func (b *physBuilder) build(n Node) *Operator {
 		panic(fmt.Sprintf("planner: no physical operator for %T", n))
 	}
 	o.desc = describeOp(o)
-	return b.add(o, key)
+	o = b.add(o, key)
+	if o.Kind == OpWindowAggregate && o.WindowAgg.Late != nil {
+		b.buildLate(o)
+	}
+	return o
 }
 
 func describeOp(o *Operator) string {

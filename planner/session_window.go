@@ -66,7 +66,11 @@ func (b *binder) bindSessionWindow(w *sql.WindowTVF) (Node, error) {
 	if err := checkWindowInput(input, col, "SESSION", w.Pos, w.TimeColPos); err != nil {
 		return nil, err
 	}
-	return &WindowTVF{Input: input, Window: spec}, nil
+	late, err := b.lateRecords(input, "SESSION", w.Pos)
+	if err != nil {
+		return nil, err
+	}
+	return &WindowTVF{Input: input, Window: spec, Late: late}, nil
 }
 
 // checkWindowInput checks what every window needs of its input: no window

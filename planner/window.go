@@ -92,6 +92,9 @@ func fmtMicros(us int64) string {
 type WindowTVF struct {
 	Input  Node
 	Window WindowSpec
+	// Late, if set, routes the records a window aggregation over this
+	// function finds late to a table; Exprs are over Input (late.go).
+	Late *LateRecords
 }
 
 // The window columns a WindowTVF appends, in order.
@@ -138,6 +141,9 @@ type WindowAggregate struct {
 	// the windows the watermark has not passed unemitted at the end of
 	// input, instead of firing them all.
 	EmitOnWindowClose bool
+	// Late, if set, routes late records to a table instead of dropping
+	// them; its Exprs are over Input (late.go).
+	Late *LateRecords
 	// cols is the output: the keys then the aggregates.
 	cols types.Schema
 	// emitAt is where EMIT ON WINDOW CLOSE was written (for errors).
@@ -246,7 +252,11 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 			return nil, err
 		}
 	}
-	return &WindowTVF{Input: input, Window: spec}, nil
+	late, err := b.lateRecords(input, w.Kind, w.Pos)
+	if err != nil {
+		return nil, err
+	}
+	return &WindowTVF{Input: input, Window: spec, Late: late}, nil
 }
 
 // isRowtime reports whether column col of n is a time attribute: a scan's
@@ -340,13 +350,24 @@ func toWindowAggregate(a *Aggregate) *WindowAggregate {
 	if tvf == nil || !windowKeyed(tvf.Window.Kind, seen, a.emitAt != nil) {
 		return nil
 	}
-	in, cols, timeCol, ok := unwindow(a.Input, tvf)
+	var lateCols []int
+	if tvf.Late != nil {
+		lateCols = tvf.Late.columns()
+	}
+	in, cols, timeCol, latePos, ok := unwindow(a.Input, tvf, lateCols)
 	if !ok {
 		return nil
 	}
 	spec := tvf.Window
 	spec.TimeCol = timeCol
 	wa := &WindowAggregate{Input: in, Window: spec, cols: a.Schema(), EmitOnWindowClose: a.emitAt != nil, emitAt: a.emitAt}
+	if tvf.Late != nil {
+		m := map[int]int{}
+		for i, c := range lateCols {
+			m[c] = latePos[i]
+		}
+		wa.Late = tvf.Late.remap(m)
+	}
 	for _, k := range a.Keys {
 		c := cols[k]
 		if c.win > 0 {
@@ -378,8 +399,10 @@ type colSrc struct {
 // unwindow rebuilds the chain of filters and projections from n down to
 // tvf directly over tvf's input, without the window columns (which may only
 // be passed through, not computed on). It returns the new node, where each
-// old column comes from, and the index of the time column in the new node.
-func unwindow(n Node, tvf *WindowTVF) (Node, []colSrc, int, bool) {
+// old column comes from, the index of the time column in the new node and
+// the indexes there of tvf's input columns carry (which projections pass
+// through, for late records).
+func unwindow(n Node, tvf *WindowTVF, carry []int) (Node, []colSrc, int, []int, bool) {
 	if n == Node(tvf) {
 		nIn := len(tvf.Input.Schema())
 		cols := make([]colSrc, nIn+3)
@@ -390,23 +413,23 @@ func unwindow(n Node, tvf *WindowTVF) (Node, []colSrc, int, bool) {
 				cols[i] = colSrc{win: i - nIn + 1}
 			}
 		}
-		return tvf.Input, cols, tvf.Window.TimeCol, true
+		return tvf.Input, cols, tvf.Window.TimeCol, carry, true
 	}
 	switch x := n.(type) {
 	case *Filter:
-		in, cols, tc, ok := unwindow(x.Input, tvf)
+		in, cols, tc, carried, ok := unwindow(x.Input, tvf, carry)
 		if !ok {
-			return nil, nil, 0, false
+			return nil, nil, 0, nil, false
 		}
 		cond, ok := remapWindowed(x.Cond, cols)
 		if !ok {
-			return nil, nil, 0, false
+			return nil, nil, 0, nil, false
 		}
-		return &Filter{Input: in, Cond: cond}, cols, tc, true
+		return &Filter{Input: in, Cond: cond}, cols, tc, carried, true
 	case *Project:
-		in, inCols, tc, ok := unwindow(x.Input, tvf)
+		in, inCols, tc, carried, ok := unwindow(x.Input, tvf, carry)
 		if !ok {
-			return nil, nil, 0, false
+			return nil, nil, 0, nil, false
 		}
 		p := &Project{Input: in}
 		cols := make([]colSrc, len(x.Exprs))
@@ -417,31 +440,37 @@ func unwindow(n Node, tvf *WindowTVF) (Node, []colSrc, int, bool) {
 			}
 			re, ok := remapWindowed(e, inCols)
 			if !ok {
-				return nil, nil, 0, false
+				return nil, nil, 0, nil, false
 			}
 			cols[i] = colSrc{idx: len(p.Exprs)}
 			p.Exprs = append(p.Exprs, re)
 			p.Names = append(p.Names, x.Names[i])
 		}
-		newTC := -1
-		for i, e := range p.Exprs {
-			if c, isRef := e.(*ColumnRef); isRef && c.Index == tc {
-				newTC = i
-				break
-			}
-		}
-		if newTC < 0 {
-			s := in.Schema()[tc]
-			newTC = len(p.Exprs)
-			p.Exprs = append(p.Exprs, &ColumnRef{Index: tc, Name: s.Name, T: s.Type})
-			p.Names = append(p.Names, s.Name)
+		newTC := passThrough(p, in, tc)
+		var out []int
+		for _, c := range carried {
+			out = append(out, passThrough(p, in, c))
 		}
 		if isIdentity(p, in) {
-			return in, cols, newTC, true
+			return in, cols, newTC, out, true
 		}
-		return p, cols, newTC, true
+		return p, cols, newTC, out, true
 	}
-	return nil, nil, 0, false
+	return nil, nil, 0, nil, false
+}
+
+// passThrough returns the column of p that is column c of its input in,
+// adding it to p if p has none.
+func passThrough(p *Project, in Node, c int) int {
+	for i, e := range p.Exprs {
+		if r, isRef := e.(*ColumnRef); isRef && r.Index == c {
+			return i
+		}
+	}
+	s := in.Schema()[c]
+	p.Exprs = append(p.Exprs, &ColumnRef{Index: c, Name: s.Name, T: s.Type})
+	p.Names = append(p.Names, s.Name)
+	return len(p.Exprs) - 1
 }
 
 // remapWindowed rewrites e's column references through cols; false if e
@@ -480,8 +509,14 @@ func pruneWindowTVF(x *WindowTVF, need []bool) (Node, map[int]int) {
 	inNeed := make([]bool, nIn)
 	copy(inNeed, need[:nIn])
 	inNeed[x.Window.TimeCol] = true
+	if x.Late != nil {
+		// Late records keep the columns of their table.
+		for _, c := range x.Late.columns() {
+			inNeed[c] = true
+		}
+	}
 	in, im := prune(x.Input, inNeed)
-	w := &WindowTVF{Input: in, Window: x.Window}
+	w := &WindowTVF{Input: in, Window: x.Window, Late: x.Late.remap(im)}
 	w.Window.TimeCol = im[x.Window.TimeCol]
 	m := map[int]int{}
 	for i := 0; i < nIn; i++ {
@@ -504,6 +539,15 @@ func describeWindowNode(n Node) string {
 		return describeWindowAgg(x)
 	}
 	return fmt.Sprintf("%T", n)
+}
+
+// lateSuffix is what the logical plan adds to a window node that routes
+// late records.
+func lateSuffix(l *LateRecords) string {
+	if l == nil {
+		return ""
+	}
+	return ", lateRecords=[" + l.Table.Name + "]"
 }
 
 func describeWindowAgg(w *WindowAggregate) string {

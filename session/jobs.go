@@ -23,9 +23,11 @@ type JobInfo struct {
 	Duration          time.Duration
 	RecordsIn, RecOut int64
 	// Skipped counts bad records skipped ('json.ignore-parse-errors');
-	// Late the records dropped for arriving behind the watermark.
-	Skipped, Late int64
-	Restarts      int
+	// Late the records dropped for arriving behind the watermark;
+	// LateRouted those written to the late-records table instead
+	// ('table.exec.late-records.table').
+	Skipped, Late, LateRouted int64
+	Restarts                  int
 	// RestoredFrom is the checkpoint the job started from (0: fresh).
 	RestoredFrom int64
 	// Checkpoints are the statistics of its checkpoints (zero without).
@@ -49,6 +51,7 @@ type jobEntry struct {
 	in, out   int64 // records of finished attempts
 	skipped   int64
 	late      int64
+	routed    int64
 	lastStats checkpoint.Stats
 	end       time.Time
 	err       error
@@ -81,13 +84,14 @@ func (e *jobEntry) info() JobInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
-		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Late: e.late, Checkpoints: e.lastStats}
+		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Late: e.late, LateRouted: e.routed, Checkpoints: e.lastStats}
 	if e.cur != nil {
 		m := e.cur.Metrics()
 		info.RecordsIn += m.RecordsIn
 		info.RecOut += m.RecordsOut
 		info.Skipped += m.Skipped
 		info.Late += m.LateRecords
+		info.LateRouted += m.LateRouted
 		if c := e.cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {
@@ -160,7 +164,8 @@ func (r *jobRegistry) table() *Result {
 		{Name: "duration", Type: types.StringType}, {Name: "restarts", Type: types.BigIntType},
 		{Name: "last checkpoint", Type: types.StringType},
 		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
-		{Name: "skipped", Type: types.BigIntType}, {Name: "late", Type: types.BigIntType},
+		{Name: "skipped", Type: types.BigIntType}, {Name: "late dropped", Type: types.BigIntType},
+		{Name: "late routed", Type: types.BigIntType},
 		{Name: "error", Type: types.StringType},
 	}}
 	for _, e := range r.all() {
@@ -175,7 +180,7 @@ func (r *jobRegistry) table() *Result {
 				byteSize(c.LastSize), byteSize(c.LastIncremental))
 		}
 		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
-			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Late, errText})
+			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Late, j.LateRouted, errText})
 	}
 	return res
 }

@@ -184,6 +184,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.out += m.RecordsOut
 		e.skipped += m.Skipped
 		e.late += m.LateRecords
+		e.routed += m.LateRouted
 		if c := cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {
