@@ -113,6 +113,9 @@ func (s *Session) Options() map[string]string {
 	for k, v := range defaults {
 		out[k] = v
 	}
+	for k, v := range s.base {
+		out[k] = v
+	}
 	for k, v := range s.opts {
 		out[k] = v
 	}

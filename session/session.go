@@ -28,9 +28,23 @@ type Session struct {
 	// tmpDir stands in for the data directory of an in-memory session.
 	tmpDir string
 
-	mu   sync.Mutex
-	opts map[string]string
-	jobs *jobRegistry
+	mu sync.Mutex
+	// opts are the options SET; base the session's own defaults
+	// (SetDefault), which RESET returns to.
+	opts, base map[string]string
+	jobs       *jobRegistry
+}
+
+// SetDefault makes value the session's default for key: what the option is
+// until SET, and again after RESET (`streamsql test` turns
+// 'table.dml-sync' on this way).
+func (s *Session) SetDefault(key, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.base == nil {
+		s.base = map[string]string{}
+	}
+	s.base[key] = value
 }
 
 // Open opens (creating it if needed) the data directory dir and its catalog.

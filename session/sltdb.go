@@ -36,7 +36,7 @@ func NewSLTDB(parent string) (*SLTDB, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s.opts[OptDMLSync] = "true"
+	s.SetDefault(OptDMLSync, "true")
 	return &SLTDB{s: s, dir: dir}, nil
 }
 
