@@ -239,7 +239,7 @@ func (a *sessionAggOp) mergeGroup(dst, src *group) error {
 
 // watermark fires the sessions the watermark passed.
 func (a *sessionAggOp) watermark(wm int64, out *emitter) error {
-	if wm <= a.wm {
+	if wm <= a.wm || (wm == maxWatermark && a.spec.Window.Proctime) {
 		return nil
 	}
 	a.wm = wm
@@ -339,8 +339,12 @@ func (a *sessionAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, e
 	return checkpointWindowState(a.t, a.cache.Flush, a.wm, a.maxPar, cp)
 }
 
-// endInput fires every open session.
+// endInput fires every open session, but for processing time, where only
+// the clock's watermark closes sessions (planner/proctime.go).
 func (a *sessionAggOp) endInput(out *emitter) error {
+	if a.spec.Window.Proctime {
+		return nil
+	}
 	a.wm = maxWatermark
 	return a.fire(out)
 }

@@ -33,6 +33,10 @@ type subtask struct {
 	source Source
 	// wm generates a source's watermarks (nil: its table has none).
 	wm *watermarkGen
+	// scanB computes the computed columns a source reads and pt stamps
+	// its processing time (nil: none; proctime.go).
+	scanB *scanBuilder
+	pt    *proctimeGen
 
 	// ctl carries control messages (checkpoint triggers, completions).
 	ctl chan control
@@ -65,6 +69,7 @@ func (t *subtask) build() error {
 		if t.wm, err = newWatermarkGen(t, time.Now()); err != nil {
 			return err
 		}
+		t.scanB, t.pt = newScanBuilder(t, t.op.Scan), newProctimeGen(t.op.Scan)
 		switch r := t.restored; {
 		case r == nil:
 		case r.rescaled != nil:
@@ -196,6 +201,11 @@ func (t *subtask) runSource() (err error) {
 		case err == nil:
 			t.job.recordsIn.Add(int64(b.Len()))
 			now := time.Now()
+			if t.scanB != nil {
+				if b, err = t.scanB.build(b, t.pt.stamp(now)); err != nil {
+					return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
+				}
+			}
 			if err := t.wm.observe(t.source, b, now); err != nil {
 				b.Rec.Release()
 				return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
@@ -206,11 +216,22 @@ func (t *subtask) runSource() (err error) {
 			if err := t.wm.forward(t.source, em, now); err != nil {
 				return err
 			}
+			if err := t.pt.forward(em, now); err != nil {
+				return err
+			}
 		case errors.Is(err, ErrNoData):
-			if err := t.wm.forward(t.source, em, time.Now()); err != nil {
+			now := time.Now()
+			if err := t.wm.forward(t.source, em, now); err != nil {
+				return err
+			}
+			if err := t.pt.forward(em, now); err != nil {
 				return err
 			}
 		case errors.Is(err, io.EOF):
+			// A processing-time source ends at its clock (proctime.go).
+			if err := t.pt.forward(em, time.Now()); err != nil {
+				return err
+			}
 			if err := t.wm.end(em); err != nil {
 				return err
 			}

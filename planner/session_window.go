@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/streamsql/streamsql/sql"
@@ -66,6 +65,7 @@ func (b *binder) bindSessionWindow(w *sql.WindowTVF) (Node, error) {
 	if err := checkWindowInput(input, col, "SESSION", w.Pos, w.TimeColPos); err != nil {
 		return nil, err
 	}
+	spec.Proctime = isProctime(windowAggregates(input), col)
 	late, err := b.lateRecords(input, "SESSION", w.Pos)
 	if err != nil {
 		return nil, err
@@ -93,11 +93,8 @@ func checkWindowInput(input Node, col int, kind string, pos, colPos sql.Pos) err
 	if ModeOf(probe) == Updating {
 		return errAt(ErrUnsupported, pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}
-	if !IsBounded(probe) && !isRowtime(probe, col) {
-		return errAt(ErrUnsupported, colPos, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table", in[col].Name, in[col].Name),
-			"the time column '%s' of %s over an unbounded input must be a time attribute (a column with a watermark)", in[col].Name, kind)
-	}
-	return nil
+	_, err := timeAttribute(probe, col, kind, colPos)
+	return err
 }
 
 // checkSessionNode reports what the plan cannot run about session windows:
