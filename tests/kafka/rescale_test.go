@@ -1,0 +1,234 @@
+package kafka
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
+)
+
+// rescaleRows is the size of the rescale test's input: clicks as in
+// TestWindowCrash (out of order by less than the watermark delay), over
+// the same winSpan.
+const rescaleRows = 2_000_000
+
+// The HOP windows of the rescale test: 2 seconds long, every second.
+const (
+	hopSlide = time.Second
+	hopSize  = 2 * time.Second
+)
+
+// rescalePhases are the parallelisms the rescale test runs the job at, in
+// order, each killed until it completed a checkpoint and the committed
+// share of the input reaches until (the last one runs to the end).
+var rescalePhases = []struct {
+	par   int
+	until float64
+}{{2, 0.15}, {3, 0.4}, {1, 1}}
+
+// hopJobSQL is the rescale test's job at parallelism par: HOP windows of
+// the clicks topic, COUNT(*) and SUM(click_id) by app_id, into the
+// exactly-once kafka json table hop_out.
+func hopJobSQL(b *broker, name string, par int) string {
+	var s strings.Builder
+	s.WriteString(sourceDDL(b, "clicks", name))
+	fmt.Fprintf(&s, `CREATE TABLE hop_out (
+  window_start TIMESTAMP(3),
+  window_end   TIMESTAMP(3),
+  app_id       STRING,
+  cnt          BIGINT,
+  total        BIGINT
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'hop_out',
+  'properties.bootstrap.servers' = '%s',
+  'sink.delivery-guarantee' = 'exactly-once',
+  'sink.transactional-id-prefix' = '%s-tx',
+  'properties.transaction.timeout.ms' = '900000',
+  'format' = 'json'
+);
+`, b.addr, name)
+	s.WriteString("SET 'execution.checkpointing.interval' = '200ms';\n")
+	s.WriteString("SET 'state.backend' = 'pebble';\n")
+	fmt.Fprintf(&s, "SET 'pipeline.name' = '%s';\n", name)
+	fmt.Fprintf(&s, "SET 'parallelism.default' = '%d';\n", par)
+	fmt.Fprintf(&s, `INSERT INTO hop_out
+SELECT window_start, window_end, app_id, COUNT(*), SUM(click_id)
+FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '%d' SECOND, INTERVAL '%d' SECOND))
+GROUP BY window_start, window_end, app_id;
+`, int(hopSlide.Seconds()), int(hopSize.Seconds()))
+	return s.String()
+}
+
+// hopKey is one HOP window of one app, in milliseconds since the epoch.
+type hopKey struct {
+	start, end int64
+	app        string
+}
+
+// hopAgg is a window's COUNT(*) and SUM(click_id).
+type hopAgg struct{ cnt, total int64 }
+
+// expectHop computes the result of every (HOP window, app) over the n
+// clicks of writeWindowClicks: a click at time ts is in the windows
+// [s, s+size) with s a multiple of the slide and s <= ts < s+size.
+func expectHop(n int) map[hopKey]hopAgg {
+	want := map[hopKey]hopAgg{}
+	base := baseTime.UnixMilli()
+	sl, sz := hopSlide.Milliseconds(), hopSize.Milliseconds()
+	for id := 1; id <= n; id++ {
+		app := appName(appOf(id, winApps))
+		ms := winTime(id, n) // >= 0
+		for st := ms - ms%sl; st > ms-sz; st -= sl {
+			k := hopKey{base + st, base + st + sz, app}
+			a := want[k]
+			a.cnt++
+			a.total += int64(id)
+			want[k] = a
+		}
+	}
+	return want
+}
+
+// checkHop reads the committed rows of topic and compares them with want:
+// exactly one row per (window, app), with its count and sum, and no other.
+func checkHop(t *testing.T, b *broker, topic string, want map[hopKey]hopAgg) {
+	t.Helper()
+	type row struct {
+		WindowStart string `json:"window_start"`
+		WindowEnd   string `json:"window_end"`
+		AppID       string `json:"app_id"`
+		Cnt         int64  `json:"cnt"`
+		Total       int64  `json:"total"`
+	}
+	const layout = "2006-01-02 15:04:05" // parsing accepts a fraction
+	got := map[hopKey][]hopAgg{}
+	n := consumeCommitted(t, b, topic, func(r record) error {
+		var w row
+		if err := json.Unmarshal(r.value, &w); err != nil {
+			return fmt.Errorf("value is not a window row: %v", err)
+		}
+		ws, err1 := time.Parse(layout, w.WindowStart)
+		we, err2 := time.Parse(layout, w.WindowEnd)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("bad window_start or window_end: %v %v", err1, err2)
+		}
+		k := hopKey{ws.UnixMilli(), we.UnixMilli(), w.AppID}
+		got[k] = append(got[k], hopAgg{w.Cnt, w.Total})
+		return nil
+	})
+	show := func(k hopKey) string {
+		return fmt.Sprintf("[%s, %s) %s", time.UnixMilli(k.start).UTC().Format(layout), time.UnixMilli(k.end).UTC().Format(layout), k.app)
+	}
+	var problems []string
+	for k, a := range want {
+		switch gs := got[k]; {
+		case len(gs) == 0:
+			problems = append(problems, fmt.Sprintf("%s: no committed row, want %+v", show(k), a))
+		case len(gs) > 1:
+			problems = append(problems, fmt.Sprintf("%s: %d committed rows %+v, want one %+v", show(k), len(gs), gs, a))
+		case gs[0] != a:
+			problems = append(problems, fmt.Sprintf("%s: committed %+v, want %+v", show(k), gs[0], a))
+		}
+	}
+	for k, gs := range got {
+		if _, ok := want[k]; !ok {
+			problems = append(problems, fmt.Sprintf("%s: %d committed rows %+v of a window without clicks", show(k), len(gs), gs))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		total := len(problems)
+		if total > 20 {
+			problems = append(problems[:20], "...")
+		}
+		t.Errorf("%s: %d of %d (window, app) results wrong (%d committed records read):\n  %s",
+			topic, total, len(want), n, strings.Join(problems, "\n  "))
+		return
+	}
+	t.Logf("%s: exactly one committed row for each of the %d (window, app) pairs, with its true count and sum", topic, len(want))
+}
+
+// killAfterCheckpoint runs the job file and kills it at a random moment
+// less than one checkpoint interval after the run completed its first
+// checkpoint, so that each run moves the job on by about one checkpoint.
+// It reports whether the run ended by itself first (then with status 0).
+func (r *jobRun) killAfterCheckpoint(rng *rand.Rand) (finished bool) {
+	r.t.Helper()
+	want := r.latest()
+	p := r.start(nil)
+	tick := time.NewTicker(2 * time.Millisecond)
+	for p.firstCheckpoint.Load() == 0 {
+		select {
+		case <-p.done:
+		case <-tick.C:
+			continue
+		}
+		break
+	}
+	tick.Stop()
+	d := time.Duration(p.firstCheckpoint.Load()) + time.Duration(rng.Int64N(int64(150*time.Millisecond)))
+	killed := p.killAfter(d)
+	out := p.output()
+	r.expectResumed(out, want)
+	if !killed {
+		if p.err != nil {
+			r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", r.runs, d, p.err, out)
+		}
+		r.t.Logf("run %d: %s; finished in %v, before the kill at %v", r.runs, restoredLine(out), p.took(), d.Round(time.Millisecond))
+		return true
+	}
+	r.t.Logf("run %d: %s; SIGKILL at %v (%s); newest checkpoint now %d, %.0f%% of the input committed",
+		r.runs, restoredLine(out), d.Round(time.Millisecond), r.ended(p), r.latest(), 100*r.progress())
+	return false
+}
+
+// TestWindowRescale runs HOP windows over the clicks topic at parallelism
+// 2, killed shortly after a checkpoint until 15% of the input is committed, then
+// the same job at parallelism 3 from the newest checkpoint (key groups of
+// the window state, with the watermark stored in each, and Kafka
+// partitions move between subtasks; the sink aborts the transactions of
+// subtasks that no longer exist) until 40%, then at parallelism 1 to the
+// end. Each restore lands in the middle of open windows; the committed
+// rows must hold every (window, app) once, with its true count and sum.
+// One transaction protocol: TestWindowCrash runs both.
+func TestWindowRescale(t *testing.T) {
+	start := time.Now()
+	b := startBroker(t, winPartitions, false, "clicks", "hop_out")
+	rng := testenv.NewRand(t, seed, seedEnv)
+	dir := t.TempDir()
+	c := writeWindowClicks(t, dir, rescaleRows)
+	produceFile(t, b, "clicks", c.file, true, -1)
+	const name = "hop"
+	r := &jobRun{t: t, b: b, spec: jobSpec{name: name, guarantee: "exactly-once", out: "hop_out"},
+		dataDir: filepath.Join(dir, "data"), ends: endOffsets(t, b, "clicks")}
+	for i, ph := range rescalePhases {
+		r.file = writeFile(t, dir, fmt.Sprintf("job-p%d.sql", ph.par), hopJobSQL(b, name, ph.par))
+		from := r.latest()
+		if i == len(rescalePhases)-1 {
+			r.finish()
+		} else {
+			for r.latest() == from || r.progress() < ph.until {
+				if r.runs >= 30 {
+					t.Fatalf("%.0f%% of the input committed after %d runs; want %.0f%% at parallelism %d", 100*r.progress(), r.runs, 100*ph.until, ph.par)
+				}
+				if r.killAfterCheckpoint(rng) {
+					t.Fatalf("the job ran to the end at parallelism %d; want it killed before %.0f%% of the input", ph.par, 100*ph.until)
+				}
+			}
+		}
+		if i > 0 && from == 0 {
+			t.Fatalf("no checkpoint to restore at parallelism %d from", ph.par)
+		}
+		t.Logf("parallelism %d: started from checkpoint %d; newest checkpoint now %d, %.0f%% of the input committed",
+			ph.par, from, r.latest(), 100*r.progress())
+	}
+	checkHop(t, b, "hop_out", expectHop(rescaleRows))
+	t.Logf("%s took %v", t.Name(), time.Since(start).Round(time.Millisecond))
+}
