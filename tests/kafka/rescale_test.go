@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,44 +33,65 @@ var rescalePhases = []struct {
 	until float64
 }{{2, 0.15}, {3, 0.4}, {1, 1}}
 
-// hopJobSQL is the rescale test's job at parallelism par: HOP windows of
-// the clicks topic, COUNT(*) and SUM(click_id) by app_id, into the
-// exactly-once kafka json table hop_out.
-func hopJobSQL(b *broker, name string, par int) string {
+// The SESSION windows of the rescale test: by user_id % sessionUsers,
+// with the gap sessionGap. Each of these keys has a click every 6ms on
+// average, so its sessions end at the rare gaps longer than sessionGap:
+// a few dozen per key over the minute of clicks.
+const (
+	sessionUsers = 200
+	sessionGap   = 30 * time.Millisecond
+)
+
+// rescaleJobSQL is the rescale test's job at parallelism par, a statement
+// set of two window aggregations of the clicks topic into exactly-once
+// kafka json tables: HOP windows, COUNT(*) and SUM(click_id) by app_id,
+// into hop_out; SESSION windows by user_id % sessionUsers, COUNT(*) and
+// SUM(click_id), into session_out.
+func rescaleJobSQL(b *broker, name string, par int) string {
 	var s strings.Builder
 	s.WriteString(sourceDDL(b, "clicks", name))
-	fmt.Fprintf(&s, `CREATE TABLE hop_out (
+	for _, out := range []struct{ table, key string }{{"hop_out", "app_id STRING"}, {"session_out", "u BIGINT"}} {
+		fmt.Fprintf(&s, `CREATE TABLE %s (
   window_start TIMESTAMP(3),
   window_end   TIMESTAMP(3),
-  app_id       STRING,
+  %s,
   cnt          BIGINT,
   total        BIGINT
 ) WITH (
   'connector' = 'kafka',
-  'topic' = 'hop_out',
+  'topic' = '%s',
   'properties.bootstrap.servers' = '%s',
   'sink.delivery-guarantee' = 'exactly-once',
-  'sink.transactional-id-prefix' = '%s-tx',
+  'sink.transactional-id-prefix' = '%s-%s-tx',
   'properties.transaction.timeout.ms' = '900000',
   'format' = 'json'
 );
-`, b.addr, name)
+`, out.table, out.key, out.table, b.addr, name, out.table)
+	}
+	fmt.Fprintf(&s, "CREATE VIEW users AS SELECT click_id, user_id %% %d AS u, ts FROM clicks;\n", sessionUsers)
 	s.WriteString("SET 'execution.checkpointing.interval' = '200ms';\n")
 	s.WriteString("SET 'state.backend' = 'pebble';\n")
 	fmt.Fprintf(&s, "SET 'pipeline.name' = '%s';\n", name)
 	fmt.Fprintf(&s, "SET 'parallelism.default' = '%d';\n", par)
-	fmt.Fprintf(&s, `INSERT INTO hop_out
+	fmt.Fprintf(&s, `EXECUTE STATEMENT SET BEGIN
+INSERT INTO hop_out
 SELECT window_start, window_end, app_id, COUNT(*), SUM(click_id)
 FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '%d' SECOND, INTERVAL '%d' SECOND))
 GROUP BY window_start, window_end, app_id;
-`, int(hopSlide.Seconds()), int(hopSize.Seconds()))
+INSERT INTO session_out
+SELECT window_start, window_end, u, COUNT(*), SUM(click_id)
+FROM TABLE(SESSION(TABLE users PARTITION BY u, DESCRIPTOR(ts), INTERVAL '%d' MILLISECOND))
+GROUP BY window_start, window_end, u;
+END;
+`, int(hopSlide.Seconds()), int(hopSize.Seconds()), sessionGap.Milliseconds())
 	return s.String()
 }
 
-// hopKey is one HOP window of one app, in milliseconds since the epoch.
+// hopKey is one window of one key, in milliseconds since the epoch; key
+// is the key as JSON text ("app-1" with its quotes, or a number).
 type hopKey struct {
 	start, end int64
-	app        string
+	key        string
 }
 
 // hopAgg is a window's COUNT(*) and SUM(click_id).
@@ -83,7 +105,7 @@ func expectHop(n int) map[hopKey]hopAgg {
 	base := baseTime.UnixMilli()
 	sl, sz := hopSlide.Milliseconds(), hopSize.Milliseconds()
 	for id := 1; id <= n; id++ {
-		app := appName(appOf(id, winApps))
+		app := strconv.Quote(appName(appOf(id, winApps)))
 		ms := winTime(id, n) // >= 0
 		for st := ms - ms%sl; st > ms-sz; st -= sl {
 			k := hopKey{base + st, base + st + sz, app}
@@ -96,14 +118,44 @@ func expectHop(n int) map[hopKey]hopAgg {
 	return want
 }
 
-// checkHop reads the committed rows of topic and compares them with want:
-// exactly one row per (window, app), with its count and sum, and no other.
-func checkHop(t *testing.T, b *broker, topic string, want map[hopKey]hopAgg) {
+// expectSessions computes the result of every (SESSION window, u) over
+// the n clicks of writeWindowClicks: the clicks of each u sorted by time,
+// a session ending where the next click is more than sessionGap later
+// (the engine's and Flink's rule: [t1, t1+gap) and [t2, t2+gap) merge when
+// they overlap or touch); a session is [first click, last click + gap).
+func expectSessions(n int) map[hopKey]hopAgg {
+	type click struct{ ms, id int64 }
+	byUser := make([][]click, sessionUsers)
+	for id := 1; id <= n; id++ {
+		u := clickUser(id) % sessionUsers
+		byUser[u] = append(byUser[u], click{winTime(id, n), int64(id)})
+	}
+	base, g := baseTime.UnixMilli(), sessionGap.Milliseconds()
+	want := map[hopKey]hopAgg{}
+	for u, cs := range byUser {
+		sort.Slice(cs, func(i, j int) bool { return cs[i].ms < cs[j].ms })
+		for i := 0; i < len(cs); {
+			var a hopAgg
+			j := i
+			for ; j < len(cs) && (j == i || cs[j].ms <= cs[j-1].ms+g); j++ {
+				a.cnt++
+				a.total += cs[j].id
+			}
+			want[hopKey{base + cs[i].ms, base + cs[j-1].ms + g, strconv.Itoa(u)}] = a
+			i = j
+		}
+	}
+	return want
+}
+
+// checkWindowRows reads the committed rows of topic, (window_start,
+// window_end, keyCol, cnt, total), and compares them with want: exactly
+// one row per (window, key), with its count and sum, and no other.
+func checkWindowRows(t *testing.T, b *broker, topic, keyCol string, want map[hopKey]hopAgg) {
 	t.Helper()
 	type row struct {
 		WindowStart string `json:"window_start"`
 		WindowEnd   string `json:"window_end"`
-		AppID       string `json:"app_id"`
 		Cnt         int64  `json:"cnt"`
 		Total       int64  `json:"total"`
 	}
@@ -111,20 +163,24 @@ func checkHop(t *testing.T, b *broker, topic string, want map[hopKey]hopAgg) {
 	got := map[hopKey][]hopAgg{}
 	n := consumeCommitted(t, b, topic, func(r record) error {
 		var w row
+		var key map[string]json.RawMessage
 		if err := json.Unmarshal(r.value, &w); err != nil {
 			return fmt.Errorf("value is not a window row: %v", err)
+		}
+		if err := json.Unmarshal(r.value, &key); err != nil || key[keyCol] == nil {
+			return fmt.Errorf("value has no %s", keyCol)
 		}
 		ws, err1 := time.Parse(layout, w.WindowStart)
 		we, err2 := time.Parse(layout, w.WindowEnd)
 		if err1 != nil || err2 != nil {
 			return fmt.Errorf("bad window_start or window_end: %v %v", err1, err2)
 		}
-		k := hopKey{ws.UnixMilli(), we.UnixMilli(), w.AppID}
+		k := hopKey{ws.UnixMilli(), we.UnixMilli(), string(key[keyCol])}
 		got[k] = append(got[k], hopAgg{w.Cnt, w.Total})
 		return nil
 	})
 	show := func(k hopKey) string {
-		return fmt.Sprintf("[%s, %s) %s", time.UnixMilli(k.start).UTC().Format(layout), time.UnixMilli(k.end).UTC().Format(layout), k.app)
+		return fmt.Sprintf("[%s, %s) %s=%s", time.UnixMilli(k.start).UTC().Format(layout), time.UnixMilli(k.end).UTC().Format(layout), keyCol, k.key)
 	}
 	var problems []string
 	for k, a := range want {
@@ -139,7 +195,7 @@ func checkHop(t *testing.T, b *broker, topic string, want map[hopKey]hopAgg) {
 	}
 	for k, gs := range got {
 		if _, ok := want[k]; !ok {
-			problems = append(problems, fmt.Sprintf("%s: %d committed rows %+v of a window without clicks", show(k), len(gs), gs))
+			problems = append(problems, fmt.Sprintf("%s: %d committed rows %+v of a window that has no clicks", show(k), len(gs), gs))
 		}
 	}
 	if len(problems) > 0 {
@@ -148,11 +204,11 @@ func checkHop(t *testing.T, b *broker, topic string, want map[hopKey]hopAgg) {
 		if total > 20 {
 			problems = append(problems[:20], "...")
 		}
-		t.Errorf("%s: %d of %d (window, app) results wrong (%d committed records read):\n  %s",
+		t.Errorf("%s: %d of %d (window, key) results wrong (%d committed records read):\n  %s",
 			topic, total, len(want), n, strings.Join(problems, "\n  "))
 		return
 	}
-	t.Logf("%s: exactly one committed row for each of the %d (window, app) pairs, with its true count and sum", topic, len(want))
+	t.Logf("%s: exactly one committed row for each of the %d (window, %s) pairs, with its true count and sum", topic, len(want), keyCol)
 }
 
 // killAfterCheckpoint runs the job file and kills it at a random moment
@@ -189,18 +245,19 @@ func (r *jobRun) killAfterCheckpoint(rng *rand.Rand) (finished bool) {
 	return false
 }
 
-// TestWindowRescale runs HOP windows over the clicks topic at parallelism
-// 2, killed shortly after a checkpoint until 15% of the input is committed, then
-// the same job at parallelism 3 from the newest checkpoint (key groups of
-// the window state, with the watermark stored in each, and Kafka
-// partitions move between subtasks; the sink aborts the transactions of
-// subtasks that no longer exist) until 40%, then at parallelism 1 to the
-// end. Each restore lands in the middle of open windows; the committed
-// rows must hold every (window, app) once, with its true count and sum.
-// One transaction protocol: TestWindowCrash runs both.
+// TestWindowRescale runs HOP and SESSION windows over the clicks topic
+// (one job, a statement set) at parallelism 2, killed shortly after a
+// checkpoint until 15% of the input is committed, then the same job at
+// parallelism 3 from the newest checkpoint (key groups of the window
+// state, with the watermark stored in each, and Kafka partitions move
+// between subtasks; the sinks abort the transactions of subtasks that no
+// longer exist) until 40%, then at parallelism 1 to the end. Each restore
+// lands in the middle of open windows; the committed rows must hold every
+// (window, key) once, with its true count and sum. One transaction
+// protocol: TestWindowCrash runs both.
 func TestWindowRescale(t *testing.T) {
 	start := time.Now()
-	b := startBroker(t, winPartitions, false, "clicks", "hop_out")
+	b := startBroker(t, winPartitions, false, "clicks", "hop_out", "session_out")
 	rng := testenv.NewRand(t, seed, seedEnv)
 	dir := t.TempDir()
 	c := writeWindowClicks(t, dir, rescaleRows)
@@ -209,7 +266,7 @@ func TestWindowRescale(t *testing.T) {
 	r := &jobRun{t: t, b: b, spec: jobSpec{name: name, guarantee: "exactly-once", out: "hop_out"},
 		dataDir: filepath.Join(dir, "data"), ends: endOffsets(t, b, "clicks")}
 	for i, ph := range rescalePhases {
-		r.file = writeFile(t, dir, fmt.Sprintf("job-p%d.sql", ph.par), hopJobSQL(b, name, ph.par))
+		r.file = writeFile(t, dir, fmt.Sprintf("job-p%d.sql", ph.par), rescaleJobSQL(b, name, ph.par))
 		from := r.latest()
 		if i == len(rescalePhases)-1 {
 			r.finish()
@@ -229,6 +286,7 @@ func TestWindowRescale(t *testing.T) {
 		t.Logf("parallelism %d: started from checkpoint %d; newest checkpoint now %d, %.0f%% of the input committed",
 			ph.par, from, r.latest(), 100*r.progress())
 	}
-	checkHop(t, b, "hop_out", expectHop(rescaleRows))
+	checkWindowRows(t, b, "hop_out", "app_id", expectHop(rescaleRows))
+	checkWindowRows(t, b, "session_out", "u", expectSessions(rescaleRows))
 	t.Logf("%s took %v", t.Name(), time.Since(start).Round(time.Millisecond))
 }

@@ -52,6 +52,9 @@ func winTime(id, n int) int64 {
 	return max(base-j, 0)
 }
 
+// clickUser is the user_id of click id.
+func clickUser(id int) int { return int(mix(uint64(id)<<1) % 100000) }
+
 // writeWindowClicks writes n clicks as "app_id:json" lines (kcat -K:)
 // into dir/clicks.txt and counts them per 1-second window and app.
 func writeWindowClicks(t *testing.T, dir string, n int) *winClicks {
@@ -75,7 +78,7 @@ func writeWindowClicks(t *testing.T, dir string, n int) *winClicks {
 		line = append(line, `,"app_id":"app-`...)
 		line = strconv.AppendInt(line, int64(a), 10)
 		line = append(line, `","user_id":`...)
-		line = strconv.AppendUint(line, mix(uint64(id)<<1)%100000, 10)
+		line = strconv.AppendInt(line, int64(clickUser(id)), 10)
 		line = append(line, `,"ts":"`...)
 		line = baseTime.Add(time.Duration(ms)*time.Millisecond).AppendFormat(line, "2006-01-02 15:04:05.000")
 		line = append(line, "\"}\n"...)
