@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +19,7 @@ import (
 // rescaleRows is the size of the rescale test's input: clicks as in
 // TestWindowCrash (out of order by less than the watermark delay), over
 // the same winSpan.
-const rescaleRows = 2_000_000
+const rescaleRows = 1_500_000
 
 // The HOP windows of the rescale test: 2 seconds long, every second.
 const (
@@ -27,18 +29,19 @@ const (
 
 // rescalePhases are the parallelisms the rescale test runs the job at, in
 // order, each killed until it completed a checkpoint and the committed
-// share of the input reaches until (the last one runs to the end).
+// share of the input reaches until; then the job is stopped with a
+// savepoint and runs to the end at parallelism 1.
 var rescalePhases = []struct {
 	par   int
 	until float64
-}{{2, 0.15}, {3, 0.4}, {1, 1}}
+}{{2, 0.15}, {3, 0.4}}
 
 // The SESSION windows of the rescale test: by user_id % sessionUsers,
 // with the gap sessionGap. Each of these keys has a click every 6ms on
 // average, so its sessions end at the rare gaps longer than sessionGap:
 // a few dozen per key over the minute of clicks.
 const (
-	sessionUsers = 200
+	sessionUsers = 150
 	sessionGap   = 30 * time.Millisecond
 )
 
@@ -211,6 +214,50 @@ func checkWindowRows(t *testing.T, b *broker, topic, keyCol string, want map[hop
 	t.Logf("%s: exactly one committed row for each of the %d (window, %s) pairs, with its true count and sum", topic, len(want), keyCol)
 }
 
+// waitFirstCheckpoint waits until the run has completed its first
+// checkpoint or has exited.
+func (p *proc) waitFirstCheckpoint() {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for p.firstCheckpoint.Load() == 0 {
+		select {
+		case <-p.done:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+var savepointRE = regexp.MustCompile(`\[INFO\] Savepoint written: (\S+)`)
+
+// stopWithSavepoint runs the job file with --savepoint-on-stop, stops it
+// with SIGTERM once it has completed a checkpoint, and returns the path of
+// the savepoint it wrote.
+func (r *jobRun) stopWithSavepoint() string {
+	r.t.Helper()
+	want := r.latest()
+	p := r.start(nil, "--savepoint-on-stop")
+	p.waitFirstCheckpoint()
+	if p.firstCheckpoint.Load() == 0 {
+		r.t.Fatalf("run %d ended (%v) before its first checkpoint, before it could be stopped; output:\n%s", r.runs, p.err, p.output())
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := p.wait(); err != nil {
+		r.t.Fatalf("run %d, stopped with SIGTERM and --savepoint-on-stop: %v; output:\n%s", r.runs, err, p.output())
+	}
+	out := p.output()
+	r.expectResumed(out, want)
+	m := savepointRE.FindStringSubmatch(out)
+	if m == nil {
+		r.t.Fatalf("run %d: no \"[INFO] Savepoint written: <path>\" after SIGTERM with --savepoint-on-stop; output:\n%s", r.runs, out)
+	}
+	r.t.Logf("run %d: %s; SIGTERM at %v (%s): savepoint %s, %.0f%% of the input committed",
+		r.runs, restoredLine(out), time.Duration(p.firstCheckpoint.Load()).Round(time.Millisecond), r.ended(p), m[1], 100*r.progress())
+	return m[1]
+}
+
 // killAfterCheckpoint runs the job file and kills it at a random moment
 // less than one checkpoint interval after the run completed its first
 // checkpoint, so that each run moves the job on by about one checkpoint.
@@ -219,16 +266,7 @@ func (r *jobRun) killAfterCheckpoint(rng *rand.Rand) (finished bool) {
 	r.t.Helper()
 	want := r.latest()
 	p := r.start(nil)
-	tick := time.NewTicker(2 * time.Millisecond)
-	for p.firstCheckpoint.Load() == 0 {
-		select {
-		case <-p.done:
-		case <-tick.C:
-			continue
-		}
-		break
-	}
-	tick.Stop()
+	p.waitFirstCheckpoint()
 	d := time.Duration(p.firstCheckpoint.Load()) + time.Duration(rng.Int64N(int64(150*time.Millisecond)))
 	killed := p.killAfter(d)
 	out := p.output()
@@ -251,7 +289,9 @@ func (r *jobRun) killAfterCheckpoint(rng *rand.Rand) (finished bool) {
 // parallelism 3 from the newest checkpoint (key groups of the window
 // state, with the watermark stored in each, and Kafka partitions move
 // between subtasks; the sinks abort the transactions of subtasks that no
-// longer exist) until 40%, then at parallelism 1 to the end. Each restore
+// longer exist) until 40%, then stopped with a savepoint (SIGTERM with
+// --savepoint-on-stop) and restored from it (-s) at parallelism 1 to the
+// end. Each restore
 // lands in the middle of open windows; the committed rows must hold every
 // (window, key) once, with its true count and sum. One transaction
 // protocol: TestWindowCrash runs both.
@@ -265,27 +305,32 @@ func TestWindowRescale(t *testing.T) {
 	const name = "hop"
 	r := &jobRun{t: t, b: b, spec: jobSpec{name: name, guarantee: "exactly-once", out: "hop_out"},
 		dataDir: filepath.Join(dir, "data"), ends: endOffsets(t, b, "clicks")}
-	for i, ph := range rescalePhases {
+	for _, ph := range rescalePhases {
 		r.file = writeFile(t, dir, fmt.Sprintf("job-p%d.sql", ph.par), rescaleJobSQL(b, name, ph.par))
 		from := r.latest()
-		if i == len(rescalePhases)-1 {
-			r.finish()
-		} else {
-			for r.latest() == from || r.progress() < ph.until {
-				if r.runs >= 30 {
-					t.Fatalf("%.0f%% of the input committed after %d runs; want %.0f%% at parallelism %d", 100*r.progress(), r.runs, 100*ph.until, ph.par)
-				}
-				if r.killAfterCheckpoint(rng) {
-					t.Fatalf("the job ran to the end at parallelism %d; want it killed before %.0f%% of the input", ph.par, 100*ph.until)
-				}
+		for r.latest() == from || r.progress() < ph.until {
+			if r.runs >= 30 {
+				t.Fatalf("%.0f%% of the input committed after %d runs; want %.0f%% at parallelism %d", 100*r.progress(), r.runs, 100*ph.until, ph.par)
 			}
-		}
-		if i > 0 && from == 0 {
-			t.Fatalf("no checkpoint to restore at parallelism %d from", ph.par)
+			if r.killAfterCheckpoint(rng) {
+				t.Fatalf("the job ran to the end at parallelism %d; want it killed before %.0f%% of the input", ph.par, 100*ph.until)
+			}
 		}
 		t.Logf("parallelism %d: started from checkpoint %d; newest checkpoint now %d, %.0f%% of the input committed",
 			ph.par, from, r.latest(), 100*r.progress())
 	}
+	// Stopped with a savepoint at the last parallelism, resumed from it at
+	// parallelism 1 to the end.
+	sp := r.stopWithSavepoint()
+	r.file = writeFile(t, dir, "job-p1.sql", rescaleJobSQL(b, name, 1))
+	p := r.start(nil, "-s", sp)
+	if err := p.wait(); err != nil {
+		t.Fatalf("run %d with -s %s: %v; output:\n%s", r.runs, sp, err, p.output())
+	}
+	if want := fmt.Sprintf("restored job %s from %s", name, sp); !strings.Contains(p.output(), want) {
+		t.Errorf("run %d: want %q in the output:\n%s", r.runs, want, p.output())
+	}
+	t.Logf("run %d: parallelism 1 from the savepoint: %s; finished in %v", r.runs, restoredLine(p.output()), p.took())
 	checkWindowRows(t, b, "hop_out", "app_id", expectHop(rescaleRows))
 	checkWindowRows(t, b, "session_out", "u", expectSessions(rescaleRows))
 	t.Logf("%s took %v", t.Name(), time.Since(start).Round(time.Millisecond))
