@@ -92,7 +92,15 @@ type Metrics struct {
 	// watermark) and no late-records table was set; LateRouted counts those
 	// written to the late-records table instead.
 	LateRecords, LateRouted int64
+	// Watermark is the event time the output has reached: the lowest
+	// watermark over the sinks' inputs (microseconds since the epoch), or
+	// NoWatermark while some sink has not received one (no event time, or
+	// not yet); math.MaxInt64 once every input ended.
+	Watermark int64
 }
+
+// NoWatermark is Metrics.Watermark when there is none.
+const NoWatermark = minWatermark
 
 // Job is a running physical plan. Start it with Start; it ends when every
 // sink has seen the end of its input (bounded plans), on the first error,
@@ -134,6 +142,7 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	for _, op := range g.Operators {
 		for i := 0; i < op.Parallelism; i++ {
 			t := &subtask{job: j, op: op, index: i}
+			t.inWatermark.Store(minWatermark)
 			byOp[op] = append(byOp[op], t)
 			j.tasks = append(j.tasks, t)
 		}
@@ -278,11 +287,20 @@ func (j *Job) Cancel() {
 
 // Metrics returns the job's counters so far.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load()}
+	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load(),
+		Watermark: maxWatermark}
+	sinks := 0
 	for _, t := range j.tasks {
 		if c, ok := t.source.(SkipCounter); ok {
 			m.Skipped += c.SkippedRecords()
 		}
+		if t.op.Kind == planner.OpSink {
+			sinks++
+			m.Watermark = min(m.Watermark, t.inWatermark.Load())
+		}
+	}
+	if sinks == 0 {
+		m.Watermark = NoWatermark
 	}
 	return m
 }

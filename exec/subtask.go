@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/checkpoint"
@@ -40,6 +41,9 @@ type subtask struct {
 	restored *restoredState
 	// store is the keyed state of a stateful operator; the operator closes it.
 	store state.Store
+	// inWatermark is the combined watermark of the subtask's inputs, for
+	// Metrics (read from other goroutines).
+	inWatermark atomic.Int64
 }
 
 // addSender registers one more sending channel on input and returns its
@@ -303,6 +307,7 @@ func (t *subtask) runOperator() (err error) {
 		case KindEnd:
 			wm, advanced, all := al.end(el.From)
 			if all {
+				t.inWatermark.Store(maxWatermark)
 				if err := t.impl.endInput(em); err != nil {
 					return fmt.Errorf("%s: %w", t.name(), err)
 				}
@@ -320,6 +325,7 @@ func (t *subtask) runOperator() (err error) {
 // downstream; an input that became idle as a whole is forwarded as idle.
 func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) error {
 	if advanced {
+		t.inWatermark.Store(wm)
 		if w, ok := t.impl.(watermarkOperator); ok {
 			if err := w.watermark(wm, em); err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)

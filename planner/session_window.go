@@ -23,8 +23,8 @@ import (
 //
 // The group keys other than the window columns are the session's key; the
 // PARTITION BY columns, if given, must be among them. A SESSION table
-// function without window aggregation over it, and DISTINCT aggregates over
-// sessions, are errors.
+// function without window aggregation over it is an error. DISTINCT
+// aggregates merge their value multisets when sessions merge.
 
 // bindSessionWindow binds TABLE(SESSION(...)).
 func (b *binder) bindSessionWindow(w *sql.WindowTVF) (Node, error) {
@@ -102,7 +102,7 @@ func checkWindowInput(input Node, col int, kind string, pos, colPos sql.Pos) err
 
 // checkSessionNode reports what the plan cannot run about session windows:
 // a SESSION table function left outside window aggregation, PARTITION BY
-// columns that are not group keys, DISTINCT aggregates.
+// columns that are not group keys.
 func checkSessionNode(n Node, stmt sql.Statement) error {
 	switch x := n.(type) {
 	case *WindowTVF:
@@ -124,11 +124,6 @@ func checkSessionNode(n Node, stmt sql.Statement) error {
 			}
 			if !found {
 				return errAt(ErrUnsupported, stmt.Pos(), "add it to GROUP BY", "the SESSION window's PARTITION BY column '%s' must be a GROUP BY key", p)
-			}
-		}
-		for _, c := range x.Aggs {
-			if c.Distinct {
-				return errAt(ErrUnsupported, stmt.Pos(), "", "DISTINCT aggregates over SESSION windows are not supported yet")
 			}
 		}
 	}
