@@ -26,6 +26,11 @@
 // exactly the next record. With 'debezium-json' the scan reads a changelog:
 // its batches carry the kind of each row (+I, -U, +U, -D).
 //
+// Each file is a split with its own watermark (exec.SplitSource): a
+// subtask reads its files one after another, and the files it has not
+// finished hold its watermark back, so that no row is late only because
+// its file is read after another file with later times.
+//
 // # Sink
 //
 // The sink commits in two phases, with the checkpoints, so that readers of

@@ -35,6 +35,8 @@ type source struct {
 	r        *bufio.Reader
 	rec      []byte       // a record assembled from several reads
 	skipped  atomic.Int64 // read by SHOW JOBS from other goroutines
+	// runs says which file the rows of the last batch came from.
+	runs []exec.SplitRun
 }
 
 // position is where the next record starts; it is the snapshot.
@@ -245,7 +247,34 @@ func (s *source) record() ([]byte, int64, bool, error) {
 	return s.rec, start, true, nil
 }
 
+// Splits lists the files not yet read to their end (exec.SplitSource):
+// each file is a split with its own watermark, so a file not yet read holds
+// the watermark back and the rows of the files read before it are never
+// late because of the order the files are read in.
+func (s *source) Splits() []string {
+	if s.pos.Index >= len(s.files) {
+		return nil
+	}
+	return s.files[s.pos.Index:]
+}
+
+// BatchSplits says which file each row of the last batch came from
+// (exec.SplitSource).
+func (s *source) BatchSplits() []exec.SplitRun { return s.runs }
+
+// endRun closes the run of the current file's rows in the batch.
+func (s *source) endRun() {
+	n, last := s.dec.Rows(), 0
+	if k := len(s.runs) - 1; k >= 0 {
+		last = s.runs[k].End
+	}
+	if n > last && s.pos.Index < len(s.files) {
+		s.runs = append(s.runs, exec.SplitRun{Split: s.files[s.pos.Index], End: n})
+	}
+}
+
 func (s *source) Next(ctx context.Context) (exec.Batch, error) {
+	s.runs = s.runs[:0]
 	for s.dec.Rows() < s.spec.BatchSize {
 		if s.pos.Index >= len(s.files) {
 			break
@@ -260,6 +289,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 			return exec.Batch{}, fmt.Errorf("%s: %w", s.pos.File, err)
 		}
 		if !ok {
+			s.endRun()
 			s.closeFile()
 			s.pos = position{Index: s.pos.Index + 1}
 			continue
@@ -278,6 +308,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	if s.dec.Rows() == 0 {
 		return exec.Batch{}, io.EOF
 	}
+	s.endRun()
 	if c, ok := s.dec.(format.ChangelogDecoder); ok {
 		rec, ops := c.FlushChanges()
 		return exec.Batch{Rec: rec, Ops: ops}, nil
