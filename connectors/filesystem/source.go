@@ -36,11 +36,11 @@ type source struct {
 	rescaled []position
 	// resume is where the files after the current one are to be read from,
 	// for those a rescaled restore found started or done.
-	resume map[string]filePos
-	f        *os.File
-	r        *bufio.Reader
-	rec      []byte       // a record assembled from several reads
-	skipped  atomic.Int64 // read by SHOW JOBS from other goroutines
+	resume  map[string]filePos
+	f       *os.File
+	r       *bufio.Reader
+	rec     []byte       // a record assembled from several reads
+	skipped atomic.Int64 // read by SHOW JOBS from other goroutines
 	// runs says which file the rows of the last batch came from.
 	runs []exec.SplitRun
 }
