@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 )
@@ -46,8 +47,10 @@ type subtask struct {
 	// store is the keyed state of a stateful operator; the operator closes it.
 	store state.Store
 	// inWatermark is the combined watermark of the subtask's inputs, for
-	// Metrics (read from other goroutines).
+	// Metrics (read from other goroutines); fctx is the operator's function
+	// context, which CURRENT_WATERMARK reads it from.
 	inWatermark atomic.Int64
+	fctx        *functions.Context
 }
 
 // addSender registers one more sending channel on input and returns its
@@ -255,6 +258,7 @@ func (t *subtask) runSource() (err error) {
 func (t *subtask) runOperator() (err error) {
 	ctx := t.job.ctx
 	tc := t.job.newTaskContext(t)
+	t.fctx = tc.fctx
 	em := t.emitter()
 	defer func() {
 		if cerr := t.impl.close(); err == nil && cerr != nil {
@@ -347,6 +351,9 @@ func (t *subtask) runOperator() (err error) {
 func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) error {
 	if advanced {
 		t.inWatermark.Store(wm)
+		if t.fctx != nil {
+			t.fctx.Watermark, t.fctx.HasWatermark = wm, true
+		}
 		if w, ok := t.impl.(watermarkOperator); ok {
 			if err := w.watermark(wm, em); err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)

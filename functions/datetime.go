@@ -25,6 +25,7 @@ func init() {
 	f.resolveArgs = resolveTimestampAdd
 	register("TIMESTAMPDIFF", resolveTimestampDiff)
 	register("CURRENT_TIMESTAMP", resolveNow("CURRENT_TIMESTAMP", types.TimestampOf(3))).Volatile = true
+	register("CURRENT_WATERMARK", resolveCurrentWatermark).Volatile = true
 	alias("LOCALTIMESTAMP", "CURRENT_TIMESTAMP")
 	alias("NOW", "CURRENT_TIMESTAMP")
 	alias("CURRENT_ROW_TIMESTAMP", "CURRENT_TIMESTAMP")
@@ -687,6 +688,26 @@ func resolveNow(name string, rt types.T) func(args []types.T) (Resolved, error) 
 			return ConstVec(rt, truncMicros(ctx.Now, rt.Precision)), nil
 		}}, nil
 	}
+}
+
+// resolveCurrentWatermark: CURRENT_WATERMARK(rowtime) is the watermark of
+// the operator evaluating it, of the type of its argument, NULL while it
+// has none (Flink's). The planner checks that the argument is a time
+// attribute.
+func resolveCurrentWatermark(args []types.T) (Resolved, error) {
+	if err := nargs("CURRENT_WATERMARK", args, 1, 1); err != nil {
+		return Resolved{}, err
+	}
+	if args[0].Kind != types.Timestamp {
+		return Resolved{}, errArgs("CURRENT_WATERMARK", args)
+	}
+	rt := args[0].Nullable()
+	return Resolved{Ret: rt, ArgTypes: []types.T{rt}, Kernel: func(ctx *Context, _ []Vec, _ int) (Vec, error) {
+		if ctx == nil || !ctx.HasWatermark {
+			return ConstVec(rt, nil), nil
+		}
+		return ConstVec(rt, truncMicros(ctx.Watermark, rt.Precision)), nil
+	}}, nil
 }
 
 // resolveFloorCeilTemporal: FLOOR(t, 'UNIT') and CEIL(t, 'UNIT') round a

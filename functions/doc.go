@@ -18,7 +18,10 @@
 //
 // Func.Volatile marks the functions of the statement time (CURRENT_TIMESTAMP,
 // NOW, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME,
-// UNIX_TIMESTAMP()), which must not be folded at plan time. Two result types
+// UNIX_TIMESTAMP()), which must not be folded at plan time, and
+// CURRENT_WATERMARK(ts), which reads the watermark of the operator
+// evaluating it from Context (NULL while there is none; the planner checks
+// that ts is a time attribute). Two result types
 // depend on a literal argument, which is why ResolveArgs exists:
 // ROUND(DECIMAL(p, s), d) and TIMESTAMPADD(unit, n, DATE) (a DATE plus
 // hours is a TIMESTAMP(0)).

@@ -50,6 +50,10 @@ type Context struct {
 	Mem memory.Allocator // allocator for results
 	// Now is the statement's current time (CURRENT_TIMESTAMP etc.), micros since epoch.
 	Now int64
+	// Watermark is the current watermark of the operator evaluating the
+	// expression (CURRENT_WATERMARK), micros since epoch, when HasWatermark.
+	Watermark    int64
+	HasWatermark bool
 }
 
 func (c *Context) mem() memory.Allocator {

@@ -93,6 +93,9 @@ func checkModes(s *Sink, stmt sql.Statement) error {
 		if err = checkSessionNode(n, stmt); err != nil {
 			return
 		}
+		if err = checkCurrentWatermark(n, stmt); err != nil {
+			return
+		}
 		for _, c := range n.Children() {
 			walk(c)
 		}

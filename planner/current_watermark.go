@@ -1,0 +1,39 @@
+package planner
+
+import "github.com/streamsql/streamsql/sql"
+
+// CURRENT_WATERMARK(ts) is the watermark of the operator that evaluates it
+// (a filter or projection), NULL while it has none (functions/datetime.go).
+// As in Flink its argument must be a time attribute of that operator's
+// input: a column declared in WATERMARK FOR, passed on unchanged. It is
+// non-deterministic, so no rule moves it, into a scan or elsewhere.
+
+// checkCurrentWatermark rejects a CURRENT_WATERMARK of n whose argument is
+// not a time attribute of n's input.
+func checkCurrentWatermark(n Node, stmt sql.Statement) error {
+	var exprs []Expr
+	var in Node
+	switch x := n.(type) {
+	case *Filter:
+		exprs, in = []Expr{x.Cond}, x.Input
+	case *Project:
+		exprs, in = x.Exprs, x.Input
+	default:
+		return nil
+	}
+	var err error
+	for _, e := range exprs {
+		walkExpr(e, func(e Expr) {
+			c, ok := e.(*Call)
+			if !ok || c.Func != "CURRENT_WATERMARK" || err != nil || len(c.Args) != 1 {
+				return
+			}
+			if ref, ok := c.Args[0].(*ColumnRef); ok && isRowtime(in, ref.Index) {
+				return
+			}
+			err = errAt(ErrUnsupported, stmt.Pos(), "pass the column of the table's WATERMARK FOR clause",
+				"CURRENT_WATERMARK takes a time attribute (a column with a watermark), not %s", c.Args[0])
+		})
+	}
+	return err
+}
