@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -183,6 +184,8 @@ type windowAggOp struct {
 	buf  []byte
 	wins []int64
 	late int64
+	// gauge is the size of the state, for Metrics.
+	gauge windowGauge
 	// spare holds the key and accumulator slices of fired groups, reused
 	// by new ones, so that a window's groups allocate them only until the
 	// first windows fire.
@@ -285,7 +288,20 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	a.late += late
-	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+	err = a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+	a.gauge.set(a)
+	return err
+}
+
+// windowGauge is a window aggregation subtask's state size as
+// Job.Metrics reports it: written by the subtask's goroutine, read from any.
+type windowGauge struct {
+	windows, groups atomic.Int64
+}
+
+func (g *windowGauge) set(a *windowAggOp) {
+	g.windows.Store(int64(len(a.timers.ends)))
+	g.groups.Store(int64(a.cache.Len()))
 }
 
 // watermark fires the windows the watermark passed. Under EMIT ON WINDOW
@@ -296,7 +312,9 @@ func (a *windowAggOp) watermark(wm int64, out *emitter) error {
 		return nil
 	}
 	a.wm = wm
-	return a.fire(out)
+	err := a.fire(out)
+	a.gauge.set(a)
+	return err
 }
 
 // fire emits and deletes every window that ended by the current watermark,

@@ -27,6 +27,10 @@ type JobInfo struct {
 	// LateRouted those written to the late-records table instead
 	// ('table.exec.late-records.table').
 	Skipped, Late, LateRouted int64
+	// OpenWindows and WindowGroups are the state of the running attempt's
+	// window aggregations (exec.Metrics): windows not fired yet, and their
+	// (window, key) groups.
+	OpenWindows, WindowGroups int64
 	Restarts                  int
 	// RestoredFrom is the checkpoint the job started from (0: fresh).
 	RestoredFrom int64
@@ -92,6 +96,7 @@ func (e *jobEntry) info() JobInfo {
 		info.Skipped += m.Skipped
 		info.Late += m.LateRecords
 		info.LateRouted += m.LateRouted
+		info.OpenWindows, info.WindowGroups = m.OpenWindows, m.WindowGroups
 		if c := e.cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {
