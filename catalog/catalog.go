@@ -28,8 +28,16 @@ const MemoryConnector = "memory"
 
 // Table is a table as declared by CREATE TABLE.
 type Table struct {
-	Name    string
+	Name string
+	// Columns are all the columns in declared order: the physical ones,
+	// which the connector reads and writes, and the computed ones.
 	Columns types.Schema
+	// Computed are the computed columns ("c AS expr"), kept as text and
+	// bound when the table is read; their types are in Columns. A computed
+	// column is never read or written by the connector: a scan computes it
+	// from the physical columns of each row, and INSERT INTO the table
+	// gives values to the physical columns only.
+	Computed []ComputedColumn `json:",omitempty"`
 	// WatermarkColumn and WatermarkExpr are the WATERMARK FOR clause
 	// (empty when absent); the expression is kept as text and bound when used.
 	WatermarkColumn string   `json:",omitempty"`
@@ -41,6 +49,48 @@ type Table struct {
 	// table take inserts only: writing a query that produces updates into
 	// it is an error.
 	AppendOnly bool `json:",omitempty"`
+}
+
+// ComputedColumn is a computed column of a table: Name AS Expr.
+type ComputedColumn struct {
+	Name string
+	Expr string
+}
+
+// ComputedExpr returns the expression text of computed column name (any
+// case), and false for a physical column.
+func (t *Table) ComputedExpr(name string) (string, bool) {
+	for _, c := range t.Computed {
+		if strings.EqualFold(c.Name, name) {
+			return c.Expr, true
+		}
+	}
+	return "", false
+}
+
+// Physical returns the physical columns, in order, and their indexes in
+// Columns: what the connector reads and writes. Without computed columns it
+// is Columns itself.
+func (t *Table) Physical() (types.Schema, []int) {
+	out, idx := make(types.Schema, 0, len(t.Columns)), make([]int, 0, len(t.Columns))
+	for i, c := range t.Columns {
+		if _, computed := t.ComputedExpr(c.Name); !computed {
+			out, idx = append(out, c), append(idx, i)
+		}
+	}
+	return out, idx
+}
+
+// PhysicalTable returns t as its connector sees it: the physical columns
+// only (t itself when it has no computed columns).
+func (t *Table) PhysicalTable() *Table {
+	if len(t.Computed) == 0 {
+		return t
+	}
+	c := *t
+	c.Columns, _ = t.Physical()
+	c.Computed = nil
+	return &c
 }
 
 // View is a view as declared by CREATE VIEW. The query is kept as text and

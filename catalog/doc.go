@@ -1,5 +1,6 @@
 // Package catalog owns the named objects a session sees: tables (their
-// columns, watermark, primary key and connector options) and views (their
+// columns, computed columns kept as text, watermark, primary key and
+// connector options) and views (their
 // query text), kept on disk in the data directory so a restarted shell on the
 // same directory sees them. It also owns the connector registry: what each
 // connector can do (read? write? bounded? accepts updates?) and which options

@@ -33,7 +33,8 @@ type Connector struct {
 	Options []string
 	// Required lists option keys that must be present.
 	Required []string
-	// Validate checks the options against the schema (nil: nothing more to check).
+	// Validate checks the options against the schema (nil: nothing more to
+	// check). It sees the physical columns only (Table.PhysicalTable).
 	Validate func(t *Table) error
 	// Drop, if set, removes what the connector keeps for t under dataDir when
 	// the table is dropped (the rows of an in-memory table, say).
@@ -137,7 +138,7 @@ func checkOptions(t *Table) error {
 		}
 	}
 	if c.Validate != nil {
-		if err := c.Validate(t); err != nil {
+		if err := c.Validate(t.PhysicalTable()); err != nil {
 			return fmt.Errorf("%w: %v", ErrBadOption, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -173,6 +174,8 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		}
 		return "", h.cat.CreateTable(tb, false)
 
+	case "rescale":
+		return h.rescale(ctx, d)
 	case "scan":
 		return h.scan(ctx, d)
 
@@ -321,6 +324,85 @@ func (h *harness) scan(ctx context.Context, d *datadriven.TestData) (string, err
 			for _, l := range all {
 				out.WriteString(l + "\n")
 			}
+		}
+	}
+	return out.String(), nil
+}
+
+// rescale reads table with parallelism subtasks, each for after batches,
+// snapshots them all, restores the snapshots at parallelism to
+// (exec.Rescalable) and reads those subtasks to the end. It prints what
+// each old subtask read, then what each new one read; every row must come
+// out once.
+func (h *harness) rescale(ctx context.Context, d *datadriven.TestData) (string, error) {
+	spec, tb, err := h.spec(d, false)
+	if err != nil {
+		return "", err
+	}
+	schema := spec.ProducedSchema()
+	after, to := h.intArg(d, "after", 1), h.intArg(d, "to", 1)
+	var out strings.Builder
+	var states [][]byte
+	for st := 0; st < spec.Parallelism; st++ {
+		spec.Subtask = st
+		src, err := registry.Source(tb.Connector, spec)
+		if err != nil {
+			return out.String(), err
+		}
+		if err := src.Open(ctx); err != nil {
+			src.Close()
+			return out.String(), err
+		}
+		fmt.Fprintf(&out, "subtask %d of %d:\n", st, spec.Parallelism)
+		for i := 0; i < after; i++ {
+			b, err := conntest.Next(ctx, src)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				src.Close()
+				return out.String(), err
+			}
+			for _, l := range rowfmt.Lines(schema, b) {
+				out.WriteString(l + "\n")
+			}
+			b.Rec.Release()
+		}
+		state, err := src.Snapshot()
+		src.Close()
+		if err != nil {
+			return out.String(), err
+		}
+		states = append(states, state)
+	}
+	spec.Parallelism = to
+	for st := 0; st < to; st++ {
+		spec.Subtask = st
+		src, err := registry.Source(tb.Connector, spec)
+		if err != nil {
+			return out.String(), err
+		}
+		r, ok := src.(exec.Rescalable)
+		if !ok {
+			src.Close()
+			return out.String(), fmt.Errorf("the %s source cannot restore at another parallelism", tb.Connector)
+		}
+		if err := r.RestoreRescaled(states); err != nil {
+			src.Close()
+			return out.String(), err
+		}
+		if err := src.Open(ctx); err != nil {
+			src.Close()
+			return out.String(), err
+		}
+		lines, _, err := conntest.Drain(ctx, src, schema)
+		src.Close()
+		fmt.Fprintf(&out, "subtask %d of %d, restored:\n", st, to)
+		for _, l := range lines {
+			out.WriteString(l + "\n")
+		}
+		if err != nil {
+			return out.String(), err
 		}
 	}
 	return out.String(), nil

@@ -241,7 +241,7 @@ func (a *groupAggOp) accumulate(g *group, i int, sign int64) error {
 			if sign > 0 {
 				a.offerExtreme(ac, r, i, c.Func == planner.AggMax)
 			} else if ac.set != nil {
-				a.recomputeExtreme(ac, c)
+				recomputeExtreme(ac, c)
 			}
 		}
 	}
@@ -281,7 +281,7 @@ func (a *groupAggOp) offerExtreme(ac *acc, r *colReader, i int, isMax bool) {
 }
 
 // recomputeExtreme finds MIN/MAX again from the multiset after a retraction.
-func (a *groupAggOp) recomputeExtreme(ac *acc, c *planner.AggCall) {
+func recomputeExtreme(ac *acc, c *planner.AggCall) {
 	isMax := c.Func == planner.AggMax
 	ac.valid = false
 	for k := range ac.set {
@@ -305,6 +305,56 @@ func (a *groupAggOp) recomputeExtreme(ac *acc, c *planner.AggCall) {
 			if !ac.valid || (isMax && k > ac.s) || (!isMax && k < ac.s) {
 				ac.s, ac.valid = k, true
 			}
+		}
+	}
+}
+
+// recomputeDistinct sets the result of DISTINCT aggregate c from its value
+// multiset: each value counted once (used when two multisets are merged).
+func recomputeDistinct(ac *acc, c *planner.AggCall) error {
+	switch c.Func {
+	case planner.AggMin, planner.AggMax:
+		recomputeExtreme(ac, c)
+		return nil
+	case planner.AggCount:
+		ac.n = int64(len(ac.set))
+		return nil
+	case planner.AggSum, planner.AggAvg:
+	default:
+		return fmt.Errorf("DISTINCT %s cannot be merged", c.Func)
+	}
+	ac.n, ac.i, ac.f, ac.d = int64(len(ac.set)), 0, 0, decimal128.Num{}
+	for k := range ac.set {
+		switch class(c.ArgT.Kind) {
+		case 'i':
+			v := int64(binary.BigEndian.Uint64([]byte(k)))
+			s := ac.i + v
+			if (v > 0 && s < ac.i) || (v < 0 && s > ac.i) || !fitsKind(s, c.T.Kind) && c.Func == planner.AggSum {
+				return fmt.Errorf("%w: SUM overflows %s", ErrOverflow, c.T)
+			}
+			ac.i = s
+		case 'f':
+			ac.f += math.Float64frombits(binary.BigEndian.Uint64([]byte(k)))
+		case 'd':
+			ac.d = ac.d.Add(decimal128.New(int64(binary.BigEndian.Uint64([]byte(k))), binary.BigEndian.Uint64([]byte(k[8:]))))
+		}
+	}
+	return nil
+}
+
+// mergeSet adds the value multiset of src to dst's.
+func mergeSet(dst, src *acc) {
+	if len(src.set) == 0 {
+		return
+	}
+	if dst.set == nil {
+		dst.set = make(map[string]*int64, len(src.set))
+	}
+	for k, n := range src.set {
+		if p := dst.set[k]; p != nil {
+			*p += *n
+		} else {
+			dst.set[k] = n
 		}
 	}
 }

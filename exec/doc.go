@@ -4,6 +4,10 @@
 // changelog-op column. Watermarks, checkpoint barriers and end-of-input
 // travel the same channels as data (see Element).
 //
+// A source subtask computes its table's computed columns and stamps
+// processing time over each batch, and emits the clock as the watermark of
+// a processing-time table (proctime.go).
+//
 // It also defines the contracts connectors implement (Source, Sink) and the
 // registry they register their factories in, so that exec never imports a
 // connector.

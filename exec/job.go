@@ -99,7 +99,15 @@ type Metrics struct {
 	// Options.StateCacheEntries. Each subtask updates both after every batch
 	// and every firing; they are what a state-stays-flat check samples.
 	OpenWindows, WindowGroups int64
+	// Watermark is the event time the output has reached: the lowest
+	// watermark over the sinks' inputs (microseconds since the epoch), or
+	// NoWatermark while some sink has not received one (no event time, or
+	// not yet); math.MaxInt64 once every input ended.
+	Watermark int64
 }
+
+// NoWatermark is Metrics.Watermark when there is none.
+const NoWatermark = minWatermark
 
 // Job is a running physical plan. Start it with Start; it ends when every
 // sink has seen the end of its input (bounded plans), on the first error,
@@ -141,6 +149,7 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	for _, op := range g.Operators {
 		for i := 0; i < op.Parallelism; i++ {
 			t := &subtask{job: j, op: op, index: i}
+			t.inWatermark.Store(minWatermark)
 			byOp[op] = append(byOp[op], t)
 			j.tasks = append(j.tasks, t)
 		}
@@ -285,7 +294,9 @@ func (j *Job) Cancel() {
 
 // Metrics returns the job's counters so far.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load()}
+	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load(),
+		Watermark: maxWatermark}
+	sinks := 0
 	for _, t := range j.tasks {
 		if c, ok := t.source.(SkipCounter); ok {
 			m.Skipped += c.SkippedRecords()
@@ -294,6 +305,13 @@ func (j *Job) Metrics() Metrics {
 			m.OpenWindows += w.gauge.windows.Load()
 			m.WindowGroups += w.gauge.groups.Load()
 		}
+		if t.op.Kind == planner.OpSink {
+			sinks++
+			m.Watermark = min(m.Watermark, t.inWatermark.Load())
+		}
+	}
+	if sinks == 0 {
+		m.Watermark = NoWatermark
 	}
 	return m
 }

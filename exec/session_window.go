@@ -18,7 +18,8 @@ import (
 // of key k is the session [ts, ts+gap); it merges with k's open sessions
 // that it overlaps (Flink's rule: [s1, e1) and [s2, e2) merge when
 // s1 <= e2 and s2 <= e1), so a row that arrives out of order may bridge two
-// sessions into one. Accumulators of merged sessions are merged. When the
+// sessions into one. Accumulators of merged sessions are merged (DISTINCT
+// ones through their value multisets). When the
 // watermark passes a session's end (its window_time, end - 1 ms) the
 // session is emitted once (+I) and removed from state. A row whose session,
 // after merging, has already fired is late: routed to the late-records
@@ -63,11 +64,6 @@ func newSessionAgg(t *subtask) (*sessionAggOp, error) {
 	a := &sessionAggOp{
 		spec: spec, gap: spec.Window.Size, windowInput: newWindowInput(spec),
 		arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism, wm: minWatermark,
-	}
-	for _, c := range spec.Aggs {
-		if c.Distinct {
-			return nil, fmt.Errorf("DISTINCT aggregates over SESSION windows are not supported")
-		}
 	}
 	a.fold = &groupAggOp{spec: &planner.Aggregate{Aggs: spec.Aggs}, argR: make([]colReader, len(spec.Aggs)), outSch: t.op.Schema}
 	a.timers.keys = map[int64][]timerKey{}
@@ -182,6 +178,14 @@ func (a *sessionAggOp) mergeGroup(dst, src *group) error {
 	for j := range a.spec.Aggs {
 		c := &a.spec.Aggs[j]
 		d, s := &dst.accs[j], &src.accs[j]
+		if c.Distinct {
+			// A value both sessions saw counts once in the merged one.
+			mergeSet(d, s)
+			if err := recomputeDistinct(d, c); err != nil {
+				return err
+			}
+			continue
+		}
 		switch c.Func {
 		case planner.AggCount:
 			d.n += s.n
@@ -239,7 +243,7 @@ func (a *sessionAggOp) mergeGroup(dst, src *group) error {
 
 // watermark fires the sessions the watermark passed.
 func (a *sessionAggOp) watermark(wm int64, out *emitter) error {
-	if wm <= a.wm {
+	if wm <= a.wm || (wm == maxWatermark && a.spec.Window.Proctime) {
 		return nil
 	}
 	a.wm = wm
@@ -339,8 +343,12 @@ func (a *sessionAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, e
 	return checkpointWindowState(a.t, a.cache.Flush, a.wm, a.maxPar, cp)
 }
 
-// endInput fires every open session.
+// endInput fires every open session, but for processing time, where only
+// the clock's watermark closes sessions (planner/proctime.go).
 func (a *sessionAggOp) endInput(out *emitter) error {
+	if a.spec.Window.Proctime {
+		return nil
+	}
 	a.wm = maxWatermark
 	return a.fire(out)
 }

@@ -139,6 +139,12 @@ func newSource(t *subtask) (Source, error) {
 	}
 	spec := t.job.tableSpec(t)
 	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, t.op.Scan.Fields, tbl.Options, tbl.PrimaryKey
+	if len(tbl.Computed) > 0 {
+		// The connector reads the physical columns; the subtask computes
+		// the others (proctime.go).
+		spec.Schema, _ = tbl.Physical()
+		spec.Fields = t.op.Scan.PhysicalFields()
+	}
 	return f(spec)
 }
 
@@ -181,7 +187,8 @@ func newOperator(t *subtask) (operator, error) {
 			return nil, err
 		}
 		spec := t.job.tableSpec(t)
-		spec.Table, spec.Schema, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, tbl.Options, tbl.PrimaryKey
+		phys, _ := tbl.Physical() // computed columns are not written
+		spec.Table, spec.Schema, spec.Options, spec.PrimaryKey = tbl.Name, phys, tbl.Options, tbl.PrimaryKey
 		s, err := f(spec)
 		if err != nil {
 			return nil, err

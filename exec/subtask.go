@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/checkpoint"
@@ -33,6 +34,10 @@ type subtask struct {
 	source Source
 	// wm generates a source's watermarks (nil: its table has none).
 	wm *watermarkGen
+	// scanB computes the computed columns a source reads and pt stamps
+	// its processing time (nil: none; proctime.go).
+	scanB *scanBuilder
+	pt    *proctimeGen
 
 	// ctl carries control messages (checkpoint triggers, completions).
 	ctl chan control
@@ -40,6 +45,9 @@ type subtask struct {
 	restored *restoredState
 	// store is the keyed state of a stateful operator; the operator closes it.
 	store state.Store
+	// inWatermark is the combined watermark of the subtask's inputs, for
+	// Metrics (read from other goroutines).
+	inWatermark atomic.Int64
 }
 
 // addSender registers one more sending channel on input and returns its
@@ -65,6 +73,7 @@ func (t *subtask) build() error {
 		if t.wm, err = newWatermarkGen(t, time.Now()); err != nil {
 			return err
 		}
+		t.scanB, t.pt = newScanBuilder(t, t.op.Scan), newProctimeGen(t.op.Scan)
 		switch r := t.restored; {
 		case r == nil:
 		case r.rescaled != nil:
@@ -196,6 +205,11 @@ func (t *subtask) runSource() (err error) {
 		case err == nil:
 			t.job.recordsIn.Add(int64(b.Len()))
 			now := time.Now()
+			if t.scanB != nil {
+				if b, err = t.scanB.build(b, t.pt.stamp(now)); err != nil {
+					return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
+				}
+			}
 			if err := t.wm.observe(t.source, b, now); err != nil {
 				b.Rec.Release()
 				return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
@@ -206,11 +220,22 @@ func (t *subtask) runSource() (err error) {
 			if err := t.wm.forward(t.source, em, now); err != nil {
 				return err
 			}
+			if err := t.pt.forward(em, now); err != nil {
+				return err
+			}
 		case errors.Is(err, ErrNoData):
-			if err := t.wm.forward(t.source, em, time.Now()); err != nil {
+			now := time.Now()
+			if err := t.wm.forward(t.source, em, now); err != nil {
+				return err
+			}
+			if err := t.pt.forward(em, now); err != nil {
 				return err
 			}
 		case errors.Is(err, io.EOF):
+			// A processing-time source ends at its clock (proctime.go).
+			if err := t.pt.forward(em, time.Now()); err != nil {
+				return err
+			}
 			if err := t.wm.end(em); err != nil {
 				return err
 			}
@@ -303,6 +328,7 @@ func (t *subtask) runOperator() (err error) {
 		case KindEnd:
 			wm, advanced, all := al.end(el.From)
 			if all {
+				t.inWatermark.Store(maxWatermark)
 				if err := t.impl.endInput(em); err != nil {
 					return fmt.Errorf("%s: %w", t.name(), err)
 				}
@@ -320,6 +346,7 @@ func (t *subtask) runOperator() (err error) {
 // downstream; an input that became idle as a whole is forwarded as idle.
 func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) error {
 	if advanced {
+		t.inWatermark.Store(wm)
 		if w, ok := t.impl.(watermarkOperator); ok {
 			if err := w.watermark(wm, em); err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)

@@ -35,7 +35,8 @@ import (
 //
 // A source subtask at the end of its input emits the largest watermark
 // (Flink's MAX_WATERMARK), so every window fires before the job's final
-// checkpoint.
+// checkpoint. Processing time is generated apart (proctime.go): its
+// watermark is the subtask's clock, and an ended input emits the clock.
 //
 // Downstream, the runtime combines watermarks by the minimum over an
 // operator's active input channels (see aligner) and hands each advance to

@@ -19,11 +19,13 @@ import (
 )
 
 // TestWatermarks runs testdata/watermark: how an operator combines the
-// watermarks and idleness of its input channels (aligner), and how a
-// source subtask generates watermarks per split (watermarkGen).
+// watermarks and idleness of its input channels (aligner), how a source
+// subtask generates watermarks per split (watermarkGen), and how it stamps
+// processing time and emits its clock as the watermark (proctimeGen).
 func TestWatermarks(t *testing.T) {
 	var al *aligner
 	var g *watermarkGen
+	var pt *proctimeGen
 	var src *splitTestSource
 	var recv *subtask
 	var em *emitter
@@ -158,6 +160,35 @@ func TestWatermarks(t *testing.T) {
 				case KindIdle:
 					out.WriteString("idle\n")
 				}
+			}
+			if out.Len() == 0 {
+				return "(nothing)\n"
+			}
+			return out.String()
+		case "proctime":
+			// A source subtask stamping processing time (proctime.go).
+			recv = &subtask{inbox: make(chan Element, 64)}
+			job := &Job{ctx: context.Background()}
+			job.opts.ensureDefaults()
+			em = (&subtask{job: job, outputs: []*output{{partition: planner.Forward, targets: []target{{task: recv}}}}}).emitter()
+			pt = &proctimeGen{last: minWatermark, emitted: minWatermark, watermarks: true}
+			return "ok\n"
+		case "clock":
+			// clock at=<microseconds of wall clock> [batch]: a batch read (or
+			// a poll that found nothing) at that time.
+			var at int64
+			d.ScanArgs(t, "at", &at)
+			now := time.UnixMicro(at)
+			var out strings.Builder
+			if d.HasArg("batch") {
+				fmt.Fprintf(&out, "stamp %d\n", pt.stamp(now))
+			}
+			if err := pt.forward(em, now); err != nil {
+				t.Fatal(err)
+			}
+			for len(recv.inbox) > 0 {
+				el := <-recv.inbox
+				fmt.Fprintf(&out, "watermark %d\n", el.Watermark)
 			}
 			if out.Len() == 0 {
 				return "(nothing)\n"

@@ -305,10 +305,10 @@ func (g *windowGauge) set(a *windowAggOp) {
 }
 
 // watermark fires the windows the watermark passed. Under EMIT ON WINDOW
-// CLOSE the watermark of an ended input (+infinity) closes none: only the
-// rows' watermark does.
+// CLOSE, and for processing time, the watermark of an ended input
+// (+infinity) closes none: only the rows' (or the clock's) watermark does.
 func (a *windowAggOp) watermark(wm int64, out *emitter) error {
-	if wm <= a.wm || (wm == maxWatermark && a.spec.EmitOnWindowClose) {
+	if wm <= a.wm || (wm == maxWatermark && !a.spec.FiresAtEnd()) {
 		return nil
 	}
 	a.wm = wm
@@ -404,9 +404,10 @@ func (a *windowAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, er
 
 // endInput fires every remaining window: the watermark of an ended input is
 // +infinity. Under EMIT ON WINDOW CLOSE only the rows' watermark closes
-// windows, so those it has not passed stay unemitted.
+// windows, so those it has not passed stay unemitted; so do the
+// processing-time windows the clock has not passed (planner/proctime.go).
 func (a *windowAggOp) endInput(out *emitter) error {
-	if a.spec.EmitOnWindowClose {
+	if !a.spec.FiresAtEnd() {
 		return nil
 	}
 	a.wm = maxWatermark

@@ -272,7 +272,11 @@ func (b *binder) scan(t *catalog.Table) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Scan{Table: t, Fields: fields, Bounded: bounded, Updating: updating, Watermark: wm}, nil
+	computed, proctime, err := b.bindTableComputed(t)
+	if err != nil {
+		return nil, err
+	}
+	return &Scan{Table: t, Fields: fields, Bounded: bounded, Updating: updating, Watermark: wm, Computed: computed, Proctime: proctime}, nil
 }
 
 func (b *binder) expandView(v *catalog.View) (Node, error) {

@@ -8,6 +8,10 @@
 // RisingWave's EMIT ON WINDOW CLOSE is honoured on window aggregations over
 // a time attribute and rejected elsewhere (emit.go).
 //
+// Computed columns (c AS expr) are bound per scan and computed in the
+// source subtask; pt AS PROCTIME() is a processing-time attribute, and
+// windows over it are processing-time windows (computed.go, proctime.go).
+//
 // One operator may have a second output: a window aggregate whose late
 // records go to a table ('table.exec.late-records.table', late.go) feeds
 // that table's sink along an Edge marked Late, which carries rows of the

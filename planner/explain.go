@@ -51,7 +51,7 @@ func explainTree(n Node) string {
 func describeNode(n Node) string {
 	switch x := n.(type) {
 	case *Scan:
-		return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s]%s)", x.Table.Name, strings.Join(x.Schema().Names(), ", "), watermarkSuffix(x))
+		return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s]%s)", x.Table.Name, strings.Join(x.Schema().Names(), ", "), watermarkSuffix(x)+proctimeSuffix(x))
 	case *Values:
 		var rows []string
 		for _, r := range x.Rows {

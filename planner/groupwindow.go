@@ -15,8 +15,9 @@ import (
 //	FROM t GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE), k
 //
 // with TUMBLE(ts, size), HOP(ts, slide, size) or SESSION(ts, gap) in GROUP
-// BY, and TUMBLE_START / TUMBLE_END / TUMBLE_ROWTIME (HOP_ and SESSION_
-// likewise) in the select list, HAVING and ORDER BY. SESSION's sessions
+// BY, and TUMBLE_START / TUMBLE_END / TUMBLE_ROWTIME or, over a
+// processing-time attribute, TUMBLE_PROCTIME (HOP_ and SESSION_ likewise;
+// the last two are window_time) in the select list, HAVING and ORDER BY. SESSION's sessions
 // are per the other GROUP BY keys (session_window.go). The binder rewrites
 // it onto a window table function: the FROM input (after WHERE) becomes
 // TUMBLE(TABLE input, DESCRIPTOR(ts), size), the group key TUMBLE(...)
@@ -33,13 +34,17 @@ type groupWindow struct {
 	// args are the arguments' canonical text (time column, interval
 	// lengths: INTERVAL '60' SECOND is INTERVAL '1' MINUTE).
 	args []string
+	// proctime says the window is over a processing-time attribute.
+	proctime bool
 }
 
 // groupWindowKinds maps a group-window function to its window kind.
 var groupWindowKinds = map[string]string{"tumble": "TUMBLE", "hop": "HOP", "session": "SESSION"}
 
 // groupWindowAux maps an auxiliary function suffix to its window column.
-var groupWindowAux = map[string]string{"_start": "window_start", "_end": "window_end", "_rowtime": "window_time"}
+// TUMBLE_ROWTIME belongs to event-time windows, TUMBLE_PROCTIME to
+// processing-time ones (proctime.go); both are window_time.
+var groupWindowAux = map[string]string{"_start": "window_start", "_end": "window_end", "_rowtime": "window_time", "_proctime": "window_time"}
 
 // bindGroupWindow looks for a group window in sel's GROUP BY. If there is
 // one it returns the windowed input, its scope and a copy of sel whose
@@ -106,12 +111,12 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 	if ModeOf(probe) == Updating {
 		return nil, nil, nil, errAt(ErrUnsupported, pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}
-	if !IsBounded(probe) && !isRowtime(probe, col) {
-		return nil, nil, nil, errAt(ErrUnsupported, b.pos(cn), "declare WATERMARK FOR "+in[col].Name+" AS "+in[col].Name+" - INTERVAL '5' SECOND in the table",
-			"the time column '%s' of %s over an unbounded input must be a time attribute (a column with a watermark)", in[col].Name, kind)
+	proctime, err := timeAttribute(probe, col, kind, b.pos(cn))
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	spec := WindowSpec{Kind: kind, TimeCol: col, TimeName: in[col].Name}
-	gw := &groupWindow{kind: kind, call: call, args: []string{strings.ToLower(cn.Name.Name.O)}}
+	spec := WindowSpec{Kind: kind, TimeCol: col, TimeName: in[col].Name, Proctime: proctime}
+	gw := &groupWindow{kind: kind, call: call, args: []string{strings.ToLower(cn.Name.Name.O)}, proctime: proctime}
 	var ivs []int64
 	for _, a := range call.Args[1:] {
 		iv, ok := sql.IntervalOf(b.stmt, a)
@@ -199,6 +204,14 @@ func (b *binder) groupWindowFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) 
 	}
 	if gw.kind != kind || !sameGroupWindowArgs(b.stmt, e.Args, gw.args) {
 		return nil, true, errAt(ErrUnsupported, b.pos(e), "", "the arguments of %s must be those of the group window %s in GROUP BY", upper, gw.kind)
+	}
+	switch {
+	case strings.HasSuffix(name, "_rowtime") && gw.proctime:
+		return nil, true, errAt(ErrUnsupported, b.pos(e), "use "+kind+"_PROCTIME",
+			"%s needs an event-time window, and '%s' is a processing-time attribute", upper, e.Args[0].(*ast.ColumnNameExpr).Name.Name.O)
+	case strings.HasSuffix(name, "_proctime") && !gw.proctime:
+		return nil, true, errAt(ErrUnsupported, b.pos(e), "use "+kind+"_ROWTIME",
+			"%s needs a processing-time window (a column pt AS PROCTIME()), and '%s' is not one", upper, e.Args[0].(*ast.ColumnNameExpr).Name.Name.O)
 	}
 	x, err := b.bindExpr(windowColumnExpr(col), sc, agg)
 	return x, true, err

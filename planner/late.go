@@ -100,7 +100,8 @@ func (b *binder) lateRecords(input Node, kind string, pos sql.Pos) (*LateRecords
 	}
 	in := input.Schema()
 	l := &LateRecords{Table: t}
-	for _, col := range t.Columns {
+	phys, _ := t.Physical()
+	for _, col := range phys {
 		j := -1
 		for i, c := range in {
 			if strings.EqualFold(c.Name, col.Name) {
@@ -126,7 +127,7 @@ func (b *binder) lateRecords(input Node, kind string, pos sql.Pos) (*LateRecords
 }
 
 // lateSchema is the row type of a late-records table.
-func lateSchema(l *LateRecords) types.Schema { return l.Table.Columns }
+func lateSchema(l *LateRecords) types.Schema { s, _ := l.Table.Physical(); return s }
 
 // buildLate adds the side output of window aggregate w: a Calc fitting the
 // late rows to the table (left out when they fit already), at w's
@@ -168,11 +169,12 @@ func (b *physBuilder) finishLate(sinks []*Sink) error {
 					ErrUnsupported, t.Name, OptLateRecordsTable)
 			}
 		}
+		phys, _ := t.Physical()
 		edges := b.late[strings.ToLower(t.Name)]
 		in := edges[0]
 		par := in.From.Parallelism
 		if len(edges) > 1 {
-			u := &Operator{Kind: OpUnion, Parallelism: b.par, Schema: t.Columns, Mode: AppendOnly}
+			u := &Operator{Kind: OpUnion, Parallelism: b.par, Schema: phys, Mode: AppendOnly}
 			for _, e := range edges {
 				ue := b.edge(e.From, b.par)
 				ue.Late = e.Late
@@ -182,8 +184,8 @@ func (b *physBuilder) finishLate(sinks []*Sink) error {
 			u = b.add(u, "late-records union|"+t.Name)
 			in, par = Edge{From: u, Partition: Forward}, b.par
 		}
-		var logical Node = &Values{Cols: t.Columns}
-		s := &Operator{Kind: OpSink, Parallelism: par, Schema: t.Columns, Mode: AppendOnly,
+		var logical Node = &Values{Cols: phys}
+		s := &Operator{Kind: OpSink, Parallelism: par, Schema: phys, Mode: AppendOnly,
 			Sink: &Sink{Input: logical, Table: t, Name: t.Name}, Inputs: []Edge{in}}
 		s.desc = describeOp(s)
 		b.add(s, "late-records sink|"+t.Name)

@@ -26,6 +26,14 @@ type Scan struct {
 	Updating bool
 	// Watermark is the table's bound WATERMARK FOR clause (nil: none).
 	Watermark *Watermark
+	// Computed are the expressions of the table's computed columns by
+	// table column index, over table column indexes of physical columns
+	// (nil: no computed column; a nil entry: a physical column or the
+	// PROCTIME() column). See computed.go.
+	Computed []Expr
+	// Proctime is the table column index of the PROCTIME() column, the
+	// table's processing-time attribute; -1 when it has none.
+	Proctime int
 }
 
 // Values is a literal relation (VALUES, or a SELECT without FROM).

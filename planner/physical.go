@@ -253,7 +253,7 @@ func (b *physBuilder) build(n Node) *Operator {
 func describeOp(o *Operator) string {
 	switch o.Kind {
 	case OpSource:
-		return fmt.Sprintf("Source: %s(fields=[%s]%s)", o.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "), watermarkSuffix(o.Scan))
+		return fmt.Sprintf("Source: %s(fields=[%s]%s)", o.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "), watermarkSuffix(o.Scan)+proctimeSuffix(o.Scan))
 	case OpValues:
 		return fmt.Sprintf("Values(tuples=%d, fields=[%s])", len(o.Values.Rows), strings.Join(o.Schema.Names(), ", "))
 	case OpCalc:

@@ -92,13 +92,21 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 // fitToTable maps the query's columns onto the table's: by position, or
 // through an explicit column list (missing columns are NULL), casting where
 // Flink would implicitly.
+//
+// A table with computed columns takes values for its physical columns only,
+// as in Flink: they are what its sink writes (catalog.Table.Physical).
 func (b *binder) fitToTable(src Node, t *catalog.Table, cols []string, pos sql.Pos) (Node, error) {
 	in := src.Schema()
-	mapping := make([]int, len(t.Columns)) // table column -> source column or -1
+	phys, _ := t.Physical()
+	mapping := make([]int, len(phys)) // table column -> source column or -1
 	if len(cols) == 0 {
-		if len(in) != len(t.Columns) {
-			return nil, errAt(ErrTypeMismatch, pos, "list the target columns: INSERT INTO t (a, b) ...",
-				"query has %d columns but table '%s' has %d (%s)", len(in), t.Name, len(t.Columns), strings.Join(t.Columns.Names(), ", "))
+		if len(in) != len(phys) {
+			hint := "list the target columns: INSERT INTO t (a, b) ..."
+			if len(phys) < len(t.Columns) {
+				hint = "computed columns take no value"
+			}
+			return nil, errAt(ErrTypeMismatch, pos, hint,
+				"query has %d columns but table '%s' has %d (%s)", len(in), t.Name, len(phys), strings.Join(phys.Names(), ", "))
 		}
 		for i := range mapping {
 			mapping[i] = i
@@ -111,7 +119,10 @@ func (b *binder) fitToTable(src Node, t *catalog.Table, cols []string, pos sql.P
 			mapping[i] = -1
 		}
 		for j, c := range cols {
-			i := t.Columns.Index(c)
+			i := phys.Index(c)
+			if _, computed := t.ComputedExpr(c); computed {
+				return nil, errAt(ErrUnsupported, b.identPos(c), "leave it out of the column list", "column '%s' of table '%s' is computed and takes no value", c, t.Name)
+			}
 			if i < 0 {
 				hint := ""
 				if m := catalog.Closest(c, t.Columns.Names()); m != "" {
@@ -123,8 +134,8 @@ func (b *binder) fitToTable(src Node, t *catalog.Table, cols []string, pos sql.P
 		}
 	}
 	p := &Project{Input: src}
-	identity := len(in) == len(t.Columns)
-	for i, col := range t.Columns {
+	identity := len(in) == len(phys)
+	for i, col := range phys {
 		var e Expr
 		if mapping[i] < 0 {
 			if col.Type.NotNull {

@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/streamsql/streamsql/sql"
@@ -23,8 +22,8 @@ import (
 //
 // The group keys other than the window columns are the session's key; the
 // PARTITION BY columns, if given, must be among them. A SESSION table
-// function without window aggregation over it, and DISTINCT aggregates over
-// sessions, are errors.
+// function without window aggregation over it is an error. DISTINCT
+// aggregates merge their value multisets when sessions merge.
 
 // bindSessionWindow binds TABLE(SESSION(...)).
 func (b *binder) bindSessionWindow(w *sql.WindowTVF) (Node, error) {
@@ -66,6 +65,7 @@ func (b *binder) bindSessionWindow(w *sql.WindowTVF) (Node, error) {
 	if err := checkWindowInput(input, col, "SESSION", w.Pos, w.TimeColPos); err != nil {
 		return nil, err
 	}
+	spec.Proctime = isProctime(windowAggregates(input), col)
 	late, err := b.lateRecords(input, "SESSION", w.Pos)
 	if err != nil {
 		return nil, err
@@ -93,16 +93,13 @@ func checkWindowInput(input Node, col int, kind string, pos, colPos sql.Pos) err
 	if ModeOf(probe) == Updating {
 		return errAt(ErrUnsupported, pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}
-	if !IsBounded(probe) && !isRowtime(probe, col) {
-		return errAt(ErrUnsupported, colPos, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table", in[col].Name, in[col].Name),
-			"the time column '%s' of %s over an unbounded input must be a time attribute (a column with a watermark)", in[col].Name, kind)
-	}
-	return nil
+	_, err := timeAttribute(probe, col, kind, colPos)
+	return err
 }
 
 // checkSessionNode reports what the plan cannot run about session windows:
 // a SESSION table function left outside window aggregation, PARTITION BY
-// columns that are not group keys, DISTINCT aggregates.
+// columns that are not group keys.
 func checkSessionNode(n Node, stmt sql.Statement) error {
 	switch x := n.(type) {
 	case *WindowTVF:
@@ -124,11 +121,6 @@ func checkSessionNode(n Node, stmt sql.Statement) error {
 			}
 			if !found {
 				return errAt(ErrUnsupported, stmt.Pos(), "add it to GROUP BY", "the SESSION window's PARTITION BY column '%s' must be a GROUP BY key", p)
-			}
-		}
-		for _, c := range x.Aggs {
-			if c.Distinct {
-				return errAt(ErrUnsupported, stmt.Pos(), "", "DISTINCT aggregates over SESSION windows are not supported yet")
 			}
 		}
 	}

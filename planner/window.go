@@ -46,12 +46,19 @@ type WindowSpec struct {
 	Offset int64
 	// Partition are SESSION's PARTITION BY columns, by name (session_window.go).
 	Partition []string
+	// Proctime says the time column is a processing-time attribute
+	// (proctime.go): the watermarks are the sources' wall clocks.
+	Proctime bool
 }
 
 // String is the window as EXPLAIN prints it (Flink's form).
 func (w WindowSpec) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s(time_col=[%s]", w.Kind, w.TimeName)
+	mark := ""
+	if w.Proctime {
+		mark = " *PROCTIME*"
+	}
+	fmt.Fprintf(&b, "%s(time_col=[%s%s]", w.Kind, w.TimeName, mark)
 	switch w.Kind {
 	case "TUMBLE":
 		fmt.Fprintf(&b, ", size=[%s]", fmtMicros(w.Size))
@@ -216,11 +223,11 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 	if ModeOf(input) == Updating {
 		return nil, errAt(ErrUnsupported, w.Pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", w.Kind, producer(input))
 	}
-	if !IsBounded(input) && !isRowtime(input, col) {
-		return nil, errAt(ErrUnsupported, w.TimeColPos, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table", in[col].Name, in[col].Name),
-			"the time column '%s' of %s over an unbounded input must be a time attribute (a column with a watermark)", in[col].Name, w.Kind)
+	proctime, err := timeAttribute(input, col, w.Kind, w.TimeColPos)
+	if err != nil {
+		return nil, err
 	}
-	spec := WindowSpec{Kind: w.Kind, TimeCol: col, TimeName: in[col].Name}
+	spec := WindowSpec{Kind: w.Kind, TimeCol: col, TimeName: in[col].Name, Proctime: proctime}
 	dur := func(iv sql.Interval, what string) (int64, error) {
 		d, err := iv.Duration()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +32,10 @@ type JobInfo struct {
 	// window aggregations (exec.Metrics): windows not fired yet, and their
 	// (window, key) groups.
 	OpenWindows, WindowGroups int64
-	Restarts                  int
+	// Watermark is the event time the job's output has reached
+	// (exec.Metrics.Watermark; exec.NoWatermark when there is none).
+	Watermark int64
+	Restarts  int
 	// RestoredFrom is the checkpoint the job started from (0: fresh).
 	RestoredFrom int64
 	// Checkpoints are the statistics of its checkpoints (zero without).
@@ -47,15 +51,17 @@ type jobEntry struct {
 	start    time.Time
 	done     chan struct{}
 
-	mu        sync.Mutex
-	cur       *exec.Job
-	stopped   bool
-	restarts  int
-	restored  int64
-	in, out   int64 // records of finished attempts
-	skipped   int64
-	late      int64
-	routed    int64
+	mu       sync.Mutex
+	cur      *exec.Job
+	stopped  bool
+	restarts int
+	restored int64
+	in, out  int64 // records of finished attempts
+	skipped  int64
+	late     int64
+	routed   int64
+	// watermark is the last ended attempt's (exec.Metrics.Watermark).
+	watermark int64
 	lastStats checkpoint.Stats
 	end       time.Time
 	err       error
@@ -88,7 +94,8 @@ func (e *jobEntry) info() JobInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
-		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Late: e.late, LateRouted: e.routed, Checkpoints: e.lastStats}
+		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Late: e.late, LateRouted: e.routed, Checkpoints: e.lastStats,
+		Watermark: e.watermark}
 	if e.cur != nil {
 		m := e.cur.Metrics()
 		info.RecordsIn += m.RecordsIn
@@ -97,6 +104,7 @@ func (e *jobEntry) info() JobInfo {
 		info.Late += m.LateRecords
 		info.LateRouted += m.LateRouted
 		info.OpenWindows, info.WindowGroups = m.OpenWindows, m.WindowGroups
+		info.Watermark = m.Watermark
 		if c := e.cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {
@@ -170,7 +178,7 @@ func (r *jobRegistry) table() *Result {
 		{Name: "last checkpoint", Type: types.StringType},
 		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
 		{Name: "skipped", Type: types.BigIntType}, {Name: "late dropped", Type: types.BigIntType},
-		{Name: "late routed", Type: types.BigIntType},
+		{Name: "late routed", Type: types.BigIntType}, {Name: "watermark", Type: types.StringType},
 		{Name: "error", Type: types.StringType},
 	}}
 	for _, e := range r.all() {
@@ -185,9 +193,22 @@ func (r *jobRegistry) table() *Result {
 				byteSize(c.LastSize), byteSize(c.LastIncremental))
 		}
 		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
-			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Late, j.LateRouted, errText})
+			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Late, j.LateRouted,
+			watermarkText(j.Watermark), errText})
 	}
 	return res
+}
+
+// watermarkText shows a job's watermark: a UTC time, "end of input", or
+// NULL when its output has none (no event time, or none yet).
+func watermarkText(wm int64) types.Value {
+	switch wm {
+	case exec.NoWatermark:
+		return nil
+	case math.MaxInt64:
+		return "end of input"
+	}
+	return time.UnixMicro(wm).UTC().Format("2006-01-02 15:04:05.000")
 }
 
 func byteSize(n int64) string {

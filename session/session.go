@@ -183,6 +183,12 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 			return nil, sql.Errorf(c.Pos, "column '%s' is declared twice", c.Name)
 		}
 		seen[strings.ToLower(c.Name)] = true
+		if c.Expr != nil {
+			// A computed column: typed below, once the physical columns are known.
+			t.Columns = append(t.Columns, types.Column{Name: c.Name})
+			t.Computed = append(t.Computed, catalog.ComputedColumn{Name: c.Name, Expr: c.ExprText})
+			continue
+		}
 		typ, err := planner.TypeFromName(c.Type)
 		if err != nil {
 			return nil, err
@@ -190,10 +196,30 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		typ.NotNull = c.NotNull
 		t.Columns = append(t.Columns, types.Column{Name: c.Name, Type: typ})
 	}
+	proctime := ""
+	for _, c := range st.Columns {
+		if c.Expr == nil {
+			continue
+		}
+		typ, err := s.planner().ComputedColumnType(st, t, c.Expr)
+		if err != nil {
+			return nil, err
+		}
+		if planner.IsProctimeCall(c.Expr) {
+			if proctime != "" {
+				return nil, sql.Errorf(c.Pos, "a table can have only one PROCTIME() column ('%s' is one)", proctime)
+			}
+			proctime = c.Name
+		}
+		t.Columns[t.Columns.Index(c.Name)].Type = typ
+	}
 	for _, k := range st.PrimaryKey {
 		i := t.Columns.Index(k)
 		if i < 0 {
 			return nil, sql.Errorf(st.Pos(), "PRIMARY KEY column '%s' is not a column of '%s'", k, st.Name)
+		}
+		if _, computed := t.ComputedExpr(k); computed {
+			return nil, sql.Errorf(st.Pos(), "PRIMARY KEY column '%s' of '%s' is a computed column", k, st.Name)
 		}
 		t.Columns[i].Type.NotNull = true
 		t.PrimaryKey = append(t.PrimaryKey, t.Columns[i].Name)
@@ -202,6 +228,10 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		i := t.Columns.Index(w.Column)
 		if i < 0 {
 			return nil, sql.Errorf(w.Pos, "WATERMARK FOR column '%s' is not a column of '%s'", w.Column, st.Name)
+		}
+		if strings.EqualFold(w.Column, proctime) {
+			return nil, &sql.Error{Pos: w.Pos, Msg: fmt.Sprintf("WATERMARK FOR column '%s': a watermark cannot be defined for a processing-time attribute (PROCTIME())", w.Column),
+				Hint: "declare the watermark on an event-time TIMESTAMP column"}
 		}
 		if t.Columns[i].Type.Kind != types.Timestamp {
 			return nil, &sql.Error{Pos: w.Pos, Msg: fmt.Sprintf("WATERMARK FOR column '%s' must be a TIMESTAMP, it is %s", w.Column, t.Columns[i].Type), Hint: "declare it TIMESTAMP(3)"}
@@ -259,7 +289,7 @@ func (s *Session) drop(st *sql.Drop) (*Result, error) {
 		err = s.cat.DropTable(st.Name, st.IfExists)
 		if err == nil && ok {
 			if c, found := catalog.LookupConnector(t.Connector); found && c.Drop != nil {
-				err = c.Drop(s.dataDir, t)
+				err = c.Drop(s.dataDir, t.PhysicalTable())
 			}
 		}
 	}
@@ -348,7 +378,17 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 			}
 			tt := c.Type
 			tt.NotNull = false
-			r.Rows = append(r.Rows, []types.Value{c.Name, tt.String(), !c.Type.NotNull, key, nil, wm})
+			typ, extras := tt.String(), any(nil)
+			if e, ok := t.ComputedExpr(c.Name); ok {
+				// Flink's DESCRIBE: the expression in extras, a processing-time
+				// attribute marked *PROCTIME* (TIMESTAMP(3), not Flink's
+				// TIMESTAMP_LTZ(3): see planner.ProctimeType).
+				extras = "AS " + e
+				if p, ok := planner.ProctimeColumn(t); ok && strings.EqualFold(p, c.Name) {
+					typ += " *PROCTIME*"
+				}
+			}
+			r.Rows = append(r.Rows, []types.Value{c.Name, typ, !c.Type.NotNull, key, extras, wm})
 		}
 		return r, nil
 	}

@@ -118,7 +118,8 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 		}
 	}
 	start := time.Now()
-	e := &jobEntry{id: newJobID(name, start), name: name, start: start, done: make(chan struct{}), cur: job, restored: restoredFrom}
+	e := &jobEntry{id: newJobID(name, start), name: name, start: start, done: make(chan struct{}), cur: job, restored: restoredFrom,
+		watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	go s.supervise(e, jp)
 
@@ -185,6 +186,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.skipped += m.Skipped
 		e.late += m.LateRecords
 		e.routed += m.LateRouted
+		e.watermark = m.Watermark
 		if c := cur.Coordinator(); c != nil {
 			st := c.Stats()
 			if st.LastID != 0 {

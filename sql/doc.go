@@ -117,5 +117,7 @@
 //     column constraint, PRIMARY KEY (...) without NOT ENFORCED, NULL, and
 //     UNIQUE (recorded in ColumnDef.Unique for the catalog to judge).
 //     Computed columns (c AS expr) and metadata columns (c TYPE METADATA
-//     [FROM 'k'] [VIRTUAL]) are parsed as in Flink.
+//     [FROM 'k'] [VIRTUAL]) are parsed as in Flink; what a computed column
+//     may compute (and PROCTIME()) is the planner's call
+//     (planner/computed.go).
 package sql

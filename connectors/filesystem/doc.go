@@ -23,8 +23,19 @@
 // format's ignore-parse-errors is set: then it is skipped and counted
 // (Skipped). The snapshot is the current file (its name and index), the
 // byte offset and line number of the next record, so a restore resumes at
-// exactly the next record. With 'debezium-json' the scan reads a changelog:
+// exactly the next record. A checkpoint taken at another parallelism
+// restores too (exec.Rescalable): old subtask o of P read the files at
+// o, o+P, ... in order, so its snapshot says which files are done and where
+// the current one stands; each new subtask resumes the files it owns now
+// from there (the snapshot then also lists, as Resume, the files after the
+// current one that are not to be read from their start). With
+// 'debezium-json' the scan reads a changelog:
 // its batches carry the kind of each row (+I, -U, +U, -D).
+//
+// Each file is a split with its own watermark (exec.SplitSource): a
+// subtask reads its files one after another, and the files it has not
+// finished hold its watermark back, so that no row is late only because
+// its file is read after another file with later times.
 //
 // # Sink
 //

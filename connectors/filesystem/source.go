@@ -29,12 +29,20 @@ type source struct {
 	root  string
 	files []string
 	pos   position
-	// restored is a position to resume from once the files are listed.
+	// restored is a position to resume from once the files are listed;
+	// rescaled the positions of every subtask of a checkpoint taken at
+	// another parallelism (RestoreRescaled).
 	restored *position
-	f        *os.File
-	r        *bufio.Reader
-	rec      []byte       // a record assembled from several reads
-	skipped  atomic.Int64 // read by SHOW JOBS from other goroutines
+	rescaled []position
+	// resume is where the files after the current one are to be read from,
+	// for those a rescaled restore found started or done.
+	resume  map[string]filePos
+	f       *os.File
+	r       *bufio.Reader
+	rec     []byte       // a record assembled from several reads
+	skipped atomic.Int64 // read by SHOW JOBS from other goroutines
+	// runs says which file the rows of the last batch came from.
+	runs []exec.SplitRun
 }
 
 // position is where the next record starts; it is the snapshot.
@@ -45,6 +53,17 @@ type position struct {
 	Line   int64  // lines consumed before Offset
 	// Skipped counts the bad records skipped so far.
 	Skipped int64
+	// Resume lists the files after Index that are not to be read from
+	// their start (after a restore at another parallelism).
+	Resume []filePos `json:",omitempty"`
+}
+
+// filePos is where to read a file from: Offset and Line as in position, or
+// nowhere (Done: read to its end already).
+type filePos struct {
+	File         string
+	Offset, Line int64 `json:",omitempty"`
+	Done         bool  `json:",omitempty"`
 }
 
 func newSource(spec exec.TableSpec) (exec.Source, error) {
@@ -157,6 +176,15 @@ func (s *source) Open(context.Context) error {
 		}
 		s.pos = *r
 		s.skipped.Store(r.Skipped)
+		s.resume = map[string]filePos{}
+		for _, f := range r.Resume {
+			s.resume[f.File] = f
+		}
+	}
+	if s.rescaled != nil {
+		if err := s.restoreRescaled(all); err != nil {
+			return fmt.Errorf("filesystem table %s: cannot restore at parallelism %d: %w", s.spec.Table, p, err)
+		}
 	}
 	s.dec, err = s.cfg.format.NewDecoder(format.Spec{
 		Schema: s.spec.Schema, Fields: s.spec.Fields, Options: s.spec.Options,
@@ -245,7 +273,34 @@ func (s *source) record() ([]byte, int64, bool, error) {
 	return s.rec, start, true, nil
 }
 
+// Splits lists the files not yet read to their end (exec.SplitSource):
+// each file is a split with its own watermark, so a file not yet read holds
+// the watermark back and the rows of the files read before it are never
+// late because of the order the files are read in.
+func (s *source) Splits() []string {
+	if s.pos.Index >= len(s.files) {
+		return nil
+	}
+	return s.files[s.pos.Index:]
+}
+
+// BatchSplits says which file each row of the last batch came from
+// (exec.SplitSource).
+func (s *source) BatchSplits() []exec.SplitRun { return s.runs }
+
+// endRun closes the run of the current file's rows in the batch.
+func (s *source) endRun() {
+	n, last := s.dec.Rows(), 0
+	if k := len(s.runs) - 1; k >= 0 {
+		last = s.runs[k].End
+	}
+	if n > last && s.pos.Index < len(s.files) {
+		s.runs = append(s.runs, exec.SplitRun{Split: s.files[s.pos.Index], End: n})
+	}
+}
+
 func (s *source) Next(ctx context.Context) (exec.Batch, error) {
+	s.runs = s.runs[:0]
 	for s.dec.Rows() < s.spec.BatchSize {
 		if s.pos.Index >= len(s.files) {
 			break
@@ -260,8 +315,10 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 			return exec.Batch{}, fmt.Errorf("%s: %w", s.pos.File, err)
 		}
 		if !ok {
+			s.endRun()
 			s.closeFile()
 			s.pos = position{Index: s.pos.Index + 1}
+			s.seek()
 			continue
 		}
 		if len(bytes.TrimSpace(rec)) == 0 {
@@ -278,6 +335,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	if s.dec.Rows() == 0 {
 		return exec.Batch{}, io.EOF
 	}
+	s.endRun()
 	if c, ok := s.dec.(format.ChangelogDecoder); ok {
 		rec, ops := c.FlushChanges()
 		return exec.Batch{Rec: rec, Ops: ops}, nil
@@ -290,8 +348,85 @@ func (s *source) Snapshot() ([]byte, error) {
 	p.Skipped = s.skipped.Load()
 	if p.Index < len(s.files) {
 		p.File = s.files[p.Index]
+		for _, f := range s.files[p.Index+1:] {
+			if r, ok := s.resume[f]; ok {
+				p.Resume = append(p.Resume, r)
+			}
+		}
 	}
 	return json.Marshal(p)
+}
+
+// RestoreRescaled takes the snapshots of every subtask of a checkpoint
+// taken at another parallelism (exec.Rescalable); Open then works out where
+// each of this subtask's files stands.
+func (s *source) RestoreRescaled(states [][]byte) error {
+	s.rescaled = make([]position, len(states))
+	for i, st := range states {
+		if err := json.Unmarshal(st, &s.rescaled[i]); err != nil {
+			return errors.New("filesystem: damaged snapshot")
+		}
+	}
+	return nil
+}
+
+// restoreRescaled sets the position of this subtask's files from the
+// snapshots of the old subtasks: old subtask o of P read the files all[o],
+// all[o+P], ... in order, so those before its Index are done, the one at
+// Index is read up to its Offset, and the later ones are where its Resume
+// says or untouched. The skipped-record counts add up in subtask 0.
+func (s *source) restoreRescaled(all []string) error {
+	at := map[string]filePos{}
+	var skipped int64
+	for o, r := range s.rescaled {
+		var old []string
+		for i := o; i < len(all); i += len(s.rescaled) {
+			old = append(old, all[i])
+		}
+		if r.Index > len(old) || r.Index < len(old) && old[r.Index] != r.File {
+			return fmt.Errorf("the snapshot of subtask %d was reading file %q as its file %d, which is now %d files long", o, r.File, r.Index, len(old))
+		}
+		for i, f := range old {
+			switch {
+			case i < r.Index:
+				at[f] = filePos{File: f, Done: true}
+			case i == r.Index && (r.Offset > 0 || r.Line > 0):
+				at[f] = filePos{File: f, Offset: r.Offset, Line: r.Line}
+			}
+		}
+		for _, f := range r.Resume {
+			at[f.File] = f
+		}
+		skipped += r.Skipped
+	}
+	s.pos, s.resume = position{}, map[string]filePos{}
+	for _, f := range s.files {
+		if r, ok := at[f]; ok {
+			s.resume[f] = r
+		}
+	}
+	s.seek()
+	if s.spec.Subtask == 0 {
+		s.skipped.Store(skipped)
+	}
+	return nil
+}
+
+// seek moves the position past files read to their end and to where the
+// current file is to be read from, as resume says.
+func (s *source) seek() {
+	for s.pos.Index < len(s.files) {
+		r, ok := s.resume[s.files[s.pos.Index]]
+		if !ok {
+			return
+		}
+		delete(s.resume, r.File)
+		if !r.Done {
+			s.pos.Offset, s.pos.Line = r.Offset, r.Line
+			return
+		}
+		s.pos = position{Index: s.pos.Index + 1}
+	}
 }
 
 func (s *source) Restore(state []byte) error {

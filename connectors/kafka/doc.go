@@ -41,6 +41,14 @@
 // without a value is skipped, except with the raw value format, which reads
 // it as NULL.
 //
+// Watermarks are per partition (exec.SplitSource): each partition is a
+// split named "topic-partition" while it is assigned and not read to its
+// end, and Next records which partition each row of the batch came from,
+// so the runtime keeps one watermark per partition and emits their
+// minimum. A subtask that owns no partition (more subtasks than
+// partitions) is idle from the start; an empty or silent partition holds
+// the watermark back unless 'scan.watermark.idle-timeout' is set.
+//
 // With 'properties.group.id', each completed checkpoint's positions are
 // committed to that consumer group (NotifyCheckpointComplete), so lag
 // tools (kcat, kadm) show the job's progress; the group is never joined,

@@ -49,6 +49,19 @@
 //     a fallback only the final value of each key is checked, not the
 //     changelog: the sink had committed the changes up to the damaged
 //     checkpoint, and the job emits the changes after the older one again.
+//   - TestWindowKill: window aggregations of every kind (HOP, CUMULATE,
+//     SESSION PARTITION BY a key, the GROUP BY TUMBLE(...) form) over a CSV
+//     table of out-of-order rows (each up to 400ms behind, the watermark
+//     delay being 1s, so none is late; each key silent one second in six,
+//     so its 250ms sessions close), and a TUMBLE over a table where some
+//     rows are 1-3s behind, with 'table.exec.late-records.table' set: five
+//     jobs of two subtasks in one file, crashed at the three sink
+//     failpoints and killed at ten random moments. The committed CSV rows
+//     must hold exactly one row per (window, key) with the COUNT(*) and
+//     SUM(id) or MAX(id) the test computes from the same rows; the late
+//     table must hold rows of the input, each at most once, and the window
+//     counts must be the true counts less the rows routed late: every row
+//     is in exactly one of the two places.
 //
 // The kill moments and failpoint hits come from a PRNG whose seed each test
 // logs; set STREAMSQL_CRASH_SEED to that value to replay them (the moments,

@@ -81,12 +81,14 @@ type jobRun struct {
 	dir     string // outputs: dir/agg, dir/ids
 	dataDir string
 	file    string
+	// jobs are the 'pipeline.name's of the file's INSERTs, in file order.
+	jobs []string
 }
 
 // newJobRun writes the job file of spec into a new temporary directory.
 func newJobRun(t *testing.T, spec jobSpec) *jobRun {
 	dir := t.TempDir()
-	r := &jobRun{t: t, spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
+	r := &jobRun{t: t, spec: spec, dir: dir, dataDir: filepath.Join(dir, "data"), jobs: spec.jobs()}
 	r.file = writeFile(t, dir, "job.sql", spec.sql(dir))
 	return r
 }
@@ -94,7 +96,7 @@ func newJobRun(t *testing.T, spec jobSpec) *jobRun {
 // latest is the newest completed checkpoint of each job of the file.
 func (r *jobRun) latest() map[string]int64 {
 	m := map[string]int64{}
-	for _, j := range r.spec.jobs() {
+	for _, j := range r.jobs {
 		m[j] = latestCheckpoint(r.t, r.dataDir, j)
 	}
 	return m
@@ -109,8 +111,7 @@ func (r *jobRun) start(env []string, args ...string) *proc {
 // submitted in file order; each answer ends with "Job ID: ...").
 func (r *jobRun) submitted(out string) []string {
 	n := strings.Count(out, "Job ID:")
-	jobs := r.spec.jobs()
-	return jobs[:min(n, len(jobs))]
+	return r.jobs[:min(n, len(r.jobs))]
 }
 
 // expectResumed checks that every job a run submitted was restored from

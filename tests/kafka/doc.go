@@ -26,6 +26,13 @@
 //     fields with 'json.fail-on-missing-field' (without it a missing field
 //     is NULL, as in Flink); with 'json.ignore-parse-errors' the bad records
 //     are skipped, counted in SHOW JOBS, and every other record is copied.
+//   - TestWindowRescale: a statement set of HOP windows (COUNT and SUM by
+//     app) and SESSION windows (by user_id % 150, a 30ms gap: thousands of
+//     sessions closing through the run) at parallelism 2, killed shortly
+//     after checkpoints, resumed from the newest checkpoint at parallelism
+//     3, killed again, stopped with a savepoint and resumed from it at
+//     parallelism 1 to the end: every (window, key) committed once with
+//     its true count and sum. One protocol (KIP-890); 1.5M clicks.
 //
 // Each job runs with parallelism 2 over 4 partitions and 200ms
 // checkpoints. The failpoints (after-sink-precommit, after-metadata-before-

@@ -57,11 +57,12 @@ func (p *proc) watchCheckpoints(dataDir, job string, after int64) {
 	}()
 }
 
-// startEngine starts `streamsql --data-dir DATA -f FILE` with the extra
-// environment variables env ("NAME=value").
-func startEngine(t *testing.T, dataDir, file string, env []string) *proc {
+// startEngine starts `streamsql --data-dir DATA [args] -f FILE` with the
+// extra environment variables env ("NAME=value").
+func startEngine(t *testing.T, dataDir, file string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, cmd: exec.Command(binary, "--data-dir", dataDir, "-f", file), done: make(chan struct{})}
+	argv := append(append([]string{"--data-dir", dataDir}, args...), "-f", file)
+	p := &proc{t: t, cmd: exec.Command(binary, argv...), done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	p.start = time.Now()

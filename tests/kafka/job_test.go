@@ -126,11 +126,12 @@ func (r *jobRun) progress() float64 {
 	return committedProgress(r.t, r.b, r.spec.name, "clicks", r.ends)
 }
 
-// start starts a run of the job file with the extra environment env.
-func (r *jobRun) start(env []string) *proc {
+// start starts a run of the job file with the extra environment env and
+// command-line arguments args.
+func (r *jobRun) start(env []string, args ...string) *proc {
 	r.runs++
 	r.b.alive(r.t)
-	p := startEngine(r.t, r.dataDir, r.file, env)
+	p := startEngine(r.t, r.dataDir, r.file, env, args...)
 	p.watchCheckpoints(r.dataDir, r.spec.name, r.latest())
 	return p
 }

@@ -36,25 +36,30 @@ type winKey struct {
 	app   string
 }
 
-// winClicks is a generated window input file and its true counts.
+// winClicks is a generated window input file of n clicks and its true
+// counts per 1-second window.
 type winClicks struct {
 	file   string
+	n      int
 	counts map[winKey]int64
 }
 
-// winTime is the event time of click id (1..winRows), in milliseconds
-// since baseTime.
-func winTime(id int) int64 {
-	base := int64(id) * winSpan.Milliseconds() / winRows
+// winTime is the event time of click id (1..n), in milliseconds since
+// baseTime.
+func winTime(id, n int) int64 {
+	base := int64(id) * winSpan.Milliseconds() / int64(n)
 	j := int64(mix(uint64(id)<<2) % uint64(winJitter.Milliseconds()))
 	return max(base-j, 0)
 }
 
-// writeWindowClicks writes the clicks as "app_id:json" lines (kcat -K:)
+// clickUser is the user_id of click id.
+func clickUser(id int) int { return int(mix(uint64(id)<<1) % 100000) }
+
+// writeWindowClicks writes n clicks as "app_id:json" lines (kcat -K:)
 // into dir/clicks.txt and counts them per 1-second window and app.
-func writeWindowClicks(t *testing.T, dir string) *winClicks {
+func writeWindowClicks(t *testing.T, dir string, n int) *winClicks {
 	t.Helper()
-	c := &winClicks{file: filepath.Join(dir, "clicks.txt"), counts: map[winKey]int64{}}
+	c := &winClicks{file: filepath.Join(dir, "clicks.txt"), n: n, counts: map[winKey]int64{}}
 	f, err := os.Create(c.file)
 	if err != nil {
 		t.Fatal(err)
@@ -62,9 +67,9 @@ func writeWindowClicks(t *testing.T, dir string) *winClicks {
 	w := bufio.NewWriterSize(f, 1<<20)
 	base := baseTime.UnixMilli()
 	var line []byte
-	for id := 1; id <= winRows; id++ {
+	for id := 1; id <= n; id++ {
 		a := appOf(id, winApps)
-		ms := winTime(id)
+		ms := winTime(id, n)
 		c.counts[winKey{base + ms - ms%1000, appName(a)}]++
 		line = append(line[:0], "app-"...)
 		line = strconv.AppendInt(line, int64(a), 10)
@@ -73,7 +78,7 @@ func writeWindowClicks(t *testing.T, dir string) *winClicks {
 		line = append(line, `,"app_id":"app-`...)
 		line = strconv.AppendInt(line, int64(a), 10)
 		line = append(line, `","user_id":`...)
-		line = strconv.AppendUint(line, mix(uint64(id)<<1)%100000, 10)
+		line = strconv.AppendInt(line, int64(clickUser(id)), 10)
 		line = append(line, `,"ts":"`...)
 		line = baseTime.Add(time.Duration(ms)*time.Millisecond).AppendFormat(line, "2006-01-02 15:04:05.000")
 		line = append(line, "\"}\n"...)
@@ -140,7 +145,7 @@ func TestWindowCrash(t *testing.T) {
 	forEachProtocol(t, winPartitions, []string{"clicks", "win_out"}, func(t *testing.T, b *broker) {
 		rng := testenv.NewRand(t, seed, seedEnv)
 		dir := t.TempDir()
-		c := writeWindowClicks(t, dir)
+		c := writeWindowClicks(t, dir, winRows)
 		produceFile(t, b, "clicks", c.file, true, -1)
 		const name = "win"
 		r := &jobRun{t: t, b: b, spec: jobSpec{name: name, guarantee: "exactly-once", out: "win_out"},
