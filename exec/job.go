@@ -92,6 +92,13 @@ type Metrics struct {
 	// watermark) and no late-records table was set; LateRouted counts those
 	// written to the late-records table instead.
 	LateRecords, LateRouted int64
+	// OpenWindows counts the windows the window aggregations (TUMBLE, HOP,
+	// CUMULATE) hold state for, not fired yet, summed over their subtasks;
+	// WindowGroups the (window, key) groups in their state caches, which is
+	// all of their state while a cache stays within
+	// Options.StateCacheEntries. Each subtask updates both after every batch
+	// and every firing; they are what a state-stays-flat check samples.
+	OpenWindows, WindowGroups int64
 	// Watermark is the event time the output has reached: the lowest
 	// watermark over the sinks' inputs (microseconds since the epoch), or
 	// NoWatermark while some sink has not received one (no event time, or
@@ -293,6 +300,10 @@ func (j *Job) Metrics() Metrics {
 	for _, t := range j.tasks {
 		if c, ok := t.source.(SkipCounter); ok {
 			m.Skipped += c.SkippedRecords()
+		}
+		if w, ok := t.impl.(*windowAggOp); ok {
+			m.OpenWindows += w.gauge.windows.Load()
+			m.WindowGroups += w.gauge.groups.Load()
 		}
 		if t.op.Kind == planner.OpSink {
 			sinks++

@@ -313,7 +313,7 @@ func (a *sessionAggOp) fire(out *emitter) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	return a.cache.Flush()
+	return a.cache.Evict()
 }
 
 // appendSession appends the result row of session s of key.

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -183,6 +184,12 @@ type windowAggOp struct {
 	buf  []byte
 	wins []int64
 	late int64
+	// gauge is the size of the state, for Metrics.
+	gauge windowGauge
+	// spare holds the key and accumulator slices of fired groups, reused
+	// by new ones, so that a window's groups allocate them only until the
+	// first windows fire.
+	spare []group
 }
 
 // The key of the watermark entry in every key group (group keys are
@@ -256,11 +263,17 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 			}
 			g := &e.Value
 			if created {
-				g.key = make([]types.Value, len(a.partKeys))
+				if n := len(a.spare); n > 0 {
+					g.key, g.accs = a.spare[n-1].key, a.spare[n-1].accs
+					a.spare = a.spare[:n-1]
+					clear(g.accs)
+				} else {
+					g.key = make([]types.Value, len(a.partKeys))
+					g.accs = make([]acc, len(a.spec.Aggs))
+				}
 				for j, k := range a.partKeys {
 					g.key[j] = types.ValueAt(rec.Column(k), i)
 				}
-				g.accs = make([]acc, len(a.spec.Aggs))
 				a.timers.add(end, timerKey{kg: kg, key: e.Key})
 			}
 			g.rows++
@@ -275,7 +288,20 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	a.late += late
-	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+	err = a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+	a.gauge.set(a)
+	return err
+}
+
+// windowGauge is a window aggregation subtask's state size as
+// Job.Metrics reports it: written by the subtask's goroutine, read from any.
+type windowGauge struct {
+	windows, groups atomic.Int64
+}
+
+func (g *windowGauge) set(a *windowAggOp) {
+	g.windows.Store(int64(len(a.timers.ends)))
+	g.groups.Store(int64(a.cache.Len()))
 }
 
 // watermark fires the windows the watermark passed. Under EMIT ON WINDOW
@@ -286,7 +312,9 @@ func (a *windowAggOp) watermark(wm int64, out *emitter) error {
 		return nil
 	}
 	a.wm = wm
-	return a.fire(out)
+	err := a.fire(out)
+	a.gauge.set(a)
+	return err
 }
 
 // fire emits and deletes every window that ended by the current watermark,
@@ -308,13 +336,17 @@ func (a *windowAggOp) fire(out *emitter) error {
 	for len(a.timers.ends) > 0 && windowFired(a.timers.ends[0], a.wm) {
 		end := heap.Pop(&a.timers).(int64)
 		for _, tk := range a.timers.keys[end] {
-			e, created, err := a.cache.Get(tk.kg, []byte(tk.key))
+			a.buf = append(a.buf[:0], tk.key...)
+			e, created, err := a.cache.Get(tk.kg, a.buf)
 			if err != nil {
 				return err
 			}
 			if !created {
 				a.appendGroup(bs, e)
 				rows++
+				// The deleted entry keeps its value until Evict below;
+				// nothing reads it before.
+				a.spare = append(a.spare, group{key: e.Value.key, accs: e.Value.accs})
 			}
 			a.cache.Delete(e)
 			if rows >= a.t.batchSize {
@@ -335,8 +367,9 @@ func (a *windowAggOp) fire(out *emitter) error {
 		b.Release()
 	}
 	// Forget the fired groups now rather than at the next checkpoint, so
-	// that memory stays flat without checkpoints too.
-	return a.cache.Flush()
+	// that memory stays flat without checkpoints too; the open windows'
+	// groups stay in the cache until the checkpoint writes them.
+	return a.cache.Evict()
 }
 
 // appendGroup appends the result row of group e.

@@ -28,6 +28,10 @@ type JobInfo struct {
 	// LateRouted those written to the late-records table instead
 	// ('table.exec.late-records.table').
 	Skipped, Late, LateRouted int64
+	// OpenWindows and WindowGroups are the state of the running attempt's
+	// window aggregations (exec.Metrics): windows not fired yet, and their
+	// (window, key) groups.
+	OpenWindows, WindowGroups int64
 	// Watermark is the event time the job's output has reached
 	// (exec.Metrics.Watermark; exec.NoWatermark when there is none).
 	Watermark int64
@@ -99,6 +103,7 @@ func (e *jobEntry) info() JobInfo {
 		info.Skipped += m.Skipped
 		info.Late += m.LateRecords
 		info.LateRouted += m.LateRouted
+		info.OpenWindows, info.WindowGroups = m.OpenWindows, m.WindowGroups
 		info.Watermark = m.Watermark
 		if c := e.cur.Coordinator(); c != nil {
 			st := c.Stats()

@@ -17,6 +17,10 @@ type Cache[V any] struct {
 	codec   Codec[V]
 	entries map[string]*Entry[V]
 	dirty   []*Entry[V]
+	// gone are the entries deleted since the last Evict or Flush; evicted
+	// counts the entries of dirty that Evict dropped.
+	gone    []*Entry[V]
+	evicted int
 	batch   WriteBatch
 	buf     []byte
 }
@@ -28,6 +32,12 @@ type Entry[V any] struct {
 	Value   V
 	dirty   bool
 	deleted bool
+	// stored: the store may hold the key (it was read from or written to
+	// the store), so deleting it must reach the store.
+	stored bool
+	// evicted: dropped from the cache by Evict or Flush; a later Get of the
+	// key makes a new entry.
+	evicted bool
 }
 
 // NewCache returns a cache over store.
@@ -56,6 +66,7 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		if err := c.codec.Decode(raw, &e.Value); err != nil {
 			return nil, false, err
 		}
+		e.stored = true
 	}
 	c.entries[e.Key] = e
 	return e, !ok, nil
@@ -71,8 +82,55 @@ func (c *Cache[V]) MarkDirty(e *Entry[V]) {
 
 // Delete removes e's state (written at the next Flush).
 func (c *Cache[V]) Delete(e *Entry[V]) {
-	e.deleted = true
+	if !e.deleted {
+		e.deleted = true
+		c.gone = append(c.gone, e)
+	}
 	c.MarkDirty(e)
+}
+
+// Evict drops the entries deleted since the last Evict or Flush from the
+// cache, so that its memory holds only live keys, without writing the live
+// dirty entries (Flush does, at the next checkpoint). The store sees the
+// delete of a key only if it may hold it: a key created and deleted between
+// two flushes never reaches the store. Its cost is proportional to the
+// deleted entries (amortised), not to the cache.
+//
+// Entries returned by Get before Evict must not be used after it.
+func (c *Cache[V]) Evict() error {
+	c.batch.Reset()
+	var zero V
+	for _, e := range c.gone {
+		if !e.deleted || e.evicted {
+			continue // revived by a Get, or already dropped
+		}
+		if e.stored {
+			c.batch.Delete(e.KG, []byte(e.Key))
+		}
+		delete(c.entries, e.Key)
+		e.evicted, e.Value = true, zero
+		c.evicted++
+	}
+	clear(c.gone)
+	c.gone = c.gone[:0]
+	// The dirty list still points at the evicted entries: compact it once
+	// they are half of it.
+	if c.evicted > 0 && 2*c.evicted >= len(c.dirty) {
+		live := c.dirty[:0]
+		for _, e := range c.dirty {
+			if e.evicted {
+				e.dirty = false
+			} else {
+				live = append(live, e)
+			}
+		}
+		clear(c.dirty[len(live):])
+		c.dirty, c.evicted = live, 0
+	}
+	if c.batch.Len() == 0 {
+		return nil
+	}
+	return c.store.Apply(&c.batch)
 }
 
 // Len is the number of cached keys.
@@ -101,16 +159,25 @@ func (c *Cache[V]) Shrink(max int) error {
 func (c *Cache[V]) Flush() error {
 	c.batch.Reset()
 	for _, e := range c.dirty {
-		if e.deleted {
-			c.batch.Delete(e.KG, []byte(e.Key))
+		switch {
+		case e.evicted:
+		case e.deleted:
+			if e.stored {
+				c.batch.Delete(e.KG, []byte(e.Key))
+			}
 			delete(c.entries, e.Key)
-		} else {
+			e.evicted = true
+		default:
 			c.buf = c.codec.Encode(c.buf[:0], &e.Value)
 			c.batch.Put(e.KG, []byte(e.Key), c.buf)
+			e.stored = true
 		}
 		e.dirty = false
 	}
-	c.dirty = c.dirty[:0]
+	clear(c.dirty)
+	c.dirty, c.evicted = c.dirty[:0], 0
+	clear(c.gone)
+	c.gone = c.gone[:0]
 	if c.batch.Len() == 0 {
 		return nil
 	}

@@ -71,3 +71,88 @@ func TestMemoryCheckpointDamage(t *testing.T) {
 		}
 	}
 }
+
+func storeKeys(t *testing.T, s Store) map[byte]byte {
+	t.Helper()
+	out := map[byte]byte{}
+	if err := s.Scan(func(_ int, k, v []byte) error { out[k[0]] = v[0]; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCacheEvict: Evict drops deleted entries from the cache and deletes
+// from the store only the keys it holds; live dirty entries stay dirty, and
+// reach the store at the next Flush, also after many Evicts compacted the
+// dirty list; a deleted key read again starts afresh.
+func TestCacheEvict(t *testing.T) {
+	s := NewMemory()
+	c := NewCache[int](s, intCodec{})
+	set := func(k byte, v int) {
+		e, _, err := c.Get(1, []byte{k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Value = v
+		c.MarkDirty(e)
+	}
+	del := func(k byte) {
+		e, created, err := c.Get(1, []byte{k})
+		if err != nil || created {
+			t.Fatalf("Get(%d) to delete: created %v, %v", k, created, err)
+		}
+		c.Delete(e)
+	}
+	set(1, 10)
+	set(2, 20)
+	if err := c.Flush(); err != nil { // 1 and 2 are in the store
+		t.Fatal(err)
+	}
+	for k := byte(3); k < 100; k++ {
+		set(k, int(k))
+	}
+	del(2)  // stored: the store must drop it
+	del(50) // never stored
+	set(60, 61)
+	del(60)
+	set(60, 62) // deleted, then made anew before Evict
+	if err := c.Evict(); err != nil {
+		t.Fatal(err)
+	}
+	if got := storeKeys(t, s); len(got) != 1 || got[1] != 10 {
+		t.Fatalf("store after Evict = %v, want only 1:10 (live entries are written by Flush)", got)
+	}
+	if c.Len() != 97 { // 1, 3..99 without 50
+		t.Fatalf("Len after Evict = %d, want 97", c.Len())
+	}
+	// Many rounds of create and delete: the dirty list is compacted; the
+	// live entries 3..99 stay dirty.
+	for round := 0; round < 50; round++ {
+		for k := byte(100); k < 200; k++ {
+			set(k, round)
+		}
+		for k := byte(100); k < 200; k++ {
+			del(k)
+		}
+		if err := c.Evict(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Len() != 97 || len(c.dirty) > 2*97+1 {
+		t.Fatalf("after the rounds: Len %d, dirty list %d", c.Len(), len(c.dirty))
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := storeKeys(t, s)
+	if len(got) != 97 || got[60] != 62 || got[99] != 99 || got[1] != 10 {
+		t.Fatalf("store after Flush has %d keys (60: %d, 99: %d, 1: %d), want 97 with 60:62 99:99 1:10", len(got), got[60], got[99], got[1])
+	}
+	if _, ok := got[50]; ok {
+		t.Fatal("deleted key 50 reached the store")
+	}
+	e, created, err := c.Get(1, []byte{2})
+	if err != nil || !created || e.Value != 0 {
+		t.Fatalf("deleted key 2 read again: created %v value %d, %v", created, e.Value, err)
+	}
+}

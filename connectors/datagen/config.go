@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/connectors/internal/option"
+	"github.com/streamsql/streamsql/connectors/internal/textparse"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -22,7 +23,11 @@ const (
 	DefaultLength        = 100
 )
 
-var fieldOptions = []string{"kind", "start", "end", "min", "max", "length", "var-len", "null-rate", "max-past"}
+var fieldOptions = []string{"kind", "start", "end", "step", "min", "max", "length", "var-len", "null-rate", "max-past"}
+
+// DefaultStep is the event-time step of a TIMESTAMP sequence: 1 ms per row,
+// 1000 rows per second of event time.
+const DefaultStep = time.Millisecond
 
 const (
 	kindRandom   = "random"
@@ -43,8 +48,11 @@ type fieldConfig struct {
 	t    types.T
 	kind string
 	seed uint64
-	// sequence: first and last value.
+	// sequence: first and last value (TIMESTAMP: microseconds; end is
+	// math.MaxInt64 when unset).
 	start, end int64
+	// step is the TIMESTAMP sequence's increment per row, in microseconds.
+	step int64
 	// random integers and DECIMAL (unscaled): inclusive range.
 	minI, maxI int64
 	// random FLOAT/DOUBLE: range.
@@ -55,13 +63,21 @@ type fieldConfig struct {
 	maxPast    time.Duration
 }
 
+// bounded reports whether the scan ends: number-of-rows is set, or a
+// sequence field has an end (every sequence but a TIMESTAMP one must).
 func bounded(opts map[string]string) bool {
 	if _, ok := opts[OptNumberOfRows]; ok {
 		return true
 	}
 	for k, v := range opts {
-		if strings.HasPrefix(k, fieldsPrefix) && strings.HasSuffix(k, ".kind") && strings.EqualFold(strings.TrimSpace(v), kindSequence) {
-			return true
+		col, ok := strings.CutSuffix(k, ".kind")
+		if !ok || !strings.HasPrefix(k, fieldsPrefix) || !strings.EqualFold(strings.TrimSpace(v), kindSequence) {
+			continue
+		}
+		for k2 := range opts {
+			if c2, ok := strings.CutSuffix(k2, ".end"); ok && strings.EqualFold(c2, col) {
+				return true
+			}
 		}
 	}
 	return false
@@ -109,9 +125,9 @@ func parse(table string, schema types.Schema, opts map[string]string) (*config, 
 		if err != nil {
 			return nil, err
 		}
-		if f.kind == kindSequence {
+		if f.kind == kindSequence && !(f.t.Kind == types.Timestamp && f.end == math.MaxInt64) {
 			n := int64(math.MaxInt64)
-			if span := uint64(f.end - f.start); span < math.MaxInt64 {
+			if span := uint64(f.end-f.start) / uint64(max(f.step, 1)); span < math.MaxInt64 {
 				n = int64(span) + 1
 			}
 			if c.total < 0 || n < c.total {
@@ -169,11 +185,17 @@ func parseField(table string, col types.Column, all map[string]string) (fieldCon
 		return f, fmt.Errorf("'%s' must be 0 for the NOT NULL column %s", key("null-rate"), col.Name)
 	}
 	t := col.Type
+	if f.kind == kindSequence && t.Kind == types.Timestamp {
+		return f, parseTimeSequence(&f, opts, key, has)
+	}
+	if has("step") {
+		return f, fmt.Errorf("'%s' applies to TIMESTAMP sequences, not to the %s %s field %s", key("step"), f.kind, t, col.Name)
+	}
 	if f.kind == kindSequence {
 		switch {
 		case t.IsInteger(), t.IsApproximate(), t.Kind == types.Decimal, t.Kind == types.String:
 		default:
-			return f, fmt.Errorf("'%s': a sequence cannot generate %s (only integer, FLOAT, DOUBLE, DECIMAL and STRING columns)", key("kind"), t)
+			return f, fmt.Errorf("'%s': a sequence cannot generate %s (only integer, FLOAT, DOUBLE, DECIMAL, STRING and TIMESTAMP columns)", key("kind"), t)
 		}
 		for _, o := range []string{"start", "end"} {
 			if !has(o) {
@@ -269,6 +291,58 @@ func parseField(table string, col types.Column, all map[string]string) (fieldCon
 		}
 	}
 	return f, nil
+}
+
+// parseTimeSequence reads the options of a TIMESTAMP sequence (event time
+// advancing with the row index): start (required), end (optional), step
+// and max-past.
+func parseTimeSequence(f *fieldConfig, opts map[string]string, key func(string) string, has func(string) bool) error {
+	ts := func(o string) (int64, error) {
+		v := strings.TrimSpace(opts[key(o)])
+		us, ok := textparse.Timestamp([]byte(v), 6)
+		if !ok {
+			return 0, fmt.Errorf("'%s' must be a TIMESTAMP such as '2024-01-01 00:00:00', got '%s'", key(o), v)
+		}
+		return us, nil
+	}
+	if !has("start") {
+		return fmt.Errorf("'%s' is required for the sequence field %s", key("start"), f.name)
+	}
+	var err error
+	if f.start, err = ts("start"); err != nil {
+		return err
+	}
+	f.end = math.MaxInt64
+	if has("end") {
+		if f.end, err = ts("end"); err != nil {
+			return err
+		}
+		if f.end < f.start {
+			return fmt.Errorf("'%s' must not be before '%s'", key("end"), key("start"))
+		}
+	}
+	f.step = DefaultStep.Microseconds()
+	if has("step") {
+		d, err := types.ParseDuration(opts[key("step")])
+		if err != nil {
+			return fmt.Errorf("'%s' %v", key("step"), err)
+		}
+		if d < time.Microsecond {
+			return fmt.Errorf("'%s' must be at least 1 microsecond, got '%s'", key("step"), opts[key("step")])
+		}
+		f.step = d.Microseconds()
+	}
+	if has("max-past") {
+		if f.maxPast, err = types.ParseDuration(opts[key("max-past")]); err != nil {
+			return fmt.Errorf("'%s' %v", key("max-past"), err)
+		}
+	}
+	for _, o := range []string{"min", "max", "length", "var-len"} {
+		if has(o) {
+			return fmt.Errorf("'%s' applies to random fields, but %s is a sequence", key(o), f.name)
+		}
+	}
+	return nil
 }
 
 // intRange is the range of an integer type, or of the unscaled value of a

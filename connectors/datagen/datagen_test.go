@@ -3,7 +3,13 @@ package datagen_test
 import (
 	"context"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -83,6 +89,172 @@ func TestRowCountExact(t *testing.T) {
 		}
 		if total != 100001 {
 			t.Errorf("parallelism %d: %d rows, want 100001", p, total)
+		}
+	}
+}
+
+// eventSpec is a table of event time advancing by step per row, lagging by
+// up to maxPast, with the row index beside it.
+func eventSpec(rows int, step, maxPast string) exec.TableSpec {
+	return exec.TableSpec{
+		Table: "events",
+		Schema: types.Schema{
+			{Name: "g", Type: types.BigIntType},
+			{Name: "ts", Type: types.TimestampOf(3)},
+		},
+		Options: map[string]string{
+			"rows-per-second":    "0",
+			"number-of-rows":     strconv.Itoa(rows),
+			"fields.g.kind":      "sequence",
+			"fields.g.start":     "0",
+			"fields.g.end":       "1000000000",
+			"fields.ts.kind":     "sequence",
+			"fields.ts.start":    "2024-01-01 00:00:00",
+			"fields.ts.step":     step,
+			"fields.ts.max-past": maxPast,
+		},
+		Parallelism: 1,
+		BatchSize:   1000,
+		Mem:         memory.DefaultAllocator,
+	}
+}
+
+// readEvents reads (g, ts) of every row of src, taking a snapshot after
+// snapAfter batches (when >= 0) and stopping there.
+func readEvents(tb testing.TB, src exec.Source, into map[int64]int64, snapAfter int) []byte {
+	ctx := context.Background()
+	if err := src.Open(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	defer src.Close()
+	for batches := 0; ; batches++ {
+		if batches == snapAfter {
+			st, err := src.Snapshot()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return st
+		}
+		b, err := src.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		gs := b.Rec.Column(0).(*array.Int64)
+		ts := b.Rec.Column(1).(*array.Timestamp)
+		for i := 0; i < b.Len(); i++ {
+			if _, dup := into[gs.Value(i)]; dup {
+				tb.Fatalf("row %d emitted twice", gs.Value(i))
+			}
+			into[gs.Value(i)] = int64(ts.Value(i))
+		}
+		b.Rec.Release()
+	}
+}
+
+// TestEventTimeSequence: row g's event time is start + g·step minus a lag
+// in [0, max-past]; the lags are spread over that range; the values are
+// the same at parallelism 1 and after a snapshot at parallelism 2 restored
+// into parallelism 3; and every row is at most max-past behind the largest
+// event time before it, so a watermark of ts - max-past finds no row late.
+func TestEventTimeSequence(t *testing.T) {
+	const rows, stepUS, pastUS = 100_000, 1000, 5_000_000
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	want := map[int64]int64{}
+	spec := eventSpec(rows, "1 ms", "5 s")
+	src, err := registry.Source(datagen.Name, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readEvents(t, src, want, -1)
+	if len(want) != rows {
+		t.Fatalf("%d rows, want %d", len(want), rows)
+	}
+	var lagSum, maxSeen int64
+	maxSeen = math.MinInt64
+	for g := int64(0); g < rows; g++ {
+		ts := want[g]
+		lag := start + g*stepUS - ts
+		if lag < 0 || lag > pastUS || ts%1000 != 0 {
+			t.Fatalf("row %d: ts %d lags %d us, want a whole ms in [0, %d]", g, ts, lag, pastUS)
+		}
+		lagSum += lag
+		maxSeen = max(maxSeen, ts)
+		if ts < maxSeen-pastUS {
+			t.Fatalf("row %d: ts %d is more than max-past behind %d", g, ts, maxSeen)
+		}
+	}
+	if mean := lagSum / rows; mean < pastUS*4/10 || mean > pastUS*6/10 {
+		t.Errorf("mean lag %d us, want about %d", mean, pastUS/2)
+	}
+
+	// Snapshot each of 2 subtasks after 7 batches, restore into 3.
+	got := map[int64]int64{}
+	var states [][]byte
+	for i := 0; i < 2; i++ {
+		s := spec
+		s.Parallelism, s.Subtask = 2, i
+		src, err := registry.Source(datagen.Name, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, readEvents(t, src, got, 7))
+	}
+	for i := 0; i < 3; i++ {
+		s := spec
+		s.Parallelism, s.Subtask = 3, i
+		src, err := registry.Source(datagen.Name, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.(exec.Rescalable).RestoreRescaled(states); err != nil {
+			t.Fatal(err)
+		}
+		readEvents(t, src, got, -1)
+	}
+	if len(got) != rows {
+		t.Fatalf("rescaled: %d rows, want %d", len(got), rows)
+	}
+	for g, ts := range want {
+		if got[g] != ts {
+			t.Fatalf("rescaled: row %d has ts %d, want %d", g, got[g], ts)
+		}
+	}
+}
+
+// TestEventTimeOptions: the options of a TIMESTAMP sequence, as a table.
+func TestEventTimeOptions(t *testing.T) {
+	for _, tc := range []struct {
+		step, past string
+		rows       int
+		last       string // the event time of the last row (no lag when past is 0)
+		err        string
+	}{
+		{step: "1 ms", past: "0", rows: 60_001, last: "2024-01-01 00:01:00.000"},
+		{step: "500us", past: "0", rows: 3, last: "2024-01-01 00:00:00.001"},
+		{step: "2 s", past: "0", rows: 1801, last: "2024-01-01 01:00:00.000"},
+		{step: "-1 ms", past: "0", err: "'fields.ts.step' must be at least 1 microsecond"},
+		{step: "1 ms", past: "soon", err: "'fields.ts.max-past' bad duration"},
+	} {
+		spec := eventSpec(tc.rows, tc.step, tc.past)
+		spec.Schema[1].Type = types.TimestampOf(6)
+		src, err := registry.Source(datagen.Name, spec)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("step %s, max-past %s: error %v, want %q", tc.step, tc.past, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int64]int64{}
+		readEvents(t, src, got, -1)
+		last := types.FormatTimestamp(got[int64(tc.rows-1)], 3)
+		if last != tc.last {
+			t.Errorf("step %s: last row at %s, want %s", tc.step, last, tc.last)
 		}
 	}
 }

@@ -179,6 +179,21 @@ func (g *generator) column(mem memory.Allocator, r rows) arrow.Array {
 		d := arrow.TimestampTraits.CastFromBytes(b.Bytes())
 		past := uint64(f.maxPast.Microseconds())
 		z, inc := f.seed+r.g0*golden, r.step*golden
+		if seq {
+			// Event time: start + g·step, minus a lag up to max-past.
+			v, s := f.start+int64(r.g0)*f.step, int64(r.step)*f.step
+			for i := range d {
+				x := v
+				if past > 0 {
+					hi, _ := bits.Mul64(mix(z), past+1)
+					x -= int64(hi)
+					z += inc
+				}
+				d[i] = arrow.Timestamp(truncate(x, 6, f.t.Precision))
+				v += s
+			}
+			return makeArray(g.dt, n, nulls, valid, b)
+		}
 		for i := range d {
 			v := r.now
 			if past > 0 {

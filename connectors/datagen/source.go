@@ -186,7 +186,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 
 func needsClock(gens []*generator) bool {
 	for _, g := range gens {
-		if g.f.t.IsTemporal() {
+		if g.f.t.IsTemporal() && g.f.kind != kindSequence {
 			return true
 		}
 	}
