@@ -258,3 +258,77 @@ func TestEventTimeOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRescaledSplitsTakeTurns: after a restore from parallelism 2 into 1,
+// the subtask's two splits of a (practically) endless sequence both
+// advance: batches come from them in turns, so neither waits for the other
+// to end, and each is its own watermark split.
+func TestRescaledSplitsTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	spec := benchSpec("1000000000000")
+	spec.BatchSize = 10
+	spec.Parallelism = 2
+	var states [][]byte
+	for st := 0; st < 2; st++ {
+		spec.Subtask = st
+		src, err := registry.Source("datagen", spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b, err := src.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Rec.Release()
+		state, err := src.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, state)
+		src.Close()
+	}
+	spec.Parallelism, spec.Subtask = 1, 0
+	src, err := registry.Source("datagen", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := src.(exec.Rescalable).RestoreRescaled(states); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ss := src.(exec.SplitSource)
+	if got := ss.Splits(); len(got) != 2 {
+		t.Fatalf("splits %v, want the two of the old subtasks", got)
+	}
+	var odd, even int
+	seen := map[string]bool{}
+	for i := 0; i < 6; i++ {
+		b, err := src.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := ss.BatchSplits()
+		if len(runs) != 1 || runs[0].End != b.Len() {
+			t.Fatalf("batch of %d rows has runs %v", b.Len(), runs)
+		}
+		seen[runs[0].Split] = true
+		ids := b.Rec.Column(0).(*array.Int64)
+		for j := 0; j < ids.Len(); j++ {
+			if ids.Value(j)%2 == 0 {
+				even++
+			} else {
+				odd++
+			}
+		}
+		b.Rec.Release()
+	}
+	if odd != 30 || even != 30 || len(seen) != 2 {
+		t.Fatalf("6 batches gave %d odd and %d even ids from splits %v, want 30 of each from both", odd, even, seen)
+	}
+}

@@ -63,7 +63,12 @@
 // is the FNV-1a hash of the table name and the field name (lower case). So
 // reruns, restores and changes of parallelism all produce the same values.
 //
-// Checkpoints: the snapshot is the number of rows this subtask has emitted
-// (and the parallelism, which a restore must match); a restore resumes at
-// exactly the next row.
+// Splits and checkpoints: subtask i of P emits the split of rows i, i+P,
+// i+2P, ...; the snapshot lists the subtask's splits (first row, stride)
+// and how many rows of each it emitted, so a restore resumes at exactly the
+// next row. A restore at another parallelism (exec.Rescalable) deals the
+// old splits round-robin to the new subtasks. A subtask with several splits
+// reads them in turns, one batch each, so that all advance (an unbounded
+// split never ends), and each split has its own watermark
+// (exec.SplitSource, named "first/stride").
 package datagen

@@ -50,6 +50,14 @@ type source struct {
 	// one, rows subtask, subtask+par, ...; after a restore into another
 	// parallelism, the splits of old subtasks assigned to this one.
 	splits []split
+	// next is the split the next batch comes from when it has rows left:
+	// the splits take turns, batch by batch, so that they advance together
+	// (an unbounded split never ends, and event time moves in all of them).
+	next int
+	// live names the splits with rows left (nil: to be listed again), run
+	// the split of the last batch (exec.SplitSource).
+	live []string
+	run  [1]exec.SplitRun
 	// emitted counts the rows emitted since Open (pacing).
 	emitted uint64
 	// rate is this subtask's rows per second (0: unthrottled); the rows
@@ -63,6 +71,8 @@ type source struct {
 // table's total; done of them were emitted.
 type split struct {
 	origin, step, done uint64
+	// name is the split's name as a watermark split (see key).
+	name string
 }
 
 // limit is the number of rows of the split.
@@ -127,15 +137,44 @@ func (s *source) due(t time.Time) uint64 {
 	return uint64(t.Sub(s.paceStart).Seconds() * s.rate)
 }
 
-// current returns the first split with rows left, or nil at the end.
+// current returns the split whose turn it is, the next one after it with
+// rows left, or nil at the end.
 func (s *source) current() *split {
-	for i := range s.splits {
+	for k := range s.splits {
+		i := (s.next + k) % len(s.splits)
 		if s.splits[i].done < s.splits[i].limit(s.total) {
+			s.next = (i + 1) % len(s.splits)
 			return &s.splits[i]
 		}
 	}
 	return nil
 }
+
+// key names split sp as a split of exec.SplitSource: its first row index
+// and its stride.
+func (sp *split) key() string {
+	if sp.name == "" {
+		sp.name = fmt.Sprintf("%d/%d", sp.origin, sp.step)
+	}
+	return sp.name
+}
+
+// Splits lists the splits with rows left (exec.SplitSource); each has its
+// own watermark.
+func (s *source) Splits() []string {
+	if s.live == nil {
+		s.live = make([]string, 0, len(s.splits))
+		for i := range s.splits {
+			if sp := &s.splits[i]; sp.done < sp.limit(s.total) {
+				s.live = append(s.live, sp.key())
+			}
+		}
+	}
+	return s.live
+}
+
+// BatchSplits says which split the last batch came from (one per batch).
+func (s *source) BatchSplits() []exec.SplitRun { return s.run[:] }
 
 func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	sp := s.current()
@@ -181,6 +220,10 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	}
 	sp.done += n
 	s.emitted += n
+	s.run[0] = exec.SplitRun{Split: sp.key(), End: int(n)}
+	if sp.done >= sp.limit(s.total) {
+		s.live = nil
+	}
 	return exec.Batch{Rec: rec}, nil
 }
 
@@ -257,7 +300,7 @@ func (s *source) Restore(state []byte) error {
 	if err != nil {
 		return err
 	}
-	s.splits = sps
+	s.splits, s.live = sps, nil
 	return nil
 }
 
@@ -274,7 +317,7 @@ func (s *source) RestoreRescaled(states [][]byte) error {
 		}
 		all = append(all, sps...)
 	}
-	s.splits = nil
+	s.splits, s.live = nil, nil
 	for k, sp := range all {
 		if uint64(k)%s.par == s.subtask {
 			s.splits = append(s.splits, sp)
