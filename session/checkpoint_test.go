@@ -26,10 +26,27 @@ func execAll(t *testing.T, s *Session, qs ...string) []*Result {
 }
 
 const ckptDDL = `CREATE TABLE gen (id BIGINT, k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '20000',
-	'rows-per-second' = '20000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '20000',
+	'rows-per-second' = '10000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '20000',
 	'fields.k.min' = '1', 'fields.k.max' = '7');
 CREATE TABLE counts (k INT, c BIGINT, s BIGINT);
 SET 'execution.checkpointing.interval' = '50ms';`
+
+// waitRunning polls the session's first job until ok holds. It fails the
+// test when the job stops running first, or after 20 s.
+func waitRunning(t *testing.T, s *Session, what string, ok func(JobInfo) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		j := s.Jobs()[0]
+		if ok(j) {
+			return
+		}
+		if j.Status != "RUNNING" || time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %+v", what, j)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // TestCheckpointStopAndResume runs a checkpointed aggregation into an
 // in-memory table, stops it midway, submits it again on the same data
@@ -48,17 +65,7 @@ func TestCheckpointStopAndResume(t *testing.T) {
 			rs := execAll(t, s, insert)
 			id := rs[0].JobID
 			// Let it take a few checkpoints, then stop it.
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				j := s.Jobs()[0]
-				if j.Checkpoints.LastID >= 3 {
-					break
-				}
-				if time.Now().After(deadline) || j.Status != "RUNNING" {
-					t.Fatalf("no checkpoints: %+v", j)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitRunning(t, s, "3 checkpoints", func(j JobInfo) bool { return j.Checkpoints.LastID >= 3 })
 			execAll(t, s, "STOP JOB '"+id+"'")
 			if st := s.Jobs()[0].Status; st != "CANCELED" {
 				t.Fatalf("status after STOP JOB: %s", st)
@@ -94,9 +101,7 @@ func TestCorruptMetadataFallsBack(t *testing.T) {
 		"CREATE TABLE nothing (k INT, c BIGINT, s BIGINT) WITH ('connector' = 'blackhole')")
 	insert := "INSERT INTO nothing SELECT k, COUNT(*), SUM(id) FROM gen GROUP BY k"
 	id := execAll(t, s, insert)[0].JobID
-	for s.Jobs()[0].Checkpoints.Completed < 3 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitRunning(t, s, "3 checkpoints", func(j JobInfo) bool { return j.Checkpoints.Completed >= 3 })
 	execAll(t, s, "STOP JOB '"+id+"'")
 	st := checkpoint.NewStorage(filepath.Join(dir, "jobs", "insert-into_nothing", "checkpoints"))
 	done, _, _ := st.Completed()
@@ -138,9 +143,7 @@ func TestSavepointRescale(t *testing.T) {
 			execAll(t, s, ckptDDL, "SET 'state.backend' = '"+backend+"'", "SET 'parallelism.default' = '2'")
 			insert := "INSERT INTO counts SELECT k, COUNT(*), SUM(id) FROM gen GROUP BY k"
 			id := execAll(t, s, insert)[0].JobID
-			for s.Jobs()[0].Checkpoints.LastID < 2 {
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitRunning(t, s, "2 checkpoints", func(j JobInfo) bool { return j.Checkpoints.LastID >= 2 })
 			msg := execAll(t, s, "STOP JOB '"+id+"' WITH SAVEPOINT")[0].Message
 			i := strings.Index(msg, "savepoint ")
 			if i < 0 {

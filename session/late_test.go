@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/streamsql/streamsql/checkpoint"
 )
@@ -39,17 +38,9 @@ func TestLateRecordsRoutedOnceAcrossRestore(t *testing.T) {
 				GROUP BY window_start, window_end`
 			id := execAll(t, s, insert)[0].JobID
 			// Stop it after a few checkpoints, with late records routed.
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				j := s.Jobs()[0]
-				if j.Checkpoints.LastID >= 3 && j.LateRouted > 0 {
-					break
-				}
-				if time.Now().After(deadline) || j.Status != "RUNNING" {
-					t.Fatalf("no checkpoints or no late records routed: %+v", j)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitRunning(t, s, "3 checkpoints and late records routed", func(j JobInfo) bool {
+				return j.Checkpoints.LastID >= 3 && j.LateRouted > 0
+			})
 			execAll(t, s, "STOP JOB '"+id+"'")
 			md, _, err := checkpoint.NewStorage(filepath.Join(dir, "jobs", "insert-into_wins", "checkpoints")).Completed()
 			if err != nil || len(md) == 0 {
