@@ -89,7 +89,7 @@ func newGroupAgg(t *subtask) (*groupAggOp, error) {
 func (a *groupAggOp) open(t *taskContext) error {
 	a.t = t
 	store := t.store
-	a.cache = state.NewCache[group](store, groupCodec{a})
+	a.cache = newCache[group](t, groupCodec{a})
 	if t.restored != nil && len(a.spec.Keys) == 0 {
 		// A restored global aggregate that already saw rows must not emit
 		// the empty-input row at the end.

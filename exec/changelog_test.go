@@ -29,6 +29,9 @@ func TestChangelog(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
+		// INSERTs finish before the next statement, so that an in-memory
+		// table's batches are in the order of its INSERTs.
+		s.SetDefault(session.OptDMLSync, "true")
 		ctx := context.Background()
 		var buf bytes.Buffer
 		restore := print.SetOutput(&buf, &buf)

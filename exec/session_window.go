@@ -74,7 +74,7 @@ func (a *sessionAggOp) open(t *taskContext) error {
 	a.t = t
 	a.fold.t = t
 	codec := sessionCodec{nAggs: len(a.spec.Aggs)}
-	a.cache = state.NewCache[sessions](t.store, codec)
+	a.cache = newCache[sessions](t, codec)
 	if t.restored == nil {
 		return nil
 	}

@@ -211,7 +211,7 @@ func newWindowAgg(t *subtask) (*windowAggOp, error) {
 func (a *windowAggOp) open(t *taskContext) error {
 	a.t = t
 	a.fold.t = t
-	a.cache = state.NewCache[group](t.store, windowCodec{})
+	a.cache = newCache[group](t, windowCodec{})
 	if t.restored == nil {
 		return nil
 	}

@@ -65,3 +65,14 @@ func closeStore(t *taskContext) error {
 	}
 	return nil
 }
+
+// newCache returns the write-back cache over t's store. The store of a
+// subtask that restored nothing starts empty (its working directory is made
+// anew), so the cache needs no store read for a new key.
+func newCache[V any](t *taskContext, codec state.Codec[V]) *state.Cache[V] {
+	c := state.NewCache[V](t.store, codec)
+	if t.restored == nil {
+		c.StartsEmpty()
+	}
+	return c
+}

@@ -61,7 +61,7 @@ func (s *Session) run(ctx context.Context, g *planner.Graph, onChange func(Chang
 }
 
 func (s *Session) execOptions(collect func(exec.Batch) error) exec.Options {
-	return exec.Options{DataDir: s.dataDir, BatchSize: s.intOption(OptBatchSize), Collect: collect,
+	return exec.Options{DataDir: s.path(), BatchSize: s.intOption(OptBatchSize), Collect: collect,
 		StateCacheEntries: s.intOption(OptStateCacheEntries)}
 }
 

@@ -289,7 +289,7 @@ func (s *Session) drop(st *sql.Drop) (*Result, error) {
 		err = s.cat.DropTable(st.Name, st.IfExists)
 		if err == nil && ok {
 			if c, found := catalog.LookupConnector(t.Connector); found && c.Drop != nil {
-				err = c.Drop(s.dataDir, t.PhysicalTable())
+				err = c.Drop(s.path(), t.PhysicalTable())
 			}
 		}
 	}

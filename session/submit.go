@@ -16,8 +16,9 @@ import (
 	"github.com/streamsql/streamsql/state"
 )
 
-// path returns a path under the data directory (a temporary one for an
-// in-memory session).
+// path joins elem to the session's data directory; a session without one
+// uses a temporary directory of its own (removed by Close), so that its
+// in-memory tables and job files are its own too.
 func (s *Session) path(elem ...string) string {
 	s.mu.Lock()
 	if s.dataDir == "" && s.tmpDir == "" {

@@ -23,6 +23,10 @@ type Cache[V any] struct {
 	evicted int
 	batch   WriteBatch
 	buf     []byte
+	// complete says every key the store holds has an entry here (the store
+	// started empty and Shrink has not forgotten entries since), so a key
+	// missing from the cache is missing from the store too.
+	complete bool
 }
 
 // Entry is one cached key.
@@ -45,6 +49,12 @@ func NewCache[V any](store Store, codec Codec[V]) *Cache[V] {
 	return &Cache[V]{store: store, codec: codec, entries: map[string]*Entry[V]{}}
 }
 
+// StartsEmpty tells the cache that its store holds no key yet (a job's
+// fresh working store, not a restored one). Until Shrink forgets entries,
+// a key the cache does not hold is not in the store either, and Get does
+// not look for it there: new keys cost no store read.
+func (c *Cache[V]) StartsEmpty() { c.complete = true }
+
 // Get returns the entry of key, loading it from the store; created reports
 // that the key had no state (its Value is the zero V).
 func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error) {
@@ -58,6 +68,10 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		return e, false, nil
 	}
 	e = &Entry[V]{Key: string(key), KG: kg}
+	if c.complete {
+		c.entries[e.Key] = e
+		return e, true, nil
+	}
 	raw, ok, err := c.store.Get(kg, key)
 	if err != nil {
 		return nil, false, err
@@ -152,6 +166,7 @@ func (c *Cache[V]) Shrink(max int) error {
 		return err
 	}
 	clear(c.entries)
+	c.complete = false
 	return nil
 }
 

@@ -156,3 +156,52 @@ func TestCacheEvict(t *testing.T) {
 		t.Fatalf("deleted key 2 read again: created %v value %d, %v", created, e.Value, err)
 	}
 }
+
+// countingStore counts the Gets that reach the store.
+type countingStore struct {
+	Store
+	gets int
+}
+
+func (s *countingStore) Get(kg int, key []byte) ([]byte, bool, error) {
+	s.gets++
+	return s.Store.Get(kg, key)
+}
+
+// TestCacheStartsEmpty: over a store known to start empty, new keys cost
+// no store read, yet nothing is lost: once Shrink forgets entries, Gets
+// read the store again and find what was written back.
+func TestCacheStartsEmpty(t *testing.T) {
+	s := &countingStore{Store: NewMemory()}
+	c := NewCache[int](s, intCodec{})
+	c.StartsEmpty()
+	for i := 0; i < 10; i++ {
+		e, created, err := c.Get(1, []byte{byte(i)})
+		if err != nil || !created {
+			t.Fatalf("Get(%d) = %v %v", i, created, err)
+		}
+		e.Value = i + 1
+		c.MarkDirty(e)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if e, created, err := c.Get(1, []byte{3}); err != nil || created || e.Value != 4 {
+		t.Fatalf("after Flush, key 3: value %d created %v err %v", e.Value, created, err)
+	}
+	if s.gets != 0 {
+		t.Fatalf("%d Gets reached a store known to be empty", s.gets)
+	}
+	if err := c.Shrink(5); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 12; i++ {
+		e, created, err := c.Get(1, []byte{byte(i)})
+		if err != nil || created != (i >= 10) || !created && e.Value != i+1 {
+			t.Fatalf("after Shrink, key %d: value %d created %v err %v", i, e.Value, created, err)
+		}
+	}
+	if s.gets != 12 {
+		t.Fatalf("after Shrink %d Gets reached the store, want 12", s.gets)
+	}
+}
