@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -292,13 +291,8 @@ func checkWindows(t *testing.T, name, dir string, want map[window]winAgg) {
 			problems = append(problems, fmt.Sprintf("%s: %d rows %v of a window that has no rows", show(w), len(gs), gs))
 		}
 	}
-	if len(problems) > 0 {
-		slices.Sort(problems)
-		total := len(problems)
-		if total > 15 {
-			problems = append(problems[:15], "...")
-		}
-		t.Errorf("%s: %d of %d (window, key) results wrong (%d rows committed):\n  %s", name, total, len(want), n, strings.Join(problems, "\n  "))
+	if total := len(problems); total > 0 {
+		t.Errorf("%s: %d of %d (window, key) results wrong (%d rows committed):\n  %s", name, total, len(want), n, testenv.Problems(problems, 15))
 		return
 	}
 	t.Logf("%s: exactly one committed row for each of the %d (window, key) pairs, with its true aggregate", name, len(want))

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // clicks describes a generated input file of n clicks, click ids 1..n,
@@ -279,13 +280,8 @@ func checkCounts(t *testing.T, b *broker, topic string, c *clicks) {
 	for app := range byApp {
 		problems = append(problems, fmt.Sprintf("%s: a key that is not in the input", app))
 	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		total := len(problems)
-		if total > 15 {
-			problems = append(problems[:15], "...")
-		}
-		t.Errorf("%s: %d problems (%d of %d keys right; %d committed records read):\n  %s", topic, total, good, len(c.counts), n, strings.Join(problems, "\n  "))
+	if total := len(problems); total > 0 {
+		t.Errorf("%s: %d problems (%d of %d keys right; %d committed records read):\n  %s", topic, total, good, len(c.counts), n, testenv.Problems(problems, 15))
 		return
 	}
 	t.Logf("%s: the last committed pv of each of the %d app ids equals its true count (%d committed records)", topic, good, n)

@@ -181,7 +181,13 @@ func (r *jobRun) failpointKill(spec string) {
 func (r *jobRun) randomKill(d time.Duration) (finished bool) {
 	r.t.Helper()
 	want := r.latest()
-	p := r.start(nil)
+	return r.killAt(r.start(nil), want, d)
+}
+
+// killAt kills run p at d after its start, checks that it resumed from
+// checkpoint want, and reports whether it ended by itself first.
+func (r *jobRun) killAt(p *proc, want int64, d time.Duration) (finished bool) {
+	r.t.Helper()
 	killed := p.killAfter(d)
 	out := p.output()
 	r.expectResumed(out, want)

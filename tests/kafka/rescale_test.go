@@ -201,14 +201,9 @@ func checkWindowRows(t *testing.T, b *broker, topic, keyCol string, want map[hop
 			problems = append(problems, fmt.Sprintf("%s: %d committed rows %+v of a window that has no clicks", show(k), len(gs), gs))
 		}
 	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		total := len(problems)
-		if total > 20 {
-			problems = append(problems[:20], "...")
-		}
+	if total := len(problems); total > 0 {
 		t.Errorf("%s: %d of %d (window, key) results wrong (%d committed records read):\n  %s",
-			topic, total, len(want), n, strings.Join(problems, "\n  "))
+			topic, total, len(want), n, testenv.Problems(problems, 20))
 		return
 	}
 	t.Logf("%s: exactly one committed row for each of the %d (window, %s) pairs, with its true count and sum", topic, len(want), keyCol)
@@ -268,19 +263,7 @@ func (r *jobRun) killAfterCheckpoint(rng *rand.Rand) (finished bool) {
 	p := r.start(nil)
 	p.waitFirstCheckpoint()
 	d := time.Duration(p.firstCheckpoint.Load()) + time.Duration(rng.Int64N(int64(150*time.Millisecond)))
-	killed := p.killAfter(d)
-	out := p.output()
-	r.expectResumed(out, want)
-	if !killed {
-		if p.err != nil {
-			r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", r.runs, d, p.err, out)
-		}
-		r.t.Logf("run %d: %s; finished in %v, before the kill at %v", r.runs, restoredLine(out), p.took(), d.Round(time.Millisecond))
-		return true
-	}
-	r.t.Logf("run %d: %s; SIGKILL at %v (%s); newest checkpoint now %d, %.0f%% of the input committed",
-		r.runs, restoredLine(out), d.Round(time.Millisecond), r.ended(p), r.latest(), 100*r.progress())
-	return false
+	return r.killAt(p, want, d)
 }
 
 // TestWindowRescale runs HOP and SESSION windows over the clicks topic

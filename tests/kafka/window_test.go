@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,14 +207,9 @@ func checkWindowCounts(t *testing.T, b *broker, topic string, c *winClicks) {
 		problems = append(problems, fmt.Sprintf("window %s %s: %d committed rows (counts %v) of a window without clicks",
 			time.UnixMilli(k.start).UTC().Format(layout), k.app, len(cs), cs))
 	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		total := len(problems)
-		if total > 20 {
-			problems = append(problems[:20], "...")
-		}
+	if total := len(problems); total > 0 {
 		t.Errorf("%s: %d problems (%d of %d (window, app) rows right; %d committed records read):\n  %s",
-			topic, total, good, len(c.counts), n, strings.Join(problems, "\n  "))
+			topic, total, good, len(c.counts), n, testenv.Problems(problems, 20))
 		return
 	}
 	t.Logf("%s: exactly one committed row for each of the %d (window, app) pairs, each with its true count", topic, good)
