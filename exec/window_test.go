@@ -37,28 +37,48 @@ import (
 //	late                                  the late records counted so far
 func TestWindowOperator(t *testing.T) {
 	datadriven.Walk(t, "window_testdata", func(t *testing.T, path string) {
-		h := &windowHarness{t: t, dir: t.TempDir()}
+		h := &aggHarness{t: t, dir: t.TempDir(), aggs: windowTestAggs[:2],
+			init: func(h *aggHarness, d *datadriven.TestData) {
+				for _, a := range d.CmdArgs {
+					switch a.Key {
+					case "kind":
+						h.spec.Kind = a.Vals[0]
+					case "size", "slide":
+						n, _ := strconv.Atoi(a.Vals[0])
+						if a.Key == "size" {
+							h.spec.Size = int64(n) * 1e6
+						} else {
+							h.spec.Slide = int64(n) * 1e6
+						}
+					}
+				}
+			},
+			newOp: func(t *subtask) (aggTestOp, error) { return newWindowAgg(t) },
+			state: func(h *aggHarness) string {
+				op := h.op.(*windowAggOp)
+				if err := op.cache.Flush(); err != nil {
+					h.t.Fatal(err)
+				}
+				groups, wms := countStateKeys(op.t.store, func(k []byte) bool { return len(k) < 16 })
+				return fmt.Sprintf("groups=%d watermark-entries=%d pending-windows=%d cached=%d\n", groups, wms, len(op.timers.ends), op.cache.Len())
+			},
+		}
 		defer h.close()
 		datadriven.RunTest(t, path, h.run)
 	})
-}
-
-type windowHarness struct {
-	t    *testing.T
-	dir  string
-	spec planner.WindowSpec
-	job  *Job
-	op   *windowAggOp
-	recv *subtask
-	em   *emitter
-	cp   string // last checkpoint directory
-	n    int
 }
 
 var windowTestInput = types.Schema{
 	{Name: "k", Type: types.StringType},
 	{Name: "v", Type: types.BigIntType},
 	{Name: "ts", Type: types.TimestampOf(3)},
+}
+
+// windowTestAggs are COUNT(*), SUM(v) and MAX(v) over windowTestInput.
+var windowTestAggs = []planner.AggCall{
+	{Func: planner.AggCount, Arg: -1, T: types.T{Kind: types.BigInt, NotNull: true}, Name: "n"},
+	{Func: planner.AggSum, Arg: 1, T: types.BigIntType, ArgT: types.BigIntType, Name: "s"},
+	{Func: planner.AggMax, Arg: 1, T: types.BigIntType, ArgT: types.BigIntType, Name: "m"},
 }
 
 func windowTestTime(t *testing.T, s string) int64 {
@@ -69,23 +89,60 @@ func windowTestTime(t *testing.T, s string) int64 {
 	return tm.UnixMicro()
 }
 
-func (h *windowHarness) close() {
+// countStateKeys counts the keys of store: those meta says are metadata
+// (watermark entries) and the others.
+func countStateKeys(store state.Store, meta func(k []byte) bool) (keys, metas int) {
+	store.Scan(func(_ int, k, _ []byte) error {
+		if meta(k) {
+			metas++
+		} else {
+			keys++
+		}
+		return nil
+	})
+	return keys, metas
+}
+
+// aggTestOp is a window or session aggregation operator under test.
+type aggTestOp interface {
+	operator
+	watermarkOperator
+}
+
+// aggHarness drives one window or session aggregation subtask by hand, over
+// windowTestInput, grouping by window_start, window_end and k; what differs
+// between the two tests is how init reads the window, the operator, and
+// what state prints.
+type aggHarness struct {
+	t      *testing.T
+	dir    string
+	aggs   []planner.AggCall
+	init   func(h *aggHarness, d *datadriven.TestData)
+	newOp  func(t *subtask) (aggTestOp, error)
+	state  func(h *aggHarness) string
+	spec   planner.WindowSpec
+	job    *Job
+	op     aggTestOp
+	recv   *subtask
+	em     *emitter
+	outSch types.Schema
+	cp     string // last checkpoint directory
+	n      int
+}
+
+func (h *aggHarness) close() {
 	if h.op != nil {
 		h.op.close()
 	}
 }
 
 // start builds the operator over store (restored says it holds a checkpoint).
-func (h *windowHarness) start(store state.Store, restored bool) {
-	bigint := types.T{Kind: types.BigInt, NotNull: true}
+func (h *aggHarness) start(store state.Store, restored bool) {
 	wa := &planner.WindowAggregate{
 		Input:  &planner.Values{Cols: windowTestInput},
 		Window: h.spec,
 		Keys:   []int{planner.WindowStartKey, planner.WindowEndKey, 0},
-		Aggs: []planner.AggCall{
-			{Func: planner.AggCount, Arg: -1, T: bigint, Name: "n"},
-			{Func: planner.AggSum, Arg: 1, T: types.BigIntType, ArgT: types.BigIntType, Name: "s"},
-		},
+		Aggs:   h.aggs,
 	}
 	op := &planner.Operator{ID: "w", Kind: planner.OpWindowAggregate, Parallelism: 1, Schema: wa.Schema(), WindowAgg: wa}
 	if h.job == nil {
@@ -95,7 +152,7 @@ func (h *windowHarness) start(store state.Store, restored bool) {
 	h.recv = &subtask{inbox: make(chan Element, 1<<10)}
 	sender := &subtask{job: h.job, op: op, outputs: []*output{{partition: planner.Forward, targets: []target{{task: h.recv}}}}}
 	h.em = sender.emitter()
-	a, err := newWindowAgg(sender)
+	a, err := h.newOp(sender)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -107,10 +164,10 @@ func (h *windowHarness) start(store state.Store, restored bool) {
 	if err := a.open(tc); err != nil {
 		h.t.Fatal(err)
 	}
-	h.op = a
+	h.op, h.outSch = a, op.Schema
 }
 
-func (h *windowHarness) emitted() string {
+func (h *aggHarness) emitted() string {
 	var b strings.Builder
 	for {
 		select {
@@ -118,7 +175,7 @@ func (h *windowHarness) emitted() string {
 			rec := el.Batch.Rec
 			for i := 0; i < int(rec.NumRows()); i++ {
 				var vals []string
-				for j, c := range h.op.outSch {
+				for j, c := range h.outSch {
 					vals = append(vals, types.Format(c.Type, types.ValueAt(rec.Column(j), i)))
 				}
 				fmt.Fprintf(&b, "%s[%s]\n", el.Batch.Op(i), strings.Join(vals, ", "))
@@ -133,25 +190,13 @@ func (h *windowHarness) emitted() string {
 	}
 }
 
-func (h *windowHarness) run(t *testing.T, d *datadriven.TestData) string {
+func (h *aggHarness) run(t *testing.T, d *datadriven.TestData) string {
 	h.t = t
 	switch d.Cmd {
 	case "init":
 		h.close()
 		h.spec = planner.WindowSpec{TimeCol: 2, TimeName: "ts"}
-		for _, a := range d.CmdArgs {
-			switch a.Key {
-			case "kind":
-				h.spec.Kind = a.Vals[0]
-			case "size", "slide":
-				n, _ := strconv.Atoi(a.Vals[0])
-				if a.Key == "size" {
-					h.spec.Size = int64(n) * 1e6
-				} else {
-					h.spec.Slide = int64(n) * 1e6
-				}
-			}
-		}
+		h.init(h, d)
 		h.job = nil
 		h.start(state.NewMemory(), false)
 		return ""
@@ -210,19 +255,7 @@ func (h *windowHarness) run(t *testing.T, d *datadriven.TestData) string {
 		h.start(s, true)
 		return "ok\n"
 	case "state":
-		if err := h.op.cache.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		groups, wms := 0, 0
-		h.op.t.store.Scan(func(_ int, k, _ []byte) error {
-			if len(k) < 16 {
-				wms++
-			} else {
-				groups++
-			}
-			return nil
-		})
-		return fmt.Sprintf("groups=%d watermark-entries=%d pending-windows=%d cached=%d\n", groups, wms, len(h.op.timers.ends), h.op.cache.Len())
+		return h.state(h)
 	case "late":
 		return fmt.Sprintf("%d\n", h.job.lateRecords.Load())
 	}
