@@ -105,8 +105,8 @@ func flipBit(t *testing.T, path string) {
 func (r *jobRun) expectFallback(newest int64) {
 	r.t.Helper()
 	p := r.start(nil)
-	err := p.wait()
-	out := p.output()
+	err := p.Wait()
+	out := p.Output()
 	warned := regexp.MustCompile(`(?i)(warning|skipping).*checkpoint ` + itoa(newest) + `\b`).MatchString(out)
 	if err != nil {
 		if strings.Contains(out, "--fresh") && strings.Contains(out, "checkpoint "+itoa(newest)) {

@@ -28,15 +28,15 @@ func (r *jobRun) expectFailpointKill(spec string) {
 	r.t.Helper()
 	want := r.latest()
 	p := r.start(failpointEnv(spec))
-	err := p.wait()
-	out := p.output()
+	err := p.Wait()
+	out := p.Output()
 	name, _, _ := strings.Cut(spec, "@")
-	if !killedBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
+	if !testenv.KilledBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
 		r.t.Fatalf("with STREAMSQL_FAILPOINT=%s: want the failpoint to kill the process, got %v; output:\n%s", spec, err, out)
 	}
 	r.expectResumed(out, want)
 	r.t.Logf("run with failpoint %s: %s; killed after %v by the failpoint; newest checkpoints now %v; uncommitted files left: %v",
-		spec, restoredLines(out), time.Since(p.start).Round(time.Millisecond), r.latest(), r.hiddenFiles())
+		spec, restoredLines(out), time.Since(p.Start).Round(time.Millisecond), r.latest(), r.hiddenFiles())
 }
 
 // killWithCheckpoints runs the job file and kills it after delay d,
@@ -50,11 +50,11 @@ func (r *jobRun) killWithCheckpoints(job string, n int, d time.Duration) {
 		}
 		want := r.latest()
 		p := r.start(nil)
-		if !p.killAfter(d) {
-			r.t.Fatalf("run ended by itself (%v) before the kill at %v; output:\n%s", p.err, d, p.output())
+		if !p.KillAfter(d) {
+			r.t.Fatalf("run ended by itself (%v) before the kill at %v; output:\n%s", p.Err, d, p.Output())
 		}
-		r.expectResumed(p.output(), want)
-		r.t.Logf("run %d: %s; SIGKILL at %v; completed checkpoints of %s: %v", i, restoredLines(p.output()), d, job,
+		r.expectResumed(p.Output(), want)
+		r.t.Logf("run %d: %s; SIGKILL at %v; completed checkpoints of %s: %v", i, restoredLines(p.Output()), d, job,
 			completedCheckpoints(r.t, r.dataDir, job))
 	}
 }

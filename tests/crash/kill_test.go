@@ -39,12 +39,12 @@ func (r *jobRun) killRepeatedly(rng *rand.Rand, n int) (finished bool) {
 		want := r.latest()
 		p := r.start(nil)
 		d := randomDelay(rng, minKillDelay, maxKillDelay)
-		killed := p.killAfter(d)
-		out := p.output()
+		killed := p.KillAfter(d)
+		out := p.Output()
 		r.expectResumed(out, want)
 		if !killed {
-			if p.err != nil {
-				r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", i, d, p.err, out)
+			if p.Err != nil {
+				r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", i, d, p.Err, out)
 			}
 			r.t.Logf("run %d: %s; finished before the kill at %v", i, restoredLines(out), d)
 			return true

@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,88 +53,26 @@ func testMain(m *testing.M) int {
 
 // proc is one run of the binary.
 type proc struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	out   testenv.SyncBuffer // stdout and stderr, interleaved
-	start time.Time
-	done  chan struct{} // closed when the process has exited
-	err   error         // of cmd.Wait, set before done closes
-	timer *time.Timer
-	// timedOut is set when the run was killed for taking runTimeout.
-	timedOut atomic.Bool
+	*testenv.Proc
+	t *testing.T
 }
 
-// startRun starts `streamsql --data-dir DATA -f FILE [args]` with the extra
+// startRun starts `streamsql --data-dir DATA [args] -f FILE` with the extra
 // environment variables env ("NAME=value").
 func startRun(t *testing.T, dataDir, file string, env []string, args ...string) *proc {
 	t.Helper()
-	argv := append([]string{"--data-dir", dataDir}, args...)
-	argv = append(argv, "-f", file)
-	p := &proc{t: t, cmd: exec.Command(binary, argv...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
-	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting streamsql: %v", err)
-	}
-	p.timer = time.AfterFunc(runTimeout, func() {
-		p.timedOut.Store(true)
-		p.cmd.Process.Kill()
-	})
-	go func() {
-		p.err = p.cmd.Wait()
-		p.timer.Stop()
-		close(p.done)
-	}()
-	return p
-}
-
-// wait waits for the process to exit and returns the error of cmd.Wait
-// (nil for exit status 0).
-func (p *proc) wait() error {
-	<-p.done
-	if p.timedOut.Load() {
-		p.t.Fatalf("streamsql still running after %v; killed. Output:\n%s", runTimeout, p.output())
-	}
-	return p.err
-}
-
-// output is what the process printed so far.
-func (p *proc) output() string { return p.out.String() }
-
-// killAfter sends SIGKILL after d unless the process exits first. It
-// reports whether the signal was sent to a running process; either way the
-// process has exited when it returns.
-func (p *proc) killAfter(d time.Duration) bool {
-	select {
-	case <-p.done:
-		return false
-	case <-time.After(d):
-	}
-	err := p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-	return err == nil && killedBySignal(p.err, syscall.SIGKILL)
-}
-
-// killedBySignal says whether err (of cmd.Wait) means the process died of
-// signal sig.
-func killedBySignal(err error, sig syscall.Signal) bool {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return false
-	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled() && ws.Signal() == sig
+	argv := append(append([]string{"--data-dir", dataDir}, args...), "-f", file)
+	return &proc{Proc: testenv.StartProc(t, runTimeout, env, binary, argv...), t: t}
 }
 
 // mustSucceed waits for the run and fails the test unless it exited with
 // status 0. It returns the output.
 func (p *proc) mustSucceed() string {
 	p.t.Helper()
-	if err := p.wait(); err != nil {
-		p.t.Fatalf("streamsql %s: %v; output:\n%s", strings.Join(p.cmd.Args[1:], " "), err, p.output())
+	if err := p.Wait(); err != nil {
+		p.t.Fatalf("streamsql %s: %v; output:\n%s", strings.Join(p.Args()[1:], " "), err, p.Output())
 	}
-	return p.output()
+	return p.Output()
 }
 
 // runToEnd runs the job file to the end and fails the test unless it exits
@@ -151,12 +87,12 @@ func runToEnd(t *testing.T, dataDir, file string, env []string, args ...string) 
 func runFails(t *testing.T, dataDir, file string, env []string, args ...string) string {
 	t.Helper()
 	p := startRun(t, dataDir, file, env, args...)
-	err := p.wait()
+	err := p.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("streamsql %s: want exit status 1, got %v; output:\n%s", strings.Join(p.cmd.Args[1:], " "), err, p.output())
+		t.Fatalf("streamsql %s: want exit status 1, got %v; output:\n%s", strings.Join(p.Args()[1:], " "), err, p.Output())
 	}
-	return p.output()
+	return p.Output()
 }
 
 var restoredRE = regexp.MustCompile(`restored job (\S+) from checkpoint (\d+)`)

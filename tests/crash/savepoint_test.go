@@ -65,11 +65,11 @@ func TestSavepointChangeQuery(t *testing.T) {
 		"INSERT INTO counts SELECT id % 10 AS k, COUNT(*) FROM gen GROUP BY id % 10;", false)
 	p := startRun(t, data, a, nil, "--savepoint-on-stop")
 	select {
-	case <-p.done:
-		t.Fatalf("the streaming run ended by itself (%v) before it was stopped; output:\n%s", p.err, p.output())
+	case <-p.Done():
+		t.Fatalf("the streaming run ended by itself (%v) before it was stopped; output:\n%s", p.Err, p.Output())
 	case <-time.After(spStopAfter):
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	out := p.mustSucceed()
@@ -93,8 +93,8 @@ func TestSavepointChangeQuery(t *testing.T) {
 	insert2 := "INSERT INTO counts2 SELECT k, c, c * 2 FROM (SELECT id % 10 AS k, COUNT(*) AS c FROM gen GROUP BY id % 10);"
 	b := savepointFile(t, dir, "b.sql", "counts2", []string{"k", "c", "c2"}, insert2, false)
 	q := startRun(t, data, b, nil, "-s", sp)
-	if err := q.wait(); err != nil {
-		out := q.output()
+	if err := q.Wait(); err != nil {
+		out := q.Output()
 		t.Logf("restoring into the query with an added column without 'ignore-unclaimed-state': %v\n%s", err, out)
 		if !strings.Contains(out, "no operator of the new plan claims") {
 			t.Fatalf("the restore failed, but not for unclaimed state: %v; output:\n%s", err, out)

@@ -81,8 +81,8 @@ func TestBadRecords(t *testing.T) {
 				produceFile(t, b, topic, writeLines(t, dir, "in.txt", lines), false, 1)
 				file := writeFile(t, dir, "job.sql", failJob(b, topic, c.extra...))
 				p := startEngine(t, filepath.Join(dir, "data"), file, nil)
-				err := p.wait()
-				out := p.output()
+				err := p.Wait()
+				out := p.Output()
 				if code := exitCode(err); code != 1 {
 					t.Fatalf("want the job to fail (exit status 1) on the bad record %s, got %v; output:\n%s", c.bad, err, out)
 				}
@@ -149,10 +149,10 @@ func testSkipBadRecords(t *testing.T, b *broker) {
 		"SHOW JOBS;\n"
 	file := writeFile(t, dir, "job.sql", job)
 	p := startEngine(t, filepath.Join(dir, "data"), file, nil)
-	if err := p.wait(); err != nil {
-		t.Fatalf("with 'json.ignore-parse-errors' = 'true' the job should skip the bad records and finish, got %v; output:\n%s", err, p.output())
+	if err := p.Wait(); err != nil {
+		t.Fatalf("with 'json.ignore-parse-errors' = 'true' the job should skip the bad records and finish, got %v; output:\n%s", err, p.Output())
 	}
-	out := p.output()
+	out := p.Output()
 	t.Logf("output:\n%s", out)
 	row, err := showJobsRow(out, "skip")
 	if err != nil {

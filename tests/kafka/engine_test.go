@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,16 +21,7 @@ const runTimeout = 120 * time.Second
 
 // proc is one run of the engine.
 type proc struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	out   testenv.SyncBuffer // stdout and stderr, interleaved
-	start time.Time
-	done  chan struct{} // closed when the process has exited
-	err   error         // of cmd.Wait, set before done closes
-	end   time.Time     // set before done closes
-	timer *time.Timer
-	// timedOut is set when the run was killed for taking runTimeout.
-	timedOut atomic.Bool
+	*testenv.Proc
 	// firstCheckpoint is when (since start) the run completed its first
 	// checkpoint, 0 if it has not (see watchCheckpoints).
 	firstCheckpoint atomic.Int64
@@ -45,12 +35,12 @@ func (p *proc) watchCheckpoints(dataDir, job string, after int64) {
 		defer tick.Stop()
 		for {
 			select {
-			case <-p.done:
+			case <-p.Done():
 				return
 			case <-tick.C:
 			}
 			if ids, err := listCheckpoints(dataDir, job); err == nil && len(ids) > 0 && ids[0] > after {
-				p.firstCheckpoint.Store(int64(time.Since(p.start)))
+				p.firstCheckpoint.Store(int64(time.Since(p.Start)))
 				return
 			}
 		}
@@ -62,65 +52,7 @@ func (p *proc) watchCheckpoints(dataDir, job string, after int64) {
 func startEngine(t *testing.T, dataDir, file string, env []string, args ...string) *proc {
 	t.Helper()
 	argv := append(append([]string{"--data-dir", dataDir}, args...), "-f", file)
-	p := &proc{t: t, cmd: exec.Command(binary, argv...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
-	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting streamsql: %v", err)
-	}
-	p.timer = time.AfterFunc(runTimeout, func() {
-		p.timedOut.Store(true)
-		p.cmd.Process.Kill()
-	})
-	go func() {
-		p.err = p.cmd.Wait()
-		p.end = time.Now()
-		p.timer.Stop()
-		close(p.done)
-	}()
-	return p
-}
-
-// wait waits for the process to exit and returns the error of cmd.Wait
-// (nil for exit status 0).
-func (p *proc) wait() error {
-	<-p.done
-	if p.timedOut.Load() {
-		p.t.Fatalf("streamsql still running after %v; killed. Output:\n%s", runTimeout, p.output())
-	}
-	return p.err
-}
-
-// output is what the process printed so far.
-func (p *proc) output() string { return p.out.String() }
-
-// took is how long the run lasted.
-func (p *proc) took() time.Duration { return p.end.Sub(p.start).Round(time.Millisecond) }
-
-// killAfter sends SIGKILL d after the start unless the process exits
-// first. It reports whether the signal killed a running process; either way
-// the process has exited when it returns.
-func (p *proc) killAfter(d time.Duration) bool {
-	select {
-	case <-p.done:
-		return false
-	case <-time.After(time.Until(p.start.Add(d))):
-	}
-	err := p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-	return err == nil && killedBySignal(p.err, syscall.SIGKILL)
-}
-
-// killedBySignal says whether err (of cmd.Wait) means the process died of
-// signal sig.
-func killedBySignal(err error, sig syscall.Signal) bool {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return false
-	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled() && ws.Signal() == sig
+	return &proc{Proc: testenv.StartProc(t, runTimeout, env, binary, argv...)}
 }
 
 // exitCode is the exit status of a run that ended by itself, -1 if it was

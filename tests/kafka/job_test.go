@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // The columns of the clicks topic's JSON records.
@@ -165,15 +167,15 @@ func (r *jobRun) failpointKill(spec string) {
 	r.t.Helper()
 	want := r.latest()
 	p := r.start([]string{"STREAMSQL_FAILPOINT=" + spec})
-	err := p.wait()
-	out := p.output()
+	err := p.Wait()
+	out := p.Output()
 	name, _, _ := strings.Cut(spec, "@")
-	if !killedBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
+	if !testenv.KilledBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
 		r.t.Fatalf("run %d with STREAMSQL_FAILPOINT=%s: want the failpoint to kill the process, got %v; output:\n%s", r.runs, spec, err, out)
 	}
 	r.expectResumed(out, want)
 	r.t.Logf("run %d: %s; killed by failpoint %s after %v (%s); newest checkpoint now %d, %.0f%% of the input committed",
-		r.runs, restoredLine(out), spec, p.took(), r.ended(p), r.latest(), 100*r.progress())
+		r.runs, restoredLine(out), spec, p.Took(), r.ended(p), r.latest(), 100*r.progress())
 }
 
 // randomKill runs the job file and kills it d after its start. It
@@ -188,14 +190,14 @@ func (r *jobRun) randomKill(d time.Duration) (finished bool) {
 // checkpoint want, and reports whether it ended by itself first.
 func (r *jobRun) killAt(p *proc, want int64, d time.Duration) (finished bool) {
 	r.t.Helper()
-	killed := p.killAfter(d)
-	out := p.output()
+	killed := p.KillAfter(d)
+	out := p.Output()
 	r.expectResumed(out, want)
 	if !killed {
-		if p.err != nil {
-			r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", r.runs, d, p.err, out)
+		if p.Err != nil {
+			r.t.Fatalf("run %d ended by itself before the kill at %v: %v; output:\n%s", r.runs, d, p.Err, out)
 		}
-		r.t.Logf("run %d: %s; finished in %v, before the kill at %v", r.runs, restoredLine(out), p.took(), d.Round(time.Millisecond))
+		r.t.Logf("run %d: %s; finished in %v, before the kill at %v", r.runs, restoredLine(out), p.Took(), d.Round(time.Millisecond))
 		return true
 	}
 	r.t.Logf("run %d: %s; SIGKILL at %v (%s); newest checkpoint now %d, %.0f%% of the input committed",
@@ -208,11 +210,11 @@ func (r *jobRun) finish() {
 	r.t.Helper()
 	want := r.latest()
 	p := r.start(nil)
-	if err := p.wait(); err != nil {
-		r.t.Fatalf("last run %d: %v; output:\n%s", r.runs, err, p.output())
+	if err := p.Wait(); err != nil {
+		r.t.Fatalf("last run %d: %v; output:\n%s", r.runs, err, p.Output())
 	}
-	r.expectResumed(p.output(), want)
-	r.t.Logf("run %d: %s; finished in %v", r.runs, restoredLine(p.output()), p.took())
+	r.expectResumed(p.Output(), want)
+	r.t.Logf("run %d: %s; finished in %v", r.runs, restoredLine(p.Output()), p.Took())
 }
 
 // failpoints are the places of the checkpoint protocol the kill tests crash

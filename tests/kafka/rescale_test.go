@@ -216,7 +216,7 @@ func (p *proc) waitFirstCheckpoint() {
 	defer tick.Stop()
 	for p.firstCheckpoint.Load() == 0 {
 		select {
-		case <-p.done:
+		case <-p.Done():
 			return
 		case <-tick.C:
 		}
@@ -234,15 +234,15 @@ func (r *jobRun) stopWithSavepoint() string {
 	p := r.start(nil, "--savepoint-on-stop")
 	p.waitFirstCheckpoint()
 	if p.firstCheckpoint.Load() == 0 {
-		r.t.Fatalf("run %d ended (%v) before its first checkpoint, before it could be stopped; output:\n%s", r.runs, p.err, p.output())
+		r.t.Fatalf("run %d ended (%v) before its first checkpoint, before it could be stopped; output:\n%s", r.runs, p.Err, p.Output())
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := p.wait(); err != nil {
-		r.t.Fatalf("run %d, stopped with SIGTERM and --savepoint-on-stop: %v; output:\n%s", r.runs, err, p.output())
+	if err := p.Wait(); err != nil {
+		r.t.Fatalf("run %d, stopped with SIGTERM and --savepoint-on-stop: %v; output:\n%s", r.runs, err, p.Output())
 	}
-	out := p.output()
+	out := p.Output()
 	r.expectResumed(out, want)
 	m := savepointRE.FindStringSubmatch(out)
 	if m == nil {
@@ -307,13 +307,13 @@ func TestWindowRescale(t *testing.T) {
 	sp := r.stopWithSavepoint()
 	r.file = writeFile(t, dir, "job-p1.sql", rescaleJobSQL(b, name, 1))
 	p := r.start(nil, "-s", sp)
-	if err := p.wait(); err != nil {
-		t.Fatalf("run %d with -s %s: %v; output:\n%s", r.runs, sp, err, p.output())
+	if err := p.Wait(); err != nil {
+		t.Fatalf("run %d with -s %s: %v; output:\n%s", r.runs, sp, err, p.Output())
 	}
-	if want := fmt.Sprintf("restored job %s from %s", name, sp); !strings.Contains(p.output(), want) {
-		t.Errorf("run %d: want %q in the output:\n%s", r.runs, want, p.output())
+	if want := fmt.Sprintf("restored job %s from %s", name, sp); !strings.Contains(p.Output(), want) {
+		t.Errorf("run %d: want %q in the output:\n%s", r.runs, want, p.Output())
 	}
-	t.Logf("run %d: parallelism 1 from the savepoint: %s; finished in %v", r.runs, restoredLine(p.output()), p.took())
+	t.Logf("run %d: parallelism 1 from the savepoint: %s; finished in %v", r.runs, restoredLine(p.Output()), p.Took())
 	checkWindowRows(t, b, "hop_out", "app_id", expectHop(rescaleRows))
 	checkWindowRows(t, b, "session_out", "u", expectSessions(rescaleRows))
 	t.Logf("%s took %v", t.Name(), time.Since(start).Round(time.Millisecond))
