@@ -19,6 +19,7 @@ go test -run '^$' -fuzz '^FuzzPlan$' -fuzztime 15s ./session
 # kafka-dev broker of its own, on a port that is free here).
 go build -o ./streamsql ./cmd/streamsql
 ./streamsql --data-dir "$(mktemp -d)" -f examples/quickstart.sql > /dev/null
+./streamsql --data-dir "$(mktemp -d)" -f examples/windows.sql > /dev/null
 KAFKA_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 19092) \
   STREAMSQL=./streamsql examples/pageviews.sh > /dev/null
 echo "all tests passed"
