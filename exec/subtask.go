@@ -330,7 +330,7 @@ func (t *subtask) runOperator() (err error) {
 				al.release()
 			}
 		case KindEnd:
-			wm, advanced, all := al.end(el.From)
+			wm, advanced, idle, all := al.end(el.From)
 			if all {
 				t.inWatermark.Store(maxWatermark)
 				if err := t.impl.endInput(em); err != nil {
@@ -338,7 +338,7 @@ func (t *subtask) runOperator() (err error) {
 				}
 				return em.broadcast(Element{Kind: KindEnd})
 			}
-			if err := t.forwardWatermark(em, wm, advanced, false); err != nil {
+			if err := t.forwardWatermark(em, wm, advanced, idle); err != nil {
 				return err
 			}
 		}
@@ -442,15 +442,19 @@ func (a *aligner) release() {
 }
 
 // end records the end of channel from. It returns the combined watermark
-// and whether it advanced (the ended channel no longer holds it back), and
-// whether every channel has ended.
-func (a *aligner) end(from int) (wm int64, advanced, all bool) {
+// and whether it advanced (the ended channel no longer holds it back),
+// whether the input became idle as a whole (the channels left are all
+// idle), and whether every channel has ended.
+func (a *aligner) end(from int) (wm int64, advanced, idle, all bool) {
 	a.ended[from] = true
 	a.nEnded++
 	a.wms[from] = maxWatermark
 	a.idles[from] = false
-	wm, advanced, _ = a.combine()
-	return wm, advanced, a.nEnded == a.n
+	wm, advanced, allIdle := a.combine()
+	if allIdle && !a.allIdle {
+		a.allIdle, idle = true, true
+	}
+	return wm, advanced, idle, a.nEnded == a.n
 }
 
 // active records that channel from sent a batch: an idle channel counts

@@ -64,8 +64,8 @@ func TestWatermarks(t *testing.T) {
 			al.active(from())
 			return "ok\n"
 		case "end":
-			wm, adv, all := al.end(from())
-			out := combined(wm, adv, false)
+			wm, adv, idle, all := al.end(from())
+			out := combined(wm, adv, idle)
 			if all {
 				out += "all ended\n"
 			}
