@@ -302,7 +302,11 @@ func (t *subtask) runOperator() (err error) {
 		}
 		switch el.Kind {
 		case KindBatch:
-			al.active(el.From)
+			if al.active(el.From) {
+				if err := em.broadcast(Element{Kind: KindWatermark, Watermark: al.wm}); err != nil {
+					return err
+				}
+			}
 			err := t.impl.process(el.Input, el.Batch, em)
 			el.Batch.Rec.Release()
 			if err != nil {
@@ -458,23 +462,30 @@ func (a *aligner) end(from int) (wm int64, advanced, idle, all bool) {
 }
 
 // active records that channel from sent a batch: an idle channel counts
-// again (its last watermark holds until it sends a newer one).
-func (a *aligner) active(from int) {
-	if a.idles[from] {
-		a.idles[from] = false
-		a.allIdle = false
+// again (its last watermark holds until it sends a newer one). It reports
+// whether the input stopped being idle as a whole: the receiver then says
+// so downstream (Flink's WatermarkStatus.ACTIVE), by sending its watermark.
+func (a *aligner) active(from int) (wasIdle bool) {
+	if !a.idles[from] {
+		return false
 	}
+	a.idles[from] = false
+	wasIdle, a.allIdle = a.allIdle, false
+	return wasIdle
 }
 
-// watermark records channel from's watermark and returns the new combined
-// watermark when it advanced.
+// watermark records channel from's watermark and returns the combined
+// watermark, and whether to forward it: it advanced, or the input was idle
+// as a whole until now.
 func (a *aligner) watermark(from int, wm int64) (int64, bool) {
-	a.active(from)
+	wasIdle := a.active(from)
 	if wm > a.wms[from] {
 		a.wms[from] = wm
 	}
 	wm, advanced, _ := a.combine()
-	return wm, advanced
+	// An input active again after being idle as a whole says so downstream
+	// with its watermark, advanced or not.
+	return wm, advanced || wasIdle
 }
 
 // idle records that channel from is idle. It returns the combined watermark

@@ -40,7 +40,7 @@ func TestWatermarks(t *testing.T) {
 			var b strings.Builder
 			fmt.Fprintf(&b, "combined %s", wmText(wm))
 			if advanced {
-				b.WriteString(", advanced")
+				b.WriteString(", forwarded")
 			}
 			if idle {
 				b.WriteString(", input idle")
