@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/types"
 )
 
 // Option keys the session itself reads. Defaults are listed in defaults.
@@ -94,6 +97,10 @@ func validate(key, value string) error {
 	case OptDMLSync, OptIgnoreUnclaimed, OptSavepointOnStop:
 		if _, err := strconv.ParseBool(value); err != nil {
 			return fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, value)
+		}
+	case planner.OptSourceIdleTimeout:
+		if d, err := types.ParseDuration(value); err != nil || d < 0 {
+			return fmt.Errorf("option '%s' must be a duration such as '30 s', got '%s'", key, value)
 		}
 	case OptResultMode:
 		switch strings.ToLower(value) {
