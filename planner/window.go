@@ -220,10 +220,15 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 		return nil, errAt(ErrTypeMismatch, w.TimeColPos, "declare it TIMESTAMP(3) with a WATERMARK FOR clause",
 			"the time column '%s' of %s must be a TIMESTAMP, it is %s", in[col].Name, w.Kind, in[col].Type)
 	}
-	if ModeOf(input) == Updating {
-		return nil, errAt(ErrUnsupported, w.Pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", w.Kind, producer(input))
+	// The input's own window aggregations are planned later (rule
+	// windowAggregates); judge the input as they will make it, so that a
+	// window can be stacked on a window's window_time (Flink's cascading
+	// window aggregation), as a group window can (groupwindow.go).
+	probe := windowAggregates(input)
+	if ModeOf(probe) == Updating {
+		return nil, errAt(ErrUnsupported, w.Pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", w.Kind, producer(probe))
 	}
-	proctime, err := timeAttribute(input, col, w.Kind, w.TimeColPos)
+	proctime, err := timeAttribute(probe, col, w.Kind, w.TimeColPos)
 	if err != nil {
 		return nil, err
 	}
