@@ -273,7 +273,11 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 			}
 		}
 	}
-	return &Call{Func: f.Name, Args: args, Resolved: r}, nil
+	c := &Call{Func: f.Name, Args: args, Resolved: r}
+	if b.viewDepth == 0 {
+		c.Pos = pos
+	}
+	return c, nil
 }
 
 func closestFunc(name string) string {

@@ -31,8 +31,16 @@ func checkCurrentWatermark(n Node, stmt sql.Statement) error {
 			if ref, ok := c.Args[0].(*ColumnRef); ok && isRowtime(in, ref.Index) {
 				return
 			}
-			err = errAt(ErrUnsupported, stmt.Pos(), "pass the column of the table's WATERMARK FOR clause",
-				"CURRENT_WATERMARK takes a time attribute (a column with a watermark), not %s", c.Args[0])
+			pos := stmt.Pos()
+			if c.Pos != (sql.Pos{}) {
+				pos = c.Pos
+			}
+			what := "an expression"
+			if ref, ok := c.Args[0].(*ColumnRef); ok {
+				what = "'" + ref.Name + "', which has no watermark here"
+			}
+			err = errAt(ErrUnsupported, pos, "pass the column of the table's WATERMARK FOR clause",
+				"CURRENT_WATERMARK takes a time attribute (a column with a watermark), not %s", what)
 		})
 	}
 	return err

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -39,6 +40,9 @@ type Call struct {
 	Func     string
 	Args     []Expr
 	Resolved functions.Resolved
+	// Pos is where the call is written in the statement, for errors found
+	// after binding; zero for calls made by rules or read from a view.
+	Pos sql.Pos
 }
 
 // Cast converts its argument to T. Implicit widenings are Casts too.
