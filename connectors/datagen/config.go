@@ -286,8 +286,8 @@ func parseField(table string, col types.Column, all map[string]string) (fieldCon
 		if t.Kind != types.Timestamp {
 			return f, fmt.Errorf("'%s' applies to TIMESTAMP fields, not %s", key("max-past"), t)
 		}
-		if f.maxPast, err = types.ParseDuration(opts[key("max-past")]); err != nil {
-			return f, fmt.Errorf("'%s' %v", key("max-past"), err)
+		if f.maxPast, err = parseMaxPast(opts, key); err != nil {
+			return f, err
 		}
 	}
 	return f, nil
@@ -333,8 +333,8 @@ func parseTimeSequence(f *fieldConfig, opts map[string]string, key func(string) 
 		f.step = d.Microseconds()
 	}
 	if has("max-past") {
-		if f.maxPast, err = types.ParseDuration(opts[key("max-past")]); err != nil {
-			return fmt.Errorf("'%s' %v", key("max-past"), err)
+		if f.maxPast, err = parseMaxPast(opts, key); err != nil {
+			return err
 		}
 	}
 	for _, o := range []string{"min", "max", "length", "var-len"} {
@@ -343,6 +343,20 @@ func parseTimeSequence(f *fieldConfig, opts map[string]string, key func(string) 
 		}
 	}
 	return nil
+}
+
+// parseMaxPast reads 'fields.<f>.max-past': how far behind a TIMESTAMP
+// may go (behind now, or behind the sequence's event time), so not
+// negative.
+func parseMaxPast(opts map[string]string, key func(string) string) (time.Duration, error) {
+	d, err := types.ParseDuration(opts[key("max-past")])
+	if err != nil {
+		return 0, fmt.Errorf("'%s' %v", key("max-past"), err)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("'%s' must not be negative, got '%s'", key("max-past"), opts[key("max-past")])
+	}
+	return d, nil
 }
 
 // intRange is the range of an integer type, or of the unscaled value of a
