@@ -128,8 +128,12 @@ func checkOptions(t *Table) error {
 		}
 	}
 	if v, ok := t.Options[OptIdleTimeout]; ok {
-		if d, err := types.ParseDuration(v); err != nil || d < 0 {
+		d, err := types.ParseDuration(v)
+		if err != nil {
 			return fmt.Errorf("%w '%s': %v", ErrBadOption, OptIdleTimeout, err)
+		}
+		if d < 0 {
+			return fmt.Errorf("%w '%s': must not be negative, got '%s' (write e.g. '30 s'; '0' turns idleness off)", ErrBadOption, OptIdleTimeout, v)
 		}
 	}
 	for _, r := range c.Required {

@@ -115,7 +115,10 @@ func (b *binder) bindWatermark(t *catalog.Table) (*Watermark, error) {
 	}
 	var timeout time.Duration
 	if idle != "" {
-		if timeout, err = types.ParseDuration(idle); err != nil || timeout < 0 {
+		if timeout, err = types.ParseDuration(idle); err == nil && timeout < 0 {
+			err = fmt.Errorf("must not be negative, got '%s'", idle)
+		}
+		if err != nil {
 			return nil, errAt(ErrUnsupported, b.identPos(t.Name), "", "table '%s': option '%s': %v", t.Name, key, err)
 		}
 	}
