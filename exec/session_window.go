@@ -103,7 +103,8 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 	noNulls := tcol.NullN() == 0
 	for i := 0; i < n; i++ {
 		if !noNulls && tcol.IsNull(i) {
-			continue // no session
+			a.lateRow(i) // in no session: as late as can be
+			continue
 		}
 		if b.Op(i) != Insert {
 			return fmt.Errorf("window aggregation received a %s row: its input must be append-only", b.Op(i))

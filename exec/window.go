@@ -74,7 +74,8 @@ func windowFired(end, wm int64) bool { return windowTime(end) <= wm }
 // windowTVFOp is a window table function: it appends window_start,
 // window_end and window_time to every row, once per window the row belongs
 // to (TUMBLE: one; HOP: size/slide; CUMULATE: one per step left). Rows
-// whose time is NULL belong to no window and are dropped.
+// whose time is NULL belong to no window: they are dropped and counted with
+// the late records (Flink fails the job instead).
 type windowTVFOp struct {
 	t      *taskContext
 	spec   planner.WindowSpec
@@ -105,6 +106,9 @@ func (w *windowTVFOp) process(_ int, b Batch, out *emitter) error {
 	defer ends.Release()
 	defer times.Release()
 	all := col.NullN() == 0
+	if !all {
+		w.t.job.lateRecords.Add(int64(col.NullN()))
+	}
 	for i := 0; i < n; i++ {
 		if !all && col.IsNull(i) {
 			continue
@@ -158,8 +162,9 @@ func (w *windowTVFOp) close() error            { return nil }
 // window's end it emits that window's groups once (+I) and deletes their
 // state, so state holds only windows that have not fired. Rows for windows
 // that already fired are late (a record is late once, when its last window
-// had fired): they go to the late-records table along the side output when
-// the plan has one, and are dropped and counted otherwise.
+// had fired), and so are rows whose time is NULL (they are in no window):
+// they go to the late-records table along the side output when the plan
+// has one, and are dropped and counted otherwise.
 //
 // State: one entry per (window, key) in a state.Cache over the subtask's
 // store, keyed [window end][window start][key columns]; the current
@@ -235,7 +240,8 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 	noNulls := tcol.NullN() == 0
 	for i := 0; i < n; i++ {
 		if !noNulls && tcol.IsNull(i) {
-			continue // no window
+			a.lateRow(i) // in no window: as late as can be
+			continue
 		}
 		if b.Op(i) != Insert {
 			return fmt.Errorf("window aggregation received a %s row: its input must be append-only", b.Op(i))

@@ -78,3 +78,31 @@ func TestLateRecordsRoutedOnceAcrossRestore(t *testing.T) {
 		})
 	}
 }
+
+// TestNullTimeCounted: without a late-records table, rows whose time is
+// NULL are dropped by window aggregation and by window table functions,
+// and counted in SHOW JOBS' late dropped.
+func TestNullTimeCounted(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	execAll(t, s, "SET 'table.dml-sync' = 'true'",
+		"CREATE TABLE nulls (k VARCHAR, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)",
+		"INSERT INTO nulls VALUES ('a', TIMESTAMP '2024-01-01 00:00:01'), ('b', NULL), ('c', NULL)",
+		"CREATE TABLE counted (n BIGINT)",
+		"CREATE TABLE windowed (k VARCHAR, window_start TIMESTAMP(3))",
+		`INSERT INTO counted SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE nulls, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+			GROUP BY window_start, window_end`,
+		`INSERT INTO windowed SELECT k, window_start FROM TABLE(TUMBLE(TABLE nulls, DESCRIPTOR(ts), INTERVAL '1' MINUTE))`)
+	jobs := s.Jobs()
+	for _, j := range jobs[len(jobs)-2:] {
+		if j.Late != 2 {
+			t.Errorf("job %s counted %d late records, want the 2 rows without a time", j.Name, j.Late)
+		}
+	}
+	if got := execAll(t, s, "SELECT COUNT(*) FROM windowed")[0].Rows[0][0]; got != int64(1) {
+		t.Errorf("the window table function kept %v rows, want 1", got)
+	}
+}
