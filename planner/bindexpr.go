@@ -264,7 +264,11 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 	}
 	r, err := f.ResolveArgs(fargs)
 	if err != nil {
-		return nil, errAt(ErrTypeMismatch, pos, "", "%s: %v", name, err)
+		msg := err.Error()
+		if !strings.Contains(msg, name) {
+			msg = name + ": " + msg
+		}
+		return nil, errAt(ErrTypeMismatch, pos, "CAST the arguments to types that "+name+" accepts", "%s", msg)
 	}
 	for i := range args {
 		if i < len(r.ArgTypes) && !args[i].Type().Equal(r.ArgTypes[i]) {
