@@ -109,7 +109,7 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 	// windows can be stacked on a window's rowtime.
 	probe := windowAggregates(input)
 	if ModeOf(probe) == Updating {
-		return nil, nil, nil, errAt(ErrUnsupported, pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
+		return nil, nil, nil, errAt(ErrUnsupported, pos, "window an append-only table or view, or aggregate with GROUP BY without a window", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}
 	proctime, err := timeAttribute(probe, col, kind, b.pos(cn))
 	if err != nil {
@@ -128,7 +128,7 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 			return nil, nil, nil, errAt(ErrUnsupported, iv.Pos, "", "%s: %v", kind, derr)
 		}
 		if d <= 0 {
-			return nil, nil, nil, errAt(ErrUnsupported, iv.Pos, "", "the intervals of %s must be positive", kind)
+			return nil, nil, nil, errAt(ErrUnsupported, iv.Pos, "write a positive interval, such as INTERVAL '1' MINUTE", "the intervals of %s must be positive", kind)
 		}
 		ivs = append(ivs, d.Microseconds())
 		gw.args = append(gw.args, d.String())

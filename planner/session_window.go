@@ -59,7 +59,7 @@ func (b *binder) bindSessionWindow(w *sql.WindowTVF) (Node, error) {
 		return nil, errAt(ErrUnsupported, w.Gap.Pos, "", "gap: %v", derr)
 	}
 	if d <= 0 {
-		return nil, errAt(ErrUnsupported, w.Gap.Pos, "", "the gap of SESSION must be positive")
+		return nil, errAt(ErrUnsupported, w.Gap.Pos, "write a positive interval, such as INTERVAL '10' MINUTE", "the gap of SESSION must be positive")
 	}
 	spec.Size = d.Microseconds()
 	if err := checkWindowInput(input, col, "SESSION", w.Pos, w.TimeColPos); err != nil {
@@ -91,7 +91,7 @@ func checkWindowInput(input Node, col int, kind string, pos, colPos sql.Pos) err
 	}
 	probe := windowAggregates(input)
 	if ModeOf(probe) == Updating {
-		return errAt(ErrUnsupported, pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
+		return errAt(ErrUnsupported, pos, "window an append-only table or view, or aggregate with GROUP BY without a window", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}
 	_, err := timeAttribute(probe, col, kind, colPos)
 	return err

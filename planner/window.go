@@ -226,7 +226,7 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 	// window aggregation), as a group window can (groupwindow.go).
 	probe := windowAggregates(input)
 	if ModeOf(probe) == Updating {
-		return nil, errAt(ErrUnsupported, w.Pos, "", "%s over an updating input (from %s) is not supported: windows need an append-only input", w.Kind, producer(probe))
+		return nil, errAt(ErrUnsupported, w.Pos, "window an append-only table or view, or aggregate with GROUP BY without a window", "%s over an updating input (from %s) is not supported: windows need an append-only input", w.Kind, producer(probe))
 	}
 	proctime, err := timeAttribute(probe, col, w.Kind, w.TimeColPos)
 	if err != nil {
@@ -239,7 +239,7 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 			return 0, errAt(ErrUnsupported, iv.Pos, "", "%s: %v", what, err)
 		}
 		if d <= 0 && what != "offset" {
-			return 0, errAt(ErrUnsupported, iv.Pos, "", "the %s of %s must be positive", what, w.Kind)
+			return 0, errAt(ErrUnsupported, iv.Pos, "write a positive interval, such as INTERVAL '1' MINUTE", "the %s of %s must be positive", what, w.Kind)
 		}
 		return d.Microseconds(), nil
 	}
@@ -256,7 +256,7 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 			return nil, err
 		}
 		if spec.Size%spec.Slide != 0 {
-			return nil, errAt(ErrUnsupported, w.Size.Pos, "", "the max size of CUMULATE (%s) must be a multiple of its step (%s)", fmtMicros(spec.Size), fmtMicros(spec.Slide))
+			return nil, errAt(ErrUnsupported, w.Size.Pos, "make the max size a whole number of steps", "the max size of CUMULATE (%s) must be a multiple of its step (%s)", fmtMicros(spec.Size), fmtMicros(spec.Slide))
 		}
 	}
 	if w.Offset.Unit != "" {
