@@ -20,6 +20,7 @@ func init() {
 	register("TO_TIMESTAMP", resolveParseTemporal("TO_TIMESTAMP", types.TimestampOf(3)))
 	register("TO_DATE", resolveParseTemporal("TO_DATE", types.DateType))
 	register("FROM_UNIXTIME", resolveFromUnixtime)
+	register("TO_TIMESTAMP_LTZ", resolveToTimestampLTZ)
 	register("UNIX_TIMESTAMP", resolveUnixTimestamp).Volatile = true
 	f := register("TIMESTAMPADD", func(args []types.T) (Resolved, error) { return resolveTimestampAdd(argsOf(args)) })
 	f.resolveArgs = resolveTimestampAdd
@@ -407,6 +408,60 @@ func resolveFromUnixtime(args []types.T) (Resolved, error) {
 			return dst, false, fmt.Errorf("FROM_UNIXTIME(%d) is out of range", secs)
 		}
 		return p.format(dst, secs*usPerSec), true, nil
+	})}, nil
+}
+
+// resolveToTimestampLTZ: TO_TIMESTAMP_LTZ(n[, precision]) is the instant n
+// seconds (precision 0) or milliseconds (precision 3, the default) after
+// the epoch, as TIMESTAMP(3) in UTC (there is no TIMESTAMP_LTZ; the session
+// zone is UTC, so the values are Flink's). Another precision is an error.
+func resolveToTimestampLTZ(args []types.T) (Resolved, error) {
+	if err := nargs("TO_TIMESTAMP_LTZ", args, 1, 2); err != nil {
+		return Resolved{}, err
+	}
+	for _, a := range args {
+		if !a.IsInteger() && a.Kind != types.Null {
+			return Resolved{}, errArgs("TO_TIMESTAMP_LTZ", args)
+		}
+	}
+	rt := nullableFrom(types.TimestampOf(3), args)
+	return Resolved{Ret: rt, ArgTypes: repeatT(types.BigIntType, len(args)), Kernel: strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
+		mem := ctx.mem()
+		var one, oneP [1]int64
+		num, nm := operand(args[0], &one)
+		prec, pm := []int64{3}, 0
+		if len(args) == 2 {
+			prec, pm = operand(args[1], &oneP)
+		}
+		val := andValidity(mem, args, n)
+		buf, out := newFixedBuf[int64](mem, n)
+		for i := range out {
+			if !val.valid(i) {
+				continue
+			}
+			v := num[i&nm]
+			switch p := prec[i&pm]; p {
+			case 0:
+				if v > 1<<43 || v < -(1<<43) {
+					val.release()
+					buf.Release()
+					return Vec{}, fmt.Errorf("TO_TIMESTAMP_LTZ(%d, 0) is out of range", v)
+				}
+				out[i] = v * usPerSec
+			case 3:
+				if v > 1<<53 || v < -(1<<53) {
+					val.release()
+					buf.Release()
+					return Vec{}, fmt.Errorf("TO_TIMESTAMP_LTZ(%d, 3) is out of range", v)
+				}
+				out[i] = v * 1000
+			default:
+				val.release()
+				buf.Release()
+				return Vec{}, fmt.Errorf("the precision of TO_TIMESTAMP_LTZ must be 0 (seconds) or 3 (milliseconds), got %d", p)
+			}
+		}
+		return finish(rt, n, val, buf), nil
 	})}, nil
 }
 

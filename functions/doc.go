@@ -102,8 +102,8 @@
 //     These functions allocate per row.
 //   - TIMESTAMP is zone-less and the session zone is UTC: there is no
 //     TIMESTAMP_LTZ, so CURRENT_TIMESTAMP, NOW() and LOCALTIMESTAMP are all
-//     TIMESTAMP(3) of Context.Now, and FROM_UNIXTIME/UNIX_TIMESTAMP work in
-//     UTC.
+//     TIMESTAMP(3) of Context.Now, FROM_UNIXTIME/UNIX_TIMESTAMP work in
+//     UTC, and TO_TIMESTAMP_LTZ(epoch, 0|3) is a TIMESTAMP(3) in UTC.
 //   - TO_TIMESTAMP, TO_DATE and UNIX_TIMESTAMP(string) return NULL on input
 //     they cannot parse (as Flink); CAST fails instead.
 //   - CONCAT and CONCAT_WS take arguments of any type but BYTES and cast
