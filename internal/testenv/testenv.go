@@ -1,6 +1,9 @@
 // Package testenv finds what tests need from the machine around the
 // repository: the external conformance suites, which are run from where
-// they are kept and never copied into the repository.
+// they are kept and never copied into the repository. It also holds what
+// the end-to-end harnesses (tests/crash, tests/kafka) share: building the
+// binary, seeded randomness, running the engine as a process (Proc) and
+// listing what a check found wrong (Problems).
 package testenv
 
 import (
