@@ -27,20 +27,11 @@ import (
 
 // bindSessionWindow binds TABLE(SESSION(...)).
 func (b *binder) bindSessionWindow(w *sql.WindowTVF) (Node, error) {
-	input, err := b.bindTableName(w.Table)
+	input, col, err := b.bindWindowInput(w)
 	if err != nil {
 		return nil, err
 	}
 	in := input.Schema()
-	col := -1
-	for i, c := range in {
-		if strings.EqualFold(c.Name, w.TimeCol) {
-			col = i
-		}
-	}
-	if col < 0 {
-		return nil, errAt(ErrUnknownColumn, w.TimeColPos, "available columns: "+strings.Join(in.Names(), ", "), "column '%s' not found in '%s'", w.TimeCol, w.Table)
-	}
 	spec := WindowSpec{Kind: "SESSION", TimeCol: col, TimeName: in[col].Name}
 	for _, p := range w.PartitionBy {
 		found := false

@@ -195,20 +195,11 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 	if w.Kind == "SESSION" {
 		return b.bindSessionWindow(w) // session_window.go
 	}
-	input, err := b.bindTableName(w.Table)
+	input, col, err := b.bindWindowInput(w)
 	if err != nil {
 		return nil, err
 	}
 	in := input.Schema()
-	col := -1
-	for i, c := range in {
-		if strings.EqualFold(c.Name, w.TimeCol) {
-			col = i
-		}
-	}
-	if col < 0 {
-		return nil, errAt(ErrUnknownColumn, w.TimeColPos, "available columns: "+strings.Join(in.Names(), ", "), "column '%s' not found in '%s'", w.TimeCol, w.Table)
-	}
 	for _, c := range in {
 		for _, n := range windowColumns {
 			if strings.EqualFold(c.Name, n) {
@@ -613,4 +604,19 @@ func describeWindowOp(o *Operator) string {
 		return describeWindowNode(o.WindowTVF)
 	}
 	return describeWindowNode(o.WindowAgg)
+}
+
+// bindWindowInput binds the table of a window table function and finds its
+// time column (DESCRIPTOR(ts)).
+func (b *binder) bindWindowInput(w *sql.WindowTVF) (input Node, col int, err error) {
+	if input, err = b.bindTableName(w.Table); err != nil {
+		return nil, -1, err
+	}
+	in := input.Schema()
+	for i, c := range in {
+		if strings.EqualFold(c.Name, w.TimeCol) {
+			return input, i, nil
+		}
+	}
+	return nil, -1, errAt(ErrUnknownColumn, w.TimeColPos, "available columns: "+strings.Join(in.Names(), ", "), "column '%s' not found in '%s'", w.TimeCol, w.Table)
 }

@@ -629,7 +629,6 @@ func (s *Source) consume(r *kgo.Record) error {
 	p.next = r.Offset + 1
 	if !r.Attrs.IsControl() {
 		before := s.dec.rows()
-		defer s.addRun(p, before)
 		var err error
 		if s.upsert {
 			err = s.upsertMessage(p, r)
@@ -643,6 +642,7 @@ func (s *Source) consume(r *kgo.Record) error {
 				return s.errorf("topic '%s' partition %d offset %d: %v", r.Topic, r.Partition, r.Offset, err)
 			}
 		}
+		s.addRun(p, before)
 	}
 	if p.end >= 0 && p.next >= p.end {
 		s.finish(p)
