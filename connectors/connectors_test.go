@@ -378,21 +378,14 @@ func (h *harness) rescale(ctx context.Context, d *datadriven.TestData) (string, 
 	spec.Parallelism = to
 	for st := 0; st < to; st++ {
 		spec.Subtask = st
-		src, err := registry.Source(tb.Connector, spec)
+		src, err := conntest.Reopen(ctx, tb.Connector, spec, func(s exec.Source) error {
+			r, ok := s.(exec.Rescalable)
+			if !ok {
+				return fmt.Errorf("the %s source cannot restore at another parallelism", tb.Connector)
+			}
+			return r.RestoreRescaled(states)
+		})
 		if err != nil {
-			return out.String(), err
-		}
-		r, ok := src.(exec.Rescalable)
-		if !ok {
-			src.Close()
-			return out.String(), fmt.Errorf("the %s source cannot restore at another parallelism", tb.Connector)
-		}
-		if err := r.RestoreRescaled(states); err != nil {
-			src.Close()
-			return out.String(), err
-		}
-		if err := src.Open(ctx); err != nil {
-			src.Close()
 			return out.String(), err
 		}
 		lines, _, err := conntest.Drain(ctx, src, schema)
@@ -428,17 +421,11 @@ func scanWithRestore(ctx context.Context, src exec.Source, spec exec.TableSpec, 
 		return lines, err
 	}
 	lines = append(lines, fmt.Sprintf("-- restored after %d batches --", after))
-	src2, err := registry.Source(connector, spec)
+	src2, err := conntest.Reopen(ctx, connector, spec, func(s exec.Source) error { return s.Restore(state) })
 	if err != nil {
 		return lines, err
 	}
 	defer src2.Close()
-	if err := src2.Restore(state); err != nil {
-		return lines, err
-	}
-	if err := src2.Open(ctx); err != nil {
-		return lines, err
-	}
 	rest, _, err := conntest.Drain(ctx, src2, schema)
 	return append(lines, rest...), err
 }

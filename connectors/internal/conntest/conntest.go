@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/connectors/internal/arrowutil"
+	"github.com/streamsql/streamsql/connectors/internal/registry"
 	"github.com/streamsql/streamsql/connectors/internal/rowfmt"
 	"github.com/streamsql/streamsql/connectors/internal/textparse"
 	"github.com/streamsql/streamsql/exec"
@@ -141,4 +142,23 @@ func Drain(ctx context.Context, src exec.Source, schema types.Schema) ([]string,
 		lines = append(lines, rowfmt.Lines(schema, b)...)
 		b.Rec.Release()
 	}
+}
+
+// Reopen builds a new source of connector for spec, hands it to restore
+// (which calls Restore or RestoreRescaled with earlier snapshots) and opens
+// it. The caller closes the source; on error it is closed already.
+func Reopen(ctx context.Context, connector string, spec exec.TableSpec, restore func(exec.Source) error) (exec.Source, error) {
+	src, err := registry.Source(connector, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := restore(src); err != nil {
+		src.Close()
+		return nil, err
+	}
+	if err := src.Open(ctx); err != nil {
+		src.Close()
+		return nil, err
+	}
+	return src, nil
 }

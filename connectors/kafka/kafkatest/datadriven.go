@@ -451,17 +451,11 @@ func (h *harness) scanOne(ctx context.Context, connector string, spec exec.Table
 		return lines, err
 	}
 	lines = append(lines, fmt.Sprintf("-- restored after %d batches --", restoreAfter))
-	src2, err := registry.Source(connector, spec)
+	src2, err := conntest.Reopen(ctx, connector, spec, func(s exec.Source) error { return s.Restore(state) })
 	if err != nil {
 		return lines, err
 	}
 	defer src2.Close()
-	if err := src2.Restore(state); err != nil {
-		return lines, err
-	}
-	if err := src2.Open(ctx); err != nil {
-		return lines, err
-	}
 	rest, err := drain(ctx, src2, spec, 1<<30, idle)
 	return append(lines, rest...), err
 }
