@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/internal/datadir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -27,6 +28,8 @@ type Session struct {
 	Fresh bool
 	// tmpDir stands in for the data directory of an in-memory session.
 	tmpDir string
+	// lock is the data directory's lock, held from Open to Close.
+	lock *datadir.Lock
 
 	mu sync.Mutex
 	// opts are the options SET; base the session's own defaults
@@ -48,13 +51,24 @@ func (s *Session) SetDefault(key, value string) {
 }
 
 // Open opens (creating it if needed) the data directory dir and its catalog.
-// An empty dir keeps everything in memory.
+// An empty dir keeps everything in memory. The session holds dir's lock
+// (package datadir) until Close: while another session, in this process or
+// another, has dir open, Open fails with an error that names the owner
+// (errors.Is datadir.ErrLocked) and touches nothing in dir.
 func Open(dir string) (*Session, error) {
+	var lock *datadir.Lock
+	if dir != "" {
+		var err error
+		if lock, err = datadir.Acquire(dir); err != nil {
+			return nil, err
+		}
+	}
 	cat, err := catalog.Open(dir)
 	if err != nil {
+		lock.Release()
 		return nil, err
 	}
-	return &Session{dataDir: dir, cat: cat, opts: map[string]string{}, jobs: newJobRegistry()}, nil
+	return &Session{dataDir: dir, cat: cat, opts: map[string]string{}, jobs: newJobRegistry(), lock: lock}, nil
 }
 
 // Catalog is the session's catalog.
@@ -63,13 +77,14 @@ func (s *Session) Catalog() *catalog.Catalog { return s.cat }
 // DataDir is the session's data directory.
 func (s *Session) DataDir() string { return s.dataDir }
 
-// Close stops every running job and waits for them.
+// Close stops every running job, waits for them and releases the data
+// directory.
 func (s *Session) Close() error {
 	s.jobs.stopAll()
 	if s.tmpDir != "" {
 		os.RemoveAll(s.tmpDir)
 	}
-	return nil
+	return s.lock.Release()
 }
 
 // ResultKind says what a Result holds.

@@ -13,6 +13,23 @@
 // --sync makes each INSERT wait for its job, as SET 'table.dml-sync' =
 // 'true' does.
 //
+// # The data directory
+//
+// A data directory has one owner at a time. The shell and -f take its lock,
+// <data-dir>/LOCK (flock(2), package internal/datadir), before reading or
+// writing anything in it, and hold it until they exit; the kernel releases
+// it when the process dies in any way, kill -9 included, so the next run
+// takes it over. A second streamsql on a directory in use exits with status
+// 1, touching nothing, and says who owns it:
+//
+//	[ERROR] data directory ./streamsql-data is in use by process 4242 on host1,
+//	started 2026-12-01 20:53:35 UTC (streamsql -f job.sql); only one process ...
+//
+// "streamsql test" never uses --data-dir itself: each file runs in a new
+// temporary directory under it (or under the system's temporary directory),
+// locked by that run alone. "version", "help" and "kafka-dev" use no data
+// directory.
+//
 // # The shell
 //
 // The prompt is "streamsql> "; a statement may span lines (the prompt is

@@ -78,6 +78,12 @@ func usage(w io.Writer, fs *flag.FlagSet) {
                                                     run sqllogictest files
   streamsql version                                 print the version
 
+The data directory (--data-dir, default ./streamsql-data) has one owner at a
+time: the shell and -f lock it (DIR/LOCK) until they exit, and a second
+streamsql on it exits with an error naming the owner's pid. "test" runs each
+file in a new temporary directory of its own (under --data-dir if given) and
+never uses DIR itself; version, help and kafka-dev use no data directory.
+
 flags:
 `)
 	fs.SetOutput(w)
