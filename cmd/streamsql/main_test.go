@@ -238,6 +238,9 @@ func TestTestSubcommand(t *testing.T) {
 		t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, "stdout", r.stdout, "pass.slt: 5 passed, 0 failed, 0 skipped", "5 passed, 0 failed\n")
+	if strings.Contains(r.stdout, "failed:") {
+		t.Errorf("a run without failures lists causes:\n%s", r.stdout)
+	}
 	// Each file's temporary data directory is removed.
 	left, _ := os.ReadDir(dir)
 	if len(left) != 0 {
@@ -251,8 +254,12 @@ func TestTestSubcommand(t *testing.T) {
 	mustContain(t, "stdout", r.stdout,
 		"fail.slt: 2 passed, 1 failed, 0 skipped",
 		"fail.slt:8: query result mismatch",
-		"7 passed, 1 failed\n",
+		// The totals, then why the records failed.
+		"7 passed, 1 failed\n1 failed:\n    1  query result mismatch\n",
 	)
+	if strings.Contains(r.stdout, "-v prints each failure") {
+		t.Errorf("with -v the report says -v would print the failures:\n%s", r.stdout)
+	}
 }
 
 func TestVersionAndHelp(t *testing.T) {
