@@ -1,6 +1,7 @@
--- A bounded page-view count: generated clicks, grouped by app, printed as a
--- changelog (+I / -U / +U) the way Flink's print sink shows it, and the
--- final counts as a table.
+-- A bounded page-view count: 100,000 generated clicks grouped by app into
+-- the in-memory table pv. The aggregate emits a changelog (+I for a new
+-- app, then -U / +U as its counts change, as Flink's print sink would show
+-- it); pv applies it, so it ends with one row per app, printed as a table.
 CREATE TABLE clicks (
   click_id BIGINT,
   app_id   INT,
@@ -18,6 +19,10 @@ CREATE TABLE clicks (
   'fields.user_id.max' = '1000'
 );
 
+-- pv keeps its rows in the data directory and INSERT INTO appends to them,
+-- so it is dropped first: running this file again on the same data
+-- directory gives the same table, not every row twice.
+DROP TABLE IF EXISTS pv;
 CREATE TABLE pv (app_id INT, pv BIGINT, users BIGINT);
 
 SET 'table.dml-sync' = 'true';
