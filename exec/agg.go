@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
+	"math/bits"
 	"path/filepath"
 	"strings"
 
@@ -222,20 +222,19 @@ func (a *groupAggOp) accumulate(g *group, i int, sign int64) error {
 			ac.n += sign
 			switch class(c.ArgT.Kind) {
 			case 'i':
-				v := r.int(i) * sign
-				s := ac.i + v
-				if (v > 0 && s < ac.i) || (v < 0 && s > ac.i) || !fitsKind(s, c.T.Kind) && c.Func == planner.AggSum {
-					return fmt.Errorf("%w: SUM overflows %s", ErrOverflow, c.T)
+				s, ok := addInt(ac.i, r.int(i), sign)
+				if !ok {
+					return accOverflow(c)
 				}
 				ac.i = s
 			case 'f':
 				ac.f += r.float(i) * float64(sign)
 			case 'd':
-				if sign > 0 {
-					ac.d = ac.d.Add(r.decimal(i))
-				} else {
-					ac.d = ac.d.Sub(r.decimal(i))
+				s, ok := addDecimal(ac.d, r.decimal(i), sign)
+				if !ok {
+					return accOverflow(c)
 				}
+				ac.d = s
 			}
 		case planner.AggMin, planner.AggMax:
 			if sign > 0 {
@@ -327,16 +326,19 @@ func recomputeDistinct(ac *acc, c *planner.AggCall) error {
 	for k := range ac.set {
 		switch class(c.ArgT.Kind) {
 		case 'i':
-			v := int64(binary.BigEndian.Uint64([]byte(k)))
-			s := ac.i + v
-			if (v > 0 && s < ac.i) || (v < 0 && s > ac.i) || !fitsKind(s, c.T.Kind) && c.Func == planner.AggSum {
-				return fmt.Errorf("%w: SUM overflows %s", ErrOverflow, c.T)
+			s, ok := addInt(ac.i, int64(binary.BigEndian.Uint64([]byte(k))), 1)
+			if !ok {
+				return accOverflow(c)
 			}
 			ac.i = s
 		case 'f':
 			ac.f += math.Float64frombits(binary.BigEndian.Uint64([]byte(k)))
 		case 'd':
-			ac.d = ac.d.Add(decimal128.New(int64(binary.BigEndian.Uint64([]byte(k))), binary.BigEndian.Uint64([]byte(k[8:]))))
+			s, ok := addDecimal(ac.d, decimal128.New(int64(binary.BigEndian.Uint64([]byte(k))), binary.BigEndian.Uint64([]byte(k[8:]))), 1)
+			if !ok {
+				return accOverflow(c)
+			}
+			ac.d = s
 		}
 	}
 	return nil
@@ -357,6 +359,42 @@ func mergeSet(dst, src *acc) {
 			dst.set[k] = n
 		}
 	}
+}
+
+// addInt returns a + sign*x (sign is +1 or -1); ok is false when the
+// int64 accumulator would wrap.
+func addInt(a, x, sign int64) (s int64, ok bool) {
+	if sign > 0 {
+		s = a + x
+		return s, (a^s)&(x^s) >= 0
+	}
+	s = a - x
+	return s, (a^x)&(a^s) >= 0
+}
+
+// addDecimal returns a + sign*x (sign is +1 or -1) in 128 bits; ok is false
+// when the sum would wrap. The accumulator may leave the result's 38
+// digits on the way (a retraction can bring it back); checkResult checks
+// the result when it is emitted.
+func addDecimal(a, x decimal128.Num, sign int64) (s decimal128.Num, ok bool) {
+	ah, xh := a.HighBits(), x.HighBits()
+	if sign > 0 {
+		s = a.Add(x)
+		sh := s.HighBits()
+		return s, (ah^sh)&(xh^sh) >= 0
+	}
+	s = a.Sub(x)
+	sh := s.HighBits()
+	return s, (ah^xh)&(ah^sh) >= 0
+}
+
+// accOverflow is the error of an accumulator that cannot hold a running sum.
+func accOverflow(c *planner.AggCall) error {
+	acct := "BIGINT"
+	if class(c.ArgT.Kind) == 'd' {
+		acct = "128-bit"
+	}
+	return fmt.Errorf("%w: %s overflows %s: its running sum leaves the %s accumulator", ErrOverflow, c.Text, c.T.Nullable(), acct)
 }
 
 func fitsKind(v int64, k types.Kind) bool {
@@ -389,10 +427,18 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 			g.emitted = false
 		case g.rows == 0:
 		case !g.emitted:
+			if err := a.checkResults(g.accs); err != nil {
+				releaseAll(bs)
+				return err
+			}
 			a.appendRow(bs, g, g.accs, g.rows)
 			ops = append(ops, Insert)
 			g.emitted = true
 		case !a.sameResult(g):
+			if err := a.checkResults(g.accs); err != nil {
+				releaseAll(bs)
+				return err
+			}
 			a.appendRow(bs, g, g.prev, g.prevRows)
 			a.appendRow(bs, g, g.accs, g.rows)
 			ops = append(ops, UpdateBefore, UpdateAfter)
@@ -414,6 +460,12 @@ func (a *groupAggOp) builders() []array.Builder {
 		bs[i] = array.NewBuilder(a.t.mem, c.Type.ArrowType())
 	}
 	return bs
+}
+
+func releaseAll(bs []array.Builder) {
+	for _, b := range bs {
+		b.Release()
+	}
 }
 
 func (a *groupAggOp) emitBuilt(bs []array.Builder, ops []RowKind, out *emitter) error {
@@ -465,6 +517,77 @@ func (a *groupAggOp) appendRow(bs []array.Builder, g *group, accs []acc, rows in
 	}
 }
 
+// checkResults checks that the results held in accs fit their types: a
+// SUM of a narrower integer type (its accumulator is an int64) and a
+// DECIMAL SUM or AVG (its accumulator has 128 bits, the result 38 digits).
+// No allocation unless it fails.
+func (a *groupAggOp) checkResults(accs []acc) error {
+	for j := range a.spec.Aggs {
+		c := &a.spec.Aggs[j]
+		ac := &accs[j]
+		if ac.n <= 0 || (c.Func != planner.AggSum && c.Func != planner.AggAvg) {
+			continue
+		}
+		switch class(c.ArgT.Kind) {
+		case 'i':
+			if c.Func == planner.AggSum && !fitsKind(ac.i, c.T.Kind) {
+				return fmt.Errorf("%w: %s overflows %s: the sum %d is out of its range", ErrOverflow, c.Text, c.T.Nullable(), ac.i)
+			}
+		case 'd':
+			if c.Func == planner.AggSum {
+				if !ac.d.FitsInPrecision(int32(c.T.Precision)) {
+					return fmt.Errorf("%w: %s overflows %s: the sum %s has more than %d digits", ErrOverflow, c.Text, c.T.Nullable(), types.FormatDecimal(ac.d, c.ArgT.Scale), c.T.Precision)
+				}
+			} else if _, ok := avgDecimal(ac.d, ac.n, c.T.Scale-c.ArgT.Scale, c.T.Precision); !ok {
+				return fmt.Errorf("%w: %s overflows %s: the average of %d values summing to %s has more than %d integer digits", ErrOverflow, c.Text, c.T.Nullable(), ac.n, types.FormatDecimal(ac.d, c.ArgT.Scale), c.T.Precision-c.T.Scale)
+			}
+		}
+	}
+	return nil
+}
+
+// avgDecimal returns sum*10^k / n rounded half up (as Flink's DECIMAL
+// division), in 192-bit arithmetic without allocation; ok is false when
+// the result does not fit precision p. n > 0, 0 <= k <= 19.
+func avgDecimal(sum decimal128.Num, n int64, k, p int) (decimal128.Num, bool) {
+	neg := sum.Sign() < 0
+	if neg {
+		sum = sum.Negate() // |sum| <= 2^127 fits an unsigned 128-bit value
+	}
+	hi, lo := uint64(sum.HighBits()), sum.LowBits()
+	// m = |sum| * 10^k as three 64-bit limbs m2:m1:m0.
+	f := pow10u64[k]
+	c0, m0 := bits.Mul64(lo, f)
+	c1, m1 := bits.Mul64(hi, f)
+	m1, carry := bits.Add64(m1, c0, 0)
+	m2 := c1 + carry
+	d := uint64(n)
+	q2, r := m2/d, m2%d
+	q1, r := bits.Div64(r, m1, d)
+	q0, r := bits.Div64(r, m0, d)
+	if r >= d-r { // half up
+		var cy uint64
+		q0, cy = bits.Add64(q0, 1, 0)
+		q1, cy = bits.Add64(q1, 0, cy)
+		q2 += cy
+	}
+	if q2 != 0 || q1>>63 != 0 {
+		return decimal128.Num{}, false
+	}
+	res := decimal128.New(int64(q1), q0)
+	if !res.FitsInPrecision(int32(p)) {
+		return decimal128.Num{}, false
+	}
+	if neg {
+		res = res.Negate()
+	}
+	return res, true
+}
+
+var pow10u64 = [20]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// appendResult appends the result of c held in ac; checkResults has
+// checked that it fits its type.
 func (a *groupAggOp) appendResult(b array.Builder, c *planner.AggCall, ac *acc, rows int64) {
 	switch c.Func {
 	case planner.AggCount:
@@ -491,9 +614,8 @@ func (a *groupAggOp) appendResult(b array.Builder, c *planner.AggCall, ac *acc, 
 		case 'f':
 			appendTyped(b, c.T, 0, ac.f/float64(ac.n), decimal128.Num{}, "")
 		case 'd':
-			num := ac.d.BigInt()
-			num.Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(c.T.Scale-c.ArgT.Scale)), nil))
-			appendTyped(b, c.T, 0, 0, decimal128.FromBigInt(num.Quo(num, big.NewInt(ac.n))), "")
+			avg, _ := avgDecimal(ac.d, ac.n, c.T.Scale-c.ArgT.Scale, c.T.Precision)
+			appendTyped(b, c.T, 0, 0, avg, "")
 		}
 	case planner.AggMin, planner.AggMax:
 		if !ac.valid {
@@ -566,6 +688,8 @@ func (a *groupAggOp) close() error { return closeStore(a.t) }
 
 var errStopScan = errors.New("stop")
 
-// ErrOverflow is returned when an aggregate's integer result leaves the
-// range of its type.
-var ErrOverflow = errors.New("integer overflow")
+// ErrOverflow is returned when an aggregate's result leaves the range of
+// its type (an integer type's, or a DECIMAL's precision), or its running
+// sum leaves the range of its accumulator. The message names the call and
+// where it is in the statement.
+var ErrOverflow = errors.New("numeric overflow")

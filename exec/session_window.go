@@ -194,15 +194,19 @@ func (a *sessionAggOp) mergeGroup(dst, src *group) error {
 			d.n += s.n
 			switch class(c.ArgT.Kind) {
 			case 'i':
-				sum := d.i + s.i
-				if (s.i > 0 && sum < d.i) || (s.i < 0 && sum > d.i) || !fitsKind(sum, c.T.Kind) && c.Func == planner.AggSum {
-					return fmt.Errorf("%w: SUM overflows %s", ErrOverflow, c.T)
+				sum, ok := addInt(d.i, s.i, 1)
+				if !ok {
+					return accOverflow(c)
 				}
 				d.i = sum
 			case 'f':
 				d.f += s.f
 			case 'd':
-				d.d = d.d.Add(s.d)
+				sum, ok := addDecimal(d.d, s.d, 1)
+				if !ok {
+					return accOverflow(c)
+				}
+				d.d = sum
 			}
 		case planner.AggMin, planner.AggMax:
 			if !s.valid {
@@ -290,6 +294,10 @@ func (a *sessionAggOp) fire(out *emitter) error {
 				if !windowFired(s.end, a.wm) {
 					keep = append(keep, *s)
 					continue
+				}
+				if err := a.fold.checkResults(s.g.accs); err != nil {
+					releaseAll(bs)
+					return err
 				}
 				a.appendSession(bs, ss.key, s)
 				rows++

@@ -348,6 +348,10 @@ func (a *windowAggOp) fire(out *emitter) error {
 				return err
 			}
 			if !created {
+				if err := a.fold.checkResults(e.Value.accs); err != nil {
+					releaseAll(bs)
+					return err
+				}
 				a.appendGroup(bs, e)
 				rows++
 				// The deleted entry keeps its value until Evict below;

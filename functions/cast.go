@@ -561,7 +561,11 @@ func parseStrings[T fixed](to types.T, try bool, conv func(string) (T, bool)) Ke
 				}
 				val.release()
 				buf.Release()
-				return Vec{}, castErr(types.StringType, s.at(i), to, "")
+				why := ""
+				if (to.Kind == types.Date || to.Kind == types.Timestamp) && yearOutOfRange(s.at(i)) {
+					why = "the year is " + ErrTemporalRange.Error() + " 0001-01-01 .. 9999-12-31"
+				}
+				return Vec{}, castErr(types.StringType, s.at(i), to, why)
 			}
 			out[i] = r
 		}

@@ -603,10 +603,24 @@ func resolveTimestampAdd(args []Arg) (Resolved, error) {
 			}
 			us, k := x.micros(i), cnt[i&cm]
 			um, _ := unitMicros(u)
+			var r int64
 			if um == 0 {
-				return addMonthsMicros(us, k*unitMonths(u)), nil
+				// A count beyond the range's span is refused before it
+				// is multiplied, so nothing wraps.
+				if k < -spanMonths || k > spanMonths {
+					return 0, timestampAddErr(u, k, t, us)
+				}
+				r = addMonthsMicros(us, k*unitMonths(u))
+			} else {
+				if lim := (maxMicros - minMicros) / um; k < -lim || k > lim {
+					return 0, timestampAddErr(u, k, t, us)
+				}
+				r = us + k*um
 			}
-			return us + k*um, nil
+			if !inRangeMicros(r) {
+				return 0, timestampAddErr(u, k, t, us)
+			}
+			return r, nil
 		}
 		if rt.Kind == types.Date {
 			buf, out := newFixedBuf[int32](mem, n)
@@ -637,6 +651,18 @@ func resolveTimestampAdd(args []Arg) (Resolved, error) {
 		}
 		return finish(rt, n, val, buf), nil
 	})}, nil
+}
+
+// timestampAddErr is the error of TIMESTAMPADD(unit, k, x) leaving the
+// supported range; us is x in micros, t its type.
+func timestampAddErr(unit string, k int64, t types.T, us int64) error {
+	var x string
+	if t.Kind == types.Date {
+		x = "DATE '" + types.FormatDate(int32(floorDiv(us, usPerDay))) + "'"
+	} else {
+		x = "TIMESTAMP '" + types.FormatTimestamp(us, t.Precision) + "'"
+	}
+	return fmt.Errorf("TIMESTAMPADD %w: TIMESTAMPADD(%s, %d, %s) leaves 0001-01-01 .. 9999-12-31", ErrTemporalRange, unit, k, x)
 }
 
 // subtractMonthsDays is Calcite's month difference of two dates: the

@@ -179,7 +179,7 @@ func parseDateAt(s string, i int) (int64, int, bool) {
 		return 0, 0, false
 	}
 	d, i, ok := atoiN(s, i+1, 1, 2)
-	if !ok || m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m) {
+	if !ok || m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m) || y < minYear || y > maxYear {
 		return 0, 0, false
 	}
 	return daysFromCivil(y, m, d), i, true

@@ -18,21 +18,40 @@ func resolveTemporalArith(op string, t, iv types.T, swapped bool) (Resolved, err
 		sign = -1
 	}
 	var k Kernel
+	ivT := iv.Nullable()
 	switch t.Kind {
 	case types.Timestamp:
 		if iv.Kind == types.IntervalDayTime {
-			k = tsPlusMillis(rt, sign, swapped)
+			k = tsPlusMillis(rt, ivT, sign, swapped)
 		} else {
-			k = temporalMap(rt, sign, swapped, func(us, months int64) int64 { return addMonthsMicros(us, months) })
+			k = temporalMap(rt, ivT, sign, swapped, func(us, months int64) (int64, bool) {
+				if months < -spanMonths || months > spanMonths {
+					return 0, false
+				}
+				r := addMonthsMicros(us, months)
+				return r, inRangeMicros(r)
+			})
 		}
 	case types.Date:
 		if iv.Kind == types.IntervalDayTime {
-			k = temporalMap32(rt, sign, swapped, func(d, ms int64) int64 { return d + ms/msPerDay })
+			k = temporalMap32(rt, ivT, sign, swapped, func(d, ms int64) (int64, bool) {
+				if ms < -spanMillis || ms > spanMillis {
+					return 0, false
+				}
+				r := d + ms/msPerDay
+				return r, inRangeDays(r)
+			})
 		} else {
-			k = temporalMap32(rt, sign, swapped, addMonthsDays)
+			k = temporalMap32(rt, ivT, sign, swapped, func(d, months int64) (int64, bool) {
+				if months < -spanMonths || months > spanMonths {
+					return 0, false
+				}
+				r := addMonthsDays(d, months)
+				return r, inRangeDays(r)
+			})
 		}
 	case types.Time:
-		k = temporalMap32(rt, sign, swapped, func(t, ms int64) int64 { return floorMod(t+ms, msPerDay) })
+		k = temporalMap32(rt, ivT, sign, swapped, func(t, ms int64) (int64, bool) { return floorMod(t+ms%msPerDay, msPerDay), true })
 	}
 	ats := []types.T{t.Nullable(), iv.Nullable()}
 	if swapped {
@@ -41,8 +60,10 @@ func resolveTemporalArith(op string, t, iv types.T, swapped bool) (Resolved, err
 	return Resolved{Ret: rt, ArgTypes: ats, Kernel: k}, nil
 }
 
-// tsPlusMillis is the hot TIMESTAMP ± day-time interval (watermarks).
-func tsPlusMillis(rt types.T, sign int64, swapped bool) Kernel {
+// tsPlusMillis is the hot TIMESTAMP ± day-time interval (watermarks). It
+// fails when a result leaves the supported range; an interval longer than
+// that range is refused before it is scaled to micros, so nothing wraps.
+func tsPlusMillis(rt, ivT types.T, sign int64, swapped bool) Kernel {
 	return strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
 		ta, ia := args[0], args[1]
@@ -55,15 +76,39 @@ func tsPlusMillis(rt types.T, sign int64, swapped bool) Kernel {
 		val := andValidity(mem, args, n)
 		buf, out := newFixedBuf[int64](mem, n)
 		f := sign * 1000
+		bad := false
 		for i := range out {
-			out[i] = ts[i&tm] + iv[i&im]*f
+			x, y := ts[i&tm], iv[i&im]
+			r := x + y*f
+			out[i] = r
+			if uint64(y+spanMillis) > uint64(2*spanMillis) || !inRangeMicros(r) {
+				bad = true
+			}
+		}
+		if bad {
+			for i := range n {
+				x, y := ts[i&tm], iv[i&im]
+				if val.valid(i) && (uint64(y+spanMillis) > uint64(2*spanMillis) || !inRangeMicros(x+y*f)) {
+					val.release()
+					buf.Release()
+					return Vec{}, rangeErr(rt, x, signOp(sign), ivT, y)
+				}
+			}
 		}
 		return finish(rt, n, val, buf), nil
 	})
 }
 
-// temporalMap computes f(t, sign*iv) over an int64 temporal and an interval.
-func temporalMap(rt types.T, sign int64, swapped bool, f func(t, iv int64) int64) Kernel {
+func signOp(sign int64) string {
+	if sign < 0 {
+		return "-"
+	}
+	return "+"
+}
+
+// temporalMap computes f(t, sign*iv) over an int64 temporal and an
+// interval; f reports false when the result is out of range.
+func temporalMap(rt, ivT types.T, sign int64, swapped bool, f func(t, iv int64) (int64, bool)) Kernel {
 	return strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
 		ta, ia := args[0], args[1]
@@ -77,7 +122,13 @@ func temporalMap(rt types.T, sign int64, swapped bool, f func(t, iv int64) int64
 		buf, out := newFixedBuf[int64](mem, n)
 		for i := range out {
 			if val.valid(i) {
-				out[i] = f(ts[i&tm], sign*iv[i&im])
+				r, ok := f(ts[i&tm], sign*iv[i&im])
+				if !ok {
+					val.release()
+					buf.Release()
+					return Vec{}, rangeErr(rt, ts[i&tm], signOp(sign), ivT, iv[i&im])
+				}
+				out[i] = r
 			}
 		}
 		return finish(rt, n, val, buf), nil
@@ -85,7 +136,7 @@ func temporalMap(rt types.T, sign int64, swapped bool, f func(t, iv int64) int64
 }
 
 // temporalMap32 is temporalMap for DATE and TIME (int32) values.
-func temporalMap32(rt types.T, sign int64, swapped bool, f func(t, iv int64) int64) Kernel {
+func temporalMap32(rt, ivT types.T, sign int64, swapped bool, f func(t, iv int64) (int64, bool)) Kernel {
 	return strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
 		ta, ia := args[0], args[1]
@@ -100,7 +151,13 @@ func temporalMap32(rt types.T, sign int64, swapped bool, f func(t, iv int64) int
 		buf, out := newFixedBuf[int32](mem, n)
 		for i := range out {
 			if val.valid(i) {
-				out[i] = int32(f(int64(ts[i&tm]), sign*iv[i&im]))
+				r, ok := f(int64(ts[i&tm]), sign*iv[i&im])
+				if !ok {
+					val.release()
+					buf.Release()
+					return Vec{}, rangeErr(rt, int64(ts[i&tm]), signOp(sign), ivT, iv[i&im])
+				}
+				out[i] = int32(r)
 			}
 		}
 		return finish(rt, n, val, buf), nil

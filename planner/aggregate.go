@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -144,7 +145,7 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 // bindAggCall binds an aggregate call's argument and types it as Flink does.
 func (b *binder) bindAggCall(c *ast.AggregateFuncExpr, sc *scope) (AggCall, Expr, string, error) {
 	name := strings.ToUpper(c.F)
-	call := AggCall{Func: AggFunc(name), Arg: -1, Distinct: c.Distinct}
+	call := AggCall{Func: AggFunc(name), Arg: -1, Distinct: c.Distinct, Text: aggText(c) + " at " + b.pos(c).String()}
 	switch call.Func {
 	case AggCount, AggSum, AggMin, AggMax, AggAvg:
 	default:
@@ -201,6 +202,15 @@ func (b *binder) bindAggCall(c *ast.AggregateFuncExpr, sc *scope) (AggCall, Expr
 		key += "(*)"
 	}
 	return call, arg, key, nil
+}
+
+// aggText is the aggregate call c as SQL text: "SUM(DISTINCT v)".
+func aggText(c *ast.AggregateFuncExpr) string {
+	var sb strings.Builder
+	if err := c.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase, &sb)); err != nil {
+		return strings.ToUpper(c.F)
+	}
+	return sb.String()
 }
 
 // bindAggregated binds e above the aggregate: a whole subexpression equal to

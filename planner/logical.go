@@ -76,6 +76,9 @@ type AggCall struct {
 	// T is the result type; ArgT the argument's type.
 	T, ArgT types.T
 	Name    string
+	// Text is the call as written and where, for runtime errors:
+	// "SUM(v) at 3:8".
+	Text string
 }
 
 // Aggregate groups its input by Keys (input column indexes) and computes
