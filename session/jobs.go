@@ -69,7 +69,9 @@ const (
 type JobEvent struct {
 	Kind     JobEventKind
 	ID, Name string
-	Time     time.Time
+	// Pos is where the statement that submitted the job starts.
+	Pos  sql.Pos
+	Time time.Time
 	Err      error
 	Final    bool
 	Delay    time.Duration
@@ -107,6 +109,8 @@ type jobEntry struct {
 	folder string
 	// checkpointing is whether the job was submitted with checkpoints on.
 	checkpointing bool
+	// pos is where its statement starts.
+	pos sql.Pos
 	start         time.Time
 	done          chan struct{}
 	// stopc is closed by stop: it ends a wait before a restart.

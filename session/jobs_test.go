@@ -127,8 +127,8 @@ func TestRepeatedFailureFailsForGood(t *testing.T) {
 		mu.Unlock()
 	})
 	execAll(t, s, "CREATE TABLE src (x STRING)", "CREATE TABLE dst (v INT)",
-		"INSERT INTO src VALUES ('1'), ('abc'), ('3')",
-		"SET 'execution.checkpointing.interval' = '1 s'",
+		"SET 'table.dml-sync' = 'true'", "INSERT INTO src VALUES ('1'), ('abc'), ('3')", "RESET 'table.dml-sync'",
+		"SET 'execution.checkpointing.interval' = '1 h'",
 		"SET 'restart-strategy.exponential-delay.initial-backoff' = '10 ms'",
 		"SET 'restart-strategy.exponential-delay.max-backoff' = '20 ms'",
 		"INSERT INTO dst SELECT CAST(x AS INT) FROM src")
@@ -188,7 +188,7 @@ func TestRestartingJobShowsItsCause(t *testing.T) {
 	}
 	defer s.Close()
 	execAll(t, s, "CREATE TABLE src (x STRING)", "CREATE TABLE dst (v INT)",
-		"INSERT INTO src VALUES ('abc')",
+		"SET 'table.dml-sync' = 'true'", "INSERT INTO src VALUES ('abc')", "RESET 'table.dml-sync'",
 		"SET 'execution.checkpointing.interval' = '1 s'",
 		"SET 'restart-strategy.exponential-delay.initial-backoff' = '1 h'",
 		"SET 'restart-strategy.exponential-delay.max-backoff' = '1 h'")

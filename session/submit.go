@@ -238,7 +238,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 			return nil, sql.Errorf(st.Pos(), "job %s: recording its plan: %v", name, err)
 		}
 	}
-	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.opts.Checkpoint != nil, start: start,
+	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.opts.Checkpoint != nil, pos: st.Pos(), start: start,
 		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	submitted = true
@@ -354,7 +354,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			}
 			return
 		}
-		ev := JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Time: time.Now(), Err: err, Restarts: restarts, Repeated: repeated}
+		ev := JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Err: err, Restarts: restarts, Repeated: repeated}
 		if repeated >= MaxRepeatedFailures {
 			err = fmt.Errorf("%w (the same failure %d times in a row: not restarted again)", err, repeated)
 			ev.Err, ev.Final = err, true
@@ -395,13 +395,13 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			e.mu.Unlock()
 			err = fmt.Errorf("%v; restarting failed: %w", err, serr)
 			e.finish(err)
-			s.jobs.emit(JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Time: time.Now(), Err: err, Final: true, Restarts: restarts, Repeated: 1})
+			s.jobs.emit(JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Err: err, Final: true, Restarts: restarts, Repeated: 1})
 			return
 		}
 		e.cur, e.restarts, e.restored = next, e.restarts+1, from
 		restarts = e.restarts
 		e.mu.Unlock()
-		s.jobs.emit(JobEvent{Kind: JobRestarted, ID: e.id, Name: e.name, Time: time.Now(), Restarts: restarts, Checkpoint: from})
+		s.jobs.emit(JobEvent{Kind: JobRestarted, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Restarts: restarts, Checkpoint: from})
 	}
 }
 
