@@ -70,11 +70,11 @@ type JobEvent struct {
 	Kind     JobEventKind
 	ID, Name string
 	// Pos is where the statement that submitted the job starts.
-	Pos  sql.Pos
-	Time time.Time
-	Err      error
-	Final    bool
-	Delay    time.Duration
+	Pos   sql.Pos
+	Time  time.Time
+	Err   error
+	Final bool
+	Delay time.Duration
 	// Restarts counts the job's restarts so far (with this one, for
 	// JobRestarted).
 	Restarts int
@@ -110,9 +110,9 @@ type jobEntry struct {
 	// checkpointing is whether the job was submitted with checkpoints on.
 	checkpointing bool
 	// pos is where its statement starts.
-	pos sql.Pos
-	start         time.Time
-	done          chan struct{}
+	pos   sql.Pos
+	start time.Time
+	done  chan struct{}
 	// stopc is closed by stop: it ends a wait before a restart.
 	stopc chan struct{}
 
