@@ -135,6 +135,8 @@ type jobEntry struct {
 	lastErr     error
 	lastFailure time.Time
 	repeated    int
+	// restarting is set from a failure until the restart runs.
+	restarting bool
 }
 
 func (e *jobEntry) attempt() *exec.Job {
@@ -201,7 +203,7 @@ func (e *jobEntry) info() JobInfo {
 		info.Duration = e.end.Sub(e.start)
 	default:
 		info.Status = "RUNNING"
-		if e.cur == nil {
+		if e.restarting {
 			info.Status = "RESTARTING" // waiting before a restart, or restoring
 		}
 		info.Duration = time.Since(e.start)

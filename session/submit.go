@@ -343,7 +343,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			} else {
 				e.repeated = 1
 			}
-			e.lastErr, e.lastFailure = err, time.Now()
+			e.lastErr, e.lastFailure, e.restarting = err, time.Now(), true
 		}
 		repeated, restarts := e.repeated, e.restarts
 		e.mu.Unlock()
@@ -398,7 +398,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			s.jobs.emit(JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Err: err, Final: true, Restarts: restarts, Repeated: 1})
 			return
 		}
-		e.cur, e.restarts, e.restored = next, e.restarts+1, from
+		e.cur, e.restarts, e.restored, e.restarting = next, e.restarts+1, from, false
 		restarts = e.restarts
 		e.mu.Unlock()
 		s.jobs.emit(JobEvent{Kind: JobRestarted, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Restarts: restarts, Checkpoint: from})
@@ -407,7 +407,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 
 func (e *jobEntry) finish(err error) {
 	e.mu.Lock()
-	e.err, e.end = err, time.Now()
+	e.err, e.end, e.restarting = err, time.Now(), false
 	e.mu.Unlock()
 }
 
