@@ -105,10 +105,14 @@ type option struct {
 	check func(key, value string) error
 }
 
-// aliases are the older names Flink still accepts, and the key they set.
+// aliases are the other names Flink accepts for an option (older ones,
+// and the newer ones of Flink 1.19/1.20), and the key they set.
 var aliases = map[string]string{
 	"execution.savepoint.path":                   OptRecoveryPath,
 	"execution.savepoint.ignore-unclaimed-state": OptIgnoreUnclaimed,
+	"state.backend.type":                         OptStateBackend,
+	"execution.checkpointing.savepoint-dir":      OptSavepointDir,
+	"execution.checkpointing.num-retained":       checkpoint.KeyNumRetained,
 }
 
 // refused are keys of Flink that are known but not implemented: SET of
