@@ -22,6 +22,40 @@ const (
 	KeyRestartType = "restart-strategy.type"
 )
 
+// RestartOption is one option ParseRestart reads, with its default.
+type RestartOption struct{ Key, Default string }
+
+// RestartOptions lists every option ParseRestart reads, with Flink's
+// defaults (those of ParseRestart).
+func RestartOptions() []RestartOption {
+	return []RestartOption{
+		{KeyRestartType, "exponential-delay with checkpointing, none without"},
+		{"restart-strategy.fixed-delay.attempts", "1"},
+		{"restart-strategy.fixed-delay.delay", "1 s"},
+		{"restart-strategy.failure-rate.max-failures-per-interval", "1"},
+		{"restart-strategy.failure-rate.failure-rate-interval", "1 min"},
+		{"restart-strategy.failure-rate.delay", "1 s"},
+		{"restart-strategy.exponential-delay.initial-backoff", "1 s"},
+		{"restart-strategy.exponential-delay.max-backoff", "1 min"},
+		{"restart-strategy.exponential-delay.backoff-multiplier", "2"},
+		{"restart-strategy.exponential-delay.reset-backoff-threshold", "1 h"},
+		{"restart-strategy.exponential-delay.attempts-before-reset-backoff", "unlimited"},
+	}
+}
+
+// CheckRestartOption validates the value of one restart-strategy option as
+// ParseRestart reads it (an option of a strategy is checked as if that
+// strategy were chosen).
+func CheckRestartOption(key, value string) error {
+	m := map[string]string{key: value}
+	if key != KeyRestartType {
+		family, _, _ := strings.Cut(strings.TrimPrefix(key, "restart-strategy."), ".")
+		m[KeyRestartType] = family
+	}
+	_, err := ParseRestart(m, true)
+	return err
+}
+
 // ParseRestart builds the restart strategy from a session's options.
 // Without 'restart-strategy.type' it is exponential-delay when checkpointing
 // is on and none otherwise, as in Flink.

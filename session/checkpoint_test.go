@@ -70,14 +70,14 @@ func TestCheckpointStopAndResume(t *testing.T) {
 			if st := s.Jobs()[0].Status; st != "CANCELED" {
 				t.Fatalf("status after STOP JOB: %s", st)
 			}
-			md, _, err := checkpoint.NewStorage(filepath.Join(dir, "jobs", "insert-into_counts", "checkpoints")).Completed()
+			md, _, err := checkpoint.NewStorage(jobCheckpoints(t, s, dir, "counts")).Completed()
 			if err != nil || len(md) == 0 {
 				t.Fatalf("no completed checkpoint on disk: %v", err)
 			}
 
 			execAll(t, s, "SET 'table.dml-sync' = 'true'")
 			rs = execAll(t, s, insert)
-			if !strings.Contains(rs[0].Message, "restored job insert-into_counts from checkpoint") {
+			if !strings.Contains(rs[0].Message, "restored job "+s.Jobs()[0].Name+" from checkpoint") {
 				t.Fatalf("rerun did not resume: %q", rs[0].Message)
 			}
 			got := execAll(t, s, "SELECT COUNT(*), SUM(c), SUM(s) FROM counts")[0].Rows[0]
@@ -103,7 +103,7 @@ func TestCorruptMetadataFallsBack(t *testing.T) {
 	id := execAll(t, s, insert)[0].JobID
 	waitRunning(t, s, "3 checkpoints", func(j JobInfo) bool { return j.Checkpoints.Completed >= 3 })
 	execAll(t, s, "STOP JOB '"+id+"'")
-	st := checkpoint.NewStorage(filepath.Join(dir, "jobs", "insert-into_nothing", "checkpoints"))
+	st := checkpoint.NewStorage(jobCheckpoints(t, s, dir, "nothing"))
 	done, _, _ := st.Completed()
 	if len(done) < 2 {
 		t.Fatalf("want at least 2 retained checkpoints, have %d", len(done))
@@ -113,7 +113,7 @@ func TestCorruptMetadataFallsBack(t *testing.T) {
 	}
 	execAll(t, s, "SET 'table.dml-sync' = 'true'")
 	msg := execAll(t, s, insert)[0].Message
-	want := fmt.Sprintf("restored job insert-into_nothing from checkpoint %d", done[1].ID)
+	want := fmt.Sprintf("restored job %s from checkpoint %d", s.Jobs()[0].Name, done[1].ID)
 	if !strings.Contains(msg, want) || !strings.Contains(msg, fmt.Sprintf("skipping checkpoint %d", done[0].ID)) {
 		t.Fatalf("want a warning about checkpoint %d and %q, got:\n%s", done[0].ID, want, msg)
 	}
@@ -153,7 +153,7 @@ func TestSavepointRescale(t *testing.T) {
 			execAll(t, s, "SET 'parallelism.default' = '4'", "SET 'execution.state-recovery.path' = '"+path+"'",
 				"SET 'table.dml-sync' = 'true'")
 			rs := execAll(t, s, insert)
-			if !strings.Contains(rs[0].Message, "restored job insert-into_counts from "+path) {
+			if !strings.Contains(rs[0].Message, "restored job "+s.Jobs()[0].Name+" from "+path) {
 				t.Fatalf("not restored from the savepoint: %q", rs[0].Message)
 			}
 			got := execAll(t, s, "SELECT COUNT(*), SUM(c), SUM(s) FROM counts")[0].Rows[0]
@@ -162,4 +162,17 @@ func TestSavepointRescale(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jobCheckpoints is the checkpoint directory of the session's job into
+// sink table sink (its default name is insert-into_<sink>-<hash>).
+func jobCheckpoints(t *testing.T, s *Session, dir, sink string) string {
+	t.Helper()
+	for _, j := range s.Jobs() {
+		if strings.HasPrefix(j.Name, "insert-into_"+sink+"-") {
+			return filepath.Join(dir, "jobs", j.Name, "checkpoints")
+		}
+	}
+	t.Fatalf("no job into %s: %+v", sink, s.Jobs())
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -40,7 +42,61 @@ type JobInfo struct {
 	RestoredFrom int64
 	// Checkpoints are the statistics of its checkpoints (zero without).
 	Checkpoints checkpoint.Stats
-	Err         error
+	// Err is why the job failed for good (Status FAILED), else nil.
+	Err error
+	// LastErr is the cause of the job's last failure, and LastFailure its
+	// time, also while it restarts or runs again after a restart (nil and
+	// zero without failures).
+	LastErr     error
+	LastFailure time.Time
+}
+
+// JobEventKind says what happened to a job.
+type JobEventKind int
+
+const (
+	// JobFailed is an attempt of the job that failed: Err is the cause;
+	// Final says the job is not restarted again, else Delay is the wait
+	// before the restart.
+	JobFailed JobEventKind = iota
+	// JobRestarted is a restart that started: Checkpoint is the checkpoint
+	// it restored (0: from the start).
+	JobRestarted
+)
+
+// JobEvent is a failure or restart of a job, as it happens (see
+// Session.OnJobEvent).
+type JobEvent struct {
+	Kind     JobEventKind
+	ID, Name string
+	// Pos is where the statement that submitted the job starts.
+	Pos   sql.Pos
+	Time  time.Time
+	Err   error
+	Final bool
+	Delay time.Duration
+	// Restarts counts the job's restarts so far (with this one, for
+	// JobRestarted).
+	Restarts int
+	// Repeated counts the failures in a row with this cause (JobFailed).
+	Repeated   int
+	Checkpoint int64
+}
+
+// MaxRepeatedFailures is how many failures in a row with the same cause
+// (the same error text), with no checkpoint completed in between, fail a
+// job for good whatever its restart strategy allows: such a failure is
+// deterministic (a row that cannot be cast, a plan that cannot restore)
+// and restarting cannot get past it.
+const MaxRepeatedFailures = 10
+
+// OnJobEvent makes fn receive every failure and restart of the session's
+// jobs as it happens (`streamsql -f` prints them). fn is called from the
+// jobs' supervisor goroutines and must not block; nil turns it off.
+func (s *Session) OnJobEvent(fn func(JobEvent)) {
+	s.jobs.mu.Lock()
+	defer s.jobs.mu.Unlock()
+	s.jobs.events = fn
 }
 
 // jobEntry is one submitted job: a supervisor goroutine runs attempts of it
@@ -48,8 +104,17 @@ type JobInfo struct {
 // restart strategy allows.
 type jobEntry struct {
 	id, name string
-	start    time.Time
-	done     chan struct{}
+	// folder is the job's folder under <data-dir>/jobs, which no other
+	// running job shares (jobRegistry.claim).
+	folder string
+	// checkpointing is whether the job was submitted with checkpoints on.
+	checkpointing bool
+	// pos is where its statement starts.
+	pos   sql.Pos
+	start time.Time
+	done  chan struct{}
+	// stopc is closed by stop: it ends a wait before a restart.
+	stopc chan struct{}
 
 	mu       sync.Mutex
 	cur      *exec.Job
@@ -65,6 +130,13 @@ type jobEntry struct {
 	lastStats checkpoint.Stats
 	end       time.Time
 	err       error
+	// lastErr and lastFailure are the last failure's cause and time;
+	// repeated counts the failures in a row with that cause.
+	lastErr     error
+	lastFailure time.Time
+	repeated    int
+	// restarting is set from a failure until the restart runs.
+	restarting bool
 }
 
 func (e *jobEntry) attempt() *exec.Job {
@@ -81,7 +153,10 @@ func (e *jobEntry) stop() {
 	default:
 	}
 	e.mu.Lock()
-	e.stopped = true
+	if !e.stopped {
+		e.stopped = true
+		close(e.stopc)
+	}
 	cur := e.cur
 	e.mu.Unlock()
 	if cur != nil {
@@ -95,7 +170,7 @@ func (e *jobEntry) info() JobInfo {
 	defer e.mu.Unlock()
 	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
 		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Late: e.late, LateRouted: e.routed, Checkpoints: e.lastStats,
-		Watermark: e.watermark}
+		Watermark: e.watermark, LastErr: e.lastErr, LastFailure: e.lastFailure}
 	if e.cur != nil {
 		m := e.cur.Metrics()
 		info.RecordsIn += m.RecordsIn
@@ -128,8 +203,8 @@ func (e *jobEntry) info() JobInfo {
 		info.Duration = e.end.Sub(e.start)
 	default:
 		info.Status = "RUNNING"
-		if e.restarts > 0 && e.cur == nil {
-			info.Status = "RESTARTING"
+		if e.restarting {
+			info.Status = "RESTARTING" // waiting before a restart, or restoring
 		}
 		info.Duration = time.Since(e.start)
 	}
@@ -139,9 +214,46 @@ func (e *jobEntry) info() JobInfo {
 type jobRegistry struct {
 	mu   sync.Mutex
 	jobs []*jobEntry
+	// claims are the job folders of the jobs submitted and not ended, and
+	// the job (id, name) that holds each.
+	claims map[string][2]string
+	events func(JobEvent)
 }
 
-func newJobRegistry() *jobRegistry { return &jobRegistry{} }
+func newJobRegistry() *jobRegistry { return &jobRegistry{claims: map[string][2]string{}} }
+
+// ErrJobRunning is returned for a job submitted under the name (or into
+// the folder) of a job that is still running.
+var ErrJobRunning = errors.New("a job of this name is running")
+
+// claim reserves the job folder (and name) for job id until release; it
+// fails when a job that has not ended holds either.
+func (r *jobRegistry) claim(folder, id, name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for f, c := range r.claims {
+		if f == folder || c[1] == name {
+			return fmt.Errorf("%w: job '%s' (id %s)", ErrJobRunning, c[1], c[0])
+		}
+	}
+	r.claims[folder] = [2]string{id, name}
+	return nil
+}
+
+func (r *jobRegistry) release(folder string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.claims, folder)
+}
+
+func (r *jobRegistry) emit(ev JobEvent) {
+	r.mu.Lock()
+	fn := r.events
+	r.mu.Unlock()
+	if fn != nil {
+		fn(ev)
+	}
+}
 
 func (r *jobRegistry) add(e *jobEntry) {
 	r.mu.Lock()
@@ -179,13 +291,20 @@ func (r *jobRegistry) table() *Result {
 		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
 		{Name: "skipped", Type: types.BigIntType}, {Name: "late dropped", Type: types.BigIntType},
 		{Name: "late routed", Type: types.BigIntType}, {Name: "watermark", Type: types.StringType},
-		{Name: "error", Type: types.StringType},
+		{Name: "last failure", Type: types.StringType}, {Name: "error", Type: types.StringType},
 	}}
 	for _, e := range r.all() {
 		j := e.info()
-		var errText, cp any
+		// error: why the job failed for good, or else the cause of its last
+		// failure (while it restarts, or runs again after a restart).
+		var errText, cp, failedAt any
 		if j.Err != nil {
 			errText = j.Err.Error()
+		} else if j.LastErr != nil {
+			errText = j.LastErr.Error()
+		}
+		if !j.LastFailure.IsZero() {
+			failedAt = j.LastFailure.Format("2006-01-02 15:04:05")
 		}
 		if c := j.Checkpoints; c.LastID > 0 {
 			cp = fmt.Sprintf("#%d %s ago, took %s, %s (%s incremental)", c.LastID,
@@ -194,7 +313,7 @@ func (r *jobRegistry) table() *Result {
 		}
 		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
 			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Late, j.LateRouted,
-			watermarkText(j.Watermark), errText})
+			watermarkText(j.Watermark), failedAt, errText})
 	}
 	return res
 }
@@ -279,10 +398,21 @@ func (s *Session) StopJobsWithSavepoint(ctx context.Context) ([]string, error) {
 }
 
 func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, error) {
+	if info := e.info(); info.Status != "RUNNING" && info.Status != "RESTARTING" {
+		return "", fmt.Errorf("job %s (%s) has already ended (%s): no savepoint taken", e.id, e.name, info.Status)
+	}
+	if !e.checkpointing {
+		e.stop()
+		return "", fmt.Errorf("job %s (%s) runs without checkpointing ('%s' was not set when it was submitted): stopped without a savepoint",
+			e.id, e.name, checkpoint.KeyInterval)
+	}
 	cur := e.attempt()
 	if cur == nil || cur.Coordinator() == nil {
-		e.stop()
-		return "", fmt.Errorf("job %s (%s) has no checkpointing ('%s' is not set): stopped without a savepoint", e.id, e.name, checkpoint.KeyInterval)
+		e.mu.Lock()
+		cause := e.lastErr
+		e.mu.Unlock()
+		return "", fmt.Errorf("job %s (%s) is restarting after a failure (%v): a savepoint can be taken once it runs again (the job keeps restarting)",
+			e.id, e.name, cause)
 	}
 	md, err := cur.Coordinator().StopWithSavepoint(ctx)
 	if err != nil {
@@ -313,10 +443,77 @@ func newJobID(name string, start time.Time) string {
 	return fmt.Sprintf("%08x", h)
 }
 
-// jobName is 'pipeline.name' or one derived from the sink tables.
-func (s *Session) jobName(tables []string) string {
+// jobName is 'pipeline.name' or, by default, one derived from the
+// statement: insert-into_<sink tables>-<hash of its normalized text>, so
+// that the same statement run again resumes its own checkpoints while two
+// different INSERTs into one table are two jobs. 'pipeline.name' stays set
+// for the statements after it, as in Flink, until SET again or RESET.
+func (s *Session) jobName(st sql.Statement, tables []string) (name string, explicit bool) {
 	if n := s.Option(OptPipelineName); n != "" {
-		return n
+		return n, true
 	}
-	return "insert-into_" + strings.Join(tables, ",")
+	h := fnv.New32a()
+	h.Write([]byte(normalizeStatement(st.Text())))
+	return fmt.Sprintf("insert-into_%s-%08x", strings.Join(tables, ","), h.Sum32()), false
+}
+
+// normalizeStatement is the text of a statement with its comments left out
+// (optimizer hints /*+ ... */ kept), runs of white space made one space, and
+// everything outside quotes in lower case: texts that differ only in those
+// are the same statement.
+func normalizeStatement(text string) string {
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(text) {
+				if text[j] == c {
+					if j+1 < len(text) && text[j+1] == c { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			j = min(j, len(text)-1)
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteString(text[i : j+1])
+			i = j
+			continue
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			space = true
+			continue
+		case c == '/' && i+1 < len(text) && text[i+1] == '*' && !(i+2 < len(text) && text[i+2] == '+'):
+			end := strings.Index(text[i+2:], "*/")
+			if end < 0 {
+				i = len(text)
+			} else {
+				i += 2 + end + 1
+			}
+			space = true
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

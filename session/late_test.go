@@ -1,7 +1,6 @@
 package session
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,7 +41,7 @@ func TestLateRecordsRoutedOnceAcrossRestore(t *testing.T) {
 				return j.Checkpoints.LastID >= 3 && j.LateRouted > 0
 			})
 			execAll(t, s, "STOP JOB '"+id+"'")
-			md, _, err := checkpoint.NewStorage(filepath.Join(dir, "jobs", "insert-into_wins", "checkpoints")).Completed()
+			md, _, err := checkpoint.NewStorage(jobCheckpoints(t, s, dir, "wins")).Completed()
 			if err != nil || len(md) == 0 {
 				t.Fatalf("no completed checkpoint on disk: %v", err)
 			}
@@ -50,7 +49,7 @@ func TestLateRecordsRoutedOnceAcrossRestore(t *testing.T) {
 
 			execAll(t, s, "SET 'table.dml-sync' = 'true'")
 			rs := execAll(t, s, insert)
-			if !strings.Contains(rs[0].Message, "restored job insert-into_wins from checkpoint") {
+			if !strings.Contains(rs[0].Message, "restored job "+s.Jobs()[0].Name+" from checkpoint") {
 				t.Fatalf("rerun did not resume: %q", rs[0].Message)
 			}
 			second := s.Jobs()[1]

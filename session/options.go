@@ -1,11 +1,13 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
@@ -80,36 +82,206 @@ func rwOption(name, value string) (key, val string, ok bool, err error) {
 	return "", "", false, nil
 }
 
-// validate checks a value for the options the session interprets.
-func validate(key, value string) error {
-	switch key {
-	case OptParallelism, OptMaxParallelism, OptBatchSize, OptMaxRows, OptStateCacheEntries:
-		n, err := strconv.Atoi(value)
+// Option keys that are refused or renamed.
+const (
+	// OptRuntimeMode is Flink's 'execution.runtime-mode': only 'streaming'
+	// (the default) is implemented; 'batch' is refused.
+	OptRuntimeMode = "execution.runtime-mode"
+	// OptStateTTL is Flink's 'table.exec.state.ttl', not supported yet.
+	OptStateTTL = "table.exec.state.ttl"
+)
+
+// option is one key SET accepts: its documented default and the check of
+// its value. Every option that anything reads (the session, the planner,
+// checkpoint's ParseOptions and ParseRestart) is listed in options; SET
+// and RESET refuse every other key, so that no option is accepted and
+// ignored.
+type option struct {
+	key string
+	// def is the default as the docs give it ("" when it has none or it
+	// depends on other options).
+	def string
+	// check validates a value (nil: any text).
+	check func(key, value string) error
+}
+
+// aliases are the other names Flink accepts for an option (older ones,
+// and the newer ones of Flink 1.19/1.20), and the key they set.
+var aliases = map[string]string{
+	"execution.savepoint.path":                   OptRecoveryPath,
+	"execution.savepoint.ignore-unclaimed-state": OptIgnoreUnclaimed,
+	"state.backend.type":                         OptStateBackend,
+	"execution.checkpointing.savepoint-dir":      OptSavepointDir,
+	"execution.checkpointing.num-retained":       checkpoint.KeyNumRetained,
+}
+
+// refused are keys of Flink that are known but not implemented: SET of
+// one is an error saying so.
+var refused = map[string]string{
+	OptStateTTL: "option '" + OptStateTTL + "' is not supported yet: state is kept until a window fires, and for ever by GROUP BY without windows",
+}
+
+var (
+	checkPositive = func(key, value string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(value))
 		if err != nil || n < 1 {
 			return fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, value)
 		}
-	case OptStateBackend:
-		switch strings.ToLower(value) {
-		case "pebble", "hashmap", "rocksdb":
-		default:
-			return fmt.Errorf("option '%s' must be 'pebble' or 'hashmap', got '%s'", key, value)
-		}
-	case OptDMLSync, OptIgnoreUnclaimed, OptSavepointOnStop:
-		if _, err := strconv.ParseBool(value); err != nil {
+		return nil
+	}
+	checkBool = func(key, value string) error {
+		if _, err := strconv.ParseBool(strings.TrimSpace(value)); err != nil {
 			return fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, value)
 		}
-	case planner.OptSourceIdleTimeout:
+		return nil
+	}
+	checkDuration = func(key, value string) error {
 		if d, err := types.ParseDuration(value); err != nil || d < 0 {
 			return fmt.Errorf("option '%s' must be a duration such as '30 s', got '%s'", key, value)
 		}
-	case OptResultMode:
-		switch strings.ToLower(value) {
-		case "table", "changelog", "tableau":
-		default:
-			return fmt.Errorf("option '%s' must be 'table', 'changelog' or 'tableau', got '%s'", key, value)
+		return nil
+	}
+	// checkCheckpoint validates a checkpointing option as the job will
+	// read it.
+	checkCheckpoint = func(key, value string) error {
+		_, err := checkpoint.ParseOptions(map[string]string{key: value})
+		return err
+	}
+	checkRestart = func(key, value string) error { return checkpoint.CheckRestartOption(key, value) }
+	oneOf        = func(values ...string) func(key, value string) error {
+		return func(key, value string) error {
+			for _, v := range values {
+				if strings.EqualFold(strings.TrimSpace(value), v) {
+					return nil
+				}
+			}
+			return fmt.Errorf("option '%s' must be '%s', got '%s'", key, strings.Join(values, "', '"), value)
 		}
 	}
-	return nil
+)
+
+// options are the keys SET accepts, with their defaults.
+var options = func() map[string]option {
+	m := map[string]option{}
+	for _, o := range []option{
+		{OptParallelism, "1", checkPositive},
+		{OptMaxParallelism, "128", checkPositive},
+		{OptPipelineName, "", nil},
+		{OptDMLSync, "false", checkBool},
+		{OptResultMode, "table", oneOf("table", "changelog", "tableau")},
+		{OptBatchSize, "1024", checkPositive},
+		{OptMaxRows, "1000000", checkPositive},
+		{OptStateBackend, "pebble", func(key, value string) error {
+			if oneOf("pebble", "hashmap", "rocksdb")(key, value) != nil {
+				return fmt.Errorf("option '%s' must be 'pebble' or 'hashmap', got '%s'", key, value)
+			}
+			return nil
+		}},
+		{OptStateCacheEntries, "1000000", checkPositive},
+		{OptSavepointDir, "<data-dir>/savepoints", nil},
+		{OptRecoveryPath, "", nil},
+		{OptIgnoreUnclaimed, "false", checkBool},
+		{OptSavepointOnStop, "false", checkBool},
+		{OptRuntimeMode, "streaming", func(key, value string) error {
+			switch strings.ToLower(strings.TrimSpace(value)) {
+			case "streaming":
+				return nil
+			case "batch":
+				return fmt.Errorf("option '%s' = 'batch' is not implemented: jobs run in streaming mode (bounded inputs too, which end when their input does)", key)
+			}
+			return fmt.Errorf("option '%s' must be 'streaming', got '%s'", key, value)
+		}},
+		{planner.OptSourceIdleTimeout, "0", checkDuration},
+		{planner.OptLateRecordsTable, "", nil},
+		{checkpoint.KeyInterval, "0 (off)", checkCheckpoint},
+		{checkpoint.KeyMode, "EXACTLY_ONCE", checkCheckpoint},
+		{checkpoint.KeyTimeout, "10 min", checkCheckpoint},
+		{checkpoint.KeyMaxConcurrent, "1", checkCheckpoint},
+		{checkpoint.KeyMinPause, "0", checkCheckpoint},
+		{checkpoint.KeyTolerable, "0", checkCheckpoint},
+		{checkpoint.KeyRetention, "RETAIN_ON_CANCELLATION", checkCheckpoint},
+		{checkpoint.KeyNumRetained, "1", checkCheckpoint},
+	} {
+		m[o.key] = o
+	}
+	for _, r := range checkpoint.RestartOptions() {
+		m[r.Key] = option{r.Key, r.Default, checkRestart}
+	}
+	return m
+}()
+
+// optionKey returns the key SET or RESET of key means (an alias's
+// canonical name), or an error for a key that is not implemented: refused,
+// or unknown (with the closest known key as a hint).
+func optionKey(key string) (string, error) {
+	if k, ok := aliases[key]; ok {
+		key = k
+	}
+	if _, ok := options[key]; ok {
+		return key, nil
+	}
+	if msg, ok := refused[key]; ok {
+		return "", errors.New(msg)
+	}
+	err := fmt.Errorf("unknown option '%s'", key)
+	if m := closestKey(key); m != "" {
+		return "", fmt.Errorf("%w: did you mean '%s'?", err, m)
+	}
+	return "", fmt.Errorf("%w (SET with no arguments lists the options)", err)
+}
+
+// closestKey is the known option key nearest to key by edit distance, if
+// it is close enough to be a typo.
+func closestKey(key string) string {
+	best, bestD := "", max(3, len(key)/8)+1
+	keys := make([]string, 0, len(options)+len(aliases))
+	for k := range options {
+		keys = append(keys, k)
+	}
+	for k := range aliases {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if d := editDistance(strings.ToLower(key), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// checkOption validates SET key = value: the key must be implemented and
+// the value what the option takes. It returns the canonical key.
+func checkOption(key, value string) (string, error) {
+	k, err := optionKey(key)
+	if err != nil {
+		return "", err
+	}
+	if c := options[k].check; c != nil {
+		if err := c(k, value); err != nil {
+			return "", err
+		}
+	}
+	return k, nil
 }
 
 // Options returns the effective options: defaults overridden by SET.

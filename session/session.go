@@ -142,13 +142,19 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	case *sql.Set:
 		return s.set(st)
 	case *sql.Reset:
+		key, ok := rwOptions[strings.ToUpper(st.Key)]
+		if !ok && st.Key != "" {
+			k, err := optionKey(st.Key)
+			if err != nil {
+				return nil, optionError(st, st.Key, err)
+			}
+			key = k
+		}
 		s.mu.Lock()
 		if st.Key == "" {
 			s.opts = map[string]string{}
-		} else if k, ok := rwOptions[strings.ToUpper(st.Key)]; ok {
-			delete(s.opts, k)
 		} else {
-			delete(s.opts, st.Key)
+			delete(s.opts, key)
 		}
 		s.mu.Unlock()
 		return &Result{Message: "[INFO] Session property has been reset."}, nil
@@ -341,13 +347,28 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 		s.mu.Unlock()
 		return &Result{Message: "[INFO] Execute statement succeeded."}, nil
 	}
-	if err := validate(key, value); err != nil {
-		return nil, sql.Errorf(st.Pos(), "%v", err)
+	if !rw {
+		if key, err = checkOption(key, value); err != nil {
+			return nil, optionError(st, st.Key, err)
+		}
 	}
 	s.mu.Lock()
 	s.opts[key] = value
 	s.mu.Unlock()
 	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+}
+
+// optionError places an error about option key at the key in st.
+func optionError(st sql.Statement, key string, err error) error {
+	pos := st.Pos()
+	if i := strings.Index(st.Text(), key); i >= 0 {
+		pos = sql.Pos{Line: pos.Line, Col: pos.Col + i, Offset: pos.Offset + i}
+		if nl := strings.LastIndexByte(st.Text()[:i], '\n'); nl >= 0 {
+			pos.Line += strings.Count(st.Text()[:i], "\n")
+			pos.Col = i - nl
+		}
+	}
+	return sql.Errorf(pos, "%v", err)
 }
 
 func (s *Session) show(st *sql.Show) (*Result, error) {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/state"
@@ -46,7 +48,99 @@ type jobPlan struct {
 	opts    exec.Options
 	storage *checkpoint.Storage
 	restart checkpoint.RestartStrategy
+	// dir is the job folder; text the statement's.
+	dir, text string
 }
+
+// planFile, in a job folder, records the plan of the job that owns the
+// folder's checkpoints: its statement and operators (planRecord).
+const planFile = "plan.json"
+
+type planRecord struct {
+	Statement string
+	Operators []planOperator
+}
+
+type planOperator struct{ ID, Name string }
+
+func (jp *jobPlan) record() planRecord {
+	r := planRecord{Statement: jp.text}
+	for _, o := range jp.graph.Operators {
+		r.Operators = append(r.Operators, planOperator{o.ID, o.Name()})
+	}
+	return r
+}
+
+// writePlan records the job's plan in its folder, once an attempt started:
+// the checkpoints it takes are of this plan.
+func (jp *jobPlan) writePlan() error {
+	data, err := json.MarshalIndent(jp.record(), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(jp.dir, 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(filepath.Join(jp.dir, planFile), append(data, '\n'))
+}
+
+// planDiff says how the job's plan differs from the plan that took
+// checkpoint md ("" when they are the same operators): the folder's plan
+// file when there is one, else the operators in the checkpoint (which
+// leaves out the operators that had finished, so only the checkpoint's
+// operators missing from the plan count then).
+func (jp *jobPlan) planDiff(md *checkpoint.Metadata) string {
+	var old []planOperator
+	var rec planRecord
+	data, err := os.ReadFile(filepath.Join(jp.dir, planFile))
+	both := err == nil && json.Unmarshal(data, &rec) == nil
+	if both {
+		old = rec.Operators
+	} else {
+		for _, o := range md.Operators {
+			old = append(old, planOperator{o.ID, o.Name})
+		}
+	}
+	inOld := map[string]bool{}
+	for _, o := range old {
+		inOld[o.ID] = true
+	}
+	inNew := map[string]bool{}
+	for _, o := range jp.graph.Operators {
+		inNew[o.ID] = true
+	}
+	var onlyOld, onlyNew []string
+	for _, o := range old {
+		if !inNew[o.ID] {
+			onlyOld = append(onlyOld, "    "+o.ID+" "+o.Name)
+		}
+	}
+	if both {
+		for _, o := range jp.graph.Operators {
+			if !inOld[o.ID] {
+				onlyNew = append(onlyNew, "    "+o.ID+" "+o.Name())
+			}
+		}
+	}
+	if len(onlyOld) == 0 && len(onlyNew) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if len(onlyOld) > 0 {
+		b.WriteString("\n  in the checkpoint, not in the plan:\n" + strings.Join(onlyOld, "\n"))
+	}
+	if len(onlyNew) > 0 {
+		b.WriteString("\n  in the plan, not in the checkpoint:\n" + strings.Join(onlyNew, "\n"))
+	}
+	if rec.Statement != "" {
+		b.WriteString("\n  the checkpoint is of: " + strings.Join(strings.Fields(rec.Statement), " "))
+	}
+	return b.String()
+}
+
+// startOver is the hint of an error that keeps a job from resuming its
+// folder's checkpoints.
+const startOver = "run with --fresh or SET a new 'pipeline.name' to start over"
 
 // submit plans and starts the job of one INSERT or a statement set. With
 // checkpointing on, it resumes from the job's latest completed checkpoint
@@ -62,7 +156,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 		tables = append(tables, ins.Table)
 	}
 	opts := s.Options()
-	name := s.jobName(tables)
+	name, explicit := s.jobName(st, tables)
 	cpo, err := checkpoint.ParseOptions(opts)
 	if err != nil {
 		return nil, sql.Errorf(st.Pos(), "%v", err)
@@ -71,13 +165,32 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	if err != nil {
 		return nil, sql.Errorf(st.Pos(), "%v", err)
 	}
-	jobDir := s.path("jobs", safeName(name))
+	// A job's folder is its own while it runs: a second job under the name
+	// of a running one is refused (it would share its state and
+	// checkpoints).
+	start := time.Now()
+	id, folder := newJobID(name, start), safeName(name)
+	if err := s.jobs.claim(folder, id, name); err != nil {
+		hint := "STOP JOB it first, or SET 'pipeline.name' to another name"
+		if !explicit {
+			hint = "the same statement is running as that job; STOP JOB it first, or SET 'pipeline.name' to run it a second time"
+		}
+		return nil, &sql.Error{Pos: st.Pos(), Msg: fmt.Sprintf("cannot submit job '%s': %v", name, err), Hint: hint}
+	}
+	submitted := false
+	defer func() {
+		if !submitted {
+			s.jobs.release(folder)
+		}
+	}()
+	jobDir := s.path("jobs", folder)
 	if s.Fresh {
 		if err := os.RemoveAll(jobDir); err != nil {
 			return nil, err
 		}
 	}
-	jp := &jobPlan{name: name, graph: g, restart: restart, storage: checkpoint.NewStorage(filepath.Join(jobDir, "checkpoints"))}
+	jp := &jobPlan{name: name, graph: g, restart: restart, storage: checkpoint.NewStorage(filepath.Join(jobDir, "checkpoints")),
+		dir: jobDir, text: st.Text()}
 	jp.opts = s.execOptions(nil)
 	jp.opts.Backend = s.backend()
 	jp.opts.StateDir = filepath.Join(jobDir, "state")
@@ -111,17 +224,24 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 			return nil, sql.Errorf(st.Pos(), "%v", err)
 		}
 		if restoredFrom > 0 {
-			notes = append(notes, fmt.Sprintf("restored job %s from checkpoint %d", name, restoredFrom))
+			notes = append(notes, fmt.Sprintf("restored job %s from checkpoint %d (%s)", name, restoredFrom, startOver))
 		}
 	default:
 		if job, err = exec.Start(context.Background(), g, jp.opts); err != nil {
 			return nil, err
 		}
 	}
-	start := time.Now()
-	e := &jobEntry{id: newJobID(name, start), name: name, start: start, done: make(chan struct{}), cur: job, restored: restoredFrom,
-		watermark: exec.NoWatermark}
+	if jp.opts.Checkpoint != nil {
+		if err := jp.writePlan(); err != nil {
+			job.Cancel()
+			job.Wait()
+			return nil, sql.Errorf(st.Pos(), "job %s: recording its plan: %v", name, err)
+		}
+	}
+	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.opts.Checkpoint != nil, pos: st.Pos(), start: start,
+		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, watermark: exec.NoWatermark}
 	s.jobs.add(e)
+	submitted = true
 	go s.supervise(e, jp)
 
 	var msg strings.Builder
@@ -136,7 +256,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 			return nil, ctx.Err()
 		}
 		info := e.info()
-		if info.Err != nil {
+		if info.Status == "FAILED" {
 			return nil, fmt.Errorf("job %s (%s) failed: %w", e.id, name, info.Err)
 		}
 		fmt.Fprintf(&msg, "[INFO] Job %s (%s) finished: %d rows written.", e.id, name, info.RecOut)
@@ -154,6 +274,15 @@ func (jp *jobPlan) startLatest() (*exec.Job, int64, []string, error) {
 		return nil, 0, nil, err
 	}
 	for _, md := range done {
+		// Resume only the checkpoints of this plan: another statement under
+		// the same name (a 'pipeline.name' left set) must not take them.
+		if !jp.opts.IgnoreUnclaimedState {
+			if diff := jp.planDiff(md); diff != "" {
+				return nil, 0, warnings, fmt.Errorf("cannot resume job %s from checkpoint %d: the job's plan is not the plan of the checkpoint:%s\n"+
+					"%s, or SET '%s' = 'true' to resume anyway (the state of operators the plan does not have is dropped, new operators start empty)",
+					jp.name, md.ID, diff, startOver, OptIgnoreUnclaimed)
+			}
+		}
 		o := jp.opts
 		o.Restore = md
 		job, err := exec.Start(context.Background(), jp.graph, o)
@@ -161,7 +290,7 @@ func (jp *jobPlan) startLatest() (*exec.Job, int64, []string, error) {
 			return job, md.ID, warnings, nil
 		}
 		if !errors.Is(err, state.ErrCorrupt) && !errors.Is(err, os.ErrNotExist) {
-			return nil, 0, warnings, fmt.Errorf("cannot restore job %s from checkpoint %d: %w", jp.name, md.ID, err)
+			return nil, 0, warnings, fmt.Errorf("cannot restore job %s from checkpoint %d (%s): %w", jp.name, md.ID, startOver, err)
 		}
 		warnings = append(warnings, fmt.Sprintf("WARNING: checkpoint %d of job %s cannot be restored (%v); trying an older one", md.ID, jp.name, err))
 	}
@@ -174,13 +303,18 @@ func (jp *jobPlan) startLatest() (*exec.Job, int64, []string, error) {
 }
 
 // supervise waits for each attempt of a job and restarts it from its
-// latest completed checkpoint while the restart strategy allows.
+// latest completed checkpoint while the restart strategy allows, and while
+// the failures are not the same one MaxRepeatedFailures times in a row.
+// Every failure and restart is recorded (SHOW JOBS) and emitted
+// (OnJobEvent).
 func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 	defer close(e.done)
+	defer s.jobs.release(e.folder)
 	for {
 		cur := e.attempt()
 		err := cur.Wait()
 		m := cur.Metrics()
+		progressed := false
 		e.mu.Lock()
 		e.in += m.RecordsIn
 		e.out += m.RecordsOut
@@ -196,23 +330,55 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			}
 			e.lastStats.Completed += st.Completed
 			e.lastStats.Failed += st.Failed
+			progressed = st.Completed > 0
 		}
 		stopped := e.stopped
 		e.cur = nil
+		failed := err != nil && !stopped && !errors.Is(err, exec.ErrStopped)
+		if failed {
+			// The same cause again, with no checkpoint completed since the
+			// last failure, is the same failure at the same place.
+			if e.lastErr != nil && e.lastErr.Error() == err.Error() && !progressed {
+				e.repeated++
+			} else {
+				e.repeated = 1
+			}
+			e.lastErr, e.lastFailure, e.restarting = err, time.Now(), true
+		}
+		repeated, restarts := e.repeated, e.restarts
 		e.mu.Unlock()
-		if err == nil || stopped || errors.Is(err, exec.ErrStopped) {
+		if !failed {
 			e.finish(err)
 			if stopped && jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.Options.RetainOnCancel {
 				os.RemoveAll(jp.storage.Root())
 			}
 			return
 		}
-		delay, ok := jp.restart.Next(time.Now())
-		if !ok || jp.opts.Checkpoint == nil {
+		ev := JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Err: err, Restarts: restarts, Repeated: repeated}
+		if repeated >= MaxRepeatedFailures {
+			err = fmt.Errorf("%w (the same failure %d times in a row: not restarted again)", err, repeated)
+			ev.Err, ev.Final = err, true
 			e.finish(err)
+			s.jobs.emit(ev)
 			return
 		}
-		time.Sleep(delay)
+		delay, ok := jp.restart.Next(time.Now())
+		if !ok || jp.opts.Checkpoint == nil {
+			ev.Final = true
+			e.finish(err)
+			s.jobs.emit(ev)
+			return
+		}
+		ev.Delay = delay
+		s.jobs.emit(ev)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-e.stopc:
+			t.Stop()
+			e.finish(exec.ErrStopped)
+			return
+		}
 		next, from, _, serr := jp.startLatest()
 		e.mu.Lock()
 		if e.stopped {
@@ -225,18 +391,23 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			return
 		}
 		if serr != nil {
+			e.lastErr, e.lastFailure = serr, time.Now()
 			e.mu.Unlock()
-			e.finish(fmt.Errorf("%v; restarting failed: %w", err, serr))
+			err = fmt.Errorf("%v; restarting failed: %w", err, serr)
+			e.finish(err)
+			s.jobs.emit(JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Err: err, Final: true, Restarts: restarts, Repeated: 1})
 			return
 		}
-		e.cur, e.restarts, e.restored = next, e.restarts+1, from
+		e.cur, e.restarts, e.restored, e.restarting = next, e.restarts+1, from, false
+		restarts = e.restarts
 		e.mu.Unlock()
+		s.jobs.emit(JobEvent{Kind: JobRestarted, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Restarts: restarts, Checkpoint: from})
 	}
 }
 
 func (e *jobEntry) finish(err error) {
 	e.mu.Lock()
-	e.err, e.end = err, time.Now()
+	e.err, e.end, e.restarting = err, time.Now(), false
 	e.mu.Unlock()
 }
 

@@ -73,13 +73,17 @@
 // does. INSERT statements submit jobs that run in the background, as in
 // Flink; after the last statement streamsql waits for every job. Bounded
 // jobs end by themselves; unbounded ones run until SIGINT or SIGTERM, which
-// stop all jobs and end the run with exit status 0 (stopping a streaming
-// job on request is how it ends, not a failure). On a terminal a progress
+// stop all jobs. With --savepoint-on-stop each running job stops with a
+// savepoint and the exit status is 0; without one (or when a savepoint or
+// the statement running was cut short) it is 130 for SIGINT and 143 for
+// SIGTERM, as for a process the signal ended. On a terminal a progress
 // line (jobs running, records in and out) is rewritten every 2 seconds
-// while waiting.
+// while waiting. Each failure and restart of a job is printed to standard
+// error as it happens ([WARN] with the cause and the delay before the
+// restart, [INFO] when it restarted).
 //
 // The exit status is 1 if a statement fails (the jobs already started are
-// stopped) or a job fails (the other jobs are stopped). Errors go to
+// stopped) or a job fails for good (the other jobs are stopped). Errors go to
 // standard error placed in the file, as a compiler does:
 //
 //	[ERROR] job.sql:3:15: column 'idd' not found (did you mean 'id'?)

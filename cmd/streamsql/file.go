@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,24 +35,85 @@ type fileRun struct {
 	// status, if set, shows progress while waiting for jobs (stderr is a
 	// terminal).
 	status *statusLine
-	// jobPos is where the statement that submitted each job starts.
+	// jobPos is where the statement that submitted each job starts,
+	// guarded by mu: job events arrive from the jobs' goroutines.
+	mu     sync.Mutex
 	jobPos map[string]sql.Pos
+	// signal is the signal that stopped the run, if one did.
+	signal os.Signal
 }
 
 // runFile runs the statements of path in order and then waits for the jobs
-// they started. It returns the exit code: 0 on success or when SIGINT or
-// SIGTERM stopped the run, 1 when a statement or a job failed.
+// they started, printing every failure and restart of a job to stderr as
+// it happens. It returns the exit code: 0 on success, or when SIGINT or
+// SIGTERM stopped the run and every running job with a savepoint
+// (--savepoint-on-stop); 1 when a statement or a job failed; 130 (SIGINT)
+// or 143 (SIGTERM) when the signal cut a statement short or stopped jobs
+// without a savepoint.
 func runFile(sess *session.Session, path string) int {
-	f := &fileRun{path: path, sess: sess, out: os.Stdout, errOut: os.Stderr, disp: stdoutDisplay(), jobPos: map[string]sql.Pos{}}
+	f := newFileRun(sess, path, os.Stdout, os.Stderr)
+	f.disp = stdoutDisplay()
 	if isTerminal(os.Stderr) {
 		f.status = &statusLine{w: os.Stderr}
 		f.disp.out = f.status.wrap(os.Stdout)
+		f.errOut = f.status.wrap(os.Stderr)
 		restore := print.SetOutput(f.status.wrap(os.Stdout), f.status.wrap(os.Stderr))
 		defer restore()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sess.OnJobEvent(f.jobEvent)
+	defer sess.OnJobEvent(nil)
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case sig := <-sigc:
+			f.mu.Lock()
+			f.signal = sig
+			f.mu.Unlock()
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	return f.run(ctx)
+}
+
+func newFileRun(sess *session.Session, path string, out, errOut io.Writer) *fileRun {
+	return &fileRun{path: path, sess: sess, out: out, errOut: errOut, disp: display{out: out},
+		jobPos: map[string]sql.Pos{}}
+}
+
+// jobEvent prints a failure or restart of a job as it happens: where its
+// statement is, the cause, and what happens next.
+func (f *fileRun) jobEvent(ev session.JobEvent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at := f.path + ": "
+	if ev.Pos.Line > 0 {
+		// (The event may come before runStatement noted the job's place.)
+		f.jobPos[ev.ID] = ev.Pos
+	}
+	if pos, ok := f.jobPos[ev.ID]; ok {
+		at = fmt.Sprintf("%s:%d:%d: ", f.path, pos.Line, pos.Col)
+	}
+	switch {
+	case ev.Kind == session.JobRestarted && ev.Checkpoint > 0:
+		fmt.Fprintf(f.errOut, "[INFO] %sjob %s (%s) restarted from checkpoint %d (restart %d)\n", at, ev.ID, ev.Name, ev.Checkpoint, ev.Restarts)
+	case ev.Kind == session.JobRestarted:
+		fmt.Fprintf(f.errOut, "[INFO] %sjob %s (%s) restarted from the start (restart %d, no checkpoint completed yet)\n", at, ev.ID, ev.Name, ev.Restarts)
+	case ev.Final:
+		// Printed once, where the run learns of it: the failed statement of
+		// a synchronous INSERT, or reportJobs.
+	default:
+		repeated := ""
+		if ev.Repeated > 1 {
+			repeated = fmt.Sprintf("; the same failure %d times in a row, the job fails for good at %d", ev.Repeated, session.MaxRepeatedFailures)
+		}
+		fmt.Fprintf(f.errOut, "[WARN] %sjob %s (%s) failed: %v; restarting in %v (restart %d%s)\n",
+			at, ev.ID, ev.Name, ev.Err, ev.Delay, ev.Restarts+1, repeated)
+	}
 }
 
 // run reads, parses and runs the file. The whole file is parsed first, so
@@ -70,7 +132,7 @@ func (f *fileRun) run(ctx context.Context) int {
 	for _, st := range stmts {
 		if err := f.runStatement(ctx, st); err != nil {
 			if ctx.Err() != nil {
-				return f.interrupted()
+				return f.interrupted(true)
 			}
 			f.printError(st, err)
 			f.sess.StopJobs()
@@ -91,7 +153,9 @@ func (f *fileRun) runStatement(ctx context.Context, st sql.Statement) error {
 		return err
 	}
 	if r.JobID != "" {
+		f.mu.Lock()
 		f.jobPos[r.JobID] = st.Pos()
+		f.mu.Unlock()
 	}
 	printResult(f.out, r)
 	return nil
@@ -129,7 +193,7 @@ func (f *fileRun) waitJobs(ctx context.Context) int {
 			}
 		case <-ctx.Done():
 			stopProgress()
-			return f.interrupted()
+			return f.interrupted(false)
 		}
 	}
 }
@@ -141,7 +205,9 @@ func (f *fileRun) reportJobs(jobs []session.JobInfo, err error) int {
 	for _, j := range jobs {
 		if j.Status == "FAILED" {
 			failed = true
-			f.printJobError(j)
+			f.mu.Lock()
+			fmt.Fprintf(f.errOut, "[ERROR] %s\n", f.jobErrorText(j))
+			f.mu.Unlock()
 		}
 	}
 	if err != nil && !failed {
@@ -199,24 +265,60 @@ func running(jobs []session.JobInfo) int {
 	return n
 }
 
-// interrupted stops the jobs after SIGINT or SIGTERM. Stopping on request
-// is how a streaming file ends, so it is a success.
-func (f *fileRun) interrupted() int {
-	if n := running(f.sess.Jobs()); n > 0 {
+// interrupted stops the jobs after SIGINT or SIGTERM. inStatement says the
+// signal cut a statement short. Stopping every running job with a
+// savepoint (--savepoint-on-stop) is how a streaming file ends cleanly
+// (exit code 0); otherwise the exit code is the signal's, 128 + its number,
+// as a shell reports a process the signal ended, and says what was lost.
+func (f *fileRun) interrupted(inStatement bool) int {
+	jobs := f.sess.Jobs()
+	n := running(jobs) + restarting(jobs)
+	if n > 0 {
 		fmt.Fprintf(f.errOut, "[INFO] Stopping %d running jobs...\n", n)
 	}
-	if strings.EqualFold(f.sess.Option(session.OptSavepointOnStop), "true") {
-		paths, err := f.sess.StopJobsWithSavepoint(context.Background())
-		for _, p := range paths {
-			fmt.Fprintf(f.errOut, "[INFO] Savepoint written: %s\n", p)
-		}
-		if err != nil {
-			fmt.Fprintf(f.errOut, "[ERROR] %v\n", err)
+	clean := !inStatement
+	if n > 0 {
+		clean = false
+		if strings.EqualFold(f.sess.Option(session.OptSavepointOnStop), "true") {
+			paths, err := f.sess.StopJobsWithSavepoint(context.Background())
+			for _, p := range paths {
+				fmt.Fprintf(f.errOut, "[INFO] Savepoint written: %s\n", p)
+			}
+			if err != nil {
+				fmt.Fprintf(f.errOut, "[ERROR] %v\n", err)
+			}
+			clean = err == nil && !inStatement
 		}
 	}
 	f.sess.StopJobs()
+	code := 0
+	if !clean {
+		code = 130
+		f.mu.Lock()
+		if f.signal == syscall.SIGTERM {
+			code = 143
+		}
+		f.mu.Unlock()
+		switch {
+		case n > 0:
+			fmt.Fprintf(f.errOut, "[INFO] Stopped without a savepoint (exit code %d; --savepoint-on-stop stops jobs with one).\n", code)
+		default:
+			fmt.Fprintf(f.errOut, "[INFO] Stopped while a statement ran (exit code %d).\n", code)
+		}
+		return code
+	}
 	fmt.Fprintln(f.errOut, "[INFO] Stopped.")
-	return 0
+	return code
+}
+
+func restarting(jobs []session.JobInfo) int {
+	n := 0
+	for _, j := range jobs {
+		if j.Status == "RESTARTING" {
+			n++
+		}
+	}
+	return n
 }
 
 // printError prints a statement's error as "[ERROR] file:line:col: msg
@@ -225,9 +327,9 @@ func (f *fileRun) printError(st sql.Statement, err error) {
 	fmt.Fprintf(f.errOut, "[ERROR] %s\n", fileError(f.path, st, err))
 }
 
-// printJobError prints a failed job's error at the statement that
-// submitted it.
-func (f *fileRun) printJobError(j session.JobInfo) {
+// jobErrorText is a failed job's error placed at the statement that
+// submitted it (f.mu held).
+func (f *fileRun) jobErrorText(j session.JobInfo) string {
 	var se *sql.Error
 	msg := fmt.Sprintf("job %s (%s) failed: %v", j.ID, j.Name, j.Err)
 	if errors.As(j.Err, &se) && se.Pos.Line > 0 {
@@ -237,7 +339,7 @@ func (f *fileRun) printJobError(j session.JobInfo) {
 	} else {
 		msg = f.path + ": " + msg
 	}
-	fmt.Fprintf(f.errOut, "[ERROR] %s\n", msg)
+	return msg
 }
 
 // fileError places err in the file: an *sql.Error at its own line and

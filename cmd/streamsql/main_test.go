@@ -151,11 +151,39 @@ INSERT INTO dst
 	mustContain(t, "stderr", r.stderr, "[ERROR] job.sql:4:1: ", "abc")
 }
 
+// TestFileStreamStopsOnSignal stops a streaming file with SIGINT and
+// SIGTERM: without a savepoint the exit code is the signal's (130, 143),
+// since the jobs were cut short; with --savepoint-on-stop and checkpoints
+// on it is 0.
 func TestFileStreamStopsOnSignal(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		sig       syscall.Signal
+		savepoint bool
+		code      int
+		says      string
+	}{
+		{syscall.SIGINT, false, 130, "[INFO] Stopped without a savepoint (exit code 130"},
+		{syscall.SIGTERM, false, 143, "[INFO] Stopped without a savepoint (exit code 143"},
+		{syscall.SIGTERM, true, 0, "[INFO] Savepoint written: "},
+	} {
+		name := c.sig.String()
+		if c.savepoint {
+			name += " with a savepoint"
+		}
+		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(binary, "--data-dir", filepath.Join(dir, "data"), "-f", testdata(t, "stream.sql"))
+			args := []string{"--data-dir", filepath.Join(dir, "data"), "-f", testdata(t, "stream.sql")}
+			if c.savepoint {
+				file := filepath.Join(dir, "job.sql")
+				src, err := os.ReadFile(testdata(t, "stream.sql"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(file, append([]byte("SET 'execution.checkpointing.interval' = '100 ms';\n"), src...), 0o644)
+				args = []string{"--data-dir", filepath.Join(dir, "data"), "--savepoint-on-stop", "-f", file}
+			}
+			sig := c.sig
+			cmd := exec.Command(binary, args...)
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -186,11 +214,46 @@ func TestFileStreamStopsOnSignal(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("streamsql did not stop within 30s of the signal")
 			}
-			if code := cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("exit code %d; stderr:\n%s", code, errOut.String())
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, c.code, errOut.String())
 			}
-			mustContain(t, "stderr", errOut.String(), "[INFO] Stopping 1 running jobs...", "[INFO] Stopped.")
+			mustContain(t, "stderr", errOut.String(), "[INFO] Stopping 1 running jobs...", c.says)
 		})
+	}
+}
+
+// TestFileRestartLoopFailsForGood runs a checkpointed job whose input has
+// a row that cannot be cast: each failure and restart is printed as it
+// happens, the tenth failure in a row with the same cause fails the job
+// for good, and the run exits 1 with the cause.
+func TestFileRestartLoopFailsForGood(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "job.sql")
+	os.WriteFile(file, []byte(`CREATE TABLE src (x STRING);
+CREATE TABLE dst (v INT);
+SET 'table.dml-sync' = 'true';
+INSERT INTO src VALUES ('1'), ('abc');
+RESET 'table.dml-sync';
+SET 'execution.checkpointing.interval' = '1 h';
+SET 'restart-strategy.exponential-delay.initial-backoff' = '10 ms';
+SET 'restart-strategy.exponential-delay.max-backoff' = '20 ms';
+INSERT INTO dst
+  SELECT CAST(x AS INT) FROM src;
+`), 0o644)
+	r := runBinary(t, dir, "", "--data-dir", filepath.Join(dir, "data"), "-f", "job.sql")
+	if r.code != 1 {
+		t.Fatalf("exit code %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "[WARN] job.sql:9:1: job "); n != 9 {
+		t.Errorf("%d failures printed, want 9 before the final one:\n%s", n, r.stderr)
+	}
+	if n := strings.Count(r.stderr, ") restarted from the start (restart "); n != 9 {
+		t.Errorf("%d restarts printed, want 9:\n%s", n, r.stderr)
+	}
+	mustContain(t, "stderr", r.stderr, "abc", "; restarting in ", "the same failure 9 times in a row",
+		"[ERROR] job.sql:9:1: job ", "(the same failure 10 times in a row: not restarted again)")
+	if n := strings.Count(r.stderr, "[ERROR]"); n != 1 {
+		t.Errorf("the final failure is printed %d times, want once:\n%s", n, r.stderr)
 	}
 }
 
