@@ -159,6 +159,13 @@ type SkipCounter interface {
 	SkippedRecords() int64
 }
 
+// TombstoneCounter is implemented by sources that skip messages without a
+// value (Kafka tombstones) an append-only table has no row for.
+// TombstonesSkipped may be called from any goroutine while the source runs.
+type TombstoneCounter interface {
+	TombstonesSkipped() int64
+}
+
 // SourceFactory builds a source subtask for a table.
 type SourceFactory func(spec TableSpec) (Source, error)
 

@@ -87,6 +87,9 @@ type Metrics struct {
 	RecordsIn, RecordsOut int64
 	// Skipped counts bad records the sources skipped.
 	Skipped int64
+	// Tombstones counts the messages without a value (Kafka tombstones)
+	// the sources skipped: an append-only table has no row for them.
+	Tombstones int64
 	// LateRecords counts records window operators dropped because every
 	// window they belong to had already fired (event time behind the
 	// watermark) and no late-records table was set; LateRouted counts those
@@ -300,6 +303,9 @@ func (j *Job) Metrics() Metrics {
 	for _, t := range j.tasks {
 		if c, ok := t.source.(SkipCounter); ok {
 			m.Skipped += c.SkippedRecords()
+		}
+		if c, ok := t.source.(TombstoneCounter); ok {
+			m.Tombstones += c.TombstonesSkipped()
 		}
 		if w, ok := t.impl.(*windowAggOp); ok {
 			m.OpenWindows += w.gauge.windows.Load()

@@ -141,17 +141,11 @@ func newRowDecoder(c *config, fields []int, mem memory.Allocator, track bool) (*
 	valueCols := c.valueColumns()
 	d := &rowDecoder{track: track, nullValue: c.value.Name == raw.Name}
 	produced := make(types.Schema, len(fields))
-	valueFields, keyFields := []int{}, []int{}
+	valueFields := []int{}
 	for j, f := range fields {
 		produced[j] = c.schema[f]
 		if c.exceptKey && slices.Contains(c.keyFields, f) {
-			pos := slices.Index(c.keyFields, f)
-			idx := slices.Index(keyFields, pos)
-			if idx < 0 {
-				idx = len(keyFields)
-				keyFields = append(keyFields, pos)
-			}
-			d.out = append(d.out, colRef{fromKey: true, idx: idx})
+			d.out = append(d.out, colRef{fromKey: true, idx: slices.Index(c.keyFields, f)})
 			continue
 		}
 		pos := slices.Index(valueCols, f)
@@ -173,23 +167,38 @@ func newRowDecoder(c *config, fields []int, mem memory.Allocator, track bool) (*
 	}
 	d.value = part{dec: vdec, mem: mem}
 	if c.key != nil {
-		kdec, err := c.key.NewDecoder(format.Spec{Schema: c.keySchema(), Fields: keyFields,
-			Options: optionsOf(c), Prefix: c.keyPrefix, Mem: mem})
+		// The key is decoded whenever there is a key format, as Flink
+		// does: a key the format cannot read is an error (or skipped with
+		// the key format's ignore-parse-errors) also when every produced
+		// column comes from the value ('value.fields-include' = 'ALL',
+		// where the value's key columns overwrite the key's). The decoder
+		// reads every key column.
+		kdec, err := c.key.NewDecoder(format.Spec{Schema: c.keySchema(), Options: optionsOf(c), Prefix: c.keyPrefix, Mem: mem})
 		if err != nil {
 			vdec.Release()
 			return nil, fmt.Errorf("key format: %w", err)
 		}
-		if len(keyFields) == 0 {
-			kdec.Release()
-		} else {
-			d.key = &part{dec: kdec, mem: mem}
-			if d.nullKey, err = nullRecord(c.key, c.keyPrefix, optionsOf(c), len(c.keyFields)); err != nil {
-				d.release()
-				return nil, err
-			}
+		d.key = &part{dec: kdec, mem: mem}
+		if d.nullKey, err = nullRecord(c.key, c.keyPrefix, optionsOf(c), len(c.keyFields)); err != nil {
+			d.release()
+			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// checkKey decodes a key that no row of the batch needs (the tombstone of
+// a key the upsert source does not know), to find a key the key format
+// cannot read; the decoded row is dropped at the flush.
+func (d *rowDecoder) checkKey(key []byte) error {
+	if d.key == nil {
+		return nil
+	}
+	if err := d.key.dec.Decode(key); err != nil {
+		return &partError{errKeyPart, err}
+	}
+	d.key.drops = append(d.key.drops, d.key.dec.Rows()-1)
+	return nil
 }
 
 // optionsOf returns the table's options; the formats read theirs from it.

@@ -41,6 +41,15 @@ type Sink struct {
 	restored  []handle
 	recovered bool
 
+	// topicID is the id of the sink topic when the sink first saw it
+	// (zero: not yet, or a broker without topic ids); started is set by
+	// the first Write or PreCommit (a handle Commit gets before is a
+	// restored one).
+	topicID [16]byte
+	started bool
+	// restoredTopic is the topic id of the restored handle being committed.
+	restoredTopic string
+
 	mu  sync.Mutex
 	err error // the first failed produce
 
@@ -74,13 +83,17 @@ type ref struct {
 // oldest first, and where the subtask's sequence of transactional ids
 // stood.
 type handle struct {
-	Prefix      string `json:"prefix"`
+	Prefix      string `json:"prefix,omitempty"`
 	Subtask     int    `json:"subtask"`
-	Parallelism int    `json:"parallelism"`
+	Parallelism int    `json:"parallelism,omitempty"`
 	// Next is the sequence number of the subtask's next transaction: every
 	// transaction begun before the barrier has a smaller one.
-	Next int64 `json:"next"`
+	Next int64 `json:"next,omitempty"`
 	Txns []ref `json:"txns,omitempty"`
+	// TopicID is the id of the sink topic when the barrier came (base64;
+	// empty while the topic did not exist): a restore checks that the topic
+	// is still that one. Every delivery guarantee records it.
+	TopicID string `json:"topic_id,omitempty"`
 }
 
 func txnID(prefix string, subtask int, seq int64) string {
@@ -149,9 +162,13 @@ func (f fixedPartitioner) ForTopic(string) kgo.TopicPartitioner { return f }
 func (f fixedPartitioner) RequiresConsistency(*kgo.Record) bool { return true }
 func (f fixedPartitioner) Partition(_ *kgo.Record, n int) int   { return int(f) % n }
 
-// Open starts the producer of 'none' and 'at-least-once'; the
-// exactly-once sink makes a client per transaction, when it begins one.
-func (s *Sink) Open(context.Context) error {
+// Open looks up the sink topic's id (see checkTopic) and starts the
+// producer of 'none' and 'at-least-once'; the exactly-once sink makes a
+// client per transaction, when it begins one.
+func (s *Sink) Open(ctx context.Context) error {
+	if err := s.checkTopic(ctx, ""); err != nil {
+		return err
+	}
 	switch s.cfg.guarantee {
 	case GuaranteeNone:
 		opts := append([]kgo.Opt{kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.LeaderAck())}, s.popts...)
@@ -172,6 +189,11 @@ func (s *Sink) Open(context.Context) error {
 
 func (s *Sink) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s table %s: %s", connectorName(s.upsert), s.spec.Table, fmt.Sprintf(format, args...))
+}
+
+// wrap names the table in err, which errors.Is and errors.As still see.
+func (s *Sink) wrap(err error) error {
+	return fmt.Errorf("%s table %s: %w", connectorName(s.upsert), s.spec.Table, err)
 }
 
 // promise records the first failed produce; Write, PreCommit and Finish
@@ -199,6 +221,7 @@ func (s *Sink) Write(ctx context.Context, b exec.Batch) error {
 	if err := s.failed(); err != nil {
 		return err
 	}
+	s.started = true
 	n := b.Len()
 	if n == 0 {
 		return nil
@@ -264,14 +287,24 @@ func (s *Sink) Write(ctx context.Context, b exec.Batch) error {
 // PreCommit flushes: with exactly-once, the open transaction becomes
 // pending and the handle lists every pending transaction of the subtask.
 func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error) {
+	s.started = true
 	switch s.cfg.guarantee {
-	case GuaranteeNone:
-		return nil, s.failed()
-	case GuaranteeAtLeastOnce:
-		if err := s.cl.Flush(ctx); err != nil {
-			return nil, s.errorf("flushing for checkpoint %d: %v", checkpointID, err)
+	case GuaranteeNone, GuaranteeAtLeastOnce:
+		if s.cfg.guarantee == GuaranteeAtLeastOnce {
+			if err := s.cl.Flush(ctx); err != nil {
+				return nil, s.errorf("flushing for checkpoint %d: %v", checkpointID, err)
+			}
 		}
-		return nil, s.failed()
+		if err := s.checkTopic(ctx, ""); err != nil {
+			return nil, err
+		}
+		if err := s.failed(); err != nil {
+			return nil, err
+		}
+		if s.topicID == ([16]byte{}) {
+			return nil, nil
+		}
+		return json.Marshal(handle{Subtask: s.spec.Subtask, TopicID: formatTopicID(s.topicID)})
 	}
 	if err := s.recover(ctx); err != nil {
 		return nil, err
@@ -280,7 +313,13 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 		if err := t.cl.Flush(ctx); err != nil {
 			return nil, s.errorf("flushing transaction %s for checkpoint %d: %v", t.ID, checkpointID, err)
 		}
+		if err := s.checkTopic(ctx, ""); err != nil {
+			return nil, err
+		}
 		if err := s.failed(); err != nil {
+			if unknownTxn(err) {
+				return nil, s.lostError(ctx, -1, t.ref, err)
+			}
 			return nil, err
 		}
 		// The epoch is read after the flush: with KIP-890 it changes with
@@ -292,8 +331,13 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 		t.ProducerID, t.Epoch = pid, epoch
 		s.pending = append(s.pending, t)
 		s.cur = nil
+	} else if err := s.checkTopic(ctx, ""); err != nil {
+		return nil, err
 	}
 	h := handle{Prefix: s.prefix, Subtask: s.spec.Subtask, Parallelism: max(s.spec.Parallelism, 1), Next: s.seq}
+	if s.topicID != ([16]byte{}) {
+		h.TopicID = formatTopicID(s.topicID)
+	}
 	for _, t := range s.pending {
 		h.Txns = append(h.Txns, t.ref)
 	}
@@ -307,15 +351,29 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 // broker lost (timed out, fenced) is an error: its rows are not in the
 // topic.
 func (s *Sink) Commit(ctx context.Context, checkpointID int64, hb []byte) error {
-	if len(hb) == 0 || s.cfg.guarantee != GuaranteeExactlyOnce {
+	if len(hb) == 0 {
 		return nil
 	}
 	var h handle
 	if err := json.Unmarshal(hb, &h); err != nil {
 		return s.errorf("damaged commit handle of checkpoint %d: %v", checkpointID, err)
 	}
+	// A handle before the first Write or PreCommit is a restored one: the
+	// topic must still be the one it names (checked after its
+	// transactions, whose commit says more when the broker lost them).
+	restored := !s.started
+	if s.cfg.guarantee != GuaranteeExactlyOnce {
+		if restored && h.TopicID != "" {
+			return s.checkTopic(ctx, h.TopicID)
+		}
+		return nil
+	}
 	if !s.recovered {
 		s.restored = append(s.restored, h)
+	}
+	if restored {
+		s.restoredTopic = h.TopicID
+		defer func() { s.restoredTopic = "" }()
 	}
 	for _, r := range h.Txns {
 		if s.committed[r.ID] {
@@ -324,6 +382,9 @@ func (s *Sink) Commit(ctx context.Context, checkpointID int64, hb []byte) error 
 		if i := s.pendingIndex(r.ID); i >= 0 {
 			t := s.pending[i]
 			if err := t.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				if lost(err) {
+					return s.lostError(ctx, checkpointID, t.ref, err)
+				}
 				return s.errorf("the rows of checkpoint %d may be lost: committing transaction %s failed: %v", checkpointID, t.ID, err)
 			}
 			t.cl.Close()
@@ -332,6 +393,9 @@ func (s *Sink) Commit(ctx context.Context, checkpointID int64, hb []byte) error 
 			return err
 		}
 		s.markCommitted(r.ID)
+	}
+	if restored && h.TopicID != "" {
+		return s.checkTopic(ctx, h.TopicID)
 	}
 	return nil
 }
@@ -380,9 +444,13 @@ func (s *Sink) begin(ctx context.Context) error {
 
 // Finish commits everything: the open transaction and any pending one.
 func (s *Sink) Finish(ctx context.Context) error {
+	s.started = true
 	if s.cfg.guarantee != GuaranteeExactlyOnce {
 		if err := s.cl.Flush(ctx); err != nil {
 			return s.errorf("flushing: %v", err)
+		}
+		if err := s.checkTopic(ctx, ""); err != nil {
+			return err
 		}
 		return s.failed()
 	}
@@ -395,6 +463,9 @@ func (s *Sink) Finish(ctx context.Context) error {
 		}
 		s.pending = append(s.pending, t)
 		s.cur = nil
+	}
+	if err := s.checkTopic(ctx, ""); err != nil {
+		return err
 	}
 	if err := s.failed(); err != nil {
 		return err

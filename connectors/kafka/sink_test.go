@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -24,8 +25,14 @@ func TestSinkAtLeastOnceJSONWithKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Rec.Release()
-	if h, err := snk.PreCommit(ctx, 1); err != nil || h != nil {
-		t.Fatal(h, err)
+	// The handle of at-least-once names the topic's id only.
+	h, err := snk.PreCommit(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hd handle
+	if err := json.Unmarshal(h, &hd); err != nil || hd.TopicID == "" || len(hd.Txns) != 0 {
+		t.Fatalf("handle %s: %v", h, err)
 	}
 	// Flushed at the pre-commit: visible before any commit.
 	got := values(readTopic(t, addr, "out", true))

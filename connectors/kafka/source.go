@@ -75,9 +75,16 @@ type Source struct {
 
 	restored *snapshot
 	skipped  atomic.Int64
+	// tombstones counts the messages without a value the plain kafka
+	// source skipped (an append-only table has no row for them).
+	tombstones atomic.Int64
 	// upsert is set for upsert-kafka: each partition keeps the last value
 	// of its keys.
 	upsert bool
+
+	// topicIDs are the ids of the topics the source reads, as the broker
+	// first answered them.
+	topicIDs map[string][16]byte
 
 	nextDiscovery time.Time
 	// snaps are the positions of the snapshots taken and not yet committed
@@ -90,6 +97,11 @@ type Source struct {
 type snapshot struct {
 	Partitions []snapPart `json:"partitions"`
 	Skipped    int64      `json:"skipped,omitempty"`
+	Tombstones int64      `json:"tombstones,omitempty"`
+	// TopicIDs are the ids of the topics read (base64), by name: a topic
+	// deleted and created again under the same name has a new id, and the
+	// positions do not belong to it.
+	TopicIDs map[string]string `json:"topic_ids,omitempty"`
 }
 
 type snapPart struct {
@@ -133,6 +145,11 @@ func (s *Source) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s table %s: %s", connectorName(s.upsert), s.spec.Table, fmt.Sprintf(format, args...))
 }
 
+// wrap names the table in err, which errors.Is and errors.As still see.
+func (s *Source) wrap(err error) error {
+	return fmt.Errorf("%s table %s: %w", connectorName(s.upsert), s.spec.Table, err)
+}
+
 // Restore takes the state Snapshot returned; it is called before Open.
 func (s *Source) Restore(state []byte) error {
 	var snap snapshot
@@ -141,6 +158,7 @@ func (s *Source) Restore(state []byte) error {
 	}
 	s.restored = &snap
 	s.skipped.Store(snap.Skipped)
+	s.tombstones.Store(snap.Tombstones)
 	return nil
 }
 
@@ -148,6 +166,7 @@ var (
 	_ exec.CheckpointListener = (*Source)(nil)
 	_ exec.Rescalable         = (*Source)(nil)
 	_ exec.SkipCounter        = (*Source)(nil)
+	_ exec.TombstoneCounter   = (*Source)(nil)
 )
 
 // RestoreRescaled restores from the snapshots of every subtask of a
@@ -168,10 +187,18 @@ func (s *Source) RestoreRescaled(states [][]byte) error {
 		all.Partitions = append(all.Partitions, snap.Partitions...)
 		if j%max(s.spec.Parallelism, 1) == s.spec.Subtask {
 			all.Skipped += snap.Skipped
+			all.Tombstones += snap.Tombstones
+		}
+		for t, id := range snap.TopicIDs {
+			if all.TopicIDs == nil {
+				all.TopicIDs = map[string]string{}
+			}
+			all.TopicIDs[t] = id
 		}
 	}
 	s.restored = all
 	s.skipped.Store(all.Skipped)
+	s.tombstones.Store(all.Tombstones)
 	return nil
 }
 
@@ -257,6 +284,9 @@ func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
 			}
 			return nil, s.errorf("topic '%s': %v", name, err)
 		}
+		if err := s.checkTopicID(name, rt.TopicID); err != nil {
+			return nil, err
+		}
 		for _, p := range rt.Partitions {
 			if owner(name, p.Partition, max(s.spec.Parallelism, 1)) == s.spec.Subtask {
 				out = append(out, tp{name, p.Partition})
@@ -270,6 +300,34 @@ func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
 		return out[i].partition < out[j].partition
 	})
 	return out, nil
+}
+
+// checkTopicID fails when topic name has another id than the one the
+// source read before (since Open, or in the restored snapshot): the topic
+// was deleted and created again, and the positions of the old one mean
+// nothing in it. A broker without topic ids (zero) is not checked.
+func (s *Source) checkTopicID(name string, id [16]byte) error {
+	if id == ([16]byte{}) {
+		return nil
+	}
+	if s.topicIDs == nil {
+		s.topicIDs = map[string][16]byte{}
+	}
+	if old, ok := s.topicIDs[name]; ok {
+		if old != id {
+			return s.wrap(&TopicRecreatedError{Topic: name, Old: old, New: id, Source: true})
+		}
+		return nil
+	}
+	if s.restored != nil {
+		if enc, ok := s.restored.TopicIDs[name]; ok {
+			if old, err := parseTopicID(enc); err == nil && old != id {
+				return s.wrap(&TopicRecreatedError{Topic: name, Old: old, New: id, Source: true, Restored: true})
+			}
+		}
+	}
+	s.topicIDs[name] = id
+	return nil
 }
 
 // assign starts reading new partitions: at their restored position, or
@@ -630,9 +688,14 @@ func (s *Source) consume(r *kgo.Record) error {
 	if !r.Attrs.IsControl() {
 		before := s.dec.rows()
 		var err error
-		if s.upsert {
+		switch {
+		case s.upsert:
 			err = s.upsertMessage(p, r)
-		} else {
+		case r.Value == nil && !s.dec.nullValue:
+			// A tombstone means nothing to an append-only table: it is
+			// skipped, and counted.
+			s.tombstones.Add(1)
+		default:
 			_, err = s.dec.appendRow(r.Key, r.Value, exec.Insert)
 		}
 		if err != nil {
@@ -714,7 +777,7 @@ func (s *Source) upsertMessage(p *partState, r *kgo.Record) error {
 	switch {
 	case r.Value == nil:
 		if !known {
-			return nil
+			return s.dec.checkKey(r.Key)
 		}
 		if _, err := s.dec.appendRow(r.Key, old, exec.Delete); err != nil {
 			return err
@@ -754,7 +817,13 @@ func (s *Source) discover(ctx context.Context) error {
 // Snapshot returns the position after the last batch: the next offset of
 // every assigned partition (and the upsert state).
 func (s *Source) Snapshot() ([]byte, error) {
-	snap := snapshot{Skipped: s.skipped.Load(), Partitions: make([]snapPart, 0, len(s.parts))}
+	snap := snapshot{Skipped: s.skipped.Load(), Tombstones: s.tombstones.Load(), Partitions: make([]snapPart, 0, len(s.parts))}
+	for t, id := range s.topicIDs {
+		if snap.TopicIDs == nil {
+			snap.TopicIDs = map[string]string{}
+		}
+		snap.TopicIDs[t] = formatTopicID(id)
+	}
 	offs := kadm.Offsets{}
 	for _, p := range s.parts {
 		sp := snapPart{Topic: p.topic, Partition: p.partition, Next: p.next}
@@ -833,6 +902,12 @@ func (s *Source) GroupCommitError() error { return s.groupCommitErr }
 // format's ignore-parse-errors is set (kept in the snapshot).
 // It may be called from any goroutine (exec.SkipCounter).
 func (s *Source) SkippedRecords() int64 { return s.skipped.Load() }
+
+// TombstonesSkipped is the number of messages without a value the plain
+// kafka source skipped (kept in the snapshot); upsert-kafka reads them as
+// deletes and counts none. It may be called from any goroutine
+// (exec.TombstoneCounter).
+func (s *Source) TombstonesSkipped() int64 { return s.tombstones.Load() }
 
 // Close closes the clients.
 func (s *Source) Close() error {

@@ -38,12 +38,93 @@ func retriable(err error) bool {
 }
 
 // lost reports whether an answer to the commit of a pre-committed
-// transaction means that the broker no longer has it: aborted by its
-// timeout or fenced by a newer producer of its id.
+// transaction means that the broker no longer has it open: it forgot the
+// transaction (unknown), or aborted it (its timeout, a fence).
 func lost(err error) bool {
-	return errors.Is(err, kerr.InvalidTxnState) || errors.Is(err, kerr.ProducerFenced) ||
-		errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.InvalidProducerIDMapping) ||
-		errors.Is(err, kerr.TransactionalIDNotFound)
+	return unknownTxn(err) || errors.Is(err, kerr.InvalidTxnState) || errors.Is(err, kerr.ProducerFenced) ||
+		errors.Is(err, kerr.InvalidProducerEpoch)
+}
+
+// unknownTxn reports whether the broker answered that it does not know the
+// transactional id or its producer id: INVALID_PRODUCER_ID_MAPPING (EndTxn,
+// AddPartitionsToTxn and Produce of a transactional id or producer id the
+// coordinator has no state for), TRANSACTIONAL_ID_NOT_FOUND
+// (DescribeTransactions) or UNKNOWN_PRODUCER_ID (Produce, a partition
+// without the producer's state). Apache Kafka and kfake answer so after
+// they lost their transaction state (a broker restarted without its data)
+// or expired the id ('transactional.id.expiration.ms'), not after a
+// timeout: a timed-out transaction is aborted and its epoch bumped, so its
+// commit is answered PRODUCER_FENCED or INVALID_TXN_STATE.
+func unknownTxn(err error) bool {
+	return errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.TransactionalIDNotFound) ||
+		errors.Is(err, kerr.UnknownProducerID)
+}
+
+// lostError is the error of a transaction the broker no longer has open:
+// what the broker's answer err means, and that the rows of the checkpoint
+// (or, for checkpointID < 0, those written since the last checkpoint) are
+// not committed. The topic's id is looked up too: a broker that lost its
+// data has lost the topic, and the rows committed before with it.
+func (s *Sink) lostError(ctx context.Context, checkpointID int64, r ref, err error) error {
+	whose := fmt.Sprintf("the rows of checkpoint %d are lost: they were not committed", checkpointID)
+	if checkpointID < 0 {
+		whose = "the rows written since the last checkpoint were not committed (the job restarts from its last checkpoint)"
+	}
+	var why string
+	switch {
+	case unknownTxn(err):
+		why = fmt.Sprintf("the broker no longer knows transaction %s (producer id %d, epoch %d): it answered %v, so it has lost the transaction's state, "+
+			"as a broker does that restarted without its data (kafka-dev keeps everything in memory), or it expired the transactional id ('transactional.id.expiration.ms'); the transaction did not time out",
+			r.ID, r.ProducerID, r.Epoch, err)
+		if checkpointID >= 0 {
+			whose = fmt.Sprintf("the rows of checkpoint %d are lost: they were not committed (or were, and went with the broker's data)", checkpointID)
+		}
+	case errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch):
+		why = fmt.Sprintf("the broker has moved transactional id %s past the transaction's epoch %d (it answered %v): it aborted the transaction when it timed out "+
+			"('%s' = %v, which must exceed the time a checkpoint takes to complete and a failed job to restart), or another producer with the same transactional id fenced it",
+			r.ID, r.Epoch, err, OptTxnTimeout, s.cfg.txnTimeout)
+	default:
+		why = fmt.Sprintf("transaction %s (producer id %d, epoch %d) is no longer open (the broker answered %v): it was aborted, most likely by its timeout "+
+			"('%s' = %v, which must exceed the time a checkpoint takes to complete and a failed job to restart)",
+			r.ID, r.ProducerID, r.Epoch, err, OptTxnTimeout, s.cfg.txnTimeout)
+	}
+	msg := whose + ": " + why
+	if terr := s.checkTopic(ctx, s.restoredTopic); errors.Is(terr, ErrTopicRecreated) {
+		var te *TopicRecreatedError
+		errors.As(terr, &te)
+		return s.wrap(&lostTxnError{msg: msg, cause: err, topic: te})
+	}
+	return s.wrap(&lostTxnError{msg: msg, cause: err})
+}
+
+// ErrTransactionLost is matched (errors.Is) by the error of a pre-committed
+// transaction the broker no longer has open.
+var ErrTransactionLost = errors.New("transaction lost")
+
+type lostTxnError struct {
+	msg   string
+	cause error
+	topic *TopicRecreatedError
+}
+
+func (e *lostTxnError) Error() string {
+	if e.topic != nil {
+		return e.msg + "; and " + e.topic.Error()
+	}
+	return e.msg
+}
+
+func (e *lostTxnError) Is(target error) bool { return target == ErrTransactionLost }
+
+func (e *lostTxnError) Unwrap() []error {
+	var out []error
+	if e.cause != nil {
+		out = append(out, e.cause)
+	}
+	if e.topic != nil {
+		out = append(out, e.topic)
+	}
+	return out
 }
 
 // commitRecovered commits a transaction this instance does not own (a
@@ -71,8 +152,7 @@ func (s *Sink) commitRecovered(ctx context.Context, checkpointID int64, r ref) e
 		case err == nil:
 			return nil
 		case lost(err):
-			return s.errorf("the rows of checkpoint %d are lost: the broker no longer has transaction %s (producer id %d, epoch %d) to commit: %v (it was aborted, most likely by its timeout of %v: '%s' must exceed the time a checkpoint takes to complete and a failed job to restart)",
-				checkpointID, r.ID, r.ProducerID, r.Epoch, err, s.cfg.txnTimeout, OptTxnTimeout)
+			return s.lostError(ctx, checkpointID, r, err)
 		case retriable(err):
 			select {
 			case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,9 @@ import (
 //
 //	cluster [partitions=N] [topics=a,b] [protocol=classic]
 //	                      start a broker (each file starts one first)
+//	restart-cluster       stop the broker and start an empty one on the
+//	                      same port (kafka-dev keeps its data in memory)
+//	delete-topic topic=T
 //	produce topic=T [partition=P] [txn=commit|abort|open] [ts=MS]
 //	                      input: messages, "value" or "key|value"
 //	                      ('<nil>' for none); with ts, message i has the
@@ -86,6 +90,7 @@ func RunDataDriven(t *testing.T, dir string) {
 			if h.addr != "" {
 				s = strings.ReplaceAll(s, h.addr, "$ADDR")
 			}
+			s = scrub(s)
 			if s == "" {
 				return "ok\n"
 			}
@@ -102,6 +107,7 @@ type openSource struct {
 type harness struct {
 	t       *testing.T
 	addr    string
+	broker  *Broker
 	cat     *catalog.Catalog
 	sinks   map[string]exec.Sink
 	schemas map[string]types.Schema
@@ -189,8 +195,20 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		if s := arg(d, "topics", ""); s != "" {
 			topics = strings.Split(s, ",")
 		}
-		h.addr = Start(h.t, int32(intArg(d, "partitions", 1)), topics, opts...)
+		h.broker = StartBroker(h.t, int32(intArg(d, "partitions", 1)), topics, opts...)
+		h.addr = h.broker.Addr
 		return "", nil
+
+	case "restart-cluster":
+		h.broker.Restart()
+		return "", nil
+
+	case "delete-topic":
+		resp, err := kadm.NewClient(Client(h.t, h.addr)).DeleteTopics(ctx, arg(d, "topic", ""))
+		if err == nil {
+			err = resp.Error()
+		}
+		return "", err
 
 	case "produce":
 		return "", produceAt(h.addr, arg(d, "topic", ""), int32(intArg(d, "partition", -1)), arg(d, "txn", ""),
@@ -377,6 +395,9 @@ func withSkipped(lines []string, src exec.Source) []string {
 	if s, ok := src.(interface{ SkippedRecords() int64 }); ok && s.SkippedRecords() > 0 {
 		lines = append(lines, fmt.Sprintf("(skipped %d)", s.SkippedRecords()))
 	}
+	if s, ok := src.(exec.TombstoneCounter); ok && s.TombstonesSkipped() > 0 {
+		lines = append(lines, fmt.Sprintf("(tombstones %d)", s.TombstonesSkipped()))
+	}
 	return lines
 }
 
@@ -510,4 +531,18 @@ func (h *harness) sinkStep(ctx context.Context, d *datadriven.TestData) (string,
 		delete(h.sinks, name)
 		return "", snk.Close()
 	}
+}
+
+// Values that change from run to run, in errors: transactional ids'
+// sequence numbers (the wall clock), producer ids and topic ids.
+var (
+	scrubSeq   = regexp.MustCompile(`(-\d+-)\d{13}\b`)
+	scrubPID   = regexp.MustCompile(`producer id \d+`)
+	scrubTopic = regexp.MustCompile(`(topic id |now )[A-Za-z0-9_-]{22}\b`)
+)
+
+func scrub(s string) string {
+	s = scrubSeq.ReplaceAllString(s, "${1}<seq>")
+	s = scrubPID.ReplaceAllString(s, "producer id <pid>")
+	return scrubTopic.ReplaceAllString(s, "${1}<id>")
 }

@@ -8,7 +8,9 @@ package kafkatest
 import (
 	"context"
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,18 +45,68 @@ func EachProtocol(t *testing.T, f func(t *testing.T, opts []kfake.Opt)) {
 // partitions partitions each (also the default for auto-created topics),
 // closed when the test ends. It returns the broker's address.
 func Start(t testing.TB, partitions int32, topics []string, opts ...kfake.Opt) string {
+	return StartBroker(t, partitions, topics, opts...).Addr
+}
+
+// Broker is a one-broker kfake cluster on a loopback port.
+type Broker struct {
+	Addr string
+	t    testing.TB
+	c    *kfake.Cluster
+	opts []kfake.Opt
+}
+
+// StartBroker is Start, returning the broker, which can be restarted.
+func StartBroker(t testing.TB, partitions int32, topics []string, opts ...kfake.Opt) *Broker {
 	t.Helper()
 	all := append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(),
 		kfake.DefaultNumPartitions(int(partitions))}, opts...)
+	b := &Broker{t: t, opts: all}
 	if len(topics) > 0 {
 		all = append(all, kfake.SeedTopics(partitions, topics...))
 	}
-	c, err := kfake.NewCluster(all...)
+	b.start(all)
+	b.Addr = b.c.ListenAddrs()[0]
+	t.Cleanup(func() { b.c.Close() })
+	return b
+}
+
+func (b *Broker) start(opts []kfake.Opt) {
+	b.t.Helper()
+	c, err := kfake.NewCluster(opts...)
 	if err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()[0]
+	b.c = c
+}
+
+// Restart stops the broker and starts an empty one on the same port, as
+// kafka-dev restarted: every topic, message and transaction is gone.
+func (b *Broker) Restart() {
+	b.t.Helper()
+	b.c.Close()
+	_, port, err := net.SplitHostPort(b.Addr)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	// The port is free again once the old listener is closed; a client's
+	// connection still open to it may hold it briefly.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := kfake.NewCluster(append(b.opts, kfake.Ports(p))...)
+		if err == nil {
+			b.c = c
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("restarting the broker on port %d: %v", p, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Client returns a client of the broker at addr, closed when the test ends.
