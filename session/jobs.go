@@ -50,6 +50,9 @@ type jobEntry struct {
 	id, name string
 	start    time.Time
 	done     chan struct{}
+	// stopping is closed by stop: it ends a wait before a restart.
+	stopping  chan struct{}
+	closeStop sync.Once
 
 	mu       sync.Mutex
 	cur      *exec.Job
@@ -84,6 +87,7 @@ func (e *jobEntry) stop() {
 	e.stopped = true
 	cur := e.cur
 	e.mu.Unlock()
+	e.closeStop.Do(func() { close(e.stopping) })
 	if cur != nil {
 		cur.Cancel()
 	}

@@ -119,7 +119,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 		}
 	}
 	start := time.Now()
-	e := &jobEntry{id: newJobID(name, start), name: name, start: start, done: make(chan struct{}), cur: job, restored: restoredFrom,
+	e := &jobEntry{id: newJobID(name, start), name: name, start: start, done: make(chan struct{}), stopping: make(chan struct{}), cur: job, restored: restoredFrom,
 		watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	go s.supervise(e, jp)
@@ -212,7 +212,16 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			e.finish(err)
 			return
 		}
-		time.Sleep(delay)
+		// A stop during the delay ends the job now, not after the delay
+		// (up to 'restart-strategy.exponential-delay.max-backoff').
+		wait := time.NewTimer(delay)
+		select {
+		case <-wait.C:
+		case <-e.stopping:
+			wait.Stop()
+			e.finish(exec.ErrStopped)
+			return
+		}
 		next, from, _, serr := jp.startLatest()
 		e.mu.Lock()
 		if e.stopped {
