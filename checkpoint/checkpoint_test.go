@@ -1,9 +1,13 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -102,5 +106,82 @@ func TestRestartStrategies(t *testing.T) {
 	}
 	if _, err := ParseRestart(map[string]string{KeyRestartType: "sometimes"}, true); err == nil {
 		t.Fatal("bad restart-strategy.type accepted")
+	}
+}
+
+// fakeJob is a Job whose sources never send a barrier.
+type fakeJob struct{ triggered atomic.Int64 }
+
+func (j *fakeJob) TriggerCheckpoint(int64, bool) error { j.triggered.Add(1); return nil }
+func (*fakeJob) NotifyComplete(int64)                  {}
+func (*fakeJob) NotifyAborted(int64)                   {}
+
+// TestTriggerFailureCounts: a checkpoint whose directory cannot be made
+// (here the checkpoints' root is a file) fails, counts against the
+// tolerable failures with its cause, and past them fails the job with
+// ErrTooManyFailures wrapping that cause.
+func TestTriggerFailureCounts(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "checkpoints")
+	if err := os.WriteFile(root, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failed := make(chan error, 1)
+	var reported atomic.Int64
+	job := &fakeJob{}
+	c := NewCoordinator(Config{Job: job, JobName: "j", Storage: NewStorage(root),
+		Options: Options{Interval: time.Millisecond, Timeout: time.Minute, MaxConcurrent: 1, TolerableFailures: 2},
+		Tasks:   []Task{{Operator: "op", Name: "Source", Parallelism: 1}},
+		Fail:    func(err error) { failed <- err },
+		Failed: func(id int64, err error, inRow int) {
+			if !errors.Is(err, syscall.ENOTDIR) {
+				t.Errorf("checkpoint %d failed with %v, want ENOTDIR", id, err)
+			}
+			reported.Add(1)
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go c.Run(ctx)
+	var err error
+	select {
+	case err = <-failed:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the job did not fail; stats %+v", c.Stats())
+	}
+	cancel()
+	if !errors.Is(err, ErrTooManyFailures) || !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("job failed with %v, want ErrTooManyFailures wrapping ENOTDIR", err)
+	}
+	if st := c.Stats(); st.Failed < 3 || st.Completed != 0 {
+		t.Fatalf("stats %+v: want 3 failed checkpoints (2 tolerated)", st)
+	}
+	if reported.Load() < 3 || job.triggered.Load() != 0 {
+		t.Fatalf("%d failures reported, %d checkpoints triggered: want >= 3 and 0", reported.Load(), job.triggered.Load())
+	}
+	if _, err := c.Checkpoint(context.Background()); !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("a forced checkpoint: %v, want ENOTDIR", err)
+	}
+}
+
+// TestExpiredCheckpointFailsJob: a checkpoint no subtask acknowledges (one
+// blocked in its state's disk, say) expires after the timeout and, past the
+// tolerable failures, fails the job naming the expiry.
+func TestExpiredCheckpointFailsJob(t *testing.T) {
+	failed := make(chan error, 1)
+	c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: NewStorage(t.TempDir()),
+		Options: Options{Interval: time.Millisecond, Timeout: 20 * time.Millisecond, MaxConcurrent: 1},
+		Tasks:   []Task{{Operator: "op", Name: "Source", Parallelism: 1}},
+		Fail:    func(err error) { failed <- err },
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go c.Run(ctx)
+	select {
+	case err := <-failed:
+		if !errors.Is(err, ErrTooManyFailures) || !strings.Contains(err.Error(), "expired after 20ms") {
+			t.Fatalf("job failed with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the job did not fail; stats %+v", c.Stats())
 	}
 }

@@ -16,7 +16,8 @@ import (
 var ErrDeclined = errors.New("checkpoint declined")
 
 // ErrTooManyFailures is the error a job fails with when more checkpoints
-// failed in a row than it tolerates.
+// failed in a row than it tolerates. The error wraps the last failure's
+// too, so that its cause (syscall.ENOSPC, say) is found by errors.Is.
 var ErrTooManyFailures = errors.New("exceeded tolerable checkpoint failures")
 
 // Job is what the coordinator drives. The runtime implements it.
@@ -51,6 +52,10 @@ type Config struct {
 	FirstID int64
 	// Fail is called once when the job must fail (too many checkpoint failures).
 	Fail func(error)
+	// Failed, if set, is told of every checkpoint failure that counts
+	// against the tolerable failures (not of declines), with the number of
+	// failures in a row so far (for a log line).
+	Failed func(id int64, err error, inRow int)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -191,16 +196,37 @@ func (c *Coordinator) trigger(savepoint, force bool) (*pendingCheckpoint, error)
 	}
 	id := c.nextID
 	c.nextID++
+	p := &pendingCheckpoint{id: id, savepoint: savepoint, started: now, acks: map[Task]SubtaskState{}, done: make(chan result, 1)}
+	// Reserved, so that no other trigger starts meanwhile; the directory is
+	// made without the lock (a slow disk must not block acks and aborts).
+	c.pending[id] = p
+	c.mu.Unlock()
 	dir, err := c.cfg.Storage.Prepare(id)
-	if err != nil {
+	c.mu.Lock()
+	switch {
+	case c.pending[id] == nil:
+		// Close dropped it meanwhile.
 		c.mu.Unlock()
-		return nil, err
+		p.done <- result{err: errors.New("checkpoint coordinator is shut down")}
+		return p, nil
+	case err != nil:
+		// A checkpoint whose directory cannot be made failed: it counts.
+		delete(c.pending, id)
+		c.mu.Unlock()
+		c.fail(p, fmt.Errorf("checkpoint %d: %w", id, err), true)
+		return p, nil
 	}
-	p := &pendingCheckpoint{id: id, savepoint: savepoint, started: now, dir: dir, acks: map[Task]SubtaskState{}, done: make(chan result, 1)}
+	p.dir = dir
 	p.timer = time.AfterFunc(c.cfg.Options.Timeout, func() {
 		c.abort(id, fmt.Errorf("checkpoint %d expired after %v", id, c.cfg.Options.Timeout), true)
 	})
-	c.pending[id] = p
+	// Tasks that finished while the directory was made ack nothing.
+	c.completeIfAllAckedLocked(p)
+	c.mu.Lock()
+	if c.pending[id] == nil {
+		c.mu.Unlock()
+		return p, nil // completed already
+	}
 	c.mu.Unlock()
 	if err := c.cfg.Job.TriggerCheckpoint(id, savepoint); err != nil {
 		c.abort(id, err, !errors.Is(err, ErrDeclined))
@@ -233,6 +259,10 @@ func (c *Coordinator) completeIfAllAckedLocked(p *pendingCheckpoint) {
 			c.mu.Unlock()
 			return
 		}
+	}
+	if p.timer == nil {
+		c.mu.Unlock()
+		return // its directory is still being made
 	}
 	delete(c.pending, p.id)
 	p.timer.Stop()
@@ -317,7 +347,9 @@ func (c *Coordinator) abort(id int64, err error, count bool) {
 	if p == nil {
 		return
 	}
-	p.timer.Stop()
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 	c.fail(p, err, count)
 }
 
@@ -326,16 +358,20 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 	c.cfg.Job.NotifyAborted(p.id)
 	c.mu.Lock()
 	c.lastEnd = c.cfg.Now()
-	tooMany := false
+	tooMany, inRow := false, 0
 	if count {
 		c.stats.Failed++
 		c.failuresInRow++
+		inRow = c.failuresInRow
 		tooMany = c.failuresInRow > c.cfg.Options.TolerableFailures
 	}
 	c.mu.Unlock()
 	p.done <- result{err: err}
+	if count && c.cfg.Failed != nil {
+		c.cfg.Failed(p.id, err, inRow)
+	}
 	if tooMany && c.cfg.Fail != nil {
-		c.cfg.Fail(fmt.Errorf("%w (%d): %v", ErrTooManyFailures, c.cfg.Options.TolerableFailures, err))
+		c.cfg.Fail(fmt.Errorf("%w (%d): %w", ErrTooManyFailures, c.cfg.Options.TolerableFailures, err))
 	}
 }
 
@@ -354,7 +390,9 @@ func (c *Coordinator) Close() {
 	c.pending = map[int64]*pendingCheckpoint{}
 	c.mu.Unlock()
 	for _, p := range pending {
-		p.timer.Stop()
+		if p.timer != nil {
+			p.timer.Stop()
+		}
 		c.cfg.Storage.Discard(p.id)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"sort"
@@ -95,9 +96,16 @@ func (j *Job) setupCheckpointing() error {
 			cp.sinkTasks++
 		}
 	}
+	tolerable := co.Options.TolerableFailures
 	cp.coord = checkpoint.NewCoordinator(checkpoint.Config{
 		Job: j, JobName: co.JobName, Storage: co.Storage, Options: co.Options, Tasks: tasks,
 		MaxParallelism: j.graph.MaxParallelism, FirstID: first, Fail: j.fail,
+		// Every counted failure is said on stderr, as it happens: a job
+		// whose checkpoints fail is not silently left without any.
+		Failed: func(id int64, err error, inRow int) {
+			log.Printf("checkpoint %d of job %s failed (%d in a row; '%s' = %d): %v",
+				id, co.JobName, inRow, checkpoint.KeyTolerable, tolerable, err)
+		},
 	})
 	j.cp = cp
 	return nil

@@ -221,8 +221,11 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	if j.cp != nil {
 		go j.cp.coord.Run(j.ctx)
 	}
+	ended := make(chan struct{})
+	go j.abortStoresOnCancel(ended)
 	go func() {
 		j.wg.Wait()
+		close(ended)
 		if j.cp != nil {
 			j.cp.coord.Close()
 		}
@@ -231,6 +234,24 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 		close(j.done)
 	}()
 	return j, nil
+}
+
+// abortStoresOnCancel aborts the subtasks' stores when the job is canceled
+// (stopped, or failed) before it ended: a subtask blocked in its store (a
+// Pebble flush that cannot be written, retried for ever) then returns, so
+// that stopping a job never waits on the disk.
+func (j *Job) abortStoresOnCancel(ended <-chan struct{}) {
+	select {
+	case <-ended:
+		return
+	case <-j.ctx.Done():
+	}
+	cause := context.Cause(j.ctx)
+	for _, t := range j.tasks {
+		if a, ok := t.store.(state.Aborter); ok {
+			a.Abort(cause)
+		}
+	}
 }
 
 // closeStores closes the stores opened by a Start that then failed.

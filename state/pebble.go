@@ -60,6 +60,9 @@ type PebbleOptions struct {
 	// standard library's log package (Fatalf exits the process, as Pebble
 	// expects), informational messages are dropped.
 	Logger pebble.Logger
+	// FS is the filesystem under the stores' working directories and
+	// checkpoints (default vfs.Default); tests inject faults with it.
+	FS vfs.FS
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -91,9 +94,14 @@ func (o *PebbleOptions) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = quietLogger{}
 	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
 }
 
-// pebbleOptions returns the Pebble options of a store's working instance.
+// pebbleOptions returns the Pebble options of a store's working instance,
+// whose files go through the store's faultFS (pebble_fault.go) and, above
+// it, Pebble's disk health checks (DiskSlow events).
 func (o PebbleOptions) pebbleOptions(events *pebbleEvents) *pebble.Options {
 	o.EnsureDefaults()
 	maxCompactions := o.MaxConcurrentCompactions
@@ -111,7 +119,12 @@ func (o PebbleOptions) pebbleOptions(events *pebbleEvents) *pebble.Options {
 		Logger:                      o.Logger,
 		CompactionConcurrencyRange:  func() (int, int) { return 1, maxCompactions },
 		EventListener:               events.listener(),
+		FS:                          o.FS,
 	}
+	if events.fault != nil {
+		po.FS = &faultFS{FS: o.FS, f: events.fault}
+	}
+	po.WithFSDefaults()
 	po.EnsureDefaults()
 	return po
 }
@@ -164,6 +177,12 @@ type PebbleStore struct {
 	opts   PebbleOptions
 	events *pebbleEvents
 	closed bool
+	// fault is the store's failure state (pebble_fault.go); pending is a
+	// call still running in Pebble after the store failed under it.
+	fault   *storeFault
+	pending chan error
+	// bgClosed is closed once the instance of an abandoned store closed.
+	bgClosed chan struct{}
 
 	// dirty reports writes since the last checkpoint (which must flush).
 	dirty bool
@@ -181,21 +200,26 @@ var _ Store = (*PebbleStore)(nil)
 func openPebbleStore(dir string, o PebbleOptions) (*PebbleStore, error) {
 	o.EnsureDefaults()
 	events := newPebbleEvents(o.Logger)
+	events.fault = newStoreFault(dir, o.Logger)
 	db, err := pebble.Open(dir, o.pebbleOptions(events))
 	if err != nil {
 		return nil, fmt.Errorf("state: open pebble store %s: %w", dir, pebbleError(err))
 	}
-	return &PebbleStore{db: db, dir: dir, opts: o, events: events}, nil
+	return &PebbleStore{db: db, dir: dir, opts: o, events: events, fault: events.fault, bgClosed: make(chan struct{})}, nil
 }
 
 // Dir is the store's working directory.
 func (s *PebbleStore) Dir() string { return s.dir }
 
-// usable returns ErrClosed after Close and an error wrapping ErrCorrupt
-// once Pebble found a damaged file.
+// usable returns ErrClosed after Close, an error wrapping ErrFailed once
+// the store failed or was aborted, and one wrapping ErrCorrupt once Pebble
+// found a damaged file.
 func (s *PebbleStore) usable() error {
 	if s.closed {
 		return ErrClosed
+	}
+	if err := s.fault.failure(); err != nil {
+		return err
 	}
 	if p := s.events.corrupt.Load(); p != nil {
 		return fmt.Errorf("%w: pebble store %s: on-disk corruption in %s", ErrCorrupt, s.dir, filepath.Base(*p))
@@ -300,7 +324,13 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 			return err
 		}
 	}
-	if err := pb.Commit(pebble.NoSync); err != nil {
+	// A commit stalls while Pebble's memtables wait for a flush, for ever
+	// if the flush cannot be written: it runs so that the store's failure
+	// or Abort ends the wait.
+	if err := s.call(func() error { return pb.Commit(pebble.NoSync) }); err != nil {
+		if errors.Is(err, ErrFailed) {
+			return err
+		}
 		return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
 	}
 	s.dirty = true
@@ -329,12 +359,18 @@ func (s *PebbleStore) readErr(err error) error {
 
 // Close closes the Pebble instance. Writes since the last checkpoint are
 // lost with the working directory, which the caller deletes. A second
-// Close does nothing.
+// Close does nothing. Close of a failed or aborted store returns at once:
+// its instance, which writes nothing more to disk, is closed in the
+// background once the call it may still be blocked in ends.
 func (s *PebbleStore) Close() error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
+	if s.fault.failure() != nil {
+		s.closeAbandoned()
+		return nil
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("state: close pebble store %s: %w", s.dir, err)
 	}
@@ -404,8 +440,13 @@ func prepareWorkingDir(dir string) error {
 type pebbleEvents struct {
 	logger  pebble.Logger
 	corrupt atomic.Pointer[string] // the first damaged file found
-	mu      sync.Mutex
-	logged  map[string]bool
+	// fault is the failure state of a working store (nil for a read-only
+	// open of a checkpoint).
+	fault  *storeFault
+	mu     sync.Mutex
+	logged map[string]bool
+	// capped says that maxLoggedKinds kinds were logged and that was said.
+	capped bool
 }
 
 func newPebbleEvents(l pebble.Logger) *pebbleEvents {
@@ -419,21 +460,34 @@ func (e *pebbleEvents) listener() *pebble.EventListener {
 			e.corrupt.CompareAndSwap(nil, &path)
 			e.logOnce("pebble: on-disk corruption in %s", path)
 		},
-		BackgroundError: func(err error) {
-			e.logOnce("pebble: background error: %s", pebbleError(err).Error())
+		BackgroundError: e.onBackgroundError,
+		DiskSlow: func(info pebble.DiskSlowInfo) {
+			e.logOnce("pebble: slow disk: %s", info.String())
 		},
 	}
 }
 
+// logOnce logs a message once per kind (errorKind: the message without
+// its digits), and at most maxLoggedKinds kinds, then says that further
+// ones are not logged.
 func (e *pebbleEvents) logOnce(format, arg string) {
+	kind := errorKind(fmt.Sprintf(format, arg))
 	e.mu.Lock()
-	seen := e.logged[arg]
-	if !seen && len(e.logged) < 1000 {
-		e.logged[arg] = true
+	seen, capped := e.logged[kind], false
+	if !seen {
+		if len(e.logged) < maxLoggedKinds {
+			e.logged[kind] = true
+		} else {
+			seen, capped = true, !e.capped
+			e.capped = true
+		}
 	}
 	e.mu.Unlock()
-	if !seen {
+	switch {
+	case !seen:
 		e.logger.Errorf(format, arg)
+	case capped:
+		e.logger.Errorf("pebble: %d kinds of errors logged; further ones are not", maxLoggedKinds)
 	}
 }
 

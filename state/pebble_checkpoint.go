@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,13 +24,30 @@ func (s *PebbleStore) Checkpoint(dir string) (CheckpointInfo, error) {
 	if err := s.usable(); err != nil {
 		return CheckpointInfo{}, err
 	}
+	// Both the flush and the checkpoint may block on the disk (Pebble
+	// retries a flush it cannot write for ever): they run so that the
+	// store's failure (the flush's write error) or Abort ends the wait.
 	if s.dirty {
-		if err := s.db.Flush(); err != nil {
+		err := s.call(func() error {
+			flushed, err := s.db.AsyncFlush()
+			if err == nil {
+				<-flushed
+			}
+			return err
+		})
+		if errors.Is(err, ErrFailed) {
+			return CheckpointInfo{}, err
+		}
+		if err != nil {
 			return CheckpointInfo{}, fmt.Errorf("state: flush pebble store %s: %w", s.dir, err)
 		}
 		s.dirty = false
 	}
-	if err := s.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+	err := s.call(func() error { return s.db.Checkpoint(dir, pebble.WithFlushedWAL()) })
+	if errors.Is(err, ErrFailed) {
+		return CheckpointInfo{}, err
+	}
+	if err != nil {
 		return CheckpointInfo{}, fmt.Errorf("state: checkpoint pebble store %s into %s: %w", s.dir, dir, err)
 	}
 	if err := s.usable(); err != nil {

@@ -1,0 +1,320 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+)
+
+// faultBound bounds how long a store call may take to fail once its disk
+// failed. The calls end by construction (the failure or Abort wakes them);
+// the bound only turns a hang, the failure mode before, into a test
+// failure, and is generous for a busy machine.
+const faultBound = 30 * time.Second
+
+// logRecorder is a pebble.Logger that keeps the error lines.
+type logRecorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logRecorder) Infof(string, ...any) {}
+
+func (l *logRecorder) Errorf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logRecorder) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}
+
+func (l *logRecorder) matching(sub string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// faultInjector fails or blocks the writes of sstables in one directory
+// when told to.
+type faultInjector struct {
+	dir string
+	// err, when set, is returned by every write of an sstable in dir.
+	err atomic.Pointer[error]
+	// block, when set, is waited on by every write of an sstable in dir.
+	block atomic.Pointer[chan struct{}]
+	// hits counts the writes that failed or blocked.
+	hits atomic.Int64
+}
+
+func (fi *faultInjector) fs() vfs.FS {
+	return errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if !strings.HasPrefix(op.Path, fi.dir) || !strings.HasSuffix(op.Path, ".sst") {
+			return nil
+		}
+		switch op.Kind {
+		case errorfs.OpCreate, errorfs.OpFileWrite, errorfs.OpFileWriteAt, errorfs.OpFileSync:
+		default:
+			return nil
+		}
+		if p := fi.err.Load(); p != nil {
+			fi.hits.Add(1)
+			return &os.PathError{Op: "write", Path: op.Path, Err: *p}
+		}
+		if c := fi.block.Load(); c != nil {
+			fi.hits.Add(1)
+			<-*c
+		}
+		return nil
+	}))
+}
+
+// openFaultStore opens a Pebble store in a new working directory whose
+// sstable writes go through a faultInjector.
+func openFaultStore(t *testing.T) (*PebbleStore, *faultInjector, *logRecorder, string) {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "work")
+	fi := &faultInjector{dir: dir}
+	log := &logRecorder{}
+	s, err := PebbleBackend{Options: PebbleOptions{Logger: log, FS: fi.fs()}}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.(*PebbleStore), fi, log, root
+}
+
+// within runs fn on a goroutine and returns its error, failing the test if
+// it has not returned within faultBound.
+func within(t *testing.T, what string, fn func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(faultBound):
+		t.Fatalf("%s still blocked after %v", what, faultBound)
+		return nil
+	}
+}
+
+// TestPebbleDiskFullFailsStore: a flush that cannot be written (ENOSPC),
+// which Pebble retries for ever, fails the checkpoint that waits for it
+// with the cause, and the store, whose later calls all fail; the failure
+// is logged once, however many times Pebble retried.
+func TestPebbleDiskFullFailsStore(t *testing.T) {
+	s, fi, log, root := openFaultStore(t)
+	rng := rand.New(rand.NewSource(1))
+	putEntries(t, s, rng, 5000, 16, 100)
+	if _, err := s.Checkpoint(filepath.Join(root, "chk-1")); err != nil {
+		t.Fatalf("checkpoint before the disk filled: %v", err)
+	}
+	putEntries(t, s, rng, 5000, 16, 100)
+	enospc := error(syscall.ENOSPC)
+	fi.err.Store(&enospc)
+
+	err := within(t, "Checkpoint on a full disk", func() error {
+		_, err := s.Checkpoint(filepath.Join(root, "chk-2"))
+		return err
+	})
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Checkpoint on a full disk: %v, want an error wrapping ErrFailed and ENOSPC", err)
+	}
+	if fi.hits.Load() == 0 {
+		t.Fatal("no write failed: the test did not fill the disk")
+	}
+	// Every later call fails with the same cause.
+	var b WriteBatch
+	b.Put(1, []byte("k"), []byte("v"))
+	if err := s.Apply(&b); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Apply after the failure: %v", err)
+	}
+	if _, _, err := s.Get(1, []byte("k")); !errors.Is(err, ErrFailed) {
+		t.Errorf("Get after the failure: %v", err)
+	}
+	if _, err := s.Checkpoint(filepath.Join(root, "chk-3")); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("a second Checkpoint: %v", err)
+	}
+	if err := within(t, "Close", s.Close); err != nil {
+		t.Errorf("Close of a failed store: %v", err)
+	}
+	// Pebble's retries of the flush end (they go to memory now) and its
+	// instance closes.
+	select {
+	case <-s.bgClosed:
+	case <-time.After(faultBound):
+		t.Fatalf("the failed store's instance did not close within %v", faultBound)
+	}
+	if got := log.matching("no space left on device"); len(got) != 1 || !strings.Contains(got[0], "failed") {
+		t.Errorf("want one log line naming the failure, got %d:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// TestPebbleStuckFlushAbort: a flush blocked in the disk blocks Checkpoint
+// and Apply until Abort, which ends both with its cause; Close then returns
+// at once, while the flush is still blocked.
+func TestPebbleStuckFlushAbort(t *testing.T) {
+	s, fi, _, root := openFaultStore(t)
+	rng := rand.New(rand.NewSource(2))
+	putEntries(t, s, rng, 5000, 16, 100)
+	block := make(chan struct{})
+	fi.block.Store(&block)
+
+	ckpt := make(chan error, 1)
+	go func() {
+		_, err := s.Checkpoint(filepath.Join(root, "chk-1"))
+		ckpt <- err
+	}()
+	// The checkpoint's flush reaches the disk and blocks there.
+	for fi.hits.Load() == 0 {
+		select {
+		case err := <-ckpt:
+			t.Fatalf("Checkpoint returned (%v) although its flush is blocked", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	select {
+	case err := <-ckpt:
+		t.Fatalf("Checkpoint returned (%v) although its flush is blocked", err)
+	default:
+	}
+	cause := errors.New("job canceled")
+	s.Abort(cause)
+	var err error
+	select {
+	case err = <-ckpt:
+	case <-time.After(faultBound):
+		t.Fatalf("Checkpoint still blocked %v after Abort", faultBound)
+	}
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, cause) {
+		t.Fatalf("Checkpoint after Abort: %v, want ErrFailed and the cause", err)
+	}
+	if err := within(t, "Close while the flush is blocked", s.Close); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	releaseAndWaitClosed(t, s, block)
+}
+
+// releaseAndWaitClosed unblocks the disk and waits until the abandoned
+// store's instance has closed, so that nothing writes in the test's
+// directory after the test.
+func releaseAndWaitClosed(t *testing.T, s *PebbleStore, block chan struct{}) {
+	t.Helper()
+	close(block)
+	select {
+	case <-s.bgClosed:
+	case <-time.After(faultBound):
+		t.Fatalf("the abandoned store's instance did not close within %v of its disk unblocking", faultBound)
+	}
+}
+
+// TestPebbleStalledApplyAbort: writes that stall behind a blocked flush
+// (Pebble's memtables full) end with Abort.
+func TestPebbleStalledApplyAbort(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "work")
+	fi := &faultInjector{dir: dir}
+	st, err := PebbleBackend{Options: PebbleOptions{Logger: &logRecorder{}, FS: fi.fs(), MemTableSize: 1 << 20, MemTableStopWritesThreshold: 2}}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*PebbleStore)
+	block := make(chan struct{})
+	fi.block.Store(&block)
+	applied := make(chan error, 1)
+	go func() {
+		rng := rand.New(rand.NewSource(3))
+		v := make([]byte, 1000)
+		for {
+			var b WriteBatch
+			for i := 0; i < 100; i++ {
+				rng.Read(v)
+				b.Put(rng.Intn(16), []byte(fmt.Sprintf("key-%08d", rng.Intn(1<<30))), v)
+			}
+			if err := s.Apply(&b); err != nil {
+				applied <- err
+				return
+			}
+		}
+	}()
+	// Writes go on until a flush blocks, then stall behind it.
+	for fi.hits.Load() == 0 {
+		select {
+		case err := <-applied:
+			t.Fatalf("Apply failed before Abort: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cause := errors.New("job canceled")
+	s.Abort(cause)
+	select {
+	case err = <-applied:
+	case <-time.After(faultBound):
+		t.Fatalf("Apply still blocked %v after Abort", faultBound)
+	}
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, cause) {
+		t.Fatalf("Apply after Abort: %v", err)
+	}
+	if err := within(t, "Close", s.Close); err != nil {
+		t.Fatal(err)
+	}
+	releaseAndWaitClosed(t, s, block)
+}
+
+// TestPebbleCheckpointDirFault: a checkpoint that cannot be written where
+// it goes (its directory is read-only) fails with the cause, but the store
+// itself is sound: it takes the next checkpoint elsewhere.
+func TestPebbleCheckpointDirFault(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "work")
+	bad := filepath.Join(root, "bad")
+	var broken atomic.Bool
+	broken.Store(true)
+	fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if broken.Load() && strings.HasPrefix(op.Path, bad) && op.Kind.ReadOrWrite() == errorfs.OpIsWrite {
+			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.EROFS}
+		}
+		return nil
+	}))
+	st, err := PebbleBackend{Options: PebbleOptions{Logger: &logRecorder{}, FS: fs}}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	putEntries(t, st, rand.New(rand.NewSource(4)), 2000, 16, 100)
+	_, err = st.Checkpoint(filepath.Join(bad, "chk-1"))
+	if !errors.Is(err, syscall.EROFS) || errors.Is(err, ErrFailed) {
+		t.Fatalf("checkpoint into a read-only directory: %v, want EROFS without failing the store", err)
+	}
+	info, err := st.Checkpoint(filepath.Join(root, "good", "chk-2"))
+	if err != nil || info.Size == 0 {
+		t.Fatalf("next checkpoint: %+v, %v", info, err)
+	}
+	restored, err := PebbleBackend{}.Restore(filepath.Join(root, "restored"), []string{filepath.Join(root, "good", "chk-2")}, 0, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	if a, b := entries(t, st), entries(t, restored); !equalEntries(a, b) {
+		t.Fatalf("restored %d entries, the store has %d", len(b), len(a))
+	}
+}
