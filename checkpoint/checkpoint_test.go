@@ -131,7 +131,12 @@ func TestTriggerFailureCounts(t *testing.T) {
 	c := NewCoordinator(Config{Job: job, JobName: "j", Storage: NewStorage(root),
 		Options: Options{Interval: time.Millisecond, Timeout: time.Minute, MaxConcurrent: 1, TolerableFailures: 2},
 		Tasks:   []Task{{Operator: "op", Name: "Source", Parallelism: 1}},
-		Fail:    func(err error) { failed <- err },
+		Fail: func(err error) {
+			select {
+			case failed <- err:
+			default: // later failures past the limit: the first one counts
+			}
+		},
 		Failed: func(id int64, err error, inRow int) {
 			if !errors.Is(err, syscall.ENOTDIR) {
 				t.Errorf("checkpoint %d failed with %v, want ENOTDIR", id, err)
@@ -140,8 +145,11 @@ func TestTriggerFailureCounts(t *testing.T) {
 		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	ran := make(chan struct{})
+	// The callbacks run on Run's goroutine: the test ends only after it,
+	// so none reports into a finished test.
+	defer func() { cancel(); <-ran }()
+	go func() { defer close(ran); c.Run(ctx) }()
 	var err error
 	select {
 	case err = <-failed:
@@ -149,6 +157,7 @@ func TestTriggerFailureCounts(t *testing.T) {
 		t.Fatalf("the job did not fail; stats %+v", c.Stats())
 	}
 	cancel()
+	<-ran
 	if !errors.Is(err, ErrTooManyFailures) || !errors.Is(err, syscall.ENOTDIR) {
 		t.Fatalf("job failed with %v, want ErrTooManyFailures wrapping ENOTDIR", err)
 	}
@@ -171,7 +180,12 @@ func TestExpiredCheckpointFailsJob(t *testing.T) {
 	c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: NewStorage(t.TempDir()),
 		Options: Options{Interval: time.Millisecond, Timeout: 20 * time.Millisecond, MaxConcurrent: 1},
 		Tasks:   []Task{{Operator: "op", Name: "Source", Parallelism: 1}},
-		Fail:    func(err error) { failed <- err },
+		Fail: func(err error) {
+			select {
+			case failed <- err:
+			default: // later failures past the limit: the first one counts
+			}
+		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
