@@ -38,8 +38,15 @@
 // partition and offset, unless the format of the part that failed (key or
 // value) has ignore-parse-errors set: then it is skipped and counted
 // (SkippedRecords, exec.SkipCounter, kept in the snapshot). A message
-// without a value is skipped, except with the raw value format, which reads
-// it as NULL.
+// without a value (a tombstone) is skipped and counted (TombstonesSkipped,
+// exec.TombstoneCounter, kept in the snapshot), except with the raw value
+// format, which reads it as NULL; upsert-kafka reads it as a delete.
+//
+// The snapshot also records the id of every topic read (Metadata's topic
+// id). A restored source whose topic has another id now (deleted and
+// created again, or a broker that lost its data) fails at Open with a
+// TopicRecreatedError (errors.Is ErrTopicRecreated): its positions belong
+// to the old topic. Discovery checks the ids again.
 //
 // Watermarks are per partition (exec.SplitSource): each partition is a
 // split named "topic-partition" while it is assigned and not read to its
@@ -95,9 +102,16 @@
 //     else (a restored job) with a raw EndTxn{TransactionalID, ProducerID,
 //     ProducerEpoch, Commit: true} on a plain client, without
 //     InitProducerID. NONE means committed, also when it was committed
-//     before; INVALID_TXN_STATE, PRODUCER_FENCED and the like mean the
-//     broker aborted the transaction (its timeout, a fence): Commit then
-//     fails with an error saying the rows of checkpoint n are lost.
+//     before. An answer that the broker no longer has the transaction open
+//     fails Commit with an error (errors.Is ErrTransactionLost) saying the
+//     rows of checkpoint n are lost and why: INVALID_PRODUCER_ID_MAPPING,
+//     TRANSACTIONAL_ID_NOT_FOUND or UNKNOWN_PRODUCER_ID mean the broker
+//     does not know the transaction (it lost its state, as a restarted
+//     kafka-dev does, or expired the id), not a timeout; PRODUCER_FENCED
+//     and INVALID_PRODUCER_EPOCH mean the epoch moved on (aborted at its
+//     timeout, which bumps the epoch, or fenced by another producer);
+//     INVALID_TXN_STATE means it was aborted. Such an error also says when
+//     the topic is gone (see below).
 //   - Before its first transaction (its first Write, PreCommit or Finish;
 //     a restored job has committed the restored handles by then) the sink
 //     aborts every transaction left open under its ids that no checkpoint
@@ -130,6 +144,14 @@
 // naming both values otherwise, and exactly-once without checkpoints is an
 // error too.
 //
+// Every sink looks up its topic's id (Metadata) at Open, after each
+// flush (PreCommit, Finish) and, when it restores, against the id its
+// handle recorded (every guarantee's handle has it; at-least-once's and
+// none's only that). A topic that vanished or has another id was deleted
+// (and created again by the producer's auto-creation), or the broker lost
+// its data: the sink fails with a TopicRecreatedError (errors.Is
+// ErrTopicRecreated), because the rows committed before are gone.
+//
 // 'sink.partitioner': 'default' (murmur2 of the key as Kafka's producer,
 // sticky without a key), 'fixed' (sink subtask i writes to partition i mod
 // the number of partitions) or 'round-robin'.
@@ -141,9 +163,13 @@
 // 'value.<format>.' with 'value.format'. 'key.format' with 'key.fields'
 // ('a;b') writes and reads the message key ('key.<format>.' options);
 // 'value.fields-include' is ALL (the value holds every column; the key
-// columns are read from the value) or EXCEPT_KEY (the value holds the
-// other columns; 'key.fields-prefix' is stripped from the key columns'
-// names in the key). Rows are encoded straight from the batch's Arrow
+// columns are read from the value, over the key's, as Flink does) or
+// EXCEPT_KEY (the value holds the other columns and the key columns come
+// from the key; 'key.fields-prefix' is stripped from the key columns'
+// names in the key). The key is decoded with 'key.format' whenever it is
+// set, also under ALL: a key the format cannot read fails the message
+// (topic, partition, offset) or, with the key format's
+// ignore-parse-errors, skips and counts it. Rows are encoded straight from the batch's Arrow
 // arrays, into one buffer per batch. With debezium-json the table is a
 // changelog: the sink takes -U/+U/-D rows and a scan produces them.
 //
@@ -156,7 +182,9 @@
 // every key, kept in the source and in its snapshot (a Go map; fine for
 // the topics of tests and quickstarts, not for millions of keys): +I for a
 // new key, -U/+U for a changed value (nothing for the same bytes again),
-// -D for the tombstone of a known key. Keys compare as bytes.
+// -D for the tombstone of a known key (the tombstone's key is decoded too:
+// a bad one fails). Keys compare as bytes, as Kafka's log compaction
+// compares them.
 //
 // # Options
 //

@@ -473,6 +473,9 @@ func (s *Sink) Finish(ctx context.Context) error {
 	for len(s.pending) > 0 {
 		t := s.pending[0]
 		if err := t.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			if lost(err) {
+				return s.lostError(ctx, -1, t.ref, err)
+			}
 			return s.errorf("committing transaction %s at the end of the input: %v", t.ID, err)
 		}
 		t.cl.Close()

@@ -37,9 +37,9 @@ func (e *TopicRecreatedError) Error() string {
 	}
 	var what string
 	if e.New == ([16]byte{}) {
-		what = fmt.Sprintf("topic '%s' was deleted %s (topic id %s, now none)", e.Topic, since, formatTopicID(e.Old))
+		what = fmt.Sprintf("topic '%s' was deleted %s (topic id %s, now none; or the broker lost its data, as a restarted kafka-dev does)", e.Topic, since, formatTopicID(e.Old))
 	} else {
-		what = fmt.Sprintf("topic '%s' was deleted and created again %s (topic id %s, now %s)", e.Topic, since, formatTopicID(e.Old), formatTopicID(e.New))
+		what = fmt.Sprintf("topic '%s' was deleted and created again %s (topic id %s, now %s; or the broker lost its data and created it anew, as a restarted kafka-dev does)", e.Topic, since, formatTopicID(e.Old), formatTopicID(e.New))
 	}
 	if e.Source {
 		return what + ": the messages read before are gone and the job's positions do not belong to the new topic; start the job without its checkpoints to read the topic from the start"

@@ -22,7 +22,7 @@ type broker struct {
 	partitions int
 	classic    bool
 	cmd        *exec.Cmd
-	out        testenv.SyncBuffer
+	out        *testenv.SyncBuffer
 	done       chan struct{}
 }
 
@@ -49,11 +49,36 @@ func startBroker(t *testing.T, partitions int, classic bool, topics ...string) *
 	return nil
 }
 
+// restart stops the broker and starts an empty one on the same port, as a
+// user restarting kafka-dev would: every topic, message and transaction is
+// gone.
+func (b *broker) restart(t *testing.T) {
+	t.Helper()
+	b.stop()
+	_, p, _ := net.SplitHostPort(b.addr)
+	port, _ := strconv.Atoi(p)
+	var lastErr error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		nb, err := tryStartBrokerOn(port, b.partitions, b.classic, nil)
+		if err == nil {
+			*b = *nb
+			t.Logf("kafka-dev restarted on %s", b.addr)
+			return
+		}
+		lastErr = err // the port may be held a moment longer
+	}
+	t.Fatalf("restarting kafka-dev on port %d: %v", port, lastErr)
+}
+
 func tryStartBroker(partitions int, classic bool, topics []string) (*broker, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	return tryStartBrokerOn(port, partitions, classic, topics)
+}
+
+func tryStartBrokerOn(port, partitions int, classic bool, topics []string) (*broker, error) {
 	args := []string{"kafka-dev", "--port", strconv.Itoa(port), "--partitions", strconv.Itoa(partitions)}
 	if classic {
 		args = append(args, "--classic-txn")
@@ -62,12 +87,12 @@ func tryStartBroker(partitions int, classic bool, topics []string) (*broker, err
 		args = append(args, "--topic", tp)
 	}
 	b := &broker{addr: "127.0.0.1:" + strconv.Itoa(port), partitions: partitions, classic: classic,
-		cmd: exec.Command(binary, args...), done: make(chan struct{})}
+		cmd: exec.Command(binary, args...), done: make(chan struct{}), out: &testenv.SyncBuffer{}}
 	stdout, err := b.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	b.cmd.Stderr = &b.out
+	b.cmd.Stderr = b.out
 	if err := b.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -82,7 +107,7 @@ func tryStartBroker(partitions int, classic bool, topics []string) (*broker, err
 				ready <- true
 			}
 		}
-		io.Copy(&b.out, stdout)
+		io.Copy(b.out, stdout)
 		if !seen {
 			ready <- false
 		}

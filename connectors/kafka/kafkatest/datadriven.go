@@ -538,7 +538,7 @@ func (h *harness) sinkStep(ctx context.Context, d *datadriven.TestData) (string,
 var (
 	scrubSeq   = regexp.MustCompile(`(-\d+-)\d{13}\b`)
 	scrubPID   = regexp.MustCompile(`producer id \d+`)
-	scrubTopic = regexp.MustCompile(`(topic id |now )[A-Za-z0-9_-]{22}\b`)
+	scrubTopic = regexp.MustCompile(`(topic id |now )[A-Za-z0-9_-]{22}`)
 )
 
 func scrub(s string) string {
