@@ -30,6 +30,11 @@ type JobInfo struct {
 	// LateRouted those written to the late-records table instead
 	// ('table.exec.late-records.table').
 	Skipped, Late, LateRouted int64
+	// Tombstones counts the Kafka messages without a value that the plain
+	// kafka source skipped (exec.Metrics.Tombstones). The sources keep
+	// the count in their snapshots, so it is the latest attempt's, not a
+	// sum over attempts.
+	Tombstones int64
 	// OpenWindows and WindowGroups are the state of the running attempt's
 	// window aggregations (exec.Metrics): windows not fired yet, and their
 	// (window, key) groups.
@@ -124,7 +129,10 @@ type jobEntry struct {
 	in, out  int64 // records of finished attempts
 	skipped  int64
 	late     int64
-	routed   int64
+	// tombstones is the last ended attempt's count (restored from the
+	// checkpoint by the next one).
+	tombstones int64
+	routed     int64
 	// watermark is the last ended attempt's (exec.Metrics.Watermark).
 	watermark int64
 	lastStats checkpoint.Stats
@@ -169,13 +177,14 @@ func (e *jobEntry) info() JobInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
-		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Late: e.late, LateRouted: e.routed, Checkpoints: e.lastStats,
+		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Tombstones: e.tombstones, Late: e.late, LateRouted: e.routed, Checkpoints: e.lastStats,
 		Watermark: e.watermark, LastErr: e.lastErr, LastFailure: e.lastFailure}
 	if e.cur != nil {
 		m := e.cur.Metrics()
 		info.RecordsIn += m.RecordsIn
 		info.RecOut += m.RecordsOut
 		info.Skipped += m.Skipped
+		info.Tombstones = m.Tombstones
 		info.Late += m.LateRecords
 		info.LateRouted += m.LateRouted
 		info.OpenWindows, info.WindowGroups = m.OpenWindows, m.WindowGroups
@@ -289,7 +298,8 @@ func (r *jobRegistry) table() *Result {
 		{Name: "duration", Type: types.StringType}, {Name: "restarts", Type: types.BigIntType},
 		{Name: "last checkpoint", Type: types.StringType},
 		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
-		{Name: "skipped", Type: types.BigIntType}, {Name: "late dropped", Type: types.BigIntType},
+		{Name: "skipped", Type: types.BigIntType}, {Name: "tombstones", Type: types.BigIntType},
+		{Name: "late dropped", Type: types.BigIntType},
 		{Name: "late routed", Type: types.BigIntType}, {Name: "watermark", Type: types.StringType},
 		{Name: "last failure", Type: types.StringType}, {Name: "error", Type: types.StringType},
 	}}
@@ -312,7 +322,7 @@ func (r *jobRegistry) table() *Result {
 				byteSize(c.LastSize), byteSize(c.LastIncremental))
 		}
 		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
-			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Late, j.LateRouted,
+			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Tombstones, j.Late, j.LateRouted,
 			watermarkText(j.Watermark), failedAt, errText})
 	}
 	return res

@@ -319,6 +319,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.in += m.RecordsIn
 		e.out += m.RecordsOut
 		e.skipped += m.Skipped
+		e.tombstones = m.Tombstones
 		e.late += m.LateRecords
 		e.routed += m.LateRouted
 		e.watermark = m.Watermark

@@ -56,7 +56,8 @@ func failJob(b *broker, topic string, extra ...string) string {
 // format cannot read: by default the job fails with an error naming the
 // topic, partition and offset of the record; with 'json.ignore-parse-errors'
 // the records are skipped, counted in SHOW JOBS, and every good record is
-// processed.
+// processed. Tombstones (messages without a value) are skipped and
+// counted on their own.
 func TestBadRecords(t *testing.T) {
 	forEachProtocol(t, 2, nil, func(t *testing.T, b *broker) {
 		const before, after = 500, 499 // good records around the bad one
@@ -138,6 +139,8 @@ func testSkipBadRecords(t *testing.T, b *broker) {
 	}
 	skipped := int64(good / 1000 * len(bad))
 	produceFile(t, b, "mixed", writeLines(t, dir, "in.txt", lines), true, -1)
+	const tombstones = 7
+	produceTombstones(t, b, "mixed", dir, tombstones)
 	job := sourceDDL(b, "mixed", "mixed", "'json.ignore-parse-errors' = 'true'") +
 		"CREATE TABLE out (\n  " + clickColumns + "\n) WITH (\n" +
 		"  'connector' = 'kafka',\n  'topic' = 'mixed_out',\n" +
@@ -161,6 +164,9 @@ func testSkipBadRecords(t *testing.T, b *broker) {
 	if got := row["skipped"]; got != strconv.FormatInt(skipped, 10) {
 		t.Errorf("SHOW JOBS skipped = %q, want %d (%d invalid JSON and %d wrongly typed records); row: %v", got, skipped,
 			good/1000*len(invalidJSON), good/1000*len(wrongTypes), row)
+	}
+	if got := row["tombstones"]; got != strconv.Itoa(tombstones) {
+		t.Errorf("SHOW JOBS tombstones = %q, want %d (messages without a value, skipped); row: %v", got, tombstones, row)
 	}
 	if got := row["status"]; got != "FINISHED" {
 		t.Errorf("SHOW JOBS status = %q, want FINISHED", got)

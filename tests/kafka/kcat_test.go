@@ -39,6 +39,22 @@ func produceFile(t *testing.T, b *broker, topic, file string, keyed bool, partit
 	t.Logf("kcat produced %s into %s in %v", file, topic, time.Since(start).Round(time.Millisecond))
 }
 
+// produceTombstones writes n messages with a key and no value (kcat -Z
+// sends an empty value as null) into topic, an independent client's
+// tombstones.
+func produceTombstones(t *testing.T, b *broker, topic, dir string, n int) {
+	t.Helper()
+	var lines []string
+	for i := 0; i < n; i++ {
+		lines = append(lines, fmt.Sprintf("gone-%d:", i))
+	}
+	file := writeLines(t, dir, "tombstones.txt", lines)
+	args := []string{"-P", "-b", b.addr, "-t", topic, "-l", file, "-K:", "-Z"}
+	if out, err := runKcat(args...); err != nil || strings.Contains(out, "ERROR") {
+		t.Fatalf("kcat %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
 // runKcat runs kcat to the end and returns its combined output.
 func runKcat(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), kcatTimeout)
