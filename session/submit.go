@@ -53,7 +53,7 @@ type jobPlan struct {
 // (or from 'execution.state-recovery.path'). With 'table.dml-sync' it waits
 // for the job to end.
 func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.Insert) (*Result, error) {
-	_, g, err := s.plan(st)
+	_, g, err := s.plan(ctx, st)
 	if err != nil {
 		return nil, err
 	}
