@@ -17,6 +17,12 @@ type aggScope struct {
 	in      *scope
 	keyStrs []string
 	keyT    []types.T
+	// keyExprs are the bound group keys (keyStrs are their Strings);
+	// maxKeyNodes is the size of the largest (substitute).
+	keyExprs    []Expr
+	maxKeyNodes int
+	// special caches needsAgg per node of the expressions bound so far.
+	special map[ast.ExprNode]bool
 	aggs    []AggCall
 	aggStrs map[string]int
 }
@@ -92,6 +98,7 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 			k := add(x, name)
 			keys = append(keys, k)
 			agg.keyStrs = append(agg.keyStrs, x.String())
+			agg.keyExprs = append(agg.keyExprs, x)
 			agg.keyT = append(agg.keyT, x.Type())
 		}
 	}
@@ -232,23 +239,150 @@ func (b *binder) bindAggregated(e ast.ExprNode, sc *scope, agg *aggScope) (Expr,
 	if _, ok := e.(ast.ValueExpr); ok {
 		return nil, false, nil
 	}
-	if x, err := b.bindExpr(e, sc, nil); err == nil {
-		s := x.String()
-		for i, k := range agg.keyStrs {
-			if k == s {
-				name := fmt.Sprintf("$key%d", i)
-				if c, ok := x.(*ColumnRef); ok {
-					name = c.Name
-				}
-				return &ColumnRef{Index: i, Name: name, T: agg.keyT[i]}, true, nil
+	if agg.needsAgg(e) {
+		// An aggregate call or a group-window function below e: e is no
+		// group key; bind its parts.
+		return nil, false, nil
+	}
+	// e reads only the FROM scope: bind it once, then replace the
+	// subexpressions equal to group keys by the key columns. Whatever
+	// column is left is neither grouped nor aggregated.
+	x, err := b.bindExpr(e, sc, nil)
+	if err != nil {
+		return nil, false, nil
+	}
+	y, err := agg.substitute(b, x)
+	return y, true, err
+}
+
+// needsAgg reports whether e has an aggregate call or a group-window
+// function (TUMBLE_START, ...) outside of subqueries: one pass over the
+// top-level expression answers for all its subexpressions.
+func (a *aggScope) needsAgg(e ast.ExprNode) bool {
+	if has, ok := a.special[e]; ok {
+		return has
+	}
+	if a.special == nil {
+		a.special = map[ast.ExprNode]bool{}
+	}
+	v := &specialFinder{into: a.special}
+	e.Accept(v)
+	return a.special[e]
+}
+
+// specialFinder records, for every expression node it visits, whether an
+// aggregate call or a group-window function lies under it.
+type specialFinder struct {
+	into  map[ast.ExprNode]bool
+	stack []bool
+}
+
+func (v *specialFinder) Enter(n ast.Node) (ast.Node, bool) {
+	switch n := n.(type) {
+	case *ast.AggregateFuncExpr:
+		v.stack = append(v.stack, true)
+		return n, true
+	case *ast.FuncCallExpr:
+		name := n.FnName.L
+		for fn := range groupWindowKinds {
+			if strings.HasPrefix(name, fn) {
+				v.stack = append(v.stack, true)
+				return n, false
 			}
 		}
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		v.stack = append(v.stack, false)
+		return n, true
 	}
-	if cn, ok := e.(*ast.ColumnNameExpr); ok {
-		return nil, true, errAt(ErrNotGrouped, b.identPos(cn.Name.Name.O), "add it to GROUP BY or wrap it in an aggregate such as MAX()",
-			"column '%s' is neither grouped nor aggregated", cn.Name.Name.O)
+	v.stack = append(v.stack, false)
+	return n, false
+}
+
+func (v *specialFinder) Leave(n ast.Node) (ast.Node, bool) {
+	top := len(v.stack) - 1
+	has := v.stack[top]
+	v.stack = v.stack[:top]
+	if e, ok := n.(ast.ExprNode); ok {
+		v.into[e] = has
 	}
-	return nil, false, nil
+	if top > 0 && has {
+		v.stack[top-1] = true
+	}
+	return n, true
+}
+
+// substitute replaces, top-down, each subexpression of x (bound over the
+// FROM scope) that equals a group key by that key's column, and fails on a
+// column reference that is left. Only subexpressions no larger than the
+// largest key are printed and compared, so the time is linear in the size
+// of x for given keys.
+func (a *aggScope) substitute(b *binder, x Expr) (Expr, error) {
+	if a.maxKeyNodes == 0 {
+		for _, k := range a.keyExprs {
+			a.maxKeyNodes = max(a.maxKeyNodes, exprNodes(k, nil))
+		}
+	}
+	sizes := map[Expr]int{}
+	exprNodes(x, sizes)
+	var sub func(e Expr) (Expr, error)
+	sub = func(e Expr) (Expr, error) {
+		if sizes[e] <= a.maxKeyNodes {
+			s := e.String()
+			for i, k := range a.keyStrs {
+				if k == s {
+					name := fmt.Sprintf("$key%d", i)
+					if c, ok := e.(*ColumnRef); ok {
+						name = c.Name
+					}
+					return &ColumnRef{Index: i, Name: name, T: a.keyT[i]}, nil
+				}
+			}
+		}
+		switch e := e.(type) {
+		case *ColumnRef:
+			return nil, errAt(ErrNotGrouped, b.identPos(e.Name), "add it to GROUP BY or wrap it in an aggregate such as MAX()",
+				"column '%s' is neither grouped nor aggregated", e.Name)
+		case *Call:
+			c := *e
+			c.Args = make([]Expr, len(e.Args))
+			for i, arg := range e.Args {
+				y, err := sub(arg)
+				if err != nil {
+					return nil, err
+				}
+				c.Args[i] = y
+			}
+			return &c, nil
+		case *Cast:
+			c := *e
+			y, err := sub(e.Arg)
+			if err != nil {
+				return nil, err
+			}
+			c.Arg = y
+			return &c, nil
+		}
+		return e, nil
+	}
+	return sub(x)
+}
+
+// exprNodes returns the number of nodes of e, recording each
+// subexpression's count in sizes if it is not nil.
+func exprNodes(e Expr, sizes map[Expr]int) int {
+	n := 1
+	switch x := e.(type) {
+	case *Call:
+		for _, arg := range x.Args {
+			n += exprNodes(arg, sizes)
+		}
+	case *Cast:
+		n += exprNodes(x.Arg, sizes)
+	}
+	if sizes != nil {
+		sizes[e] = n
+	}
+	return n
 }
 
 // rebind maps a direct column reference of the FROM scope (from SELECT *)

@@ -73,6 +73,11 @@ type binder struct {
 	// groupWin is the group window (GROUP BY TUMBLE(...)) of the SELECT
 	// being bound, nil if none (groupwindow.go).
 	groupWin *groupWindow
+	// consts remembers which bound expressions are constant (call).
+	consts constFolder
+	// depth is the nesting of the expression being bound; steps counts
+	// bindExpr calls, to look at the planning context now and then.
+	depth, steps int
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {

@@ -24,9 +24,25 @@ var binaryOps = map[opcode.Op]string{
 	opcode.IntDiv: "DIV", opcode.NullEQ: "IS NOT DISTINCT FROM",
 }
 
+// MaxExprDepth is how deeply expressions may nest (a chain a + b + c ...
+// of n terms is n-1 deep): deeper ones are refused with an error rather
+// than risking the stack of the recursive passes over them.
+const MaxExprDepth = 100000
+
 // bindExpr binds e against sc. Above a GROUP BY, agg is the aggregate scope
 // (group keys and aggregate calls); otherwise nil.
 func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error) {
+	if b.steps++; b.steps%1024 == 0 {
+		if err := b.p.ctxErr(); err != nil {
+			return nil, err
+		}
+	}
+	if b.depth >= MaxExprDepth {
+		return nil, errAt(ErrUnsupported, b.pos(e), "split the expression, or compute parts of it in a view or subquery",
+			"expression nested more than %d levels deep", MaxExprDepth)
+	}
+	b.depth++
+	defer func() { b.depth-- }()
 	if agg != nil {
 		x, handled, err := b.bindAggregated(e, sc, agg)
 		if handled {
@@ -258,7 +274,7 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 	fargs := make([]functions.Arg, len(args))
 	for i, a := range args {
 		fargs[i] = functions.Arg{Type: a.Type()}
-		if l, ok := foldExpr(a).(*Literal); ok {
+		if l, ok := b.consts.constOf(a); ok {
 			fargs[i].Const, fargs[i].Value = true, l.Value
 		}
 	}
@@ -280,6 +296,11 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 	c := &Call{Func: f.Name, Args: args, Resolved: r}
 	if b.viewDepth == 0 {
 		c.Pos = pos
+	}
+	// A call on constants is its value (constant folding would make it so
+	// anyway): evaluated once here, it is not evaluated again by the rule.
+	if l, ok := b.consts.constOf(c); ok {
+		return l, nil
 	}
 	return c, nil
 }

@@ -72,21 +72,55 @@ func (l *Literal) String() string {
 }
 
 func (c *Call) String() string {
-	args := make([]string, len(c.Args))
-	for i, a := range c.Args {
-		args[i] = a.String()
-	}
-	if isInfix(c.Func) && len(args) == 2 {
-		return "(" + args[0] + " " + c.Func + " " + args[1] + ")"
-	}
-	return c.Func + "(" + strings.Join(args, ", ") + ")"
+	var sb strings.Builder
+	writeExpr(&sb, c)
+	return sb.String()
 }
 
 func (c *Cast) String() string {
-	if c.Try {
-		return fmt.Sprintf("TRY_CAST(%s AS %s)", c.Arg, c.T)
+	var sb strings.Builder
+	writeExpr(&sb, c)
+	return sb.String()
+}
+
+// writeExpr prints e into sb, in time linear in the size of e (a String
+// made of the children's Strings would copy a deep chain's text once per
+// level).
+func writeExpr(sb *strings.Builder, e Expr) {
+	switch x := e.(type) {
+	case *Call:
+		if isInfix(x.Func) && len(x.Args) == 2 {
+			sb.WriteByte('(')
+			writeExpr(sb, x.Args[0])
+			sb.WriteByte(' ')
+			sb.WriteString(x.Func)
+			sb.WriteByte(' ')
+			writeExpr(sb, x.Args[1])
+			sb.WriteByte(')')
+			return
+		}
+		sb.WriteString(x.Func)
+		sb.WriteByte('(')
+		for i, a := range x.Args {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			writeExpr(sb, a)
+		}
+		sb.WriteByte(')')
+	case *Cast:
+		if x.Try {
+			sb.WriteString("TRY_CAST(")
+		} else {
+			sb.WriteString("CAST(")
+		}
+		writeExpr(sb, x.Arg)
+		sb.WriteString(" AS ")
+		sb.WriteString(x.T.String())
+		sb.WriteByte(')')
+	default:
+		sb.WriteString(e.String())
 	}
-	return fmt.Sprintf("CAST(%s AS %s)", c.Arg, c.T)
 }
 
 func isInfix(name string) bool {

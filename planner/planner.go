@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -23,17 +24,42 @@ type Planner struct {
 	// (scalar, IN, EXISTS), which it replaces by their result. Without it,
 	// such subqueries are an error.
 	RunQuery func(n Node) ([][]types.Value, error)
+	// Ctx, if not nil, bounds planning: once it is done, Query and Insert
+	// stop within a bounded amount of work and return Ctx.Err().
+	Ctx context.Context
+}
+
+// Context returns Ctx, or context.Background() if it is nil.
+func (p *Planner) Context() context.Context {
+	if p.Ctx == nil {
+		return context.Background()
+	}
+	return p.Ctx
+}
+
+// ctxErr is the error of the planning context, nil while it is live.
+func (p *Planner) ctxErr() error {
+	if p.Ctx == nil {
+		return nil
+	}
+	return p.Ctx.Err()
 }
 
 // Query plans a query statement into a logical plan (rules applied) whose
 // root is a client-collecting Sink.
 func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) {
+	if err := p.ctxErr(); err != nil {
+		return nil, err
+	}
 	b := &binder{p: p, stmt: stmt}
 	n, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
 	}
 	if err := markEmit(stmt, n); err != nil {
+		return nil, err
+	}
+	if err := p.ctxErr(); err != nil {
 		return nil, err
 	}
 	s := &Sink{Input: n, Name: "collect"}
@@ -49,6 +75,9 @@ func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) 
 
 // Insert plans INSERT INTO into a logical plan rooted at the table's Sink.
 func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
+	if err := p.ctxErr(); err != nil {
+		return nil, err
+	}
 	b := &binder{p: p, stmt: ins}
 	t, ok := p.Catalog.Table(ins.Table)
 	if !ok {
@@ -76,6 +105,9 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 	}
 	src, err = b.fitToTable(src, t, ins.Columns, ins.TablePos)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.ctxErr(); err != nil {
 		return nil, err
 	}
 	s := &Sink{Input: src, Table: t, Name: t.Name}

@@ -22,7 +22,7 @@ type Change struct {
 // canceled (then it returns ctx's error). It returns the result columns
 // first through onSchema, before any row.
 func (s *Session) Query(ctx context.Context, st *sql.Select, onSchema func(types.Schema, bool), onChange func(Change) error) error {
-	sinks, g, err := s.plan(st)
+	sinks, g, err := s.plan(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Session) execOptions(collect func(exec.Batch) error) exec.Options {
 
 // selectBounded runs a SELECT over bounded input and returns its final rows.
 func (s *Session) selectBounded(ctx context.Context, st *sql.Select) (*Result, error) {
-	sinks, g, err := s.plan(st)
+	sinks, g, err := s.plan(ctx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -163,7 +163,7 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	case *sql.Describe:
 		return s.describe(st)
 	case *sql.Explain:
-		return s.explain(st)
+		return s.explain(ctx, st)
 	case *sql.Select:
 		return s.selectBounded(ctx, st)
 	case *sql.Insert:
@@ -191,7 +191,7 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 func (s *Session) planner() *planner.Planner {
 	p := &planner.Planner{Catalog: s.cat, Options: s.Options()}
 	p.RunQuery = func(n planner.Node) ([][]types.Value, error) {
-		return s.runBounded(context.Background(), p, n.(*planner.Sink))
+		return s.runBounded(p.Context(), p, n.(*planner.Sink))
 	}
 	return p
 }
@@ -460,8 +460,9 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 }
 
 // plan plans a query, insert or statement set into its sinks and DAG.
-func (s *Session) plan(st sql.Statement) ([]*planner.Sink, *planner.Graph, error) {
+func (s *Session) plan(ctx context.Context, st sql.Statement) ([]*planner.Sink, *planner.Graph, error) {
 	p := s.planner()
+	p.Ctx = ctx
 	var sinks []*planner.Sink
 	switch st := st.(type) {
 	case *sql.Select:
@@ -494,8 +495,8 @@ func (s *Session) plan(st sql.Statement) ([]*planner.Sink, *planner.Graph, error
 	return sinks, g, nil
 }
 
-func (s *Session) explain(st *sql.Explain) (*Result, error) {
-	sinks, g, err := s.plan(st.Stmt)
+func (s *Session) explain(ctx context.Context, st *sql.Explain) (*Result, error) {
+	sinks, g, err := s.plan(ctx, st.Stmt)
 	if err != nil {
 		return nil, err
 	}

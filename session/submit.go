@@ -147,7 +147,7 @@ const startOver = "run with --fresh or SET a new 'pipeline.name' to start over"
 // (or from 'execution.state-recovery.path'). With 'table.dml-sync' it waits
 // for the job to end.
 func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.Insert) (*Result, error) {
-	_, g, err := s.plan(st)
+	_, g, err := s.plan(ctx, st)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func FindIdentAfter(stmt Statement, name string, offset int) (Pos, bool) {
 	if name == "" {
 		return Pos{}, false
 	}
-	sp := Span{Start: stmt.Pos(), Src: stmt.Text()}
+	sp := Span{Start: stmt.Pos(), Src: stmt.Text(), meta: metaOf(stmt)}
 	parts := strings.Split(name, ".")
 	toks := lex(sp.Src).toks
 	rel := offset - sp.Start.Offset
@@ -58,7 +58,7 @@ func matchDotted(toks []token, parts []string) bool {
 // for other nodes (built later, say) it falls back to the first occurrence
 // of a column's name, else the statement's start.
 func ExprPos(stmt Statement, e ast.ExprNode) Pos {
-	sp := Span{Start: stmt.Pos(), Src: stmt.Text()}
+	sp := Span{Start: stmt.Pos(), Src: stmt.Text(), meta: metaOf(stmt)}
 	if e == nil {
 		return sp.Start
 	}

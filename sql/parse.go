@@ -18,6 +18,7 @@ func Parse(text string) ([]Statement, error) {
 	var out []Statement
 	for _, c := range split(sc.toks) {
 		p := &stmtParser{sc: sc, lo: c.lo, hi: c.hi, i: c.lo, end: sc.toks[c.hi-1].end, meta: newMeta()}
+		p.meta.sc = sc
 		if c.unfinished && !sc.unterminated {
 			e := p.errAt(sc.toks[c.lo].off, "statement set is not closed")
 			e.Hint = "end it with END;"
@@ -67,6 +68,10 @@ type stmtMeta struct {
 	distinctAt map[int]bool    // offset of the right operand of IS DISTINCT FROM
 	placed     map[string]bool // placeholder names found as tables in the AST
 	emitAt     *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
+
+	// sc is the script the statement was parsed from: its line index turns
+	// an offset into a Pos without rescanning the statement (ExprPos).
+	sc *script
 }
 
 func newMeta() *stmtMeta {

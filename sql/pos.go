@@ -44,6 +44,9 @@ var scriptStart = Pos{Line: 1, Col: 1}
 // spanPos converts a byte offset of the script into a Pos, using the span
 // of the statement that holds it (so the script itself is not needed).
 // Offsets outside the statement are clamped to it.
+//
+// With the statement's parser notes (meta), the script's line index answers
+// in logarithmic time; otherwise the statement's text is scanned up to off.
 func spanPos(s Span, off int) Pos {
 	rel := off - s.Start.Offset
 	if rel < 0 {
@@ -52,7 +55,17 @@ func spanPos(s Span, off int) Pos {
 	if rel > len(s.Src) {
 		rel = len(s.Src)
 	}
+	if sc := s.meta.script(); sc != nil && s.Start.Offset+rel <= len(sc.text) {
+		return sc.pos(s.Start.Offset + rel)
+	}
 	p := posAfter(Pos{Line: s.Start.Line, Col: s.Start.Col}, s.Src, rel)
 	p.Offset = s.Start.Offset + rel
 	return p
+}
+
+func (m *stmtMeta) script() *script {
+	if m == nil {
+		return nil
+	}
+	return m.sc
 }
