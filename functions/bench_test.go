@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -163,4 +164,33 @@ func mustBool(t *testing.T, ctx *Context, v Vec) Vec {
 	}
 	t.Cleanup(r.Release)
 	return r
+}
+
+func timestampColumn(mem memory.Allocator, n int, withNulls bool) Vec {
+	b := array.NewTimestampBuilder(mem, types.TimestampOf(3).ArrowType().(*arrow.TimestampType))
+	defer b.Release()
+	b.Reserve(n)
+	for i := range n {
+		if withNulls && i%10 == 0 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(arrow.Timestamp(1_700_000_000_000_000 + int64(i)*1_000_123))
+	}
+	return ArrayVec(types.TimestampOf(3), b.NewArray())
+}
+
+// BenchmarkTimestampPlusInterval: ts - INTERVAL (a watermark expression),
+// ts + INTERVAL MONTH, and TIMESTAMPADD, each range checked.
+func BenchmarkTimestampPlusInterval(b *testing.B) {
+	ts := timestampColumn(memory.DefaultAllocator, benchRows, true)
+	defer ts.Release()
+	dt := ConstVec(types.T{Kind: types.IntervalDayTime}, int64(5000))
+	b.Run("ts-daytime", func(b *testing.B) { runKernel(b, mustResolve(b, "-", ts, dt), ts, dt) })
+	ym := ConstVec(types.T{Kind: types.IntervalYearMonth}, int64(14))
+	b.Run("ts+yearmonth", func(b *testing.B) { runKernel(b, mustResolve(b, "+", ts, ym), ts, ym) })
+	unit, cnt := ConstVec(types.StringType, "HOUR"), ConstVec(types.BigIntType, int64(25))
+	b.Run("timestampadd", func(b *testing.B) {
+		runKernel(b, mustResolve(b, "TIMESTAMPADD", unit, cnt, ts), unit, cnt, ts)
+	})
 }

@@ -324,7 +324,7 @@ func resolveParseTemporal(name string, rt types.T) func(args []types.T) (Resolve
 						return 0, false, err
 					}
 					us, ok := p.parse(s.at(i))
-					return us, ok, nil
+					return us, ok && inRangeMicros(us), nil
 				}
 				if rt.Kind == types.Date {
 					d, ok := parseDate(s.at(i))
@@ -442,17 +442,17 @@ func resolveToTimestampLTZ(args []types.T) (Resolved, error) {
 			v := num[i&nm]
 			switch p := prec[i&pm]; p {
 			case 0:
-				if v > 1<<43 || v < -(1<<43) {
+				if v < minMicros/usPerSec || v > maxMicros/usPerSec {
 					val.release()
 					buf.Release()
-					return Vec{}, fmt.Errorf("TO_TIMESTAMP_LTZ(%d, 0) is out of range", v)
+					return Vec{}, fmt.Errorf("TO_TIMESTAMP_LTZ(%d, 0) is %w 0001-01-01 .. 9999-12-31", v, ErrTemporalRange)
 				}
 				out[i] = v * usPerSec
 			case 3:
-				if v > 1<<53 || v < -(1<<53) {
+				if v < minMicros/1000 || v > maxMicros/1000 {
 					val.release()
 					buf.Release()
-					return Vec{}, fmt.Errorf("TO_TIMESTAMP_LTZ(%d, 3) is out of range", v)
+					return Vec{}, fmt.Errorf("TO_TIMESTAMP_LTZ(%d, 3) is %w 0001-01-01 .. 9999-12-31", v, ErrTemporalRange)
 				}
 				out[i] = v * 1000
 			default:

@@ -75,6 +75,12 @@
 //     Flink (which raises ArithmeticException).
 //   - DECIMAL results that do not fit their precision are an error; Flink
 //     returns NULL.
+//   - DATE and TIMESTAMP values stay within 0001-01-01 .. 9999-12-31
+//     23:59:59.999999 (Flink's range): TIMESTAMP/DATE +/- a day-time or
+//     year-month interval, TIMESTAMPADD and TO_TIMESTAMP_LTZ fail with
+//     "... out of the supported range: ..." beyond it; CAST of a string
+//     (and a TIMESTAMP/DATE literal) with a year outside 1..9999 fails,
+//     TO_TIMESTAMP and TO_DATE give NULL.
 //   - CAST narrowing (BIGINT to INT, DOUBLE to INT, DECIMAL to a smaller
 //     DECIMAL) is range checked and fails on values out of range; Java's
 //     casts wrap or saturate. CAST from DOUBLE to an integer truncates

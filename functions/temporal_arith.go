@@ -1,6 +1,8 @@
 package functions
 
 import (
+	"math"
+
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -76,15 +78,31 @@ func tsPlusMillis(rt, ivT types.T, sign int64, swapped bool) Kernel {
 		val := andValidity(mem, args, n)
 		buf, out := newFixedBuf[int64](mem, n)
 		f := sign * 1000
-		bad := false
-		for i := range out {
-			x, y := ts[i&tm], iv[i&im]
-			r := x + y*f
-			out[i] = r
-			if uint64(y+spanMillis) > uint64(2*spanMillis) || !inRangeMicros(r) {
-				bad = true
+		// The loop only tracks the smallest and largest result and
+		// interval (no branch); only when they leave the range is each
+		// valid row checked, for the error. An interval within the span
+		// keeps x + y*f from wrapping for any x in range.
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		ylo, yhi := int64(math.MaxInt64), int64(math.MinInt64)
+		if im == 0 {
+			ylo, yhi = iv[0], iv[0]
+			y := iv[0] * f
+			ts = ts[:len(out)]
+			for i := range out {
+				r := ts[i] + y
+				out[i] = r
+				lo, hi = min(lo, r), max(hi, r)
+			}
+		} else {
+			for i := range out {
+				y := iv[i&im]
+				r := ts[i&tm] + y*f
+				out[i] = r
+				lo, hi = min(lo, r), max(hi, r)
+				ylo, yhi = min(ylo, y), max(yhi, y)
 			}
 		}
+		bad := n > 0 && (lo < minMicros || hi > maxMicros || ylo < -spanMillis || yhi > spanMillis)
 		if bad {
 			for i := range n {
 				x, y := ts[i&tm], iv[i&im]

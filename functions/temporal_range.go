@@ -44,17 +44,21 @@ func rangeErr(tt types.T, t int64, op string, it types.T, iv int64) error {
 	if tt.Kind == types.Date {
 		tv = int32(t)
 	}
-	if iv < 0 && op == "-" {
-		op, iv = "+", -iv
-	} else if iv < 0 {
-		op, iv = "-", -iv
+	mag := uint64(iv)
+	if iv < 0 {
+		mag = -mag // also right for the smallest int64
+		if op == "-" {
+			op = "+"
+		} else {
+			op = "-"
+		}
 	}
 	return fmt.Errorf("%s %w: %s %s INTERVAL '%s' %s leaves 0001-01-01 .. 9999-12-31", tt.Nullable(), ErrTemporalRange,
-		types.Format(tt, tv), op, intervalText(it, iv), intervalUnit(it))
+		types.Format(tt, tv), op, intervalText(it, mag), intervalUnit(it))
 }
 
-// intervalText prints a non-negative interval as its literal's digits.
-func intervalText(it types.T, iv int64) string {
+// intervalText prints the magnitude of an interval as its literal's digits.
+func intervalText(it types.T, iv uint64) string {
 	if it.Kind == types.IntervalYearMonth {
 		return fmt.Sprintf("%d-%d", iv/12, iv%12)
 	}
