@@ -21,6 +21,18 @@ const MetadataFile = "_metadata"
 // ErrCorrupt is returned for metadata that is truncated or damaged.
 var ErrCorrupt = errors.New("checkpoint metadata is damaged")
 
+// ErrUnsupportedVersion is returned for metadata of a format version this
+// build does not read (written by a newer streamsql).
+var ErrUnsupportedVersion = errors.New("checkpoint metadata of an unsupported version")
+
+// FileSum is the size and CRC-32C (Castagnoli) of one file of a subtask's
+// state store checkpoint, named relative to the subtask's Dir.
+type FileSum struct {
+	Name   string
+	Size   int64
+	CRC32C uint32
+}
+
 // SubtaskState is what one subtask contributed to a checkpoint.
 type SubtaskState struct {
 	Subtask int
@@ -31,6 +43,9 @@ type SubtaskState struct {
 	// to the checkpoint directory ("" when it has none).
 	Dir                   string `json:",omitempty"`
 	Size, IncrementalSize int64  `json:",omitempty"`
+	// Files are every file under Dir with its size and checksum, verified
+	// before a restore uses them (from version 2 on; see HasFileSums).
+	Files []FileSum `json:",omitempty"`
 }
 
 // OperatorState is every subtask's state of one operator.
@@ -76,7 +91,18 @@ func (m *Metadata) Operator(id string) *OperatorState {
 	return nil
 }
 
-const metadataVersion = 1
+// HasFileSums reports whether the metadata lists the size and checksum of
+// every state file (version 2 on). Version 1 metadata did not; its state
+// is restored with only the backend's own checks.
+func (m *Metadata) HasFileSums() bool { return m.Version >= 2 }
+
+// The versions of the metadata format: 1, the first; 2 adds
+// SubtaskState.Files. Versions from minMetadataVersion to metadataVersion
+// are read; WriteMetadata writes metadataVersion.
+const (
+	minMetadataVersion = 1
+	metadataVersion    = 2
+)
 
 // The file is the JSON document followed by a line "sha256 <hex>" of it, so
 // a torn or damaged write is detected on read.
@@ -103,8 +129,9 @@ func decodeMetadata(data []byte) (*Metadata, error) {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if m.Version != metadataVersion {
-		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, m.Version)
+	if m.Version < minMetadataVersion || m.Version > metadataVersion {
+		return nil, fmt.Errorf("%w: version %d (this streamsql reads versions %d to %d; a newer one wrote it?)",
+			ErrUnsupportedVersion, m.Version, minMetadataVersion, metadataVersion)
 	}
 	return &m, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -665,11 +664,7 @@ func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, err
 	if err := a.cache.Flush(); err != nil {
 		return checkpoint.SubtaskState{}, err
 	}
-	info, err := a.t.store.Checkpoint(filepath.Join(cp.dir, cp.rel))
-	if err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize}, nil
+	return storeState(a.t.store, cp)
 }
 
 // endInput emits the row of a global aggregate over an input that had no

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"encoding/binary"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -31,11 +30,7 @@ func checkpointWindowState(t *taskContext, flush func() error, wm int64, maxPar 
 			return checkpoint.SubtaskState{}, err
 		}
 	}
-	info, err := t.store.Checkpoint(filepath.Join(cp.dir, cp.rel))
-	if err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize}, nil
+	return storeState(t.store, cp)
 }
 
 // emitColumns finishes the builders into one batch of rows rows (with the

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -53,11 +54,18 @@ func TestMemoryCheckpointDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir() + "/chk"
-	if _, err := m.Checkpoint(dir); err != nil {
+	info, err := m.Checkpoint(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := (MemoryBackend{}).Restore("", []string{dir}, 0, 127); err != nil {
 		t.Fatalf("restore of an intact checkpoint: %v", err)
+	}
+	if len(info.Files) != 1 || info.Files[0].Name != memoryFile || info.Files[0].Size != info.Size {
+		t.Fatalf("checkpoint files %+v, want one %q of %d bytes", info.Files, memoryFile, info.Size)
+	}
+	if err := VerifyCheckpoint(dir, info.Files); err != nil {
+		t.Fatalf("verify an intact checkpoint: %v", err)
 	}
 	path := dir + "/" + memoryFile
 	data, _ := os.ReadFile(path)
@@ -68,6 +76,9 @@ func TestMemoryCheckpointDamage(t *testing.T) {
 		os.WriteFile(path, damage(data), 0o644)
 		if _, err := (MemoryBackend{}).Restore("", []string{dir}, 0, 127); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("restore of a damaged checkpoint: %v, want ErrCorrupt", err)
+		}
+		if err := VerifyCheckpoint(dir, info.Files); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+			t.Fatalf("verify a damaged checkpoint: %v, want ErrCorrupt naming %s", err, path)
 		}
 	}
 }

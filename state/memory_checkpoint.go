@@ -31,8 +31,9 @@ func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 	if err != nil {
 		return CheckpointInfo{}, err
 	}
-	crc := crc32.New(castagnoli)
-	w := bufio.NewWriter(io.MultiWriter(f, crc))
+	crc := crc32.New(castagnoli)   // of the records and the count: the trailer
+	whole := crc32.New(castagnoli) // of the file: for the checkpoint's metadata
+	w := bufio.NewWriter(io.MultiWriter(f, crc, whole))
 	var n uint64
 	var buf []byte
 	err = m.Scan(func(kg int, key, value []byte) error {
@@ -56,7 +57,7 @@ func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 	if err == nil {
 		var sum [4]byte
 		binary.BigEndian.PutUint32(sum[:], crc.Sum32())
-		_, err = f.Write(sum[:])
+		_, err = io.MultiWriter(f, whole).Write(sum[:])
 	}
 	if err == nil {
 		err = f.Sync()
@@ -71,7 +72,8 @@ func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 	if err != nil {
 		return CheckpointInfo{}, err
 	}
-	return CheckpointInfo{Size: st.Size(), IncrementalSize: st.Size()}, nil
+	return CheckpointInfo{Size: st.Size(), IncrementalSize: st.Size(),
+		Files: []FileSum{{Name: memoryFile, Size: st.Size(), CRC32C: whole.Sum32()}}}, nil
 }
 
 // MemoryBackend is the 'hashmap' state backend: stores are Go maps,

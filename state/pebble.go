@@ -188,8 +188,9 @@ type PebbleStore struct {
 	dirty bool
 	// prevFiles are the sstables and blob files of the previous checkpoint
 	// (or of the checkpoint this store was restored from by hard links),
-	// by name, to tell the files a new checkpoint shares with it.
-	prevFiles map[string]os.FileInfo
+	// by name, to tell the files a new checkpoint shares with it, and whose
+	// checksums it need not compute again.
+	prevFiles map[string]sharedFile
 
 	keyBuf []byte
 	order  []int32 // Apply's order of a batch's operations

@@ -70,33 +70,54 @@ func isImmutablePebbleFile(name string) bool {
 	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob")
 }
 
+// sharedFile is an immutable file of a checkpoint, which the next one may
+// share by a hard link, and its checksum (Name "" until computed).
+type sharedFile struct {
+	fi  os.FileInfo
+	sum FileSum
+}
+
 // checkpointSizes sums the sizes of the files in dir and of those that are
-// not the same files (by name and inode) as in prev; it returns the
-// immutable files of dir for the next call.
-func checkpointSizes(dir string, prev map[string]os.FileInfo) (CheckpointInfo, map[string]os.FileInfo, error) {
+// not the same files (by name and inode) as in prev, and computes the
+// checksum of every file, reusing prev's for the files it shares; it
+// returns the immutable files of dir for the next call.
+func checkpointSizes(dir string, prev map[string]sharedFile) (CheckpointInfo, map[string]sharedFile, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return CheckpointInfo{}, nil, err
 	}
 	var info CheckpointInfo
-	files := make(map[string]os.FileInfo)
+	files := make(map[string]sharedFile)
 	for _, e := range ents {
 		if !e.Type().IsRegular() {
-			continue
+			return CheckpointInfo{}, nil, fmt.Errorf("state: checkpoint %s: unexpected non-regular file %s", dir, e.Name())
 		}
 		fi, err := e.Info()
 		if err != nil {
 			return CheckpointInfo{}, nil, err
 		}
 		info.Size += fi.Size()
+		shared := false
+		var sum FileSum
+		if p, ok := prev[e.Name()]; ok && os.SameFile(p.fi, fi) {
+			shared = true
+			sum = p.sum
+		}
+		if sum.Name == "" {
+			if sum, err = sumFile(filepath.Join(dir, e.Name()), e.Name()); err != nil {
+				return CheckpointInfo{}, nil, err
+			}
+		}
+		info.Files = append(info.Files, sum)
 		if isImmutablePebbleFile(e.Name()) {
-			files[e.Name()] = fi
-			if p, ok := prev[e.Name()]; ok && os.SameFile(p, fi) {
+			files[e.Name()] = sharedFile{fi: fi, sum: sum}
+			if shared {
 				continue
 			}
 		}
 		info.IncrementalSize += fi.Size()
 	}
+	sortSums(info.Files)
 	return info, files, nil
 }
 
@@ -339,7 +360,7 @@ func checkpointBounds(dir string, o PebbleOptions) (first, last []byte, err erro
 // links for immutable files (copies across filesystems), copies for the
 // rest, which the store opened in dst will modify. It returns the linked
 // files of src, by name.
-func linkCheckpoint(src, dst string) (map[string]os.FileInfo, error) {
+func linkCheckpoint(src, dst string) (map[string]sharedFile, error) {
 	ents, err := os.ReadDir(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: checkpoint %s: %w", ErrCorrupt, src, err)
@@ -347,7 +368,7 @@ func linkCheckpoint(src, dst string) (map[string]os.FileInfo, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
 	}
-	linked := make(map[string]os.FileInfo)
+	linked := make(map[string]sharedFile)
 	for _, e := range ents {
 		name := e.Name()
 		if !e.Type().IsRegular() || name == "LOCK" {
@@ -360,7 +381,7 @@ func linkCheckpoint(src, dst string) (map[string]os.FileInfo, error) {
 				if err != nil {
 					return nil, err
 				}
-				linked[name] = fi
+				linked[name] = sharedFile{fi: fi}
 				continue
 			}
 		}

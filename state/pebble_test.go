@@ -26,10 +26,12 @@ type pebbleHarness struct {
 	backend PebbleBackend
 	stores  map[string]Store
 	n       int
+	// sums are the file checksums each checkpoint returned, by dir name.
+	sums map[string][]FileSum
 }
 
 func newPebbleHarness(t *testing.T) *pebbleHarness {
-	h := &pebbleHarness{root: t.TempDir(), stores: map[string]Store{}}
+	h := &pebbleHarness{root: t.TempDir(), stores: map[string]Store{}, sums: map[string][]FileSum{}}
 	t.Cleanup(func() {
 		for _, s := range h.stores {
 			_ = s.Close()
@@ -140,6 +142,31 @@ func (h *pebbleHarness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		if info.Size <= 0 || info.IncrementalSize <= 0 || info.IncrementalSize > info.Size {
 			return fmt.Sprintf("bad sizes %+v", info)
+		}
+		var total int64
+		for _, f := range info.Files {
+			total += f.Size
+		}
+		if total != info.Size {
+			return fmt.Sprintf("the files' sizes add up to %d, the checkpoint's size is %d", total, info.Size)
+		}
+		h.sums[dir] = info.Files
+		return "ok"
+
+	case "ls":
+		var dir string
+		td.ScanArgs(t, "dir", &dir)
+		var names []string
+		for _, f := range h.sums[dir] {
+			names = append(names, f.Name)
+		}
+		return strings.Join(names, " ")
+
+	case "verify":
+		var dir string
+		td.ScanArgs(t, "dir", &dir)
+		if err := VerifyCheckpoint(h.ckpt(dir), h.sums[dir]); err != nil {
+			return h.errString(err)
 		}
 		return "ok"
 
@@ -256,6 +283,39 @@ func corruptCheckpoint(dir, how string) error {
 			}
 		}
 		return nil
+	case "flip-manifest-tail", "flip-sst-in-place":
+		// One bit, in place (a hard-linked file changes wherever it is
+		// linked, as on a real disk): the last byte of the MANIFEST, or the
+		// middle byte of the first sstable.
+		ps, err := files(isManifest)
+		if how == "flip-sst-in-place" {
+			ps, err = files(isSST)
+		}
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(ps[0], os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		off := st.Size() - 1
+		if how == "flip-sst-in-place" {
+			off = st.Size() / 2
+		}
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, off); err != nil {
+			return err
+		}
+		b[0] ^= 1
+		_, err = f.WriteAt(b, off)
+		return err
+	case "add-file":
+		return os.WriteFile(filepath.Join(dir, "000999.sst"), []byte("not pebble's"), 0o644)
 	case "remove-sst":
 		ssts, err := files(isSST)
 		if err != nil {

@@ -33,6 +33,9 @@ type CheckpointInfo struct {
 	// Size is the total size of the checkpoint's files in bytes;
 	// IncrementalSize the bytes written for it (not shared with earlier ones).
 	Size, IncrementalSize int64
+	// Files are the size and checksum of every file of the checkpoint, by
+	// name, for VerifyCheckpoint before a Restore from it.
+	Files []FileSum
 }
 
 // Backend creates the stores of stateful operator subtasks.

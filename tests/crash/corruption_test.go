@@ -8,16 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The corruption runs: corrRows ids at corrRate rows per second take 2
-// seconds; the first run is killed after corrKillAfter, when several
-// checkpoints (every 200ms, the newest 3 retained) are complete.
+// seconds; the first run is killed once two checkpoints (every 200ms, the
+// newest 3 retained) are complete.
 const (
-	corrRows      = 2_000_000
-	corrRate      = 1_000_000
-	corrKillAfter = time.Second
+	corrRows = 2_000_000
+	corrRate = 1_000_000
 )
 
 // killedWithRetained prepares a data dir whose agg job was killed with at
@@ -25,7 +23,7 @@ const (
 func killedWithRetained(t *testing.T, backend string) (r *jobRun, newest, older int64) {
 	r = newJobRun(t, jobSpec{rows: corrRows, rate: corrRate, backend: backend, noIDs: true,
 		extra: []string{"'state.checkpoints.num-retained' = '3'"}})
-	r.killWithCheckpoints("agg", 2, corrKillAfter)
+	r.killWithCheckpoints(2, "agg")
 	ids := completedCheckpoints(t, r.dataDir, "agg")
 	return r, ids[0], ids[1]
 }
@@ -64,9 +62,10 @@ func stateFiles(t *testing.T, chk string, match func(name string) bool) []string
 	return out
 }
 
-// flipBit flips the lowest bit of the middle byte of a file, in place (a
-// file hard-linked elsewhere changes there too, as on a real disk).
-func flipBit(t *testing.T, path string) {
+// flipBit flips the lowest bit of the byte at offset off of a file (off
+// < 0: counted from the end, -1 being the last byte), in place: a file
+// hard-linked elsewhere changes there too, as on a real disk.
+func flipBit(t *testing.T, path string, off int64) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -80,8 +79,10 @@ func flipBit(t *testing.T, path string) {
 	if st.Size() == 0 {
 		t.Fatalf("%s is empty", path)
 	}
+	if off < 0 {
+		off += st.Size()
+	}
 	b := make([]byte, 1)
-	off := st.Size() / 2
 	if _, err := f.ReadAt(b, off); err != nil {
 		t.Fatal(err)
 	}
@@ -92,33 +93,78 @@ func flipBit(t *testing.T, path string) {
 	t.Logf("flipped a bit at offset %d of %s (%d bytes)", off, path, st.Size())
 }
 
-// expectFallback runs the job after checkpoint newest was damaged. The
-// run must either warn about newest, restore an older checkpoint and
-// finish with the right final aggregate values, or fail with a message
-// about newest that tells to start with --fresh (when the damaged file
-// is shared by every retained checkpoint).
+// sharing returns the completed checkpoints of job agg that hold the file
+// path (the same file, by hard link, under the same name), newest first.
+func (r *jobRun) sharing(path string) []int64 {
+	r.t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []int64
+	for _, id := range completedCheckpoints(r.t, r.dataDir, "agg") {
+		for _, f := range stateFiles(r.t, r.chkDir(id), func(n string) bool { return n == filepath.Base(path) }) {
+			if o, err := os.Stat(f); err == nil && os.SameFile(fi, o) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// warningAbout returns the line of out that warns that checkpoint id
+// cannot be restored, or "".
+func warningAbout(out string, id int64) string {
+	re := regexp.MustCompile(`(?i)(warning|skipping).*checkpoint ` + itoa(id) + `\b`)
+	for _, l := range strings.Split(out, "\n") {
+		if re.MatchString(l) {
+			return l
+		}
+	}
+	return ""
+}
+
+// expectFallback runs the job after the file damaged of checkpoint newest
+// was damaged. Every checkpoint holding that file (a hard link shares it
+// with older checkpoints) must be reported with a warning that names the
+// file, and must not be restored. The run must then either restore an
+// older checkpoint and finish with the right final aggregate values, or,
+// when no checkpoint is left, fail with a message naming the file that
+// tells to start with --fresh.
 //
 // The changelog itself is not checked exactly: the sink had already
 // committed the rows up to newest, and falling back to an older checkpoint
 // makes the job emit the changes after that one again (a reader of the
 // changelog sees them twice; the last value of each key is right).
-func (r *jobRun) expectFallback(newest int64) {
+func (r *jobRun) expectFallback(newest int64, damaged string) {
 	r.t.Helper()
+	name := filepath.Base(damaged)
+	bad := r.sharing(damaged)
+	r.t.Logf("checkpoints holding %s: %v (of %v)", name, bad, completedCheckpoints(r.t, r.dataDir, "agg"))
 	p := r.start(nil)
 	err := p.Wait()
 	out := p.Output()
-	warned := regexp.MustCompile(`(?i)(warning|skipping).*checkpoint ` + itoa(newest) + `\b`).MatchString(out)
+	for _, id := range bad {
+		if w := warningAbout(out, id); !strings.Contains(w, name) {
+			r.t.Errorf("checkpoint %d holds the damaged %s: want a warning about it naming the file, got %q; output:\n%s", id, name, w, out)
+		}
+	}
 	if err != nil {
-		if strings.Contains(out, "--fresh") && strings.Contains(out, "checkpoint "+itoa(newest)) {
+		if strings.Contains(out, "--fresh") && strings.Contains(out, "checkpoint "+itoa(newest)) && strings.Contains(out, name) {
 			r.t.Logf("no usable checkpoint left; the run failed clearly:\n%s", out)
 			return
 		}
-		r.t.Fatalf("after damaging checkpoint %d: %v; want a fallback or a clear failure; output:\n%s", newest, err, out)
+		r.t.Fatalf("after damaging %s of checkpoint %d: %v; want a fallback or a clear failure naming the file; output:\n%s", name, newest, err, out)
 	}
 	from := restoredFrom(out)["agg"]
 	r.t.Logf("after the damage: %s", restoredLines(out))
-	if from >= newest || !warned {
-		r.t.Errorf("damaged checkpoint %d: want a warning about it and a restore of an older one, got a restore of %d; output:\n%s", newest, from, out)
+	for _, id := range bad {
+		if from == id {
+			r.t.Errorf("restored checkpoint %d, which holds the damaged %s; output:\n%s", from, name, out)
+		}
+	}
+	if from == 0 || from >= newest {
+		r.t.Errorf("damaged checkpoint %d: want a restore of an older one, got a restore of %d; output:\n%s", newest, from, out)
 	}
 	if err := checkAggFinal(filepath.Join(r.dir, "agg"), r.spec.rows); err != nil {
 		r.t.Error(err)
@@ -157,13 +203,21 @@ func TestCorruption(t *testing.T) {
 		name    string
 		backend string
 		match   func(string) bool
+		// off is where in the file the bit flips (< 0: from the end).
+		off func(size int64) int64
 	}{
-		// Copied into each checkpoint: only the newest is damaged.
-		{"pebble-manifest", "pebble", func(n string) bool { return strings.HasPrefix(n, "MANIFEST-") }},
+		// Copied into each checkpoint: only the newest is damaged. The
+		// last byte is in the MANIFEST's last record, the newest version
+		// edit (the flush of the checkpoint); Pebble takes a bad record
+		// for the torn end of the log and opens the older version before
+		// it without an error, so only the checkpoint's own checksums
+		// find this.
+		{"pebble-manifest", "pebble", func(n string) bool { return strings.HasPrefix(n, "MANIFEST-") }, func(int64) int64 { return -1 }},
 		// Hard-linked: older checkpoints holding the same table are
-		// damaged as well, and are skipped too.
-		{"pebble-sst", "pebble", func(n string) bool { return strings.HasSuffix(n, ".sst") }},
-		{"hashmap", "hashmap", func(string) bool { return true }},
+		// damaged as well, and are skipped too (the test damages the table
+		// the most checkpoints share).
+		{"pebble-sst", "pebble", func(n string) bool { return strings.HasSuffix(n, ".sst") }, func(n int64) int64 { return n / 2 }},
+		{"hashmap", "hashmap", func(string) bool { return true }, func(n int64) int64 { return n / 2 }},
 	} {
 		t.Run("damaged-state/"+c.name, func(t *testing.T) {
 			r, newest, _ := killedWithRetained(t, c.backend)
@@ -171,8 +225,18 @@ func TestCorruption(t *testing.T) {
 			if len(files) == 0 {
 				t.Fatalf("no state file to damage in %s", r.chkDir(newest))
 			}
-			flipBit(t, files[len(files)-1]) // of several sstables, the newest
-			r.expectFallback(newest)
+			f := files[len(files)-1] // of several sstables, the newest...
+			for _, g := range files {
+				if len(r.sharing(g)) > len(r.sharing(f)) {
+					f = g // ...unless an older one is in more checkpoints
+				}
+			}
+			st, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flipBit(t, f, c.off(st.Size()))
+			r.expectFallback(newest, f)
 		})
 	}
 	t.Run("all-damaged", func(t *testing.T) {

@@ -43,9 +43,12 @@
 //     operator claims, and runs with
 //     'execution.state-recovery.ignore-unclaimed-state'.
 //   - TestCorruption: a truncated _metadata, a flipped bit in a state file
-//     of the newest checkpoint (Pebble MANIFEST, Pebble sstable, hashmap
-//     entries), every checkpoint damaged. The run must fall back to an
-//     older checkpoint with a warning, or fail saying to use --fresh. After
+//     of the newest checkpoint (the last byte of the Pebble MANIFEST, which
+//     Pebble itself would take for a torn tail and ignore; the middle of the
+//     Pebble sstable most checkpoints share by hard links; hashmap
+//     entries), every checkpoint damaged. Every checkpoint holding the
+//     damaged file must be skipped with a warning naming the file; the run
+//     must fall back to an older checkpoint, or fail saying to use --fresh. After
 //     a fallback only the final value of each key is checked, not the
 //     changelog: the sink had committed the changes up to the damaged
 //     checkpoint, and the job emits the changes after the older one again.

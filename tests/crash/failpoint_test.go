@@ -39,24 +39,31 @@ func (r *jobRun) expectFailpointKill(spec string) {
 		spec, restoredLines(out), time.Since(p.Start).Round(time.Millisecond), r.latest(), r.hiddenFiles())
 }
 
-// killWithCheckpoints runs the job file and kills it after delay d,
-// restarting and killing it again until job has at least n completed
-// checkpoints.
-func (r *jobRun) killWithCheckpoints(job string, n int, d time.Duration) {
+// killWithCheckpoints runs the job file and kills it with SIGKILL as soon
+// as each of jobs has at least n completed checkpoints (it waits for the
+// checkpoints, however long the machine takes to make them, not for a
+// fixed time). The run must not end before.
+func (r *jobRun) killWithCheckpoints(n int, jobs ...string) {
 	r.t.Helper()
-	for i := 1; len(completedCheckpoints(r.t, r.dataDir, job)) < n; i++ {
-		if i > 10 {
-			r.t.Fatalf("job %s has fewer than %d completed checkpoints after %d killed runs", job, n, i-1)
+	want := r.latest()
+	p := r.start(nil)
+	enough := func() bool {
+		for _, j := range jobs {
+			if len(completedCheckpoints(r.t, r.dataDir, j)) < n {
+				return false
+			}
 		}
-		want := r.latest()
-		p := r.start(nil)
-		if !p.KillAfter(d) {
-			r.t.Fatalf("run ended by itself (%v) before the kill at %v; output:\n%s", p.Err, d, p.Output())
-		}
-		r.expectResumed(p.Output(), want)
-		r.t.Logf("run %d: %s; SIGKILL at %v; completed checkpoints of %s: %v", i, restoredLines(p.Output()), d, job,
-			completedCheckpoints(r.t, r.dataDir, job))
+		return true
 	}
+	if !p.killWhen(enough) {
+		r.t.Fatalf("run ended by itself (%v) before jobs %v had %d completed checkpoints each; output:\n%s", p.Err, jobs, n, p.Output())
+	}
+	r.expectResumed(p.Output(), want)
+	var have []string
+	for _, j := range jobs {
+		have = append(have, fmt.Sprintf("%s %v", j, completedCheckpoints(r.t, r.dataDir, j)))
+	}
+	r.t.Logf("%s; SIGKILL after %v, once every job had %d completed checkpoints: %s", restoredLines(p.Output()), p.Took(), n, strings.Join(have, ", "))
 }
 
 // TestFailpoints crashes the process at each place of the checkpoint
@@ -87,12 +94,13 @@ func TestFailpoints(t *testing.T) {
 	}
 	// A crash while a job restores (state read, not yet running) must leave
 	// the checkpoint it restores from intact for the next attempt. On the
-	// second hit, the first job (agg) already runs when the second (ids)
-	// restores.
+	// first hit the first job (agg) restores; on the second, agg already
+	// runs when the second (ids) restores. Both must have a checkpoint, or
+	// the second hit never comes.
 	hit := 1 + rng.IntN(2)
 	t.Run("during-restore", func(t *testing.T) {
 		r := newJobRun(t, jobSpec{rows: fpRows, rate: fpRate})
-		r.killWithCheckpoints("ids", 1, 500*time.Millisecond)
+		r.killWithCheckpoints(1, "agg", "ids")
 		r.expectFailpointKill(fmt.Sprintf("during-restore@%d", hit))
 		r.finish(nil)
 		r.checkExact()

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,6 +74,25 @@ func (p *proc) mustSucceed() string {
 		p.t.Fatalf("streamsql %s: %v; output:\n%s", strings.Join(p.Args()[1:], " "), err, p.Output())
 	}
 	return p.Output()
+}
+
+// killWhen checks cond every few milliseconds and kills the run with
+// SIGKILL as soon as it holds. It reports whether the signal killed the
+// running process (false: the run ended by itself first); either way the
+// process has exited when it returns.
+func (p *proc) killWhen(cond func() bool) bool {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-p.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	_ = p.Signal(syscall.SIGKILL)
+	<-p.Done()
+	return testenv.KilledBySignal(p.Err, syscall.SIGKILL)
 }
 
 // runToEnd runs the job file to the end and fails the test unless it exits

@@ -11,11 +11,10 @@ import (
 )
 
 // The savepoint runs: spRows ids at spRate rows per second take 3 seconds;
-// the first run is stopped with a savepoint after spStopAfter.
+// the first run is stopped with a savepoint once it committed some rows.
 const (
-	spRows      = 600_000
-	spRate      = 200_000
-	spStopAfter = 1500 * time.Millisecond
+	spRows = 600_000
+	spRate = 200_000
 )
 
 var savepointRE = regexp.MustCompile(`\[INFO\] Savepoint written: (\S+)`)
@@ -64,11 +63,24 @@ func TestSavepointChangeQuery(t *testing.T) {
 	a := savepointFile(t, dir, "a.sql", "counts", []string{"k", "c"},
 		"INSERT INTO counts SELECT id % 10 AS k, COUNT(*) FROM gen GROUP BY id % 10;", false)
 	p := startRun(t, data, a, nil, "--savepoint-on-stop")
-	select {
-	case <-p.Done():
-		t.Fatalf("the streaming run ended by itself (%v) before it was stopped; output:\n%s", p.Err, p.Output())
-	case <-time.After(spStopAfter):
+	// Stop once the sink committed a checkpoint's rows, however long the
+	// machine took to get there: the savepoint then holds some rows, and
+	// the source, throttled to spRate, has not reached the end.
+	tick := time.NewTicker(10 * time.Millisecond)
+	for committed := false; !committed; {
+		select {
+		case <-p.Done():
+			t.Fatalf("the streaming run ended by itself (%v) before it was stopped; output:\n%s", p.Err, p.Output())
+		case <-tick.C:
+		}
+		parts, err := committedParts(filepath.Join(dir, "counts"), ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed = len(parts) > 0
 	}
+	tick.Stop()
+	stopAfter := time.Since(p.Start).Round(time.Millisecond)
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +90,7 @@ func TestSavepointChangeQuery(t *testing.T) {
 		t.Fatalf("no \"[INFO] Savepoint written: <path>\" after SIGTERM with --savepoint-on-stop; output:\n%s", out)
 	}
 	sp := m[1]
-	t.Logf("SIGTERM after %v: savepoint %s", spStopAfter, sp)
+	t.Logf("SIGTERM after %v, once rows were committed: savepoint %s", stopAfter, sp)
 	before, err := replayKeyed(filepath.Join(dir, "counts"), []string{"k", "c"})
 	if err != nil {
 		t.Fatal(err)
