@@ -188,8 +188,10 @@ func TestExpiredCheckpointFailsJob(t *testing.T) {
 		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	ran := make(chan struct{})
+	// Run writes into the test's directory: the test ends after it.
+	defer func() { cancel(); <-ran }()
+	go func() { defer close(ran); c.Run(ctx) }()
 	select {
 	case err := <-failed:
 		if !errors.Is(err, ErrTooManyFailures) || !strings.Contains(err.Error(), "expired after 20ms") {
