@@ -11,7 +11,10 @@ if ! command -v kcat >/dev/null 2>&1; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq kcat >/dev/null
 fi
 go vet ./...
-go test -count=1 ./...
+# The crash and Kafka packages run many engine processes each: on a busy
+# 2-core machine one package can take longer than go test's default
+# 10-minute limit per package binary, so the limit is the whole run's.
+go test -count=1 -timeout 40m ./...
 # Short fuzzing of the parser and planner (coverage-guided, seeds in
 # testdata), bounded by a count of inputs rather than a time: a time limit
 # can end while a worker is busy, which Go's fuzzer reports as a failure
