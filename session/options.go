@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
@@ -243,30 +244,11 @@ func closestKey(key string) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if d := editDistance(strings.ToLower(key), k); d < bestD {
+		if d := catalog.EditDistance(strings.ToLower(key), k); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // checkOption validates SET key = value: the key must be implemented and
