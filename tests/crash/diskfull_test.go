@@ -84,7 +84,7 @@ func TestDiskFullSIGTERM(t *testing.T) {
 	if n := strings.Count(out, "\n"); n > 200 {
 		t.Errorf("%d lines of output on a full disk: noise", n)
 	}
-	if !strings.Contains(out, "Stopped.") {
+	if !strings.Contains(out, "Stopped without a savepoint (exit code 143") {
 		t.Errorf("the run did not say it stopped:\n%s", out)
 	}
 }
