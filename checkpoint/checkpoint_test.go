@@ -201,3 +201,42 @@ func TestExpiredCheckpointFailsJob(t *testing.T) {
 		t.Fatalf("the job did not fail; stats %+v", c.Stats())
 	}
 }
+
+// TestSavepointSubsumesPendingCheckpoint: a savepoint forced while
+// checkpoint 1 is still aligning completes first. Checkpoint 1 is then
+// subsumed: it ends with ErrSubsumed and counts as no failure (before, the
+// savepoint's pruning removed its directory and its late completion failed
+// writing _metadata, which failed a job that tolerates no failure).
+func TestSavepointSubsumesPendingCheckpoint(t *testing.T) {
+	var failed atomic.Int64
+	task := Task{Operator: "op", Name: "Source", Parallelism: 1}
+	c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: NewStorage(t.TempDir()),
+		Options: Options{Timeout: time.Minute, MaxConcurrent: 1, NumRetained: 1},
+		Tasks:   []Task{task},
+		Fail:    func(error) { failed.Add(1) },
+	})
+	first, err := c.trigger(false, true)
+	if err != nil || first == nil {
+		t.Fatalf("checkpoint 1: %v", err)
+	}
+	sp, err := c.trigger(true, true)
+	if err != nil || sp == nil {
+		t.Fatalf("savepoint: %v", err)
+	}
+	c.Ack(sp.id, task, SubtaskState{})
+	if r := <-sp.done; r.err != nil {
+		t.Fatalf("savepoint %d: %v", sp.id, r.err)
+	}
+	c.Ack(first.id, task, SubtaskState{}) // too late: nothing pending
+	select {
+	case r := <-first.done:
+		if !errors.Is(r.err, ErrSubsumed) {
+			t.Fatalf("checkpoint 1 ended with %v, want ErrSubsumed", r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("checkpoint 1 never ended")
+	}
+	if st := c.Stats(); st.Failed != 0 || st.Completed != 1 || failed.Load() != 0 {
+		t.Fatalf("stats %+v, job failed %d times: want 1 completed, no failure", st, failed.Load())
+	}
+}

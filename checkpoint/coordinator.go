@@ -20,6 +20,10 @@ var ErrDeclined = errors.New("checkpoint declined")
 // too, so that its cause (syscall.ENOSPC, say) is found by errors.Is.
 var ErrTooManyFailures = errors.New("exceeded tolerable checkpoint failures")
 
+// ErrSubsumed is wrapped by the error of a checkpoint that a newer one
+// completed before it: it is discarded, and does not count as a failure.
+var ErrSubsumed = errors.New("subsumed by a newer checkpoint")
+
 // Job is what the coordinator drives. The runtime implements it.
 type Job interface {
 	// TriggerCheckpoint makes every source subtask record its position and
@@ -88,6 +92,11 @@ type Coordinator struct {
 	closed   bool
 	// suspended stops periodic triggers (stop-with-savepoint).
 	suspended bool
+	// completeMu serializes completions: one checkpoint at a time writes
+	// its metadata, subsumes the older pending ones and prunes the
+	// storage, so no completion removes the directory of another that is
+	// still writing into it.
+	completeMu sync.Mutex
 }
 
 type pendingCheckpoint struct {
@@ -303,6 +312,15 @@ func (c *Coordinator) Abort(id int64, err error) {
 }
 
 func (c *Coordinator) complete(p *pendingCheckpoint) {
+	c.completeMu.Lock()
+	defer c.completeMu.Unlock()
+	c.mu.Lock()
+	newer := c.stats.LastID
+	c.mu.Unlock()
+	if newer > p.id {
+		c.fail(p, fmt.Errorf("checkpoint %d: %w (%d)", p.id, ErrSubsumed, newer), false)
+		return
+	}
 	now := c.cfg.Now()
 	md := &Metadata{Job: c.cfg.JobName, ID: p.id, Savepoint: p.savepoint, Triggered: p.started,
 		Duration: now.Sub(p.started), MaxParallelism: c.cfg.MaxParallelism, Dir: p.dir}
@@ -333,7 +351,21 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	c.stats.Completed++
 	c.stats.LastID, c.stats.LastCompleted, c.stats.LastDuration = p.id, now, md.Duration
 	c.stats.LastSize, c.stats.LastIncremental = total, incr
+	// Older pending checkpoints (a savepoint forced past one still
+	// aligning) are subsumed: they end before Retain removes their
+	// directories.
+	var older []*pendingCheckpoint
+	for id, q := range c.pending {
+		if id < p.id && q.timer != nil {
+			older = append(older, q)
+			delete(c.pending, id)
+			q.timer.Stop()
+		}
+	}
 	c.mu.Unlock()
+	for _, q := range older {
+		c.fail(q, fmt.Errorf("checkpoint %d: %w (%d)", q.id, ErrSubsumed, p.id), false)
+	}
 	c.cfg.Job.NotifyComplete(p.id)
 	c.cfg.Storage.Retain(c.cfg.Options.NumRetained)
 	p.done <- result{md: md}
