@@ -35,19 +35,24 @@ type Session struct {
 	// opts are the options SET; base the session's own defaults
 	// (SetDefault), which RESET returns to.
 	opts, base map[string]string
-	jobs       *jobRegistry
+	// settings are the session's own options parsed from opts and base,
+	// kept current by update.
+	settings Settings
+	jobs     *jobRegistry
 }
 
 // SetDefault makes value the session's default for key: what the option is
 // until SET, and again after RESET (`streamsql test` turns
-// 'table.dml-sync' on this way).
-func (s *Session) SetDefault(key, value string) {
+// 'table.dml-sync' on this way). The key and value are checked as SET
+// checks them.
+func (s *Session) SetDefault(key, value string) error {
+	k, err := checkOption(key, value)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.base == nil {
-		s.base = map[string]string{}
-	}
-	s.base[key] = value
+	return s.update(k, value, true)
 }
 
 // Open opens (creating it if needed) the data directory dir and its catalog.
@@ -68,7 +73,12 @@ func Open(dir string) (*Session, error) {
 		lock.Release()
 		return nil, err
 	}
-	return &Session{dataDir: dir, cat: cat, opts: map[string]string{}, jobs: newJobRegistry(), lock: lock}, nil
+	st, err := parseSettings(nil)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return &Session{dataDir: dir, cat: cat, opts: map[string]string{}, settings: st, jobs: newJobRegistry(), lock: lock}, nil
 }
 
 // Catalog is the session's catalog.
@@ -142,6 +152,7 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	case *sql.Set:
 		return s.set(st)
 	case *sql.Reset:
+		var err error
 		key, ok := rwOptions[strings.ToUpper(st.Key)]
 		if !ok && st.Key != "" {
 			k, err := optionKey(st.Key)
@@ -153,10 +164,14 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 		s.mu.Lock()
 		if st.Key == "" {
 			s.opts = map[string]string{}
+			err = s.update("", "", false)
 		} else {
-			delete(s.opts, key)
+			err = s.update(key, "", false)
 		}
 		s.mu.Unlock()
+		if err != nil {
+			return nil, sql.Errorf(st.Pos(), "%v", err)
+		}
 		return &Result{Message: "[INFO] Session property has been reset."}, nil
 	case *sql.Show:
 		return s.show(st)
@@ -188,12 +203,19 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	return nil, sql.Errorf(st.Pos(), "statement %T is not supported", st)
 }
 
-func (s *Session) planner() *planner.Planner {
-	p := &planner.Planner{Catalog: s.cat, Options: s.Options()}
+// planner returns a planner with the job options as they are now; the
+// error is a bad option value (or a parallelism above the max parallelism)
+// placed at st.
+func (s *Session) planner(st sql.Statement) (*planner.Planner, error) {
+	o, err := s.jobOptions()
+	if err != nil {
+		return nil, sql.Errorf(st.Pos(), "%v", err)
+	}
+	p := &planner.Planner{Catalog: s.cat, Options: o}
 	p.RunQuery = func(n planner.Node) ([][]types.Value, error) {
 		return s.runBounded(p.Context(), p, n.(*planner.Sink))
 	}
-	return p
+	return p, nil
 }
 
 func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
@@ -222,7 +244,11 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		if c.Expr == nil {
 			continue
 		}
-		typ, err := s.planner().ComputedColumnType(st, t, c.Expr)
+		p, err := s.planner(st)
+		if err != nil {
+			return nil, err
+		}
+		typ, err := p.ComputedColumnType(st, t, c.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +314,10 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 
 func (s *Session) createView(st *sql.CreateView) (*Result, error) {
 	// Plan the query now so that a broken view is rejected at creation.
-	p := s.planner()
+	p, err := s.planner(st)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := p.Query(st, st.Query); err != nil {
 		return nil, err
 	}
@@ -343,8 +372,11 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 	}
 	if rw && value == "" {
 		s.mu.Lock()
-		delete(s.opts, key)
+		err = s.update(key, "", false)
 		s.mu.Unlock()
+		if err != nil {
+			return nil, sql.Errorf(st.Pos(), "%v", err)
+		}
 		return &Result{Message: "[INFO] Execute statement succeeded."}, nil
 	}
 	if !rw {
@@ -353,8 +385,11 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 		}
 	}
 	s.mu.Lock()
-	s.opts[key] = value
+	err = s.update(key, value, false)
 	s.mu.Unlock()
+	if err != nil {
+		return nil, optionError(st, st.Key, err)
+	}
 	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
 }
 
@@ -433,7 +468,11 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		sink, err := s.planner().Query(stmts[0], stmts[0].(*sql.Select).Query)
+		p, err := s.planner(st)
+		if err != nil {
+			return nil, err
+		}
+		sink, err := p.Query(stmts[0], stmts[0].(*sql.Select).Query)
 		if err != nil {
 			return nil, err
 		}
@@ -461,7 +500,10 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 
 // plan plans a query, insert or statement set into its sinks and DAG.
 func (s *Session) plan(ctx context.Context, st sql.Statement) ([]*planner.Sink, *planner.Graph, error) {
-	p := s.planner()
+	p, err := s.planner(st)
+	if err != nil {
+		return nil, nil, err
+	}
 	p.Ctx = ctx
 	var sinks []*planner.Sink
 	switch st := st.(type) {
