@@ -44,8 +44,8 @@ var shownDefaults = []config.Def{planner.OptParallelism, planner.OptMaxParalleli
 // The session's own options' definitions.
 var (
 	optPipelineName = config.String(OptPipelineName, "",
-		"the name of the jobs submitted next (their folder under <data-dir>/jobs); stays set until SET again or RESET").
-		ShowDefault("insert-into_<tables>-<hash of the statement>")
+		"the name of the jobs submitted next (their folder under the data directory's jobs/); stays set until SET again or RESET").
+		ShowDefault("insert-into_<tables>-<hash>")
 	optDMLSync    = config.Bool(OptDMLSync, false, "an INSERT waits for its job to end (bounded input) before the next statement")
 	optResultMode = config.Enum(OptResultMode, "table", []string{"table", "changelog", "tableau"}, nil,
 		"how the shell shows a streaming query's results")

@@ -176,6 +176,9 @@ func Duration(key string, def time.Duration, positive bool, doc string) *Option[
 // FormatDuration prints d as the docs write durations ("10 min", "1 s",
 // "500 ms", "0").
 func FormatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
 	for _, u := range []struct {
 		d    time.Duration
 		name string
@@ -254,8 +257,8 @@ func Markdown(defs []Def) string {
 	var b strings.Builder
 	b.WriteString("| key | default | values | meaning |\n|---|---|---|---|\n")
 	for _, d := range defs {
-		def := d.DefaultText()
-		if def == "" {
+		def := "`" + d.DefaultText() + "`"
+		if d.DefaultText() == "" {
 			def = "(none)"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", d.Key(), cell(def), cell(d.Allowed()), cell(d.Doc()))
