@@ -196,9 +196,6 @@ func OptionDefs() []config.Def {
 var options = func() map[string]config.Def {
 	m := map[string]config.Def{}
 	for _, d := range OptionDefs() {
-		if _, dup := m[d.Key()]; dup {
-			panic("session: option defined twice: " + d.Key())
-		}
 		m[d.Key()] = d
 	}
 	return m

@@ -120,3 +120,25 @@ func TestEveryOptionHasABadValueCase(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionKeysUnique: no key is defined twice (by two scopes, say), and
+// no alias or refused key is also an option.
+func TestOptionKeysUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, d := range append(OptionDefs(), catalog.TableOptionDefs()...) {
+		if seen[d.Key()] {
+			t.Errorf("option '%s' is defined twice", d.Key())
+		}
+		seen[d.Key()] = true
+	}
+	for k := range aliases {
+		if seen[k] {
+			t.Errorf("'%s' is an option and an alias", k)
+		}
+	}
+	for k := range refused {
+		if seen[k] {
+			t.Errorf("'%s' is an option and refused", k)
+		}
+	}
+}
