@@ -110,7 +110,7 @@ func (o *Option[T]) ShowDefault(text string) *Option[T] {
 
 // Int is an integer option in [lo, hi].
 func Int(key string, def, lo, hi int, doc string) *Option[int] {
-	return &Option[int]{key: key, def: def, defText: strconv.Itoa(def), allowed: intRange(int64(lo), int64(hi)), doc: doc,
+	return &Option[int]{key: key, def: def, defText: strconv.Itoa(def), allowed: IntRange(int64(lo), int64(hi)), doc: doc,
 		parse: func(s string) (int, bool) {
 			n, err := strconv.Atoi(s)
 			return n, err == nil && n >= lo && n <= hi
@@ -120,15 +120,17 @@ func Int(key string, def, lo, hi int, doc string) *Option[int] {
 // MaxInt is the upper bound of an Int without one.
 const MaxInt = math.MaxInt
 
-func intRange(lo, hi int64) string {
+// IntRange says what an integer in [lo, hi] is ("a positive integer",
+// "an integer between 1 and 10").
+func IntRange(lo, hi int64) string {
 	switch {
-	case lo == 0 && hi == math.MaxInt:
+	case lo == 0 && hi == math.MaxInt64:
 		return "a non-negative integer"
-	case lo == 1 && hi == math.MaxInt:
+	case lo == 1 && hi == math.MaxInt64:
 		return "a positive integer"
-	case lo == math.MinInt && hi == math.MaxInt:
+	case lo == math.MinInt64 && hi == math.MaxInt64:
 		return "an integer"
-	case hi == math.MaxInt:
+	case hi == math.MaxInt64:
 		return fmt.Sprintf("an integer >= %d", lo)
 	}
 	return fmt.Sprintf("an integer between %d and %d", lo, hi)
