@@ -192,6 +192,10 @@ func OptionDefs() []config.Def {
 	return append(defs, checkpoint.RestartDefs()...)
 }
 
+// tableDefs are the table (WITH) options the engine reads: catalog's and
+// the session's own ('event_time_field').
+func tableDefs() []config.Def { return append(catalog.TableOptionDefs(), eventTimeOption) }
+
 // options are the keys SET accepts, with their definitions.
 var options = func() map[string]config.Def {
 	m := map[string]config.Def{}

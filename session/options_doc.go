@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/planner"
@@ -38,7 +37,7 @@ milliseconds. Booleans are 'true' or 'false'; choices are compared without regar
 	section("Checkpointing", "Read when a job is submitted (`checkpoint.Options`).", checkpoint.OptionDefs())
 	section("Restart strategy", "Read when a job is submitted (`checkpoint.ParseRestart`); a strategy's options are checked whichever strategy is chosen.", checkpoint.RestartDefs())
 	section("Table", "Options of `CREATE TABLE ... WITH (...)` that the engine reads whatever the connector (`catalog.TableOptionDefs`); "+
-		"each connector's own options are checked by the connector at `CREATE TABLE`.", catalog.TableOptionDefs())
+		"each connector's own options are checked by the connector at `CREATE TABLE`.", tableDefs())
 	var al []string
 	for k, v := range aliases {
 		al = append(al, "`"+k+"` is `"+v+"`")

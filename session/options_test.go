@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/streamsql/streamsql/catalog"
 )
 
 // TestRepoSetsOnlyKnownKeys reads the repository's SQL (examples, .slt
@@ -110,7 +108,7 @@ func TestEveryOptionHasABadValueCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(data)
-	defs := append(OptionDefs(), catalog.TableOptionDefs()...)
+	defs := append(OptionDefs(), tableDefs()...)
 	for _, d := range defs {
 		if d.Allowed() == "any text" {
 			continue
@@ -125,7 +123,7 @@ func TestEveryOptionHasABadValueCase(t *testing.T) {
 // no alias or refused key is also an option.
 func TestOptionKeysUnique(t *testing.T) {
 	seen := map[string]bool{}
-	for _, d := range append(OptionDefs(), catalog.TableOptionDefs()...) {
+	for _, d := range append(OptionDefs(), tableDefs()...) {
 		if seen[d.Key()] {
 			t.Errorf("option '%s' is defined twice", d.Key())
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/internal/datadir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -551,16 +552,23 @@ func (s *Session) explain(ctx context.Context, st *sql.Explain) (*Result, error)
 // It is not passed on to the connector.
 const EventTimeField = "event_time_field"
 
+// eventTimeOption is EventTimeField's definition (for the docs; its value
+// is checked against the table's columns).
+var eventTimeOption = config.String(EventTimeField, "",
+	"Arroyo's: names the event-time column, standing for WATERMARK FOR c AS c - INTERVAL '1' SECOND; not passed to the connector").
+	Allows("a TIMESTAMP column of the table")
+
 func eventTimeField(t *catalog.Table, st *sql.CreateTable, o sql.Option) error {
 	if st.Watermark != nil {
 		return &sql.Error{Pos: o.Pos, Msg: "'event_time_field' and WATERMARK FOR both name the event time", Hint: "keep one of them"}
 	}
+	bad := &config.Error{Key: EventTimeField, Value: o.Value, Allowed: eventTimeOption.Allowed()}
 	i := t.Columns.Index(o.Value)
 	if i < 0 {
-		return &sql.Error{Pos: o.Pos, Msg: fmt.Sprintf("'event_time_field' names '%s', which is not a column of '%s'", o.Value, st.Name)}
+		return &sql.Error{Pos: o.Pos, Msg: bad.Error(), Hint: fmt.Sprintf("'%s' is not a column of '%s'", o.Value, st.Name)}
 	}
 	if t.Columns[i].Type.Kind != types.Timestamp {
-		return &sql.Error{Pos: o.Pos, Msg: fmt.Sprintf("'event_time_field' column '%s' must be a TIMESTAMP, it is %s", o.Value, t.Columns[i].Type), Hint: "declare it TIMESTAMP(3)"}
+		return &sql.Error{Pos: o.Pos, Msg: bad.Error(), Hint: fmt.Sprintf("'%s' is %s: declare it TIMESTAMP(3)", o.Value, t.Columns[i].Type)}
 	}
 	name := t.Columns[i].Name
 	quoted := "`" + strings.ReplaceAll(name, "`", "``") + "`"

@@ -108,6 +108,14 @@ func (o *Option[T]) ShowDefault(text string) *Option[T] {
 	return o
 }
 
+// Allows sets what the docs and messages say the option takes, for an
+// option whose values are checked elsewhere (against a table's schema,
+// say).
+func (o *Option[T]) Allows(text string) *Option[T] {
+	o.allowed = text
+	return o
+}
+
 // Int is an integer option in [lo, hi].
 func Int(key string, def, lo, hi int, doc string) *Option[int] {
 	return &Option[int]{key: key, def: def, defText: strconv.Itoa(def), allowed: IntRange(int64(lo), int64(hi)), doc: doc,
