@@ -1,13 +1,15 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/internal/config"
 )
 
 // Connector describes what a connector can do. Connectors register one in
@@ -91,8 +93,37 @@ func ConnectorNames() []string {
 // when unset). Every source connector understands it.
 const OptIdleTimeout = "scan.watermark.idle-timeout"
 
+// IdleTimeoutOption is OptIdleTimeout's definition.
+var IdleTimeoutOption = config.Duration(OptIdleTimeout, 0, false,
+	"a split of this source that produced nothing for this long stops holding the watermark back; 0: never; unset: the job's 'table.exec.source.idle-timeout'").
+	ShowDefault("the job's 'table.exec.source.idle-timeout'")
+
+// TableOptionDefs lists the table (WITH) options the engine reads itself,
+// whatever the connector: CREATE TABLE validates them by these definitions.
+func TableOptionDefs() []config.Def { return []config.Def{IdleTimeoutOption} }
+
+// IdleTimeout returns t's 'scan.watermark.idle-timeout' and whether it is
+// set (CREATE TABLE validated it; the error is for a catalog written
+// otherwise).
+func IdleTimeout(t *Table) (d time.Duration, set bool, err error) {
+	v, ok := t.Options[OptIdleTimeout]
+	if !ok {
+		return 0, false, nil
+	}
+	d, err = IdleTimeoutOption.Parse(v)
+	return d, err == nil, err
+}
+
 // sourceOptions are the options of every source connector.
 var sourceOptions = []string{OptIdleTimeout}
+
+// badOption is a value error of a table option: its message is the
+// value's own (config.Error: key, value, what is allowed), and it matches
+// ErrBadOption too.
+type badOption struct{ err error }
+
+func (b badOption) Error() string   { return b.err.Error() }
+func (b badOption) Unwrap() []error { return []error{ErrBadOption, b.err} }
 
 // checkOptions validates t's options against its connector.
 func checkOptions(t *Table) error {
@@ -127,14 +158,8 @@ func checkOptions(t *Table) error {
 			return fmt.Errorf("%w '%s' for connector '%s'%s", ErrBadOption, k, c.Name, closest(k, append(slices.Clip(c.Options), sourceOptions...)))
 		}
 	}
-	if v, ok := t.Options[OptIdleTimeout]; ok {
-		d, err := types.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%w '%s': %v", ErrBadOption, OptIdleTimeout, err)
-		}
-		if d < 0 {
-			return fmt.Errorf("%w '%s': must not be negative, got '%s' (write e.g. '30 s'; '0' turns idleness off)", ErrBadOption, OptIdleTimeout, v)
-		}
+	if _, _, err := IdleTimeout(t); err != nil {
+		return badOption{err}
 	}
 	for _, r := range c.Required {
 		if _, ok := t.Options[r]; !ok {
@@ -142,7 +167,9 @@ func checkOptions(t *Table) error {
 		}
 	}
 	if c.Validate != nil {
-		if err := c.Validate(t.PhysicalTable()); err != nil {
+		if err := c.Validate(t.PhysicalTable()); errors.Is(err, config.ErrBadValue) {
+			return badOption{err}
+		} else if err != nil {
 			return fmt.Errorf("%w: %v", ErrBadOption, err)
 		}
 	}

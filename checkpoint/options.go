@@ -1,11 +1,9 @@
 package checkpoint
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -29,7 +27,8 @@ func (m Mode) String() string {
 }
 
 // Options are Flink's checkpointing options. The zero value disables
-// checkpointing; EnsureDefaults fills in Flink's defaults for the rest.
+// checkpointing; ParseOptions fills in Flink's defaults for the options
+// not set (OptionDefs lists them).
 type Options struct {
 	// Interval between checkpoint triggers ('execution.checkpointing.interval');
 	// zero disables checkpointing.
@@ -68,60 +67,52 @@ const (
 	KeyNumRetained   = "state.checkpoints.num-retained"
 )
 
-// ParseOptions reads the checkpointing options from a session's SET map.
-// Unset keys keep their defaults; a bad value is an error naming the key.
+// The checkpointing options' definitions (Flink's keys and defaults).
+var (
+	OptInterval = config.Duration(KeyInterval, 0, false,
+		"time between checkpoint triggers; 0 turns checkpointing off").ShowDefault("0 (off)")
+	OptMode = config.Enum(KeyMode, "EXACTLY_ONCE", []string{"EXACTLY_ONCE", "AT_LEAST_ONCE"}, nil,
+		"EXACTLY_ONCE aligns barriers; AT_LEAST_ONCE does not (a restore may replay records the state already counts)")
+	OptTimeout = config.Duration(KeyTimeout, 10*time.Minute, true,
+		"a checkpoint not complete by then fails (and counts against the tolerable failures)")
+	OptMaxConcurrent = config.Int(KeyMaxConcurrent, 1, 1, config.MaxInt, "checkpoints pending at once")
+	OptMinPause      = config.Duration(KeyMinPause, 0, false, "least time between the end of one checkpoint and the start of the next")
+	OptTolerable     = config.Int(KeyTolerable, 0, 0, config.MaxInt,
+		"checkpoint failures in a row the job survives; one more fails the job (ErrTooManyFailures), which restarts by its strategy")
+	OptRetention = config.Enum(KeyRetention, "RETAIN_ON_CANCELLATION", []string{"RETAIN_ON_CANCELLATION", "DELETE_ON_CANCELLATION"},
+		map[string]string{"NO_EXTERNALIZED_CHECKPOINTS": "DELETE_ON_CANCELLATION"},
+		"whether a stopped job's checkpoints are kept (so that running the statement again resumes) or deleted")
+	OptNumRetained = config.Int(KeyNumRetained, 1, 1, config.MaxInt, "completed checkpoints kept; older ones are deleted")
+)
+
+// OptionDefs lists the checkpointing options ParseOptions reads.
+func OptionDefs() []config.Def {
+	return []config.Def{OptInterval, OptMode, OptTimeout, OptMaxConcurrent, OptMinPause, OptTolerable, OptRetention, OptNumRetained}
+}
+
+// ParseOptions reads the checkpointing options from a session's SET map
+// (other keys are not looked at). Unset keys keep their defaults; a bad
+// value is a *config.Error naming the key, the value and what is allowed.
 func ParseOptions(m map[string]string) (Options, error) {
-	o := Options{Timeout: 10 * time.Minute, MaxConcurrent: 1, NumRetained: 1, RetainOnCancel: true}
-	var err error
-	dur := func(key string, dst *time.Duration) {
-		if v, ok := m[key]; ok && err == nil {
-			if *dst, err = ParseDuration(v); err != nil {
-				err = fmt.Errorf("option '%s': %v", key, err)
-			}
-		}
-	}
-	num := func(key string, dst *int, minimum int) {
-		if v, ok := m[key]; ok && err == nil {
-			n, e := strconv.Atoi(strings.TrimSpace(v))
-			if e != nil || n < minimum {
-				err = fmt.Errorf("option '%s' must be an integer >= %d, got '%s'", key, minimum, v)
-				return
-			}
-			*dst = n
-		}
-	}
-	dur(KeyInterval, &o.Interval)
-	dur(KeyTimeout, &o.Timeout)
-	dur(KeyMinPause, &o.MinPause)
-	num(KeyMaxConcurrent, &o.MaxConcurrent, 1)
-	num(KeyTolerable, &o.TolerableFailures, 0)
-	num(KeyNumRetained, &o.NumRetained, 1)
+	var o Options
+	var mode, retention string
+	err := config.Collect(
+		config.Into(&o.Interval, OptInterval, m),
+		config.Into(&mode, OptMode, m),
+		config.Into(&o.Timeout, OptTimeout, m),
+		config.Into(&o.MaxConcurrent, OptMaxConcurrent, m),
+		config.Into(&o.MinPause, OptMinPause, m),
+		config.Into(&o.TolerableFailures, OptTolerable, m),
+		config.Into(&retention, OptRetention, m),
+		config.Into(&o.NumRetained, OptNumRetained, m),
+	)
 	if err != nil {
-		return o, err
+		return Options{}, err
 	}
-	if v, ok := m[KeyMode]; ok {
-		switch strings.ToUpper(strings.TrimSpace(v)) {
-		case "EXACTLY_ONCE":
-			o.Mode = ExactlyOnce
-		case "AT_LEAST_ONCE":
-			o.Mode = AtLeastOnce
-		default:
-			return o, fmt.Errorf("option '%s' must be EXACTLY_ONCE or AT_LEAST_ONCE, got '%s'", KeyMode, v)
-		}
+	if mode == "AT_LEAST_ONCE" {
+		o.Mode = AtLeastOnce
 	}
-	if v, ok := m[KeyRetention]; ok {
-		switch strings.ToUpper(strings.TrimSpace(v)) {
-		case "RETAIN_ON_CANCELLATION":
-			o.RetainOnCancel = true
-		case "DELETE_ON_CANCELLATION", "NO_EXTERNALIZED_CHECKPOINTS":
-			o.RetainOnCancel = false
-		default:
-			return o, fmt.Errorf("option '%s' must be RETAIN_ON_CANCELLATION or DELETE_ON_CANCELLATION, got '%s'", KeyRetention, v)
-		}
-	}
-	if o.Interval < 0 || o.Timeout <= 0 {
-		return o, fmt.Errorf("checkpoint interval and timeout must be positive")
-	}
+	o.RetainOnCancel = retention == "RETAIN_ON_CANCELLATION"
 	return o, nil
 }
 

@@ -2,9 +2,9 @@ package checkpoint
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/config"
 )
 
 // RestartStrategy decides whether a failed job restarts, and when. Its
@@ -22,102 +22,64 @@ const (
 	KeyRestartType = "restart-strategy.type"
 )
 
-// RestartOption is one option ParseRestart reads, with its default.
-type RestartOption struct{ Key, Default string }
+// The restart strategies' options (Flink's keys and defaults).
+var (
+	OptRestartType = config.Enum(KeyRestartType, "", []string{"none", "fixed-delay", "failure-rate", "exponential-delay"},
+		map[string]string{"off": "none", "disable": "none", "fixeddelay": "fixed-delay", "failurerate": "failure-rate", "exponentialdelay": "exponential-delay"},
+		"what a failed job does: stay failed, or restart after a delay").ShowDefault("exponential-delay with checkpointing, none without")
+	OptFixedAttempts = config.Int("restart-strategy.fixed-delay.attempts", 1, 0, config.MaxInt, "restarts before the job stays failed")
+	OptFixedDelay    = config.Duration("restart-strategy.fixed-delay.delay", time.Second, false, "delay before each restart")
+	OptRateMax       = config.Int("restart-strategy.failure-rate.max-failures-per-interval", 1, 0, config.MaxInt,
+		"failures within the interval before the job stays failed")
+	OptRateInterval = config.Duration("restart-strategy.failure-rate.failure-rate-interval", time.Minute, false, "the window failures are counted in")
+	OptRateDelay    = config.Duration("restart-strategy.failure-rate.delay", time.Second, false, "delay before each restart")
+	OptExpInitial   = config.Duration("restart-strategy.exponential-delay.initial-backoff", time.Second, false, "delay before the first restart")
+	OptExpMax       = config.Duration("restart-strategy.exponential-delay.max-backoff", time.Minute, false, "the delay grows up to this")
+	OptExpMul       = config.Float("restart-strategy.exponential-delay.backoff-multiplier", 2, 1, "each delay is the previous one times this")
+	OptExpReset     = config.Duration("restart-strategy.exponential-delay.reset-backoff-threshold", time.Hour, false,
+		"a job that ran this long without failing starts again from the initial backoff")
+	OptExpAttempts = config.Int("restart-strategy.exponential-delay.attempts-before-reset-backoff", 1<<31-1, 0, config.MaxInt,
+		"restarts before the job stays failed (reset with the backoff)").ShowDefault("unlimited")
+)
 
-// RestartOptions lists every option ParseRestart reads, with Flink's
-// defaults (those of ParseRestart).
-func RestartOptions() []RestartOption {
-	return []RestartOption{
-		{KeyRestartType, "exponential-delay with checkpointing, none without"},
-		{"restart-strategy.fixed-delay.attempts", "1"},
-		{"restart-strategy.fixed-delay.delay", "1 s"},
-		{"restart-strategy.failure-rate.max-failures-per-interval", "1"},
-		{"restart-strategy.failure-rate.failure-rate-interval", "1 min"},
-		{"restart-strategy.failure-rate.delay", "1 s"},
-		{"restart-strategy.exponential-delay.initial-backoff", "1 s"},
-		{"restart-strategy.exponential-delay.max-backoff", "1 min"},
-		{"restart-strategy.exponential-delay.backoff-multiplier", "2"},
-		{"restart-strategy.exponential-delay.reset-backoff-threshold", "1 h"},
-		{"restart-strategy.exponential-delay.attempts-before-reset-backoff", "unlimited"},
-	}
-}
-
-// CheckRestartOption validates the value of one restart-strategy option as
-// ParseRestart reads it (an option of a strategy is checked as if that
-// strategy were chosen).
-func CheckRestartOption(key, value string) error {
-	m := map[string]string{key: value}
-	if key != KeyRestartType {
-		family, _, _ := strings.Cut(strings.TrimPrefix(key, "restart-strategy."), ".")
-		m[KeyRestartType] = family
-	}
-	_, err := ParseRestart(m, true)
-	return err
+// RestartDefs lists every option ParseRestart reads.
+func RestartDefs() []config.Def {
+	return []config.Def{OptRestartType, OptFixedAttempts, OptFixedDelay, OptRateMax, OptRateInterval, OptRateDelay,
+		OptExpInitial, OptExpMax, OptExpMul, OptExpReset, OptExpAttempts}
 }
 
 // ParseRestart builds the restart strategy from a session's options.
 // Without 'restart-strategy.type' it is exponential-delay when checkpointing
-// is on and none otherwise, as in Flink.
+// is on and none otherwise, as in Flink. A bad value is a *config.Error.
 func ParseRestart(m map[string]string, checkpointing bool) (RestartStrategy, error) {
-	typ := strings.ToLower(strings.TrimSpace(m[KeyRestartType]))
+	typ, err := OptRestartType.Get(m)
+	if err != nil {
+		return nil, err
+	}
 	if typ == "" {
 		typ = "none"
 		if checkpointing {
 			typ = "exponential-delay"
 		}
 	}
-	var err error
-	dur := func(key string, def time.Duration) time.Duration {
-		v, ok := m[key]
-		if !ok || err != nil {
-			return def
-		}
-		d, e := ParseDuration(v)
-		if e != nil {
-			err = fmt.Errorf("option '%s': %v", key, e)
-		}
-		return d
-	}
-	num := func(key string, def int) int {
-		v, ok := m[key]
-		if !ok || err != nil {
-			return def
-		}
-		n, e := strconv.Atoi(strings.TrimSpace(v))
-		if e != nil || n < 0 {
-			err = fmt.Errorf("option '%s' must be a non-negative integer, got '%s'", key, v)
-		}
-		return n
-	}
-	var s RestartStrategy
 	switch typ {
-	case "none", "off", "disable":
-		s = noRestart{}
-	case "fixed-delay", "fixeddelay":
-		s = &fixedDelay{attempts: num("restart-strategy.fixed-delay.attempts", 1), delay: dur("restart-strategy.fixed-delay.delay", time.Second)}
-	case "failure-rate", "failurerate":
-		s = &failureRate{max: num("restart-strategy.failure-rate.max-failures-per-interval", 1),
-			interval: dur("restart-strategy.failure-rate.failure-rate-interval", time.Minute),
-			delay:    dur("restart-strategy.failure-rate.delay", time.Second)}
-	case "exponential-delay", "exponentialdelay":
-		e := &exponentialDelay{initial: dur("restart-strategy.exponential-delay.initial-backoff", time.Second),
-			max:      dur("restart-strategy.exponential-delay.max-backoff", time.Minute),
-			reset:    dur("restart-strategy.exponential-delay.reset-backoff-threshold", time.Hour),
-			attempts: num("restart-strategy.exponential-delay.attempts-before-reset-backoff", 1<<31-1)}
-		e.multiplier = 2
-		if v, ok := m["restart-strategy.exponential-delay.backoff-multiplier"]; ok {
-			f, e2 := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if e2 != nil || f < 1 {
-				err = fmt.Errorf("option 'restart-strategy.exponential-delay.backoff-multiplier' must be a number >= 1, got '%s'", v)
-			}
-			e.multiplier = f
-		}
-		s = e
-	default:
-		return nil, fmt.Errorf("option '%s' must be none, fixed-delay, failure-rate or exponential-delay, got '%s'", KeyRestartType, typ)
+	case "fixed-delay":
+		s := &fixedDelay{}
+		err = config.Collect(config.Into(&s.attempts, OptFixedAttempts, m), config.Into(&s.delay, OptFixedDelay, m))
+		return s, err
+	case "failure-rate":
+		s := &failureRate{}
+		err = config.Collect(config.Into(&s.max, OptRateMax, m), config.Into(&s.interval, OptRateInterval, m),
+			config.Into(&s.delay, OptRateDelay, m))
+		return s, err
+	case "exponential-delay":
+		s := &exponentialDelay{}
+		err = config.Collect(config.Into(&s.initial, OptExpInitial, m), config.Into(&s.max, OptExpMax, m),
+			config.Into(&s.multiplier, OptExpMul, m), config.Into(&s.reset, OptExpReset, m),
+			config.Into(&s.attempts, OptExpAttempts, m))
+		return s, err
 	}
-	return s, err
+	return noRestart{}, nil
 }
 
 type noRestart struct{}

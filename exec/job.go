@@ -21,7 +21,9 @@ import (
 // ErrStopped is the error of a job stopped by Stop or Cancel.
 var ErrStopped = errors.New("job stopped")
 
-// Options configure a job. The zero value of each field is its default.
+// Options configure a job. The zero value of each field is its default; a
+// negative size is an error of Start (ErrBadOptions), never taken for the
+// default.
 type Options struct {
 	// DataDir is where connectors and state keep files.
 	DataDir string
@@ -30,7 +32,7 @@ type Options struct {
 	// BatchSize is the preferred rows per batch (default DefaultBatchSize).
 	BatchSize int
 	// ChannelCapacity is the number of elements an edge buffers before the
-	// sender blocks (default 8): the backpressure bound.
+	// sender blocks (default DefaultChannelCapacity): the backpressure bound.
 	ChannelCapacity int
 	// Mem allocates batches (default memory.DefaultAllocator).
 	Mem memory.Allocator
@@ -59,18 +61,35 @@ type Options struct {
 	Now time.Time
 }
 
-func (o *Options) ensureDefaults() {
-	if o.BatchSize <= 0 {
-		o.BatchSize = DefaultBatchSize
-	}
-	if o.ChannelCapacity <= 0 {
-		o.ChannelCapacity = 8
+// DefaultChannelCapacity is Options.ChannelCapacity's default.
+const DefaultChannelCapacity = 8
+
+// DefaultStateCacheEntries is Options.StateCacheEntries's default.
+const DefaultStateCacheEntries = 1_000_000
+
+// ensureDefaults validates o and fills in the defaults of its zero fields.
+// A negative size is an error naming the field and its value (the session
+// validates the options it fills in when they are SET; this catches any
+// other caller), never replaced by a default.
+func (o *Options) ensureDefaults() error {
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"BatchSize", &o.BatchSize, DefaultBatchSize},
+		{"ChannelCapacity", &o.ChannelCapacity, DefaultChannelCapacity},
+		{"StateCacheEntries", &o.StateCacheEntries, DefaultStateCacheEntries},
+	} {
+		switch {
+		case *f.v < 0:
+			return fmt.Errorf("%w: Options.%s must be a positive integer (or 0 for the default, %d), got %d", ErrBadOptions, f.name, f.def, *f.v)
+		case *f.v == 0:
+			*f.v = f.def
+		}
 	}
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
-	}
-	if o.StateCacheEntries <= 0 {
-		o.StateCacheEntries = 1_000_000
 	}
 	if o.Backend == nil {
 		o.Backend = state.MemoryBackend{}
@@ -78,7 +97,11 @@ func (o *Options) ensureDefaults() {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
+	return nil
 }
+
+// ErrBadOptions is wrapped by Start's error for Options it cannot run with.
+var ErrBadOptions = errors.New("bad job options")
 
 // Metrics are a job's counters.
 type Metrics struct {
@@ -145,7 +168,9 @@ type Job struct {
 // goroutine per subtask. It returns once everything runs; Wait returns the
 // job's outcome.
 func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
-	opts.ensureDefaults()
+	if err := opts.ensureDefaults(); err != nil {
+		return nil, err
+	}
 	j := &Job{graph: g, opts: opts, done: make(chan struct{})}
 	j.ctx, j.cancel = context.WithCancelCause(ctx)
 	byOp := map[*planner.Operator][]*subtask{}

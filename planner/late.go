@@ -79,7 +79,7 @@ func (l *LateRecords) columns() []int {
 // over input (nil when the option is not set). pos is the window in the
 // statement.
 func (b *binder) lateRecords(input Node, kind string, pos sql.Pos) (*LateRecords, error) {
-	name := strings.TrimSpace(b.p.Options[OptLateRecordsTable])
+	name := strings.TrimSpace(b.p.Options.LateRecordsTable)
 	if name == "" {
 		return nil, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -18,8 +17,9 @@ import (
 // Planner plans statements against a catalog with a session's options.
 type Planner struct {
 	Catalog *catalog.Catalog
-	// Options are the session's SET options (parallelism.default, ...).
-	Options map[string]string
+	// Options are the job's options, parsed (ParseJobOptions); zero fields
+	// are their defaults.
+	Options JobOptions
 	// RunQuery, if set, runs a bounded plan to completion and returns its
 	// rows. The binder uses it for uncorrelated subqueries in expressions
 	// (scalar, IN, EXISTS), which it replaces by their result. Without it,
@@ -398,31 +398,22 @@ func (b *binder) runSubquery(e *ast.SubqueryExpr) ([][]types.Value, types.Schema
 	return rows, n.Schema(), nil
 }
 
-// Parallelism returns 'parallelism.default' (1 when unset).
+// Parallelism returns 'parallelism.default' (Options.Parallelism, 1 when
+// zero); the error is that of an out-of-range value.
 func (p *Planner) Parallelism() (int, error) {
-	return intOption(p.Options, "parallelism.default", 1)
+	if err := p.Options.check(); err != nil {
+		return 0, err
+	}
+	return p.Options.withDefaults().Parallelism, nil
 }
 
-// MaxParallelism returns 'pipeline.max-parallelism' (128 when unset): the
-// number of key groups.
+// MaxParallelism returns 'pipeline.max-parallelism' (Options.MaxParallelism,
+// 128 when zero): the number of key groups.
 func (p *Planner) MaxParallelism() (int, error) {
-	n, err := intOption(p.Options, "pipeline.max-parallelism", 128)
-	if err == nil && n > 32768 {
-		return 0, fmt.Errorf("option 'pipeline.max-parallelism' must be at most 32768 (as Flink), got %d", n)
+	if err := p.Options.check(); err != nil {
+		return 0, err
 	}
-	return n, err
-}
-
-func intOption(opts map[string]string, key string, def int) (int, error) {
-	s, ok := opts[key]
-	if !ok || s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, s)
-	}
-	return n, nil
+	return p.Options.withDefaults().MaxParallelism, nil
 }
 
 // selectFields returns the expressions of q's select list, one per output

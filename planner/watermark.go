@@ -27,10 +27,6 @@ type Watermark struct {
 	IdleTimeout time.Duration
 }
 
-// OptSourceIdleTimeout is the job option giving the idle timeout of the
-// sources whose table does not set 'scan.watermark.idle-timeout'.
-const OptSourceIdleTimeout = "table.exec.source.idle-timeout"
-
 // String is the expression as EXPLAIN shows it.
 func (w *Watermark) String() string { return w.Expr.String() }
 
@@ -109,18 +105,12 @@ func (b *binder) bindWatermark(t *catalog.Table) (*Watermark, error) {
 	if !deterministic([]Expr{e}) {
 		return nil, bad(fmt.Errorf("the watermark expression must be deterministic"))
 	}
-	idle, key := t.Options[catalog.OptIdleTimeout], catalog.OptIdleTimeout
-	if idle == "" {
-		idle, key = b.p.Options[OptSourceIdleTimeout], OptSourceIdleTimeout
+	timeout, set, err := catalog.IdleTimeout(t)
+	if err != nil {
+		return nil, errAt(ErrUnsupported, b.identPos(t.Name), "", "table '%s': %v", t.Name, err)
 	}
-	var timeout time.Duration
-	if idle != "" {
-		if timeout, err = types.ParseDuration(idle); err == nil && timeout < 0 {
-			err = fmt.Errorf("must not be negative, got '%s'", idle)
-		}
-		if err != nil {
-			return nil, errAt(ErrUnsupported, b.identPos(t.Name), "", "table '%s': option '%s': %v", t.Name, key, err)
-		}
+	if !set {
+		timeout = b.p.Options.SourceIdleTimeout
 	}
 	return &Watermark{Column: col, Expr: foldExpr(e), IdleTimeout: timeout}, nil
 }

@@ -433,7 +433,7 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	if err := cur.WaitCommitted(ctx, md.ID); err != nil {
 		return "", fmt.Errorf("job %s: %w", e.id, err)
 	}
-	root := s.Option(OptSavepointDir)
+	root := s.Settings().SavepointDir
 	if root == "" {
 		root = s.path("savepoints")
 	}
@@ -459,7 +459,7 @@ func newJobID(name string, start time.Time) string {
 // different INSERTs into one table are two jobs. 'pipeline.name' stays set
 // for the statements after it, as in Flink, until SET again or RESET.
 func (s *Session) jobName(st sql.Statement, tables []string) (name string, explicit bool) {
-	if n := s.Option(OptPipelineName); n != "" {
+	if n := s.Settings().PipelineName; n != "" {
 		return n, true
 	}
 	h := fnv.New32a()

@@ -3,17 +3,20 @@ package session
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/types"
 )
 
-// Option keys the session itself reads. Defaults are listed in defaults.
+// Option keys the session itself reads (their definitions are the opt*
+// variables below; docs/OPTIONS.md lists them all).
 const (
 	OptParallelism    = "parallelism.default"
 	OptMaxParallelism = "pipeline.max-parallelism"
@@ -33,16 +36,73 @@ const (
 	OptSavepointOnStop = "execution.savepoint-on-stop"
 )
 
-// defaults are the values of the options the session knows, as SET prints them.
-var defaults = map[string]string{
-	OptParallelism:       "1",
-	OptMaxParallelism:    "128",
-	OptDMLSync:           "false",
-	OptResultMode:        "table",
-	OptBatchSize:         "1024",
-	OptMaxRows:           "1000000",
-	OptStateBackend:      "pebble",
-	OptStateCacheEntries: "1000000",
+// shownDefaults are the options SET with no arguments lists even when
+// they are not set, with their defaults.
+var shownDefaults = []config.Def{planner.OptParallelism, planner.OptMaxParallelism, optDMLSync, optResultMode,
+	optBatchSize, optMaxRows, optStateBackend, optStateCacheEntries}
+
+// The session's own options' definitions.
+var (
+	optPipelineName = config.String(OptPipelineName, "",
+		"the name of the jobs submitted next (their folder under the data directory's jobs/); stays set until SET again or RESET").
+		ShowDefault("insert-into_<tables>-<hash>")
+	optDMLSync    = config.Bool(OptDMLSync, false, "an INSERT waits for its job to end (bounded input) before the next statement")
+	optResultMode = config.Enum(OptResultMode, "table", []string{"table", "changelog", "tableau"}, nil,
+		"how the shell shows a streaming query's results")
+	optBatchSize = config.Int(OptBatchSize, exec.DefaultBatchSize, 1, config.MaxInt, "rows per batch a source reads")
+	optMaxRows   = config.Int(OptMaxRows, 1000000, 1, config.MaxInt,
+		"rows a bounded SELECT (or the shell's table mode) may return; more is an error")
+	optStateBackend = config.Enum(OptStateBackend, "pebble", []string{"pebble", "hashmap"}, map[string]string{"rocksdb": "pebble"},
+		"where keyed state lives: Pebble on disk, or a Go map (snapshotted whole)")
+	optStateCacheEntries = config.Int(OptStateCacheEntries, 1000000, 1, config.MaxInt,
+		"keys a stateful subtask caches above its store; beyond it the cache writes back and starts over")
+	optSavepointDir = config.String(OptSavepointDir, "", "where STOP JOB ... WITH SAVEPOINT writes savepoints").
+			ShowDefault("<data-dir>/savepoints")
+	optRecoveryPath    = config.String(OptRecoveryPath, "", "a checkpoint or savepoint the jobs submitted next start from")
+	optIgnoreUnclaimed = config.Bool(OptIgnoreUnclaimed, false,
+		"a restore may drop the state of operators the plan no longer has (else it is an error)")
+	optSavepointOnStop = config.Bool(OptSavepointOnStop, false,
+		"`streamsql -f` stops its jobs with a savepoint on SIGINT/SIGTERM")
+	optRuntimeMode = config.Enum(OptRuntimeMode, "streaming", []string{"streaming"}, nil,
+		"only streaming: bounded inputs run as streams that end ('batch' is not implemented)")
+)
+
+// Settings are the session's own options, typed. SET validates each
+// value, and the session keeps Settings up to date with every SET and
+// RESET, so nothing reads an option's text afterwards.
+type Settings struct {
+	PipelineName      string
+	DMLSync           bool
+	ResultMode        string // table, changelog or tableau
+	BatchSize         int
+	MaxRows           int
+	StateBackend      string // pebble or hashmap
+	StateCacheEntries int
+	SavepointDir      string // "": <data-dir>/savepoints
+	RecoveryPath      string
+	IgnoreUnclaimed   bool
+	SavepointOnStop   bool
+}
+
+// parseSettings reads the session's options from the effective option map.
+func parseSettings(m map[string]string) (Settings, error) {
+	var st Settings
+	var mode string
+	err := config.Collect(
+		config.Into(&st.PipelineName, optPipelineName, m),
+		config.Into(&st.DMLSync, optDMLSync, m),
+		config.Into(&st.ResultMode, optResultMode, m),
+		config.Into(&st.BatchSize, optBatchSize, m),
+		config.Into(&st.MaxRows, optMaxRows, m),
+		config.Into(&st.StateBackend, optStateBackend, m),
+		config.Into(&st.StateCacheEntries, optStateCacheEntries, m),
+		config.Into(&st.SavepointDir, optSavepointDir, m),
+		config.Into(&st.RecoveryPath, optRecoveryPath, m),
+		config.Into(&st.IgnoreUnclaimed, optIgnoreUnclaimed, m),
+		config.Into(&st.SavepointOnStop, optSavepointOnStop, m),
+		config.Into(&mode, optRuntimeMode, m),
+	)
+	return st, err
 }
 
 // RisingWave's session variables (names compared without regard to case)
@@ -58,27 +118,26 @@ var defaults = map[string]string{
 // resets that option.
 var rwOptions = map[string]string{"RW_IMPLICIT_FLUSH": OptDMLSync, "STREAMING_PARALLELISM": OptParallelism}
 
+var (
+	rwImplicitFlush = config.Enum("RW_IMPLICIT_FLUSH", "false", []string{"true", "false"}, map[string]string{"on": "true", "off": "false"},
+		"RisingWave's name of 'table.dml-sync'")
+	rwParallelism = config.Int("STREAMING_PARALLELISM", 0, 0, planner.MaxKeyGroups,
+		"RisingWave's name of 'parallelism.default' (0: the default)")
+)
+
 // rwOption maps SET name = value to the option and value it sets; ok is
 // false for other names. An empty val asks for the option to be reset.
 func rwOption(name, value string) (key, val string, ok bool, err error) {
 	switch strings.ToUpper(name) {
 	case "RW_IMPLICIT_FLUSH":
-		switch strings.ToLower(value) {
-		case "true", "on":
-			return OptDMLSync, "true", true, nil
-		case "false", "off":
-			return OptDMLSync, "false", true, nil
-		}
-		return "", "", true, fmt.Errorf("RW_IMPLICIT_FLUSH must be true or false, got '%s'", value)
+		v, err := rwImplicitFlush.Parse(value)
+		return OptDMLSync, v, true, err
 	case "STREAMING_PARALLELISM":
-		n, err := strconv.Atoi(value)
-		if err != nil || n < 0 {
-			return "", "", true, fmt.Errorf("streaming_parallelism must be a non-negative integer, got '%s'", value)
+		n, err := rwParallelism.Parse(value)
+		if err != nil || n == 0 {
+			return OptParallelism, "", true, err
 		}
-		if n == 0 {
-			return OptParallelism, "", true, nil
-		}
-		return OptParallelism, value, true, nil
+		return OptParallelism, strconv.Itoa(n), true, nil
 	}
 	return "", "", false, nil
 }
@@ -91,20 +150,6 @@ const (
 	// OptStateTTL is Flink's 'table.exec.state.ttl', not supported yet.
 	OptStateTTL = "table.exec.state.ttl"
 )
-
-// option is one key SET accepts: its documented default and the check of
-// its value. Every option that anything reads (the session, the planner,
-// checkpoint's ParseOptions and ParseRestart) is listed in options; SET
-// and RESET refuse every other key, so that no option is accepted and
-// ignored.
-type option struct {
-	key string
-	// def is the default as the docs give it ("" when it has none or it
-	// depends on other options).
-	def string
-	// check validates a value (nil: any text).
-	check func(key, value string) error
-}
 
 // aliases are the other names Flink accepts for an option (older ones,
 // and the newer ones of Flink 1.19/1.20), and the key they set.
@@ -122,91 +167,40 @@ var refused = map[string]string{
 	OptStateTTL: "option '" + OptStateTTL + "' is not supported yet: state is kept until a window fires, and for ever by GROUP BY without windows",
 }
 
-var (
-	checkPositive = func(key, value string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(value))
-		if err != nil || n < 1 {
-			return fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, value)
-		}
-		return nil
-	}
-	checkBool = func(key, value string) error {
-		if _, err := strconv.ParseBool(strings.TrimSpace(value)); err != nil {
-			return fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, value)
-		}
-		return nil
-	}
-	checkDuration = func(key, value string) error {
-		if d, err := types.ParseDuration(value); err != nil || d < 0 {
-			return fmt.Errorf("option '%s' must be a duration such as '30 s', got '%s'", key, value)
-		}
-		return nil
-	}
-	// checkCheckpoint validates a checkpointing option as the job will
-	// read it.
-	checkCheckpoint = func(key, value string) error {
-		_, err := checkpoint.ParseOptions(map[string]string{key: value})
-		return err
-	}
-	checkRestart = func(key, value string) error { return checkpoint.CheckRestartOption(key, value) }
-	oneOf        = func(values ...string) func(key, value string) error {
-		return func(key, value string) error {
-			for _, v := range values {
-				if strings.EqualFold(strings.TrimSpace(value), v) {
-					return nil
-				}
-			}
-			return fmt.Errorf("option '%s' must be '%s', got '%s'", key, strings.Join(values, "', '"), value)
-		}
-	}
-)
+// refusedValues are values known but not implemented, per option: SET
+// of one is an error saying so.
+var refusedValues = map[string]map[string]string{
+	OptRuntimeMode: {"batch": "option '" + OptRuntimeMode + "' = 'batch' is not implemented: jobs run in streaming mode (bounded inputs too, which end when their input does)"},
+}
 
-// options are the keys SET accepts, with their defaults.
-var options = func() map[string]option {
-	m := map[string]option{}
-	for _, o := range []option{
-		{OptParallelism, "1", checkPositive},
-		{OptMaxParallelism, "128", checkPositive},
-		{OptPipelineName, "", nil},
-		{OptDMLSync, "false", checkBool},
-		{OptResultMode, "table", oneOf("table", "changelog", "tableau")},
-		{OptBatchSize, "1024", checkPositive},
-		{OptMaxRows, "1000000", checkPositive},
-		{OptStateBackend, "pebble", func(key, value string) error {
-			if oneOf("pebble", "hashmap", "rocksdb")(key, value) != nil {
-				return fmt.Errorf("option '%s' must be 'pebble' or 'hashmap', got '%s'", key, value)
-			}
-			return nil
-		}},
-		{OptStateCacheEntries, "1000000", checkPositive},
-		{OptSavepointDir, "<data-dir>/savepoints", nil},
-		{OptRecoveryPath, "", nil},
-		{OptIgnoreUnclaimed, "false", checkBool},
-		{OptSavepointOnStop, "false", checkBool},
-		{OptRuntimeMode, "streaming", func(key, value string) error {
-			switch strings.ToLower(strings.TrimSpace(value)) {
-			case "streaming":
-				return nil
-			case "batch":
-				return fmt.Errorf("option '%s' = 'batch' is not implemented: jobs run in streaming mode (bounded inputs too, which end when their input does)", key)
-			}
-			return fmt.Errorf("option '%s' must be 'streaming', got '%s'", key, value)
-		}},
-		{planner.OptSourceIdleTimeout, "0", checkDuration},
-		{planner.OptLateRecordsTable, "", nil},
-		{checkpoint.KeyInterval, "0 (off)", checkCheckpoint},
-		{checkpoint.KeyMode, "EXACTLY_ONCE", checkCheckpoint},
-		{checkpoint.KeyTimeout, "10 min", checkCheckpoint},
-		{checkpoint.KeyMaxConcurrent, "1", checkCheckpoint},
-		{checkpoint.KeyMinPause, "0", checkCheckpoint},
-		{checkpoint.KeyTolerable, "0", checkCheckpoint},
-		{checkpoint.KeyRetention, "RETAIN_ON_CANCELLATION", checkCheckpoint},
-		{checkpoint.KeyNumRetained, "1", checkCheckpoint},
-	} {
-		m[o.key] = o
-	}
-	for _, r := range checkpoint.RestartOptions() {
-		m[r.Key] = option{r.Key, r.Default, checkRestart}
+// sessionDefs are the session's own options.
+func sessionDefs() []config.Def {
+	return []config.Def{optPipelineName, optDMLSync, optResultMode, optBatchSize, optMaxRows, optStateBackend,
+		optStateCacheEntries, optSavepointDir, optRecoveryPath, optIgnoreUnclaimed, optSavepointOnStop, optRuntimeMode}
+}
+
+// OptionDefs lists every option SET accepts, by scope: the session's own,
+// the job's (read by the planner), checkpointing, restart strategies.
+// Every option that anything reads is listed; SET and RESET refuse every
+// other key, so that no option is accepted and ignored. Table (WITH)
+// options the engine reads are catalog.TableOptionDefs.
+func OptionDefs() []config.Def {
+	var defs []config.Def
+	defs = append(defs, sessionDefs()...)
+	defs = append(defs, planner.JobOptionDefs()...)
+	defs = append(defs, checkpoint.OptionDefs()...)
+	return append(defs, checkpoint.RestartDefs()...)
+}
+
+// tableDefs are the table (WITH) options the engine reads: catalog's and
+// the session's own ('event_time_field').
+func tableDefs() []config.Def { return append(catalog.TableOptionDefs(), eventTimeOption) }
+
+// options are the keys SET accepts, with their definitions.
+var options = func() map[string]config.Def {
+	m := map[string]config.Def{}
+	for _, d := range OptionDefs() {
+		m[d.Key()] = d
 	}
 	return m
 }()
@@ -258,10 +252,11 @@ func checkOption(key, value string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if c := options[k].check; c != nil {
-		if err := c(k, value); err != nil {
-			return "", err
-		}
+	if msg, ok := refusedValues[k][strings.ToLower(strings.TrimSpace(value))]; ok {
+		return "", errors.New(msg)
+	}
+	if err := options[k].Check(value); err != nil {
+		return "", err
 	}
 	return k, nil
 }
@@ -270,9 +265,14 @@ func checkOption(key, value string) (string, error) {
 func (s *Session) Options() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.effective()
+}
+
+// effective is Options with s.mu held.
+func (s *Session) effective() map[string]string {
 	out := map[string]string{}
-	for k, v := range defaults {
-		out[k] = v
+	for _, d := range shownDefaults {
+		out[d.Key()] = d.DefaultText()
 	}
 	for k, v := range s.base {
 		out[k] = v
@@ -283,19 +283,47 @@ func (s *Session) Options() map[string]string {
 	return out
 }
 
-// Option returns one effective option.
+// Option returns one effective option's text, as SET shows it.
 func (s *Session) Option(key string) string {
 	return s.Options()[key]
 }
 
-func (s *Session) boolOption(key string) bool {
-	b, _ := strconv.ParseBool(s.Option(key))
-	return b
+// Settings returns the session's own options, typed.
+func (s *Session) Settings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
 }
 
-func (s *Session) intOption(key string) int {
-	n, _ := strconv.Atoi(s.Option(key))
-	return n
+// update sets (or, with value "", deletes) key in s.opts, or in s.base
+// with base, and parses the session's settings anew; on an error nothing
+// changes. s.mu must be held.
+func (s *Session) update(key, value string, base bool) error {
+	m := &s.opts
+	if base {
+		m = &s.base
+	}
+	old := maps.Clone(*m)
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	if value == "" {
+		delete(*m, key)
+	} else {
+		(*m)[key] = value
+	}
+	st, err := parseSettings(s.effective())
+	if err != nil {
+		*m = old
+		return err
+	}
+	s.settings = st
+	return nil
+}
+
+// jobOptions parses the options of the job planned next.
+func (s *Session) jobOptions() (planner.JobOptions, error) {
+	return planner.ParseJobOptions(s.Options())
 }
 
 func sortedKeys(m map[string]string) []string {

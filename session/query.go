@@ -61,8 +61,8 @@ func (s *Session) run(ctx context.Context, g *planner.Graph, onChange func(Chang
 }
 
 func (s *Session) execOptions(collect func(exec.Batch) error) exec.Options {
-	return exec.Options{DataDir: s.path(), BatchSize: s.intOption(OptBatchSize), Collect: collect,
-		StateCacheEntries: s.intOption(OptStateCacheEntries)}
+	st := s.Settings()
+	return exec.Options{DataDir: s.path(), BatchSize: st.BatchSize, Collect: collect, StateCacheEntries: st.StateCacheEntries}
 }
 
 // selectBounded runs a SELECT over bounded input and returns its final rows.
@@ -95,7 +95,7 @@ func (s *Session) runBounded(ctx context.Context, p *planner.Planner, sink *plan
 // the order they were inserted.
 func (s *Session) collect(ctx context.Context, g *planner.Graph) ([][]types.Value, error) {
 	t := NewTable()
-	maxRows := s.intOption(OptMaxRows)
+	maxRows := s.Settings().MaxRows
 	err := s.run(ctx, g, func(c Change) error {
 		if err := t.Apply(c); err != nil {
 			return err

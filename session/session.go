@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/internal/datadir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
@@ -35,19 +36,24 @@ type Session struct {
 	// opts are the options SET; base the session's own defaults
 	// (SetDefault), which RESET returns to.
 	opts, base map[string]string
-	jobs       *jobRegistry
+	// settings are the session's own options parsed from opts and base,
+	// kept current by update.
+	settings Settings
+	jobs     *jobRegistry
 }
 
 // SetDefault makes value the session's default for key: what the option is
 // until SET, and again after RESET (`streamsql test` turns
-// 'table.dml-sync' on this way).
-func (s *Session) SetDefault(key, value string) {
+// 'table.dml-sync' on this way). The key and value are checked as SET
+// checks them.
+func (s *Session) SetDefault(key, value string) error {
+	k, err := checkOption(key, value)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.base == nil {
-		s.base = map[string]string{}
-	}
-	s.base[key] = value
+	return s.update(k, value, true)
 }
 
 // Open opens (creating it if needed) the data directory dir and its catalog.
@@ -68,7 +74,12 @@ func Open(dir string) (*Session, error) {
 		lock.Release()
 		return nil, err
 	}
-	return &Session{dataDir: dir, cat: cat, opts: map[string]string{}, jobs: newJobRegistry(), lock: lock}, nil
+	st, err := parseSettings(nil)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return &Session{dataDir: dir, cat: cat, opts: map[string]string{}, settings: st, jobs: newJobRegistry(), lock: lock}, nil
 }
 
 // Catalog is the session's catalog.
@@ -142,6 +153,7 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	case *sql.Set:
 		return s.set(st)
 	case *sql.Reset:
+		var err error
 		key, ok := rwOptions[strings.ToUpper(st.Key)]
 		if !ok && st.Key != "" {
 			k, err := optionKey(st.Key)
@@ -153,10 +165,14 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 		s.mu.Lock()
 		if st.Key == "" {
 			s.opts = map[string]string{}
+			err = s.update("", "", false)
 		} else {
-			delete(s.opts, key)
+			err = s.update(key, "", false)
 		}
 		s.mu.Unlock()
+		if err != nil {
+			return nil, sql.Errorf(st.Pos(), "%v", err)
+		}
 		return &Result{Message: "[INFO] Session property has been reset."}, nil
 	case *sql.Show:
 		return s.show(st)
@@ -188,12 +204,19 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	return nil, sql.Errorf(st.Pos(), "statement %T is not supported", st)
 }
 
-func (s *Session) planner() *planner.Planner {
-	p := &planner.Planner{Catalog: s.cat, Options: s.Options()}
+// planner returns a planner with the job options as they are now; the
+// error is a bad option value (or a parallelism above the max parallelism)
+// placed at st.
+func (s *Session) planner(st sql.Statement) (*planner.Planner, error) {
+	o, err := s.jobOptions()
+	if err != nil {
+		return nil, sql.Errorf(st.Pos(), "%v", err)
+	}
+	p := &planner.Planner{Catalog: s.cat, Options: o}
 	p.RunQuery = func(n planner.Node) ([][]types.Value, error) {
 		return s.runBounded(p.Context(), p, n.(*planner.Sink))
 	}
-	return p
+	return p, nil
 }
 
 func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
@@ -222,7 +245,11 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		if c.Expr == nil {
 			continue
 		}
-		typ, err := s.planner().ComputedColumnType(st, t, c.Expr)
+		p, err := s.planner(st)
+		if err != nil {
+			return nil, err
+		}
+		typ, err := p.ComputedColumnType(st, t, c.Expr)
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +315,10 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 
 func (s *Session) createView(st *sql.CreateView) (*Result, error) {
 	// Plan the query now so that a broken view is rejected at creation.
-	p := s.planner()
+	p, err := s.planner(st)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := p.Query(st, st.Query); err != nil {
 		return nil, err
 	}
@@ -343,8 +373,11 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 	}
 	if rw && value == "" {
 		s.mu.Lock()
-		delete(s.opts, key)
+		err = s.update(key, "", false)
 		s.mu.Unlock()
+		if err != nil {
+			return nil, sql.Errorf(st.Pos(), "%v", err)
+		}
 		return &Result{Message: "[INFO] Execute statement succeeded."}, nil
 	}
 	if !rw {
@@ -353,8 +386,11 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 		}
 	}
 	s.mu.Lock()
-	s.opts[key] = value
+	err = s.update(key, value, false)
 	s.mu.Unlock()
+	if err != nil {
+		return nil, optionError(st, st.Key, err)
+	}
 	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
 }
 
@@ -433,7 +469,11 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		sink, err := s.planner().Query(stmts[0], stmts[0].(*sql.Select).Query)
+		p, err := s.planner(st)
+		if err != nil {
+			return nil, err
+		}
+		sink, err := p.Query(stmts[0], stmts[0].(*sql.Select).Query)
 		if err != nil {
 			return nil, err
 		}
@@ -461,7 +501,10 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 
 // plan plans a query, insert or statement set into its sinks and DAG.
 func (s *Session) plan(ctx context.Context, st sql.Statement) ([]*planner.Sink, *planner.Graph, error) {
-	p := s.planner()
+	p, err := s.planner(st)
+	if err != nil {
+		return nil, nil, err
+	}
 	p.Ctx = ctx
 	var sinks []*planner.Sink
 	switch st := st.(type) {
@@ -509,16 +552,23 @@ func (s *Session) explain(ctx context.Context, st *sql.Explain) (*Result, error)
 // It is not passed on to the connector.
 const EventTimeField = "event_time_field"
 
+// eventTimeOption is EventTimeField's definition (for the docs; its value
+// is checked against the table's columns).
+var eventTimeOption = config.String(EventTimeField, "",
+	"Arroyo's: names the event-time column, standing for WATERMARK FOR c AS c - INTERVAL '1' SECOND; not passed to the connector").
+	Allows("a TIMESTAMP column of the table")
+
 func eventTimeField(t *catalog.Table, st *sql.CreateTable, o sql.Option) error {
 	if st.Watermark != nil {
 		return &sql.Error{Pos: o.Pos, Msg: "'event_time_field' and WATERMARK FOR both name the event time", Hint: "keep one of them"}
 	}
+	bad := &config.Error{Key: EventTimeField, Value: o.Value, Allowed: eventTimeOption.Allowed()}
 	i := t.Columns.Index(o.Value)
 	if i < 0 {
-		return &sql.Error{Pos: o.Pos, Msg: fmt.Sprintf("'event_time_field' names '%s', which is not a column of '%s'", o.Value, st.Name)}
+		return &sql.Error{Pos: o.Pos, Msg: bad.Error(), Hint: fmt.Sprintf("'%s' is not a column of '%s'", o.Value, st.Name)}
 	}
 	if t.Columns[i].Type.Kind != types.Timestamp {
-		return &sql.Error{Pos: o.Pos, Msg: fmt.Sprintf("'event_time_field' column '%s' must be a TIMESTAMP, it is %s", o.Value, t.Columns[i].Type), Hint: "declare it TIMESTAMP(3)"}
+		return &sql.Error{Pos: o.Pos, Msg: bad.Error(), Hint: fmt.Sprintf("'%s' is %s: declare it TIMESTAMP(3)", o.Value, t.Columns[i].Type)}
 	}
 	name := t.Columns[i].Name
 	quoted := "`" + strings.ReplaceAll(name, "`", "``") + "`"

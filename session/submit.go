@@ -35,7 +35,7 @@ func (s *Session) path(elem ...string) string {
 }
 
 func (s *Session) backend() state.Backend {
-	if strings.EqualFold(s.Option(OptStateBackend), "hashmap") {
+	if s.Settings().StateBackend == "hashmap" {
 		return state.MemoryBackend{}
 	}
 	return state.PebbleBackend{}
@@ -194,7 +194,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	jp.opts = s.execOptions(nil)
 	jp.opts.Backend = s.backend()
 	jp.opts.StateDir = filepath.Join(jobDir, "state")
-	jp.opts.IgnoreUnclaimedState = s.boolOption(OptIgnoreUnclaimed)
+	jp.opts.IgnoreUnclaimedState = s.Settings().IgnoreUnclaimed
 	jp.opts.JobName = name
 	if cpo.Interval > 0 {
 		jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo}
@@ -203,7 +203,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	var notes []string
 	var job *exec.Job
 	var restoredFrom int64
-	switch path := opts[OptRecoveryPath]; {
+	switch path := s.Settings().RecoveryPath; {
 	case path != "":
 		md, err := checkpoint.Load(path)
 		if err != nil {
@@ -248,7 +248,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	for _, n := range notes {
 		msg.WriteString("[INFO] " + n + "\n")
 	}
-	if s.boolOption(OptDMLSync) {
+	if s.Settings().DMLSync {
 		select {
 		case <-e.done:
 		case <-ctx.Done():

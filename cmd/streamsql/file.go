@@ -279,7 +279,7 @@ func (f *fileRun) interrupted(inStatement bool) int {
 	clean := !inStatement
 	if n > 0 {
 		clean = false
-		if strings.EqualFold(f.sess.Option(session.OptSavepointOnStop), "true") {
+		if f.sess.Settings().SavepointOnStop {
 			paths, err := f.sess.StopJobsWithSavepoint(context.Background())
 			for _, p := range paths {
 				fmt.Fprintf(f.errOut, "[INFO] Savepoint written: %s\n", p)

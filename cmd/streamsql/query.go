@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,12 +59,11 @@ type resultPrinter interface {
 // prints what it has, then "Query canceled.", and returns ctx's error.
 func runQuery(ctx context.Context, sess *session.Session, st *sql.Select, d display) error {
 	var p resultPrinter
-	switch strings.ToLower(sess.Option(session.OptResultMode)) {
+	switch st := sess.Settings(); st.ResultMode {
 	case "tableau", "changelog":
 		p = &streamPrinter{out: d.out}
 	default:
-		maxRows, _ := strconv.Atoi(sess.Option(session.OptMaxRows))
-		p = &tablePrinter{d: d, maxRows: maxRows}
+		p = &tablePrinter{d: d, maxRows: st.MaxRows}
 	}
 	started := false
 	err := sess.Query(ctx, st, func(schema types.Schema, bounded bool) {

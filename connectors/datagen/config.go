@@ -301,7 +301,7 @@ func parseTimeSequence(f *fieldConfig, opts map[string]string, key func(string) 
 		v := strings.TrimSpace(opts[key(o)])
 		us, ok := textparse.Timestamp([]byte(v), 6)
 		if !ok {
-			return 0, fmt.Errorf("'%s' must be a TIMESTAMP such as '2024-01-01 00:00:00', got '%s'", key(o), v)
+			return 0, option.Bad(key(o), v, "a TIMESTAMP such as '2024-01-01 00:00:00'")
 		}
 		return us, nil
 	}
@@ -324,11 +324,8 @@ func parseTimeSequence(f *fieldConfig, opts map[string]string, key func(string) 
 	f.step = DefaultStep.Microseconds()
 	if has("step") {
 		d, err := types.ParseDuration(opts[key("step")])
-		if err != nil {
-			return fmt.Errorf("'%s' %v", key("step"), err)
-		}
-		if d < time.Microsecond {
-			return fmt.Errorf("'%s' must be at least 1 microsecond, got '%s'", key("step"), opts[key("step")])
+		if err != nil || d < time.Microsecond {
+			return option.Bad(key("step"), opts[key("step")], "a duration of at least 1 microsecond such as '1 s' or '500 ms'")
 		}
 		f.step = d.Microseconds()
 	}
@@ -350,11 +347,8 @@ func parseTimeSequence(f *fieldConfig, opts map[string]string, key func(string) 
 // negative.
 func parseMaxPast(opts map[string]string, key func(string) string) (time.Duration, error) {
 	d, err := types.ParseDuration(opts[key("max-past")])
-	if err != nil {
-		return 0, fmt.Errorf("'%s' %v", key("max-past"), err)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("'%s' must not be negative, got '%s'", key("max-past"), opts[key("max-past")])
+	if err != nil || d < 0 {
+		return 0, option.Bad(key("max-past"), opts[key("max-past")], "a non-negative duration such as '30 s' or '500 ms'")
 	}
 	return d, nil
 }
@@ -387,7 +381,7 @@ func decimalOpt(opts map[string]string, key string, def int64, t types.T) (int64
 	}
 	n, err := types.ParseDecimal(v, t.Precision, t.Scale)
 	if err != nil || !n.BigInt().IsInt64() {
-		return 0, fmt.Errorf("'%s' must be a %s value, got '%s'", key, t, v)
+		return 0, option.Bad(key, v, "a "+t.String()+" value")
 	}
 	return n.BigInt().Int64(), nil
 }

@@ -235,8 +235,8 @@ func TestEventTimeOptions(t *testing.T) {
 		{step: "1 ms", past: "0", rows: 60_001, last: "2024-01-01 00:01:00.000"},
 		{step: "500us", past: "0", rows: 3, last: "2024-01-01 00:00:00.001"},
 		{step: "2 s", past: "0", rows: 1801, last: "2024-01-01 01:00:00.000"},
-		{step: "-1 ms", past: "0", err: "'fields.ts.step' must be at least 1 microsecond"},
-		{step: "1 ms", past: "soon", err: "'fields.ts.max-past' bad duration"},
+		{step: "-1 ms", past: "0", err: "option 'fields.ts.step' must be a duration of at least 1 microsecond such as '1 s' or '500 ms', got '-1 ms'"},
+		{step: "1 ms", past: "soon", err: "option 'fields.ts.max-past' must be a non-negative duration such as '30 s' or '500 ms', got 'soon'"},
 	} {
 		spec := eventSpec(tc.rows, tc.step, tc.past)
 		spec.Schema[1].Type = types.TimestampOf(6)

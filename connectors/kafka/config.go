@@ -380,7 +380,7 @@ func (c *config) parseScan(opts map[string]string) error {
 	c.discovery = DefaultDiscoveryInterval
 	if v, ok := opts[OptPartitionDiscovery]; ok {
 		if c.discovery, err = checkpoint.ParseDuration(v); err != nil || c.discovery < 0 {
-			return fmt.Errorf("'%s' must be a duration ('30 s', '5 min'; '0' turns discovery off), got '%s'", OptPartitionDiscovery, v)
+			return option.Bad(OptPartitionDiscovery, v, "a non-negative duration such as '30 s' or '5 min' ('0' turns discovery off)")
 		}
 	}
 	return nil

@@ -57,7 +57,7 @@ func parse(s format.Spec) (config, error) {
 	}
 	cs := option.String(s.Options, s.Prefix+OptCharset, "UTF-8")
 	if !strings.EqualFold(cs, "UTF-8") && !strings.EqualFold(cs, "UTF8") {
-		return c, fmt.Errorf("'%s' must be 'UTF-8', got '%s'", s.Prefix+OptCharset, cs)
+		return c, option.Bad(s.Prefix+OptCharset, cs, "'UTF-8'")
 	}
 	e, err := option.Enum(s.Options, s.Prefix+OptEndianness, "big-endian", "big-endian", "little-endian")
 	if err != nil {

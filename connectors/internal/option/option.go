@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/streamsql/streamsql/internal/config"
 )
 
 // String returns opts[key], or def when absent.
@@ -23,24 +25,16 @@ func Int(opts map[string]string, key string, def, lo, hi int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("'%s' must be %s, got '%s'", key, describeRange(lo, hi), v)
+		return 0, Bad(key, v, config.IntRange(lo, hi))
 	}
 	return n, nil
 }
 
-func describeRange(lo, hi int64) string {
-	const maxInt = 1<<63 - 1
-	switch {
-	case lo == 0 && hi == maxInt:
-		return "a non-negative integer"
-	case lo == 1 && hi == maxInt:
-		return "a positive integer"
-	case lo == -maxInt-1 && hi == maxInt:
-		return "an integer"
-	case hi == maxInt:
-		return fmt.Sprintf("an integer >= %d", lo)
-	}
-	return fmt.Sprintf("an integer between %d and %d", lo, hi)
+// Bad is the error of a bad value of option key: a *config.Error, the
+// message format of every option ("option 'key' must be <allowed>, got
+// 'value'"), which CREATE TABLE reports as it is.
+func Bad(key, value, allowed string) error {
+	return &config.Error{Key: key, Value: value, Allowed: allowed}
 }
 
 // Float parses opts[key] as a number in [lo, hi].
@@ -51,7 +45,7 @@ func Float(opts map[string]string, key string, def, lo, hi float64) (float64, er
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	if err != nil || f < lo || f > hi {
-		return 0, fmt.Errorf("'%s' must be a number between %v and %v, got '%s'", key, lo, hi, v)
+		return 0, Bad(key, v, fmt.Sprintf("a number between %v and %v", lo, hi))
 	}
 	return f, nil
 }
@@ -68,7 +62,7 @@ func Bool(opts map[string]string, key string, def bool) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, fmt.Errorf("'%s' must be 'true' or 'false', got '%s'", key, v)
+	return false, Bad(key, v, "'true' or 'false'")
 }
 
 // Enum returns opts[key] (compared case-insensitively, returned as listed
@@ -83,20 +77,11 @@ func Enum(opts map[string]string, key, def string, allowed ...string) (string, e
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("'%s' must be %s, got '%s'", key, OneOf(allowed), v)
+	return "", Bad(key, v, OneOf(allowed))
 }
 
 // OneOf lists choices as 'a', 'b' or 'c'.
-func OneOf(choices []string) string {
-	q := make([]string, len(choices))
-	for i, c := range choices {
-		q[i] = "'" + c + "'"
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
-}
+func OneOf(choices []string) string { return config.OneOf(choices) }
 
 // Char parses opts[key] as a single ASCII character. Java-style escapes
 // '\t' and '\\' and the unicode form '\u0009' are accepted, as Flink's
@@ -118,7 +103,7 @@ func Char(opts map[string]string, key string, def byte) (byte, error) {
 		}
 	}
 	if len(s) != 1 || s[0] >= utf8.RuneSelf {
-		return 0, fmt.Errorf("'%s' must be a single ASCII character, got '%s'", key, v)
+		return 0, Bad(key, v, "a single ASCII character")
 	}
 	return s[0], nil
 }

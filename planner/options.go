@@ -1,0 +1,96 @@
+package planner
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/config"
+)
+
+// JobOptions are the options of a job the planner reads, typed. The
+// session parses them once (ParseJobOptions) when it plans a statement;
+// the planner never looks at option text. The zero value of a field is its
+// default.
+type JobOptions struct {
+	// Parallelism of every operator ('parallelism.default').
+	Parallelism int
+	// MaxParallelism is the number of key groups ('pipeline.max-parallelism'):
+	// the highest parallelism a savepoint of the job can be restored into.
+	MaxParallelism int
+	// SourceIdleTimeout applies to the sources whose table does not set
+	// 'scan.watermark.idle-timeout' ('table.exec.source.idle-timeout'; 0: never idle).
+	SourceIdleTimeout time.Duration
+	// LateRecordsTable names the table late records of window aggregations
+	// go to ('table.exec.late-records.table'; "": they are dropped and counted).
+	LateRecordsTable string
+}
+
+// MaxKeyGroups is the upper bound of 'pipeline.max-parallelism', as Flink's.
+const MaxKeyGroups = 32768
+
+// OptSourceIdleTimeout is the job option giving the idle timeout of the
+// sources whose table does not set 'scan.watermark.idle-timeout'.
+const OptSourceIdleTimeout = "table.exec.source.idle-timeout"
+
+// The job options' definitions.
+var (
+	OptParallelism = config.Int("parallelism.default", 1, 1, MaxKeyGroups,
+		"parallelism of every operator of the jobs planned next (at most 'pipeline.max-parallelism')")
+	OptMaxParallelism = config.Int("pipeline.max-parallelism", 128, 1, MaxKeyGroups,
+		"number of key groups: the highest parallelism the job's state can be rescaled to")
+	OptIdleTimeoutDefault = config.Duration(OptSourceIdleTimeout, 0, false,
+		"a source split that produced nothing for this long stops holding the watermark back, unless its table sets 'scan.watermark.idle-timeout'; 0: never")
+	OptLateRecords = config.String(OptLateRecordsTable, "",
+		"the table late records of window aggregations go to (they are dropped and counted without it)")
+)
+
+// JobOptionDefs lists the options ParseJobOptions reads.
+func JobOptionDefs() []config.Def {
+	return []config.Def{OptParallelism, OptMaxParallelism, OptIdleTimeoutDefault, OptLateRecords}
+}
+
+// ParseJobOptions reads the job options from a session's SET map (other
+// keys are not looked at). A bad value is a *config.Error. That the
+// parallelism is at most the max parallelism is checked when a job is laid
+// out (Physical), so that SET can change them in either order.
+func ParseJobOptions(m map[string]string) (JobOptions, error) {
+	var o JobOptions
+	err := config.Collect(
+		config.Into(&o.Parallelism, OptParallelism, m),
+		config.Into(&o.MaxParallelism, OptMaxParallelism, m),
+		config.Into(&o.SourceIdleTimeout, OptIdleTimeoutDefault, m),
+		config.Into(&o.LateRecordsTable, OptLateRecords, m),
+	)
+	if err != nil {
+		return JobOptions{}, err
+	}
+	return o, nil
+}
+
+// withDefaults returns o with its zero fields set to their defaults.
+func (o JobOptions) withDefaults() JobOptions {
+	if o.Parallelism == 0 {
+		o.Parallelism = OptParallelism.Default()
+	}
+	if o.MaxParallelism == 0 {
+		o.MaxParallelism = OptMaxParallelism.Default()
+	}
+	return o
+}
+
+// check validates o (zero fields standing for their defaults).
+func (o JobOptions) check() error {
+	d := o.withDefaults()
+	switch {
+	case d.Parallelism < 0 || d.Parallelism > MaxKeyGroups:
+		return &config.Error{Key: OptParallelism.Key(), Value: strconv.Itoa(d.Parallelism), Allowed: OptParallelism.Allowed()}
+	case d.MaxParallelism < 0 || d.MaxParallelism > MaxKeyGroups:
+		return &config.Error{Key: OptMaxParallelism.Key(), Value: strconv.Itoa(d.MaxParallelism), Allowed: OptMaxParallelism.Allowed()}
+	case d.SourceIdleTimeout < 0:
+		return &config.Error{Key: OptSourceIdleTimeout, Value: d.SourceIdleTimeout.String(), Allowed: OptIdleTimeoutDefault.Allowed()}
+	case d.Parallelism > d.MaxParallelism:
+		return &config.Error{Key: OptParallelism.Key(), Value: strconv.Itoa(d.Parallelism),
+			Allowed: "at most 'pipeline.max-parallelism' (" + strconv.Itoa(d.MaxParallelism) + ")"}
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package session
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/internal/config"
+	"github.com/streamsql/streamsql/planner"
+)
+
+// OptionsMarkdown is docs/OPTIONS.md: every option SET accepts and every
+// table option the engine reads, by scope, with its default, the values it
+// takes and what it does, from their definitions (a test keeps the file
+// equal to it).
+func OptionsMarkdown() string {
+	var b strings.Builder
+	b.WriteString(`# Options
+
+Generated from the options' definitions (` + "`go test ./session -run TestOptionsDoc -update-docs`" + `
+rewrites it). A value is checked when it is given: at ` + "`SET`" + ` for the session's, the
+job's, checkpointing and restart options, at ` + "`CREATE TABLE`" + ` for table options. A bad
+one is refused with one message naming the key, the value and what is allowed, e.g.
+
+    option 'parallelism.default' must be an integer between 1 and 32768, got '0'
+
+` + "`SET`" + ` of a key not listed here is an error (with the closest key as a hint). Durations
+are written as Flink writes them: '500 ms', '5 s', '1 min', '2 h'; a number alone is
+milliseconds. Booleans are 'true' or 'false'; choices are compared without regard to case.
+
+`)
+	section := func(title, text string, defs []config.Def) {
+		b.WriteString("## " + title + "\n\n" + text + "\n\n" + config.Markdown(defs) + "\n")
+	}
+	section("Session", "Read by the session and the shell (`sessionDefs` in session/options.go).", sessionDefs())
+	section("Job", "Read when a job is planned (`planner.JobOptions`); they apply to the jobs planned after the SET.", planner.JobOptionDefs())
+	section("Checkpointing", "Read when a job is submitted (`checkpoint.Options`).", checkpoint.OptionDefs())
+	section("Restart strategy", "Read when a job is submitted (`checkpoint.ParseRestart`); a strategy's options are checked whichever strategy is chosen.", checkpoint.RestartDefs())
+	section("Table", "Options of `CREATE TABLE ... WITH (...)` that the engine reads whatever the connector (`catalog.TableOptionDefs`); "+
+		"each connector's own options are checked by the connector at `CREATE TABLE`.", tableDefs())
+	var al []string
+	for k, v := range aliases {
+		al = append(al, "`"+k+"` is `"+v+"`")
+	}
+	sort.Strings(al)
+	b.WriteString("## Other names\n\nFlink's older and newer names of some options set the same option: " + strings.Join(al, ", ") +
+		". RisingWave's `RW_IMPLICIT_FLUSH` (true, false, on, off) is `table.dml-sync` and `STREAMING_PARALLELISM` " +
+		"(0 resets it) is `parallelism.default`.\n\n")
+	b.WriteString("## Refused\n\nKnown to Flink but not implemented, so refused with a message saying so: `" + OptStateTTL +
+		"` (state is kept until a window fires, and for ever by GROUP BY without windows), `" + OptRuntimeMode + "` = 'batch'.\n")
+	return b.String()
+}
