@@ -332,7 +332,7 @@ func (j *Job) Metrics() Metrics {
 			m.OpenWindows += w.gauge.windows.Load()
 			m.WindowGroups += w.gauge.groups.Load()
 		}
-		if t.op.Kind == planner.OpSink {
+		if _, ok := t.op.Spec.(*planner.SinkSpec); ok {
 			sinks++
 			m.Watermark = min(m.Watermark, t.inWatermark.Load())
 		}

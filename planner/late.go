@@ -132,9 +132,9 @@ func lateSchema(l *LateRecords) types.Schema { s, _ := l.Table.Physical(); retur
 // buildLate adds the side output of window aggregate w: a Calc fitting the
 // late rows to the table (left out when they fit already), at w's
 // parallelism. The table's sink is added by finishLate, once per table.
-func (b *physBuilder) buildLate(w *Operator) {
-	l := w.WindowAgg.Late
-	in := w.WindowAgg.Input.Schema()
+func (b *physBuilder) buildLate(w *Operator, agg *WindowAggregate) {
+	l := agg.Late
+	in := agg.Input.Schema()
 	out := lateSchema(l)
 	edge := Edge{From: w, Partition: Forward, Late: true}
 	identity := len(l.Exprs) == len(in)
@@ -144,10 +144,9 @@ func (b *physBuilder) buildLate(w *Operator) {
 		}
 	}
 	if !identity {
-		logical := &Project{Input: w.WindowAgg.Input, Exprs: l.Exprs, Names: out.Names()}
-		c := &Operator{Kind: OpCalc, Parallelism: w.Parallelism, Schema: logical.Schema(), Mode: AppendOnly,
-			Projections: l.Exprs, Inputs: []Edge{edge}}
-		c.desc = describeOp(c)
+		logical := &Project{Input: agg.Input, Exprs: l.Exprs, Names: out.Names()}
+		c := &Operator{Parallelism: w.Parallelism, Schema: logical.Schema(), Mode: AppendOnly,
+			Spec: &CalcSpec{Projections: l.Exprs}, Inputs: []Edge{edge}}
 		c = b.add(c, "late-records calc|"+w.ID)
 		edge = Edge{From: c, Partition: Forward}
 	}
@@ -174,20 +173,17 @@ func (b *physBuilder) finishLate(sinks []*Sink) error {
 		in := edges[0]
 		par := in.From.Parallelism
 		if len(edges) > 1 {
-			u := &Operator{Kind: OpUnion, Parallelism: b.par, Schema: phys, Mode: AppendOnly}
+			u := &Operator{Spec: &UnionSpec{}, Parallelism: b.par, Schema: phys, Mode: AppendOnly}
 			for _, e := range edges {
 				ue := b.edge(e.From, b.par)
 				ue.Late = e.Late
 				u.Inputs = append(u.Inputs, ue)
 			}
-			u.desc = describeOp(u)
 			u = b.add(u, "late-records union|"+t.Name)
 			in, par = Edge{From: u, Partition: Forward}, b.par
 		}
-		var logical Node = &Values{Cols: phys}
-		s := &Operator{Kind: OpSink, Parallelism: par, Schema: phys, Mode: AppendOnly,
-			Sink: &Sink{Input: logical, Table: t, Name: t.Name}, Inputs: []Edge{in}}
-		s.desc = describeOp(s)
+		s := &Operator{Parallelism: par, Schema: phys, Mode: AppendOnly,
+			Spec: &SinkSpec{Table: t, Name: t.Name}, Inputs: []Edge{in}}
 		b.add(s, "late-records sink|"+t.Name)
 	}
 	return nil

@@ -584,11 +584,11 @@ func (b *physBuilder) buildWindow(o *Operator, n Node) {
 	switch x := n.(type) {
 	case *WindowTVF:
 		in := b.build(x.Input)
-		o.Kind, o.WindowTVF, o.Parallelism = OpWindowTVF, x, in.Parallelism
+		o.Spec, o.Parallelism = &WindowTVFSpec{TVF: x}, in.Parallelism
 		o.Inputs = []Edge{{From: in, Partition: Forward}}
 	case *WindowAggregate:
 		in := b.build(x.Input)
-		o.Kind, o.WindowAgg = OpWindowAggregate, x
+		o.Spec = &WindowAggSpec{Agg: x}
 		if keys := x.PartitionKeys(); len(keys) == 0 {
 			o.Parallelism = 1
 			o.Inputs = []Edge{{From: in, Partition: Global}}
@@ -597,13 +597,6 @@ func (b *physBuilder) buildWindow(o *Operator, n Node) {
 			o.Inputs = []Edge{{From: in, Partition: Hash, Keys: keys}}
 		}
 	}
-}
-
-func describeWindowOp(o *Operator) string {
-	if o.Kind == OpWindowTVF {
-		return describeWindowNode(o.WindowTVF)
-	}
-	return describeWindowNode(o.WindowAgg)
 }
 
 // bindWindowInput binds the table of a window table function and finds its
