@@ -154,69 +154,85 @@ func (b *physBuilder) build(n Node) *Operator {
 		return o
 	}
 	o := &Operator{Schema: n.Schema(), Mode: ModeOf(n)}
-	switch x := n.(type) {
-	case *Scan:
-		o.Spec, o.Parallelism = &SourceSpec{Scan: x}, b.par
-	case *Values:
-		o.Spec, o.Parallelism = &ValuesSpec{Rows: x.Rows}, 1
-	case *Filter:
-		in := b.build(x.Input)
-		c := &CalcSpec{Filter: x.Cond}
-		for i, col := range x.Schema() {
-			c.Projections = append(c.Projections, &ColumnRef{Index: i, Name: col.Name, T: col.Type})
-		}
-		o.Spec, o.Parallelism = c, in.Parallelism
-		o.Inputs = []Edge{{From: in, Partition: Forward}}
-	case *Project:
-		input := x.Input
-		c := &CalcSpec{Projections: x.Exprs}
-		if f, ok := input.(*Filter); ok {
-			c.Filter, input = f.Cond, f.Input
-		}
-		in := b.build(input)
-		o.Spec, o.Parallelism = c, in.Parallelism
-		o.Inputs = []Edge{{From: in, Partition: Forward}}
-	case *Aggregate:
-		in := b.build(x.Input)
-		o.Spec = &GroupAggSpec{Agg: x, InputUpdating: ModeOf(x.Input) == Updating}
-		if len(x.Keys) == 0 {
-			o.Parallelism = 1
-			o.Inputs = []Edge{{From: in, Partition: Global}}
-		} else {
-			o.Parallelism = b.par
-			o.Inputs = []Edge{{From: in, Partition: Hash, Keys: x.Keys}}
-		}
-	case *Union:
-		o.Spec, o.Parallelism = &UnionSpec{}, b.par
-		for _, i := range x.Inputs {
-			o.Inputs = append(o.Inputs, b.edge(b.build(i), b.par))
-		}
-	case *Sort:
-		in := b.build(x.Input)
-		o.Spec, o.Parallelism = &SortSpec{Sort: x, InputUpdating: ModeOf(x.Input) == Updating}, 1
-		o.Inputs = []Edge{{From: in, Partition: Global}}
-	case *WindowTVF, *WindowAggregate:
-		b.buildWindow(o, x)
-	case *Sink:
-		in := b.build(x.Input)
-		o.Spec = &SinkSpec{Table: x.Table, Name: x.Name}
-		if x.Table == nil {
-			o.Parallelism = 1
-			o.Inputs = []Edge{b.edge(in, 1)}
-		} else {
-			// A sink keeps its input's parallelism and partitioning, so the
-			// changes of one key stay in order on one sink subtask.
-			o.Parallelism = in.Parallelism
-			o.Inputs = []Edge{{From: in, Partition: Forward}}
-		}
-	default:
-		panic(fmt.Sprintf("planner: no physical operator for %T", n))
-	}
+	n.physical(b, o)
 	o = b.add(o, key)
-	if w, ok := o.Spec.(*WindowAggSpec); ok && w.Agg.Late != nil {
-		b.buildLate(o, w.Agg)
+	if l, ok := o.Spec.(lateRouter); ok {
+		if late, in := l.lateRecords(); late != nil {
+			b.buildLate(o, late, in)
+		}
 	}
 	return o
+}
+
+func (x *Scan) physical(b *physBuilder, o *Operator) {
+	o.Spec, o.Parallelism = &SourceSpec{Scan: x}, b.par
+}
+
+func (x *Values) physical(b *physBuilder, o *Operator) {
+	o.Spec, o.Parallelism = &ValuesSpec{Rows: x.Rows}, 1
+}
+
+func (x *Filter) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	c := &CalcSpec{Filter: x.Cond}
+	for i, col := range x.Schema() {
+		c.Projections = append(c.Projections, &ColumnRef{Index: i, Name: col.Name, T: col.Type})
+	}
+	o.Spec, o.Parallelism = c, in.Parallelism
+	o.Inputs = []Edge{{From: in, Partition: Forward}}
+}
+
+// A projection over a filter is one Calc.
+func (x *Project) physical(b *physBuilder, o *Operator) {
+	input := x.Input
+	c := &CalcSpec{Projections: x.Exprs}
+	if f, ok := input.(*Filter); ok {
+		c.Filter, input = f.Cond, f.Input
+	}
+	in := b.build(input)
+	o.Spec, o.Parallelism = c, in.Parallelism
+	o.Inputs = []Edge{{From: in, Partition: Forward}}
+}
+
+// A group aggregate hashes its input by the keys; a global one runs at
+// parallelism 1.
+func (x *Aggregate) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec = &GroupAggSpec{Agg: x, InputUpdating: ModeOf(x.Input) == Updating}
+	if len(x.Keys) == 0 {
+		o.Parallelism = 1
+		o.Inputs = []Edge{{From: in, Partition: Global}}
+	} else {
+		o.Parallelism = b.par
+		o.Inputs = []Edge{{From: in, Partition: Hash, Keys: x.Keys}}
+	}
+}
+
+func (x *Union) physical(b *physBuilder, o *Operator) {
+	o.Spec, o.Parallelism = &UnionSpec{}, b.par
+	for _, i := range x.Inputs {
+		o.Inputs = append(o.Inputs, b.edge(b.build(i), b.par))
+	}
+}
+
+func (x *Sort) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec, o.Parallelism = &SortSpec{Sort: x, InputUpdating: ModeOf(x.Input) == Updating}, 1
+	o.Inputs = []Edge{{From: in, Partition: Global}}
+}
+
+func (x *Sink) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec = &SinkSpec{Table: x.Table, Name: x.Name}
+	if x.Table == nil {
+		o.Parallelism = 1
+		o.Inputs = []Edge{b.edge(in, 1)}
+	} else {
+		// A sink keeps its input's parallelism and partitioning, so the
+		// changes of one key stay in order on one sink subtask.
+		o.Parallelism = in.Parallelism
+		o.Inputs = []Edge{{From: in, Partition: Forward}}
+	}
 }
 
 func describeAgg(a *Aggregate) string {

@@ -200,9 +200,10 @@ func (t *WindowTVFSpec) Identity(w *IDWriter)      { w.Window(t.TVF.Window) }
 // or SESSION windows). Its late records leave on the edges marked Late.
 type WindowAggSpec struct{ Agg *WindowAggregate }
 
-func (*WindowAggSpec) Kind() string                { return KindWindowAggregate }
-func (a *WindowAggSpec) Describe(*Operator) string { return describeWindowNode(a.Agg) }
-func (a *WindowAggSpec) KeepsKeyedState() bool     { return true }
+func (*WindowAggSpec) Kind() string                        { return KindWindowAggregate }
+func (a *WindowAggSpec) Describe(*Operator) string         { return describeWindowNode(a.Agg) }
+func (a *WindowAggSpec) KeepsKeyedState() bool             { return true }
+func (a *WindowAggSpec) lateRecords() (*LateRecords, Node) { return a.Agg.Late, a.Agg.Input }
 func (a *WindowAggSpec) Identity(w *IDWriter) {
 	w.Window(a.Agg.Window)
 	w.Ints(a.Agg.Keys)
