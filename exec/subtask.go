@@ -210,12 +210,12 @@ func (t *subtask) runSource() (err error) {
 			now := time.Now()
 			if t.scanB != nil {
 				if b, err = t.scanB.build(b, t.pt.stamp(now)); err != nil {
-					return fmt.Errorf("source %s: %w", t.op.Spec.(*planner.SourceSpec).Scan.Table.Name, err)
+					return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 				}
 			}
 			if err := t.wm.observe(t.source, b, now); err != nil {
 				b.Rec.Release()
-				return fmt.Errorf("source %s: %w", t.op.Spec.(*planner.SourceSpec).Scan.Table.Name, err)
+				return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 			}
 			if err := em.emit(b); err != nil {
 				return err
@@ -250,7 +250,7 @@ func (t *subtask) runSource() (err error) {
 		case ctx.Err() != nil:
 			return errCanceled
 		default:
-			return fmt.Errorf("source %s: %w", t.op.Spec.(*planner.SourceSpec).Scan.Table.Name, err)
+			return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 		}
 	}
 }

@@ -74,6 +74,78 @@ func (*Union) Mode(in []Mode) Mode { return anyUpdating(in) }
 // A sink's rows are its input's.
 func (*Sink) Mode(in []Mode) Mode { return anyUpdating(in) }
 
+// UpsertKeyOf is the upsert key of n's output (Node.UpsertKey).
+func UpsertKeyOf(n Node) []int {
+	ch := n.Children()
+	in := make([][]int, len(ch))
+	for i, c := range ch {
+		in[i] = UpsertKeyOf(c)
+	}
+	return n.UpsertKey(in)
+}
+
+// A scan's key is its table's PRIMARY KEY, when it reads all of its columns.
+func (s *Scan) UpsertKey([][]int) []int {
+	if len(s.Table.PrimaryKey) == 0 {
+		return nil
+	}
+	var out []int
+	for _, k := range s.Table.PrimaryKey {
+		found := false
+		for i, f := range s.Fields {
+			if strings.EqualFold(s.Table.Columns[f].Name, k) {
+				out, found = append(out, i), true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return out
+}
+
+// VALUES, sorts, unions and windows know no key.
+func (*Values) UpsertKey([][]int) []int          { return nil }
+func (*Sort) UpsertKey([][]int) []int            { return nil }
+func (*Union) UpsertKey([][]int) []int           { return nil }
+func (*WindowTVF) UpsertKey([][]int) []int       { return nil }
+func (*WindowAggregate) UpsertKey([][]int) []int { return nil }
+
+// Filters and sinks keep their input's key.
+func (*Filter) UpsertKey(in [][]int) []int { return in[0] }
+func (*Sink) UpsertKey(in [][]int) []int   { return in[0] }
+
+// A projection keeps its input's key if it passes every key column on.
+func (p *Project) UpsertKey(in [][]int) []int {
+	if in[0] == nil {
+		return nil
+	}
+	out := []int{}
+	for _, k := range in[0] {
+		found := false
+		for i, e := range p.Exprs {
+			if c, ok := e.(*ColumnRef); ok && c.Index == k {
+				out, found = append(out, i), true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return out
+}
+
+// A group aggregate's key is its grouping columns (its first columns).
+func (a *Aggregate) UpsertKey([][]int) []int {
+	out := make([]int, len(a.Keys))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
 // producer names the node that makes n updating, for error messages: the
 // kind of the first updating node none of whose inputs updates.
 func producer(n Node) string {

@@ -27,6 +27,12 @@ type Node interface {
 	// Mode is the changelog mode of the node's output, given its inputs'
 	// (in Children order); ModeOf computes it for a tree.
 	Mode(inputs []Mode) Mode
+	// UpsertKey is the output columns that identify a row of the node's
+	// changelog (the changes of one key replace one another), given its
+	// inputs' (in Children order; nil: none known); nil when none is known,
+	// empty when the output has at most one row. UpsertKeyOf computes it
+	// for a tree.
+	UpsertKey(inputs [][]int) []int
 	// Describe is the node's line in the logical plan of EXPLAIN.
 	Describe() string
 	// physical fills in o's Spec, Parallelism and Inputs (building the
