@@ -35,6 +35,8 @@ type Node interface {
 	UpsertKey(inputs [][]int) []int
 	// Describe is the node's line in the logical plan of EXPLAIN.
 	Describe() string
+	// prune restricts the node to the columns marked in need (rule_prune.go).
+	prune(need []bool) (Node, map[int]int)
 	// physical fills in o's Spec, Parallelism and Inputs (building the
 	// inputs with b.build): the node's physical translation.
 	physical(b *physBuilder, o *Operator)
