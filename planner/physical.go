@@ -61,7 +61,12 @@ type Operator struct {
 func (o *Operator) Kind() string { return o.Spec.Kind() }
 
 // Name is the operator's one-line description (as EXPLAIN prints it).
-func (o *Operator) Name() string { return o.desc }
+func (o *Operator) Name() string {
+	if o.desc == "" && o.Spec != nil {
+		return o.Spec.Describe(o)
+	}
+	return o.desc
+}
 
 // Graph is a physical plan: operators in topological order (inputs first).
 // Several sinks may share operators (EXECUTE STATEMENT SET).

@@ -57,18 +57,12 @@ func (s *SourceSpec) Describe(o *Operator) string {
 	return fmt.Sprintf("Source: %s(fields=[%s]%s)", s.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "), watermarkSuffix(s.Scan)+proctimeSuffix(s.Scan))
 }
 
-// Identity: the table (by name, not its options), the fields read, the
-// watermark expression and the processing-time column.
+// Identity: the table (by name, not its options) and the fields read. Not
+// the table's watermark: a new delay keeps the positions and the state of
+// the windows downstream.
 func (s *SourceSpec) Identity(w *IDWriter) {
 	w.Table(s.Scan.Table)
 	w.Ints(s.Scan.Fields)
-	if wm := s.Scan.Watermark; wm != nil {
-		w.Int(int64(wm.Column))
-		w.Expr(wm.Expr)
-	} else {
-		w.Str("")
-	}
-	w.Int(int64(s.Scan.Proctime))
 }
 
 // ValuesSpec emits literal rows.
@@ -209,9 +203,6 @@ func (a *WindowAggSpec) Identity(w *IDWriter) {
 	w.Ints(a.Agg.Keys)
 	w.AggCalls(a.Agg.Aggs)
 	w.Bool(a.Agg.EmitOnWindowClose)
-	if l := a.Agg.Late; l != nil {
-		w.Table(l.Table)
-	} else {
-		w.Str("")
-	}
+	// Not where late records go: routing them keeps the windows' state
+	// (the side output's operators have ids of their own).
 }
