@@ -133,9 +133,10 @@ type physBuilder struct {
 // written twice with different aliases) get distinct ids by their order.
 func (b *physBuilder) add(o *Operator, key string) *Operator {
 	o.desc = o.Spec.Describe(o)
-	o.ID = OperatorID(o)
+	id := OperatorID(o)
+	o.ID = id
 	for n := 2; b.ids[o.ID]; n++ {
-		o.ID = OperatorID(o) + fmt.Sprintf("-%d", n)
+		o.ID = fmt.Sprintf("%s-%d", id, n)
 	}
 	b.ids[o.ID] = true
 	b.memo[key] = o
