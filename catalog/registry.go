@@ -12,8 +12,12 @@ import (
 	"github.com/streamsql/streamsql/internal/config"
 )
 
-// Connector describes what a connector can do. Connectors register one in
-// an init function; the planner consults it.
+// Connector describes what a connector can do, and carries the runtime's
+// constructors of its sources and sinks. This is the one connector
+// registry: a connector registers itself once, in an init function,
+// through exec.RegisterConnector (which fills Factories and calls
+// RegisterConnector); the planner consults its capabilities, the runtime
+// its factories.
 type Connector struct {
 	// Name is the value of the 'connector' option ("datagen", "print").
 	Name string
@@ -41,6 +45,10 @@ type Connector struct {
 	// Drop, if set, removes what the connector keeps for t under dataDir when
 	// the table is dropped (the rows of an in-memory table, say).
 	Drop func(dataDir string, t *Table) error
+	// Factories are the runtime's source and sink constructors (an
+	// *exec.Factories, set by exec.RegisterConnector), kept here without
+	// their type so that catalog imports nothing of the runtime.
+	Factories any
 }
 
 var connectors = struct {

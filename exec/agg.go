@@ -74,8 +74,9 @@ type acc struct {
 }
 
 func newGroupAgg(t *subtask) (*groupAggOp, error) {
-	a := &groupAggOp{spec: t.op.Agg, updating: t.op.InputUpdating, outSch: t.op.Schema, arrowSch: t.op.Schema.Arrow()}
-	in := t.op.Agg.Input.Schema()
+	sp := t.op.Spec.(*planner.GroupAggSpec)
+	a := &groupAggOp{spec: sp.Agg, updating: sp.InputUpdating, outSch: t.op.Schema, arrowSch: t.op.Schema.Arrow()}
+	in := sp.Agg.Input.Schema()
 	for _, k := range a.spec.Keys {
 		a.keyT = append(a.keyT, in[k].Type)
 	}

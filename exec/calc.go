@@ -25,17 +25,18 @@ type calcOp struct {
 	cols     []arrow.Array
 }
 
-func newCalc(t *subtask) *calcOp {
+func newCalc(t *subtask) (operator, error) {
+	sp := t.op.Spec.(*planner.CalcSpec)
 	c := &calcOp{schema: t.op.Schema.Arrow()}
-	if t.op.Filter != nil {
-		c.filter = compileExpr(t.op.Filter)
+	if sp.Filter != nil {
+		c.filter = compileExpr(sp.Filter)
 	}
-	for _, p := range t.op.Projections {
+	for _, p := range sp.Projections {
 		c.projs = append(c.projs, compileExpr(p))
 		c.identity = append(c.identity, columnOf(p))
 	}
 	c.cols = make([]arrow.Array, len(c.projs))
-	return c
+	return c, nil
 }
 
 func (c *calcOp) open(t *taskContext) error { c.t = t; return nil }
@@ -122,6 +123,18 @@ func (c *calcOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
 func (c *calcOp) endInput(*emitter) error { return nil }
 func (c *calcOp) close() error            { return nil }
 
+func newValues(t *subtask) (operator, error) {
+	v := &valuesOp{sch: t.op.Schema}
+	for _, r := range t.op.Spec.(*planner.ValuesSpec).Rows {
+		var row []*evaluator
+		for _, e := range r {
+			row = append(row, compileExpr(e))
+		}
+		v.rows = append(v.rows, row)
+	}
+	return v, nil
+}
+
 // valuesOp emits literal rows once.
 type valuesOp struct {
 	t    *taskContext
@@ -163,6 +176,8 @@ func (v *valuesOp) endInput(out *emitter) error {
 	rec := array.NewRecordBatch(v.sch.Arrow(), cols, int64(len(v.rows)))
 	return out.emit(Batch{Rec: rec})
 }
+
+func newUnion(t *subtask) (operator, error) { return unionOp{schema: t.op.Schema.Arrow()}, nil }
 
 // unionOp forwards every input's batches under its own schema.
 type unionOp struct{ schema *arrow.Schema }

@@ -92,7 +92,7 @@ func (j *Job) setupCheckpointing() error {
 		if t.source != nil {
 			cp.nSources++
 		}
-		if _, ok := t.impl.(*sinkOp); ok {
+		if _, ok := t.impl.(committer); ok {
 			cp.sinkTasks++
 		}
 	}
@@ -140,9 +140,9 @@ func (j *Job) TriggerCheckpoint(id int64, savepoint bool) error {
 // NotifyComplete implements checkpoint.Job: sinks commit.
 func (j *Job) NotifyComplete(id int64) {
 	for _, t := range j.tasks {
-		_, sink := t.impl.(*sinkOp)
+		_, commits := t.impl.(committer)
 		_, listens := t.source.(CheckpointListener)
-		if sink || listens {
+		if commits || listens {
 			t.deliver(control{kind: ctlComplete, id: id})
 		}
 	}
@@ -383,7 +383,7 @@ func (j *Job) mapRestore() error {
 				r.commits = append(r.commits, s.Inline)
 			}
 		}
-		if t.op.Kind == planner.OpSource && ost.Parallelism != t.op.Parallelism {
+		if scanOf(t.op) != nil && ost.Parallelism != t.op.Parallelism {
 			r.inline = nil
 			r.rescaled = make([][]byte, ost.Parallelism)
 			for _, s := range ost.Subtasks {

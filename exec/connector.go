@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -172,59 +171,75 @@ type SourceFactory func(spec TableSpec) (Source, error)
 // SinkFactory builds a sink subtask for a table.
 type SinkFactory func(spec TableSpec) (Sink, error)
 
-var registry = struct {
-	sync.Mutex
-	sources map[string]SourceFactory
-	sinks   map[string]SinkFactory
-}{sources: map[string]SourceFactory{}, sinks: map[string]SinkFactory{}}
-
-// RegisterSource makes connector name readable. It panics on a duplicate
-// name: registration happens in init functions.
-func RegisterSource(name string, f SourceFactory) {
-	registry.Lock()
-	defer registry.Unlock()
-	if _, dup := registry.sources[name]; dup {
-		panic("exec: duplicate source connector " + name)
-	}
-	registry.sources[name] = f
+// Factories are a connector's source and sink constructors (nil: it
+// cannot be read, or written).
+type Factories struct {
+	Source SourceFactory
+	Sink   SinkFactory
 }
 
-// RegisterSink makes connector name writable.
-func RegisterSink(name string, f SinkFactory) {
-	registry.Lock()
-	defer registry.Unlock()
-	if _, dup := registry.sinks[name]; dup {
-		panic("exec: duplicate sink connector " + name)
+// RegisterConnector registers a connector in the one connector registry
+// (catalog's): its capabilities c, and src and snk, either of which may be
+// nil; c.Source and c.Sink must agree with them. It is called from init
+// functions and panics on a mistake or a duplicate name.
+func RegisterConnector(c catalog.Connector, src SourceFactory, snk SinkFactory) {
+	if c.Source != (src != nil) || c.Sink != (snk != nil) {
+		panic(fmt.Sprintf("exec: connector %s: capabilities and factories disagree", c.Name))
 	}
-	registry.sinks[name] = f
+	c.Factories = &Factories{Source: src, Sink: snk}
+	catalog.RegisterConnector(c)
 }
 
-// ErrUnknownConnector is returned for a connector with no registered factory.
-var ErrUnknownConnector = errors.New("unknown connector")
+// factories returns connector name's factories, or an error wrapping
+// catalog.ErrUnknownConnector that lists the connectors that can be used
+// as what (a source or a sink).
+func factories(name, what string, can func(*Factories) bool) (*Factories, error) {
+	if c, ok := catalog.LookupConnector(name); ok {
+		if f, ok := c.Factories.(*Factories); ok && can(f) {
+			return f, nil
+		}
+	}
+	var have []string
+	for _, n := range catalog.ConnectorNames() {
+		c, _ := catalog.LookupConnector(n)
+		if f, ok := c.Factories.(*Factories); ok && can(f) {
+			have = append(have, n)
+		}
+	}
+	return nil, fmt.Errorf("%w %q as a %s (have %v)", catalog.ErrUnknownConnector, name, what, have)
+}
 
 func lookupSource(name string) (SourceFactory, error) {
-	registry.Lock()
-	defer registry.Unlock()
-	if f, ok := registry.sources[name]; ok {
-		return f, nil
+	f, err := factories(name, "source", func(f *Factories) bool { return f.Source != nil })
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w %q as a source (have %v)", ErrUnknownConnector, name, keys(registry.sources))
+	return f.Source, nil
 }
 
 func lookupSink(name string) (SinkFactory, error) {
-	registry.Lock()
-	defer registry.Unlock()
-	if f, ok := registry.sinks[name]; ok {
-		return f, nil
+	f, err := factories(name, "sink", func(f *Factories) bool { return f.Sink != nil })
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w %q as a sink (have %v)", ErrUnknownConnector, name, keys(registry.sinks))
+	return f.Sink, nil
 }
 
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// NewSource builds a source of connector name (for connectors' tests; a
+// job builds its sources from its plan).
+func NewSource(name string, spec TableSpec) (Source, error) {
+	f, err := lookupSource(name)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(out)
-	return out
+	return f(spec)
+}
+
+// NewSink builds a sink of connector name (for connectors' tests).
+func NewSink(name string, spec TableSpec) (Sink, error) {
+	f, err := lookupSink(name)
+	if err != nil {
+		return nil, err
+	}
+	return f(spec)
 }

@@ -8,7 +8,8 @@
 // processing time over each batch, and emits the clock as the watermark of
 // a processing-time table (proctime.go).
 //
-// It also defines the contracts connectors implement (Source, Sink) and the
-// registry they register their factories in, so that exec never imports a
-// connector.
+// It also defines the contracts connectors implement (Source, Sink) and
+// RegisterConnector, which puts a connector's factories with its
+// capabilities into the one connector registry (catalog's), so that exec
+// never imports a connector.
 package exec

@@ -353,11 +353,12 @@ func (j *Job) Metrics() Metrics {
 		if c, ok := t.source.(TombstoneCounter); ok {
 			m.Tombstones += c.TombstonesSkipped()
 		}
-		if w, ok := t.impl.(*windowAggOp); ok {
-			m.OpenWindows += w.gauge.windows.Load()
-			m.WindowGroups += w.gauge.groups.Load()
+		if w, ok := t.impl.(windowStateGauge); ok {
+			windows, groups := w.windowState()
+			m.OpenWindows += windows
+			m.WindowGroups += groups
 		}
-		if t.op.Kind == planner.OpSink {
+		if _, ok := t.op.Spec.(*planner.SinkSpec); ok {
 			sinks++
 			m.Watermark = min(m.Watermark, t.inWatermark.Load())
 		}
@@ -366,6 +367,17 @@ func (j *Job) Metrics() Metrics {
 		m.Watermark = NoWatermark
 	}
 	return m
+}
+
+// windowStateGauge is an operator that keeps windows open: it reports how
+// many and their groups (Metrics.OpenWindows, WindowGroups), from any
+// goroutine.
+type windowStateGauge interface {
+	windowState() (windows, groups int64)
+}
+
+func (a *windowAggOp) windowState() (int64, int64) {
+	return a.gauge.windows.Load(), a.gauge.groups.Load()
 }
 
 // Graph is the plan the job runs.

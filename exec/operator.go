@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -53,4 +54,58 @@ type snapshotContext struct {
 	// checkpoint into dir/rel and reports rel.
 	dir string
 	rel string
+}
+
+// committer is an operator that commits what it pre-committed for a
+// checkpoint once the checkpoint completes (a transactional sink). The
+// subtask calls commit(id) when checkpoint id completes.
+type committer interface {
+	operator
+	commit(id int64) error
+}
+
+// operatorFactory builds the operator instance of one subtask from its
+// operator's spec (t.op.Spec).
+type operatorFactory func(t *subtask) (operator, error)
+
+// operatorFactories is the one table of operator constructors, by
+// planner.Spec.Kind. An operator kind is one Spec type in planner and one
+// file here whose init calls registerOperator (or an entry below).
+// Capabilities beyond operator are optional interfaces: watermarkOperator
+// (driven by watermarks), committer (commits on checkpoint completion),
+// planner.KeyedStateful on the spec (the subtask opens a store), several
+// inputs (process's input index), late-record side outputs
+// (emitter.emitLate).
+var operatorFactories = map[string]operatorFactory{
+	planner.KindValues:         newValues,
+	planner.KindCalc:           newCalc,
+	planner.KindUnion:          newUnion,
+	planner.KindGroupAggregate: func(t *subtask) (operator, error) { return newGroupAgg(t) },
+	planner.KindSort:           func(t *subtask) (operator, error) { return newSortOp(t), nil },
+	planner.KindWindowTVF:      func(t *subtask) (operator, error) { return newWindowTVF(t), nil },
+	planner.KindWindowAggregate: func(t *subtask) (operator, error) {
+		if t.op.Spec.(*planner.WindowAggSpec).Agg.Window.Kind == "SESSION" {
+			return newSessionAgg(t) // session_window.go
+		}
+		return newWindowAgg(t)
+	},
+	planner.KindSink: newSink,
+}
+
+// registerOperator adds the constructor of an operator kind (from an init
+// function of the kind's file).
+func registerOperator(kind string, f operatorFactory) {
+	if _, dup := operatorFactories[kind]; dup {
+		panic("exec: operator kind " + kind + " registered twice")
+	}
+	operatorFactories[kind] = f
+}
+
+// newOperator builds the operator instance of a non-source subtask.
+func newOperator(t *subtask) (operator, error) {
+	f, ok := operatorFactories[t.op.Kind()]
+	if !ok {
+		return nil, fmt.Errorf("no operator for %s", t.op.Kind())
+	}
+	return f(t)
 }

@@ -60,7 +60,7 @@ type session struct {
 }
 
 func newSessionAgg(t *subtask) (*sessionAggOp, error) {
-	spec := t.op.WindowAgg
+	spec := t.op.Spec.(*planner.WindowAggSpec).Agg
 	a := &sessionAggOp{
 		spec: spec, gap: spec.Window.Size, windowInput: newWindowInput(spec),
 		arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism, wm: minWatermark,

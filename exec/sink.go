@@ -130,70 +130,50 @@ func (j *Job) tableSpec(t *subtask) TableSpec {
 	return spec
 }
 
+// scanOf is the scan a source operator reads (nil: op is no source).
+func scanOf(op *planner.Operator) *planner.Scan {
+	if s, ok := op.Spec.(*planner.SourceSpec); ok {
+		return s.Scan
+	}
+	return nil
+}
+
 // newSource builds the connector source of a scan subtask.
 func newSource(t *subtask) (Source, error) {
-	tbl := t.op.Scan.Table
+	sc := scanOf(t.op)
+	tbl := sc.Table
 	f, err := lookupSource(tbl.Connector)
 	if err != nil {
 		return nil, err
 	}
 	spec := t.job.tableSpec(t)
-	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, t.op.Scan.Fields, tbl.Options, tbl.PrimaryKey
+	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, sc.Fields, tbl.Options, tbl.PrimaryKey
 	if len(tbl.Computed) > 0 {
 		// The connector reads the physical columns; the subtask computes
 		// the others (proctime.go).
 		spec.Schema, _ = tbl.Physical()
-		spec.Fields = t.op.Scan.PhysicalFields()
+		spec.Fields = sc.PhysicalFields()
 	}
 	return f(spec)
 }
 
-// newOperator builds the operator instance of a non-source subtask.
-func newOperator(t *subtask) (operator, error) {
-	op := t.op
-	switch op.Kind {
-	case planner.OpValues:
-		v := &valuesOp{sch: op.Schema}
-		for _, r := range op.Values.Rows {
-			var row []*evaluator
-			for _, e := range r {
-				row = append(row, compileExpr(e))
-			}
-			v.rows = append(v.rows, row)
-		}
-		return v, nil
-	case planner.OpCalc:
-		return newCalc(t), nil
-	case planner.OpUnion:
-		return unionOp{schema: op.Schema.Arrow()}, nil
-	case planner.OpGroupAggregate:
-		return newGroupAgg(t)
-	case planner.OpSort:
-		return newSortOp(t), nil
-	case planner.OpWindowTVF:
-		return newWindowTVF(t), nil
-	case planner.OpWindowAggregate:
-		if op.WindowAgg.Window.Kind == "SESSION" {
-			return newSessionAgg(t) // session_window.go
-		}
-		return newWindowAgg(t)
-	case planner.OpSink:
-		if op.Sink.Table == nil {
-			return &collectOp{}, nil
-		}
-		tbl := op.Sink.Table
-		f, err := lookupSink(tbl.Connector)
-		if err != nil {
-			return nil, err
-		}
-		spec := t.job.tableSpec(t)
-		phys, _ := tbl.Physical() // computed columns are not written
-		spec.Table, spec.Schema, spec.Options, spec.PrimaryKey = tbl.Name, phys, tbl.Options, tbl.PrimaryKey
-		s, err := f(spec)
-		if err != nil {
-			return nil, err
-		}
-		return &sinkOp{sink: s, name: tbl.Name}, nil
+// newSink builds a sink subtask: a connector sink, or the collector of an
+// ad-hoc query's rows.
+func newSink(t *subtask) (operator, error) {
+	tbl := t.op.Spec.(*planner.SinkSpec).Table
+	if tbl == nil {
+		return &collectOp{}, nil
 	}
-	return nil, fmt.Errorf("no operator for %s", op.Kind)
+	f, err := lookupSink(tbl.Connector)
+	if err != nil {
+		return nil, err
+	}
+	spec := t.job.tableSpec(t)
+	phys, _ := tbl.Physical() // computed columns are not written
+	spec.Table, spec.Schema, spec.Options, spec.PrimaryKey = tbl.Name, phys, tbl.Options, tbl.PrimaryKey
+	s, err := f(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &sinkOp{sink: s, name: tbl.Name}, nil
 }

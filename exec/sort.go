@@ -29,7 +29,8 @@ type sortOp struct {
 }
 
 func newSortOp(t *subtask) *sortOp {
-	return &sortOp{s: t.op.Sort, sch: t.op.Schema, updating: t.op.InputUpdating, counts: map[string]int{}, byKey: map[string][]types.Value{}}
+	sp := t.op.Spec.(*planner.SortSpec)
+	return &sortOp{s: sp.Sort, sch: t.op.Schema, updating: sp.InputUpdating, counts: map[string]int{}, byKey: map[string][]types.Value{}}
 }
 
 func (s *sortOp) open(t *taskContext) error { s.t = t; return nil }

@@ -67,7 +67,7 @@ func (t *subtask) name() string {
 
 // build creates the operator instance.
 func (t *subtask) build() error {
-	if t.op.Kind == planner.OpSource {
+	if sc := scanOf(t.op); sc != nil {
 		src, err := newSource(t)
 		if err != nil {
 			return err
@@ -76,14 +76,14 @@ func (t *subtask) build() error {
 		if t.wm, err = newWatermarkGen(t, time.Now()); err != nil {
 			return err
 		}
-		t.scanB, t.pt = newScanBuilder(t, t.op.Scan), newProctimeGen(t.op.Scan)
+		t.scanB, t.pt = newScanBuilder(t, sc), newProctimeGen(sc)
 		switch r := t.restored; {
 		case r == nil:
 		case r.rescaled != nil:
 			rs, ok := src.(Rescalable)
 			if !ok {
 				return fmt.Errorf("checkpoint %d was taken with parallelism %d; the '%s' connector cannot resume at parallelism %d",
-					r.checkpointID, len(r.rescaled), t.op.Scan.Table.Connector, t.op.Parallelism)
+					r.checkpointID, len(r.rescaled), sc.Table.Connector, t.op.Parallelism)
 			}
 			if err := rs.RestoreRescaled(r.rescaled); err != nil {
 				return fmt.Errorf("restoring the positions of checkpoint %d: %w", r.checkpointID, err)
@@ -100,7 +100,7 @@ func (t *subtask) build() error {
 		return err
 	}
 	t.impl = impl
-	if t.op.Kind == planner.OpGroupAggregate || t.op.Kind == planner.OpWindowAggregate {
+	if t.op.HasKeyedState() {
 		// State is opened (and restored) here, before the job runs, so that
 		// a damaged checkpoint fails Start and the caller can fall back to
 		// an older one.
@@ -134,7 +134,7 @@ var errCanceled = errors.New("canceled")
 // handleControl serves a control message in an operator subtask.
 func (t *subtask) handleControl(c control) error {
 	if c.kind == ctlComplete {
-		if s, ok := t.impl.(*sinkOp); ok {
+		if s, ok := t.impl.(committer); ok {
 			if err := s.commit(c.id); err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)
 			}
@@ -210,12 +210,12 @@ func (t *subtask) runSource() (err error) {
 			now := time.Now()
 			if t.scanB != nil {
 				if b, err = t.scanB.build(b, t.pt.stamp(now)); err != nil {
-					return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
+					return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 				}
 			}
 			if err := t.wm.observe(t.source, b, now); err != nil {
 				b.Rec.Release()
-				return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
+				return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 			}
 			if err := em.emit(b); err != nil {
 				return err
@@ -250,7 +250,7 @@ func (t *subtask) runSource() (err error) {
 		case ctx.Err() != nil:
 			return errCanceled
 		default:
-			return fmt.Errorf("source %s: %w", t.op.Scan.Table.Name, err)
+			return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 		}
 	}
 }

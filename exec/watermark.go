@@ -90,7 +90,7 @@ type watermarkGen struct {
 // newWatermarkGen returns the generator of source subtask t, nil when its
 // table has no watermark.
 func newWatermarkGen(t *subtask, now time.Time) (*watermarkGen, error) {
-	sc := t.op.Scan
+	sc := scanOf(t.op)
 	if sc == nil || sc.Watermark == nil {
 		return nil, nil
 	}

@@ -87,7 +87,7 @@ type windowTVFOp struct {
 }
 
 func newWindowTVF(t *subtask) *windowTVFOp {
-	w := t.op.WindowTVF
+	w := t.op.Spec.(*planner.WindowTVFSpec).TVF
 	return &windowTVFOp{spec: w.Window, asg: newWindowAssigner(w.Window), schema: t.op.Schema.Arrow()}
 }
 
@@ -202,7 +202,7 @@ type windowAggOp struct {
 var windowWatermarkKey = []byte("\x00wm")
 
 func newWindowAgg(t *subtask) (*windowAggOp, error) {
-	spec := t.op.WindowAgg
+	spec := t.op.Spec.(*planner.WindowAggSpec).Agg
 	a := &windowAggOp{
 		spec: spec, asg: newWindowAssigner(spec.Window), windowInput: newWindowInput(spec),
 		outSch: t.op.Schema, arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism,

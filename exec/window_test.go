@@ -144,7 +144,7 @@ func (h *aggHarness) start(store state.Store, restored bool) {
 		Keys:   []int{planner.WindowStartKey, planner.WindowEndKey, 0},
 		Aggs:   h.aggs,
 	}
-	op := &planner.Operator{ID: "w", Kind: planner.OpWindowAggregate, Parallelism: 1, Schema: wa.Schema(), WindowAgg: wa}
+	op := &planner.Operator{ID: "w", Parallelism: 1, Schema: wa.Schema(), Spec: &planner.WindowAggSpec{Agg: wa}}
 	if h.job == nil {
 		h.job = &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
 		h.job.opts.ensureDefaults()

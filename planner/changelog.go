@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/sql"
 )
@@ -22,85 +24,157 @@ func (m Mode) String() string {
 	return "[I]"
 }
 
-// ModeOf infers the changelog mode of n's output:
-//   - scans and VALUES are append-only;
-//   - filters and projections keep their input's mode;
-//   - a group aggregate (and DISTINCT) updates its results;
-//   - a sort of a bounded input emits its final result once at the end of
-//     input, so it is append-only even over an updating input;
-//   - a union updates if any input does.
+// ModeOf infers the changelog mode of n's output from its inputs', by
+// each node's Mode.
 func ModeOf(n Node) Mode {
-	switch x := n.(type) {
-	case *Scan:
-		if x.Updating {
-			return Updating
-		}
-		return AppendOnly
-	case *Values:
-		return AppendOnly
-	case *Aggregate:
-		return Updating
-	case *Sort:
-		return AppendOnly
-	case *Union:
-		for _, in := range x.Inputs {
-			if ModeOf(in) == Updating {
-				return Updating
-			}
-		}
-		return AppendOnly
+	ch := n.Children()
+	in := make([]Mode, len(ch))
+	for i, c := range ch {
+		in[i] = ModeOf(c)
 	}
-	for _, c := range n.Children() {
-		if ModeOf(c) == Updating {
+	return n.Mode(in)
+}
+
+// anyUpdating is the mode of a node that passes its inputs' changes on:
+// updating if any input is.
+func anyUpdating(in []Mode) Mode {
+	for _, m := range in {
+		if m == Updating {
 			return Updating
 		}
 	}
 	return AppendOnly
 }
 
-// producer names the node that makes n updating, for error messages.
-func producer(n Node) string {
-	switch x := n.(type) {
-	case *Aggregate:
-		if len(x.Aggs) == 0 {
-			return "Distinct"
-		}
-		return "GroupAggregate"
+// A scan is append-only unless its connector reads a changelog.
+func (s *Scan) Mode([]Mode) Mode {
+	if s.Updating {
+		return Updating
 	}
+	return AppendOnly
+}
+
+// VALUES is append-only.
+func (*Values) Mode([]Mode) Mode { return AppendOnly }
+
+// Filters and projections keep their input's mode.
+func (*Filter) Mode(in []Mode) Mode  { return anyUpdating(in) }
+func (*Project) Mode(in []Mode) Mode { return anyUpdating(in) }
+
+// A group aggregate (and DISTINCT) updates its results.
+func (*Aggregate) Mode([]Mode) Mode { return Updating }
+
+// A sort of a bounded input emits its final result once at the end of
+// input, so it is append-only even over an updating input.
+func (*Sort) Mode([]Mode) Mode { return AppendOnly }
+
+// A union updates if any input does.
+func (*Union) Mode(in []Mode) Mode { return anyUpdating(in) }
+
+// A sink's rows are its input's.
+func (*Sink) Mode(in []Mode) Mode { return anyUpdating(in) }
+
+// UpsertKeyOf is the upsert key of n's output (Node.UpsertKey).
+func UpsertKeyOf(n Node) []int {
+	ch := n.Children()
+	in := make([][]int, len(ch))
+	for i, c := range ch {
+		in[i] = UpsertKeyOf(c)
+	}
+	return n.UpsertKey(in)
+}
+
+// A scan's key is its table's PRIMARY KEY, when it reads all of its columns.
+func (s *Scan) UpsertKey([][]int) []int {
+	if len(s.Table.PrimaryKey) == 0 {
+		return nil
+	}
+	var out []int
+	for _, k := range s.Table.PrimaryKey {
+		found := false
+		for i, f := range s.Fields {
+			if strings.EqualFold(s.Table.Columns[f].Name, k) {
+				out, found = append(out, i), true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return out
+}
+
+// VALUES, sorts, unions and windows know no key.
+func (*Values) UpsertKey([][]int) []int          { return nil }
+func (*Sort) UpsertKey([][]int) []int            { return nil }
+func (*Union) UpsertKey([][]int) []int           { return nil }
+func (*WindowTVF) UpsertKey([][]int) []int       { return nil }
+func (*WindowAggregate) UpsertKey([][]int) []int { return nil }
+
+// Filters and sinks keep their input's key.
+func (*Filter) UpsertKey(in [][]int) []int { return in[0] }
+func (*Sink) UpsertKey(in [][]int) []int   { return in[0] }
+
+// A projection keeps its input's key if it passes every key column on.
+func (p *Project) UpsertKey(in [][]int) []int {
+	if in[0] == nil {
+		return nil
+	}
+	out := []int{}
+	for _, k := range in[0] {
+		found := false
+		for i, e := range p.Exprs {
+			if c, ok := e.(*ColumnRef); ok && c.Index == k {
+				out, found = append(out, i), true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return out
+}
+
+// A group aggregate's key is its grouping columns (its first columns).
+func (a *Aggregate) UpsertKey([][]int) []int {
+	out := make([]int, len(a.Keys))
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// producer names the node that makes n updating, for error messages: the
+// kind of the first updating node none of whose inputs updates.
+func producer(n Node) string {
 	for _, c := range n.Children() {
 		if ModeOf(c) == Updating {
 			return producer(c)
 		}
 	}
-	return "?"
+	d := n.Describe()
+	if i := strings.IndexByte(d, '('); i >= 0 {
+		d = d[:i]
+	}
+	return d
 }
 
 // checkModes rejects plans Flink rejects: an updating stream into an
 // append-only sink, and ORDER BY/LIMIT over an unbounded input.
 func checkModes(s *Sink, stmt sql.Statement) error {
-	var err error
-	var walk func(n Node)
-	walk = func(n Node) {
-		if err != nil {
-			return
-		}
+	err := Inspect(s, func(n Node) error {
 		if so, ok := n.(*Sort); ok && !IsBounded(so.Input) {
-			err = errAt(ErrUnsupported, stmt.Pos(), "ORDER BY and LIMIT need bounded input (e.g. 'number-of-rows' for datagen)",
+			return errAt(ErrUnsupported, stmt.Pos(), "ORDER BY and LIMIT need bounded input (e.g. 'number-of-rows' for datagen)",
 				"ORDER BY / LIMIT on an unbounded stream is not supported")
-			return
 		}
 		// Session windows (session_window.go).
-		if err = checkSessionNode(n, stmt); err != nil {
-			return
+		if err := checkSessionNode(n, stmt); err != nil {
+			return err
 		}
-		if err = checkCurrentWatermark(n, stmt); err != nil {
-			return
-		}
-		for _, c := range n.Children() {
-			walk(c)
-		}
-	}
-	walk(s)
+		return checkCurrentWatermark(n, stmt)
+	})
 	if err != nil {
 		return err
 	}

@@ -8,21 +8,17 @@ import "github.com/streamsql/streamsql/sql"
 // input: a column declared in WATERMARK FOR, passed on unchanged. It is
 // non-deterministic, so no rule moves it, into a scan or elsewhere.
 
-// checkCurrentWatermark rejects a CURRENT_WATERMARK of n whose argument is
-// not a time attribute of n's input.
+// checkCurrentWatermark rejects a CURRENT_WATERMARK among the expressions
+// of n (a node of one input) whose argument is not a time attribute of n's
+// input.
 func checkCurrentWatermark(n Node, stmt sql.Statement) error {
-	var exprs []Expr
-	var in Node
-	switch x := n.(type) {
-	case *Filter:
-		exprs, in = []Expr{x.Cond}, x.Input
-	case *Project:
-		exprs, in = x.Exprs, x.Input
-	default:
+	ch := n.Children()
+	if len(ch) != 1 {
 		return nil
 	}
+	in := ch[0]
 	var err error
-	for _, e := range exprs {
+	for _, e := range n.Expressions() {
 		walkExpr(e, func(e Expr) {
 			c, ok := e.(*Call)
 			if !ok || c.Func != "CURRENT_WATERMARK" || err != nil || len(c.Args) != 1 {

@@ -63,23 +63,20 @@ func windowKeyed(kind string, seen [3]bool, emit bool) bool {
 // cannot honour: an aggregation that did not become a window aggregation,
 // or a window aggregation whose time column has no watermark.
 func checkEmit(n Node) error {
-	switch x := n.(type) {
-	case *Aggregate:
-		if x.emitAt != nil {
-			return errAt(ErrUnsupported, *x.emitAt, emitHint,
-				"EMIT ON WINDOW CLOSE needs a GROUP BY of a window's bounds (window_start or window_end of TUMBLE or HOP, window_end of CUMULATE)")
+	return Inspect(n, func(n Node) error {
+		switch x := n.(type) {
+		case *Aggregate:
+			if x.emitAt != nil {
+				return errAt(ErrUnsupported, *x.emitAt, emitHint,
+					"EMIT ON WINDOW CLOSE needs a GROUP BY of a window's bounds (window_start or window_end of TUMBLE or HOP, window_end of CUMULATE)")
+			}
+		case *WindowAggregate:
+			if x.emitAt != nil && !isRowtime(x.Input, x.Window.TimeCol) {
+				name := x.Input.Schema()[x.Window.TimeCol].Name
+				return errAt(ErrUnsupported, *x.emitAt, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table", name, name),
+					"EMIT ON WINDOW CLOSE needs a watermark on the time column '%s': windows close when the watermark passes their end", name)
+			}
 		}
-	case *WindowAggregate:
-		if x.emitAt != nil && !isRowtime(x.Input, x.Window.TimeCol) {
-			name := x.Input.Schema()[x.Window.TimeCol].Name
-			return errAt(ErrUnsupported, *x.emitAt, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table", name, name),
-				"EMIT ON WINDOW CLOSE needs a watermark on the time column '%s': windows close when the watermark passes their end", name)
-		}
-	}
-	for _, c := range n.Children() {
-		if err := checkEmit(c); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -21,7 +21,7 @@ func ExplainLogical(n Node) string {
 				child += ":  "
 			}
 		}
-		fmt.Fprintf(&b, "%s%s, changelogMode=%s\n", line, describeNode(n), ModeOf(n))
+		fmt.Fprintf(&b, "%s%s, changelogMode=%s\n", line, n.Describe(), ModeOf(n))
 		ch := n.Children()
 		for i, c := range ch {
 			walk(c, child, i == len(ch)-1, false)
@@ -36,7 +36,7 @@ func explainTree(n Node) string {
 	var b strings.Builder
 	var walk func(n Node)
 	walk = func(n Node) {
-		b.WriteString(describeNode(n))
+		b.WriteString(n.Describe())
 		b.WriteString("(")
 		for _, c := range n.Children() {
 			walk(c)
@@ -48,49 +48,45 @@ func explainTree(n Node) string {
 	return b.String()
 }
 
-func describeNode(n Node) string {
-	switch x := n.(type) {
-	case *Scan:
-		return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s]%s)", x.Table.Name, strings.Join(x.Schema().Names(), ", "), watermarkSuffix(x)+proctimeSuffix(x))
-	case *Values:
-		var rows []string
-		for _, r := range x.Rows {
-			var vs []string
-			for _, e := range r {
-				vs = append(vs, e.String())
-			}
-			rows = append(rows, "{"+strings.Join(vs, ", ")+"}")
+func (s *Scan) Describe() string {
+	return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s]%s)", s.Table.Name, strings.Join(s.Schema().Names(), ", "), watermarkSuffix(s)+proctimeSuffix(s))
+}
+
+func (v *Values) Describe() string {
+	var rows []string
+	for _, r := range v.Rows {
+		var vs []string
+		for _, e := range r {
+			vs = append(vs, e.String())
 		}
-		return "Values(tuples=[" + strings.Join(rows, ", ") + "])"
-	case *Filter:
-		return "Filter(condition=[" + x.Cond.String() + "])"
-	case *Project:
-		var sel []string
-		for i, e := range x.Exprs {
-			s := e.String()
-			if c, ok := e.(*ColumnRef); !ok || c.Name != x.Names[i] {
-				s += " AS " + x.Names[i]
-			}
-			sel = append(sel, s)
-		}
-		return "Project(select=[" + strings.Join(sel, ", ") + "])"
-	case *Aggregate:
-		return describeAgg(x)
-	case *Union:
-		return "Union(all=[true])"
-	case *Sort:
-		return describeSort(x)
-	case *WindowTVF:
-		return describeWindowNode(x)
-	case *WindowAggregate:
-		return describeWindowNode(x) + lateSuffix(x.Late)
-	case *Sink:
-		if x.Table == nil {
-			return "Sink(collect, fields=[" + strings.Join(x.Schema().Names(), ", ") + "])"
-		}
-		return "Sink(table=[" + x.Table.Name + "], fields=[" + strings.Join(x.Schema().Names(), ", ") + "])"
+		rows = append(rows, "{"+strings.Join(vs, ", ")+"}")
 	}
-	return fmt.Sprintf("%T", n)
+	return "Values(tuples=[" + strings.Join(rows, ", ") + "])"
+}
+
+func (f *Filter) Describe() string { return "Filter(condition=[" + f.Cond.String() + "])" }
+
+func (p *Project) Describe() string {
+	var sel []string
+	for i, e := range p.Exprs {
+		s := e.String()
+		if c, ok := e.(*ColumnRef); !ok || c.Name != p.Names[i] {
+			s += " AS " + p.Names[i]
+		}
+		sel = append(sel, s)
+	}
+	return "Project(select=[" + strings.Join(sel, ", ") + "])"
+}
+
+func (a *Aggregate) Describe() string { return describeAgg(a) }
+func (*Union) Describe() string       { return "Union(all=[true])" }
+func (s *Sort) Describe() string      { return describeSort(s) }
+
+func (s *Sink) Describe() string {
+	if s.Table == nil {
+		return "Sink(collect, fields=[" + strings.Join(s.Schema().Names(), ", ") + "])"
+	}
+	return "Sink(table=[" + s.Table.Name + "], fields=[" + strings.Join(s.Schema().Names(), ", ") + "])"
 }
 
 // ExplainPhysical prints the operator DAG: one line per operator with its

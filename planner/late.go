@@ -61,6 +61,22 @@ func (l *LateRecords) remap(m map[int]int) *LateRecords {
 	return out
 }
 
+// exprs are l's expressions (none without l).
+func (l *LateRecords) exprs() []Expr {
+	if l == nil {
+		return nil
+	}
+	return l.Exprs
+}
+
+// withExprs returns l with its expressions replaced.
+func (l *LateRecords) withExprs(es []Expr) *LateRecords {
+	if l == nil {
+		return nil
+	}
+	return &LateRecords{Table: l.Table, Exprs: es}
+}
+
 // columns returns the input columns l reads, in ascending order.
 func (l *LateRecords) columns() []int {
 	used := map[int]bool{}
@@ -129,12 +145,18 @@ func (b *binder) lateRecords(input Node, kind string, pos sql.Pos) (*LateRecords
 // lateSchema is the row type of a late-records table.
 func lateSchema(l *LateRecords) types.Schema { s, _ := l.Table.Physical(); return s }
 
-// buildLate adds the side output of window aggregate w: a Calc fitting the
-// late rows to the table (left out when they fit already), at w's
+// lateRouter is a spec whose operator routes late records to a table
+// along a side output (the edges marked Late): l says where (nil: it drops
+// them), input is the node whose rows they are.
+type lateRouter interface {
+	lateRecords() (l *LateRecords, input Node)
+}
+
+// buildLate adds the side output of operator w: a Calc fitting the late
+// rows (of input) to the table (left out when they fit already), at w's
 // parallelism. The table's sink is added by finishLate, once per table.
-func (b *physBuilder) buildLate(w *Operator) {
-	l := w.WindowAgg.Late
-	in := w.WindowAgg.Input.Schema()
+func (b *physBuilder) buildLate(w *Operator, l *LateRecords, input Node) {
+	in := input.Schema()
 	out := lateSchema(l)
 	edge := Edge{From: w, Partition: Forward, Late: true}
 	identity := len(l.Exprs) == len(in)
@@ -144,10 +166,9 @@ func (b *physBuilder) buildLate(w *Operator) {
 		}
 	}
 	if !identity {
-		logical := &Project{Input: w.WindowAgg.Input, Exprs: l.Exprs, Names: out.Names()}
-		c := &Operator{Kind: OpCalc, Parallelism: w.Parallelism, Schema: logical.Schema(), Mode: AppendOnly,
-			Projections: l.Exprs, Inputs: []Edge{edge}}
-		c.desc = describeOp(c)
+		logical := &Project{Input: input, Exprs: l.Exprs, Names: out.Names()}
+		c := &Operator{Parallelism: w.Parallelism, Schema: logical.Schema(), Mode: AppendOnly,
+			Spec: &CalcSpec{Projections: l.Exprs}, Inputs: []Edge{edge}}
 		c = b.add(c, "late-records calc|"+w.ID)
 		edge = Edge{From: c, Partition: Forward}
 	}
@@ -174,20 +195,17 @@ func (b *physBuilder) finishLate(sinks []*Sink) error {
 		in := edges[0]
 		par := in.From.Parallelism
 		if len(edges) > 1 {
-			u := &Operator{Kind: OpUnion, Parallelism: b.par, Schema: phys, Mode: AppendOnly}
+			u := &Operator{Spec: &UnionSpec{}, Parallelism: b.par, Schema: phys, Mode: AppendOnly}
 			for _, e := range edges {
 				ue := b.edge(e.From, b.par)
 				ue.Late = e.Late
 				u.Inputs = append(u.Inputs, ue)
 			}
-			u.desc = describeOp(u)
 			u = b.add(u, "late-records union|"+t.Name)
 			in, par = Edge{From: u, Partition: Forward}, b.par
 		}
-		var logical Node = &Values{Cols: phys}
-		s := &Operator{Kind: OpSink, Parallelism: par, Schema: phys, Mode: AppendOnly,
-			Sink: &Sink{Input: logical, Table: t, Name: t.Name}, Inputs: []Edge{in}}
-		s.desc = describeOp(s)
+		s := &Operator{Parallelism: par, Schema: phys, Mode: AppendOnly,
+			Spec: &SinkSpec{Table: t, Name: t.Name}, Inputs: []Edge{in}}
 		b.add(s, "late-records sink|"+t.Name)
 	}
 	return nil

@@ -7,12 +7,39 @@ import (
 )
 
 // Node is a logical plan node: a relation with a schema. Nodes are treated
-// as immutable once built; rules return new nodes.
+// as immutable once built; rules return new nodes (Transform, transform.go).
+//
+// Every node kind says all it is here: a kind that does not implement one
+// of these (its changelog mode, say) does not compile as a Node.
 type Node interface {
 	Schema() types.Schema
+	// Children are the node's inputs; WithChildren returns a copy of the
+	// node with them replaced (same number, same order).
 	Children() []Node
-	// withChildren returns a copy of the node with its inputs replaced.
-	withChildren(ch []Node) Node
+	WithChildren(ch []Node) Node
+	// Expressions are the scalar expressions the node evaluates over its input's
+	// rows, in a fixed order; WithExpressions returns a copy of the node with
+	// them replaced (same number, same order, same types). Expressions over
+	// something else (a scan's computed columns, over table columns) are
+	// not among them.
+	Expressions() []Expr
+	WithExpressions(es []Expr) Node
+	// Mode is the changelog mode of the node's output, given its inputs'
+	// (in Children order); ModeOf computes it for a tree.
+	Mode(inputs []Mode) Mode
+	// UpsertKey is the output columns that identify a row of the node's
+	// changelog (the changes of one key replace one another), given its
+	// inputs' (in Children order; nil: none known); nil when none is known,
+	// empty when the output has at most one row. UpsertKeyOf computes it
+	// for a tree.
+	UpsertKey(inputs [][]int) []int
+	// Describe is the node's line in the logical plan of EXPLAIN.
+	Describe() string
+	// prune restricts the node to the columns marked in need (rule_prune.go).
+	prune(need []bool) (Node, map[int]int)
+	// physical fills in o's Spec, Parallelism and Inputs (building the
+	// inputs with b.build): the node's physical translation.
+	physical(b *physBuilder, o *Operator)
 }
 
 // Scan reads a catalog table.
@@ -165,22 +192,62 @@ func (u *Union) Children() []Node     { return u.Inputs }
 func (s *Sort) Children() []Node      { return []Node{s.Input} }
 func (s *Sink) Children() []Node      { return []Node{s.Input} }
 
-func (s *Scan) withChildren([]Node) Node      { c := *s; return &c }
-func (v *Values) withChildren([]Node) Node    { c := *v; return &c }
-func (f *Filter) withChildren(ch []Node) Node { c := *f; c.Input = ch[0]; return &c }
-func (p *Project) withChildren(ch []Node) Node {
+func (s *Scan) WithChildren([]Node) Node      { c := *s; return &c }
+func (v *Values) WithChildren([]Node) Node    { c := *v; return &c }
+func (f *Filter) WithChildren(ch []Node) Node { c := *f; c.Input = ch[0]; return &c }
+func (p *Project) WithChildren(ch []Node) Node {
 	c := *p
 	c.Input = ch[0]
 	return &c
 }
-func (a *Aggregate) withChildren(ch []Node) Node {
+func (a *Aggregate) WithChildren(ch []Node) Node {
 	c := *a
 	c.Input, c.cols = ch[0], nil
 	return &c
 }
-func (u *Union) withChildren(ch []Node) Node { return &Union{Inputs: ch} }
-func (s *Sort) withChildren(ch []Node) Node  { c := *s; c.Input = ch[0]; return &c }
-func (s *Sink) withChildren(ch []Node) Node  { c := *s; c.Input = ch[0]; return &c }
+func (u *Union) WithChildren(ch []Node) Node { return &Union{Inputs: ch} }
+func (s *Sort) WithChildren(ch []Node) Node  { c := *s; c.Input = ch[0]; return &c }
+func (s *Sink) WithChildren(ch []Node) Node  { c := *s; c.Input = ch[0]; return &c }
+
+// Expressions: a scan's watermark and computed columns are over table columns,
+// not among its Expressions.
+func (*Scan) Expressions() []Expr                { return nil }
+func (s *Scan) WithExpressions([]Expr) Node      { return s }
+func (f *Filter) Expressions() []Expr            { return []Expr{f.Cond} }
+func (f *Filter) WithExpressions(es []Expr) Node { c := *f; c.Cond = es[0]; return &c }
+func (p *Project) Expressions() []Expr           { return p.Exprs }
+func (p *Project) WithExpressions(es []Expr) Node {
+	c := *p
+	c.Exprs = es
+	return &c
+}
+
+// Expressions are the rows' expressions, row after row.
+func (v *Values) Expressions() []Expr {
+	var out []Expr
+	for _, r := range v.Rows {
+		out = append(out, r...)
+	}
+	return out
+}
+func (v *Values) WithExpressions(es []Expr) Node {
+	c := *v
+	c.Rows = make([][]Expr, len(v.Rows))
+	for i, r := range v.Rows {
+		c.Rows[i], es = es[:len(r):len(r)], es[len(r):]
+	}
+	return &c
+}
+
+// Expressions: an aggregate's calls read input columns by index (AggCall.Arg).
+func (*Aggregate) Expressions() []Expr           { return nil }
+func (a *Aggregate) WithExpressions([]Expr) Node { return a }
+func (*Union) Expressions() []Expr               { return nil }
+func (u *Union) WithExpressions([]Expr) Node     { return u }
+func (*Sort) Expressions() []Expr                { return nil }
+func (s *Sort) WithExpressions([]Expr) Node      { return s }
+func (*Sink) Expressions() []Expr                { return nil }
+func (s *Sink) WithExpressions([]Expr) Node      { return s }
 
 // IsBounded reports whether every source under n ends.
 func IsBounded(n Node) bool {

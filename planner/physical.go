@@ -1,34 +1,12 @@
 package planner
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/types"
 )
-
-// OpKind is the kind of a physical operator.
-type OpKind uint8
-
-// The physical operators.
-const (
-	OpSource OpKind = iota
-	OpValues
-	OpCalc
-	OpGroupAggregate
-	OpUnion
-	OpSort
-	OpSink
-	OpWindowTVF       // window table function (window.go)
-	OpWindowAggregate // window aggregation (window.go)
-)
-
-var opKindNames = [...]string{"Source", "Values", "Calc", "GroupAggregate", "Union", "Sort", "Sink", "WindowTableFunction", "WindowAggregate"}
-
-func (k OpKind) String() string { return opKindNames[k] }
 
 // Partitioning says how an edge routes rows from the upstream subtasks to
 // the downstream ones.
@@ -58,43 +36,37 @@ type Edge struct {
 	// Keys are the columns of From's output hashed by a Hash edge.
 	Keys []int
 	// Late marks a window aggregate's side output: the edge carries the
-	// records From found late (rows of its input, with the schema of
-	// From.WindowAgg.Input), not From's output (late.go).
+	// records From found late (rows of its input, with the schema of the
+	// WindowAggSpec's Agg.Input), not From's output (late.go).
 	Late bool
 }
 
-// Operator is one vertex of the physical DAG. Exactly the fields of its
-// Kind are set.
+// Operator is one vertex of the physical DAG: what it computes is its
+// Spec, one type per kind (spec.go).
 type Operator struct {
-	// ID is stable across plannings of the same query: derived from the
-	// operator's kind, its parameters and its inputs' ids, so that state in a
-	// savepoint finds its operator again in a changed query.
+	// ID is stable across plannings of the same query: derived from what
+	// the operator computes and its inputs' ids (identity.go), so that state
+	// in a savepoint finds its operator again in a changed query.
 	ID          string
-	Kind        OpKind
 	Parallelism int
 	Schema      types.Schema
 	Mode        Mode
 	Inputs      []Edge
-
-	Scan   *Scan   // OpSource
-	Values *Values // OpValues
-	// Filter (may be nil) and Projections: OpCalc.
-	Filter      Expr
-	Projections []Expr
-	Agg         *Aggregate // OpGroupAggregate
-	// InputUpdating tells an aggregate or sort that retractions arrive.
-	InputUpdating bool
-	Sort          *Sort // OpSort
-	Sink          *Sink // OpSink
-	// WindowTVF and WindowAgg: OpWindowTVF, OpWindowAggregate.
-	WindowTVF *WindowTVF
-	WindowAgg *WindowAggregate
+	Spec        Spec
 
 	desc string
 }
 
+// Kind is the operator's kind (its Spec's).
+func (o *Operator) Kind() string { return o.Spec.Kind() }
+
 // Name is the operator's one-line description (as EXPLAIN prints it).
-func (o *Operator) Name() string { return o.desc }
+func (o *Operator) Name() string {
+	if o.desc == "" && o.Spec != nil {
+		return o.Spec.Describe(o)
+	}
+	return o.desc
+}
 
 // Graph is a physical plan: operators in topological order (inputs first).
 // Several sinks may share operators (EXECUTE STATEMENT SET).
@@ -110,7 +82,7 @@ type Graph struct {
 func (g *Graph) Sinks() []*Operator {
 	var out []*Operator
 	for _, o := range g.Operators {
-		if o.Kind == OpSink {
+		if _, ok := o.Spec.(*SinkSpec); ok {
 			out = append(out, o)
 		}
 	}
@@ -132,7 +104,7 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	if par > maxPar {
 		return nil, fmt.Errorf("'parallelism.default' (%d) exceeds 'pipeline.max-parallelism' (%d)", par, maxPar)
 	}
-	b := &physBuilder{par: par, memo: map[string]*Operator{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
+	b := &physBuilder{par: par, memo: map[string]*Operator{}, ids: map[string]bool{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
 	for _, s := range sinks {
 		b.build(s)
 		if !IsBounded(s) {
@@ -148,6 +120,7 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 type physBuilder struct {
 	par  int
 	memo map[string]*Operator
+	ids  map[string]bool
 	g    *Graph
 	// late are the streams of late records bound for each late-records
 	// table (by lower-case name), lateTables those tables in order (late.go).
@@ -155,16 +128,17 @@ type physBuilder struct {
 	lateTables []*catalog.Table
 }
 
+// add names o (its EXPLAIN text and its id) and appends it to the graph.
+// Two operators computing the same over the same inputs (a projection
+// written twice with different aliases) get distinct ids by their order.
 func (b *physBuilder) add(o *Operator, key string) *Operator {
-	h := sha1.New()
-	h.Write([]byte(o.Kind.String() + "|" + o.desc))
-	for _, in := range o.Inputs {
-		h.Write([]byte("|" + in.From.ID + in.Partition.String()))
-		if in.Late {
-			h.Write([]byte("|late"))
-		}
+	o.desc = o.Spec.Describe(o)
+	id := OperatorID(o)
+	o.ID = id
+	for n := 2; b.ids[o.ID]; n++ {
+		o.ID = fmt.Sprintf("%s-%d", id, n)
 	}
-	o.ID = hex.EncodeToString(h.Sum(nil))[:16]
+	b.ids[o.ID] = true
 	b.memo[key] = o
 	b.g.Operators = append(b.g.Operators, o)
 	return o
@@ -186,105 +160,85 @@ func (b *physBuilder) build(n Node) *Operator {
 		return o
 	}
 	o := &Operator{Schema: n.Schema(), Mode: ModeOf(n)}
-	switch x := n.(type) {
-	case *Scan:
-		o.Kind, o.Scan, o.Parallelism = OpSource, x, b.par
-	case *Values:
-		o.Kind, o.Values, o.Parallelism = OpValues, x, 1
-	case *Filter:
-		in := b.build(x.Input)
-		o.Kind, o.Filter, o.Parallelism = OpCalc, x.Cond, in.Parallelism
-		for i, c := range x.Schema() {
-			o.Projections = append(o.Projections, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
-		}
-		o.Inputs = []Edge{{From: in, Partition: Forward}}
-	case *Project:
-		input := x.Input
-		if f, ok := input.(*Filter); ok {
-			o.Filter, input = f.Cond, f.Input
-		}
-		in := b.build(input)
-		o.Kind, o.Projections, o.Parallelism = OpCalc, x.Exprs, in.Parallelism
-		o.Inputs = []Edge{{From: in, Partition: Forward}}
-	case *Aggregate:
-		in := b.build(x.Input)
-		o.Kind, o.Agg, o.InputUpdating = OpGroupAggregate, x, ModeOf(x.Input) == Updating
-		if len(x.Keys) == 0 {
-			o.Parallelism = 1
-			o.Inputs = []Edge{{From: in, Partition: Global}}
-		} else {
-			o.Parallelism = b.par
-			o.Inputs = []Edge{{From: in, Partition: Hash, Keys: x.Keys}}
-		}
-	case *Union:
-		o.Kind, o.Parallelism = OpUnion, b.par
-		for _, i := range x.Inputs {
-			o.Inputs = append(o.Inputs, b.edge(b.build(i), b.par))
-		}
-	case *Sort:
-		in := b.build(x.Input)
-		o.Kind, o.Sort, o.Parallelism, o.InputUpdating = OpSort, x, 1, ModeOf(x.Input) == Updating
-		o.Inputs = []Edge{{From: in, Partition: Global}}
-	case *WindowTVF, *WindowAggregate:
-		b.buildWindow(o, x)
-	case *Sink:
-		in := b.build(x.Input)
-		o.Kind, o.Sink = OpSink, x
-		if x.Table == nil {
-			o.Parallelism = 1
-			o.Inputs = []Edge{b.edge(in, 1)}
-		} else {
-			// A sink keeps its input's parallelism and partitioning, so the
-			// changes of one key stay in order on one sink subtask.
-			o.Parallelism = in.Parallelism
-			o.Inputs = []Edge{{From: in, Partition: Forward}}
-		}
-	default:
-		panic(fmt.Sprintf("planner: no physical operator for %T", n))
-	}
-	o.desc = describeOp(o)
+	n.physical(b, o)
 	o = b.add(o, key)
-	if o.Kind == OpWindowAggregate && o.WindowAgg.Late != nil {
-		b.buildLate(o)
+	if l, ok := o.Spec.(lateRouter); ok {
+		if late, in := l.lateRecords(); late != nil {
+			b.buildLate(o, late, in)
+		}
 	}
 	return o
 }
 
-func describeOp(o *Operator) string {
-	switch o.Kind {
-	case OpSource:
-		return fmt.Sprintf("Source: %s(fields=[%s]%s)", o.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "), watermarkSuffix(o.Scan)+proctimeSuffix(o.Scan))
-	case OpValues:
-		return fmt.Sprintf("Values(tuples=%d, fields=[%s])", len(o.Values.Rows), strings.Join(o.Schema.Names(), ", "))
-	case OpCalc:
-		var sel []string
-		for i, e := range o.Projections {
-			s := e.String()
-			if c, ok := e.(*ColumnRef); !ok || c.Name != o.Schema[i].Name {
-				s += " AS " + o.Schema[i].Name
-			}
-			sel = append(sel, s)
-		}
-		d := "Calc(select=[" + strings.Join(sel, ", ") + "]"
-		if o.Filter != nil {
-			d += ", where=[" + o.Filter.String() + "]"
-		}
-		return d + ")"
-	case OpGroupAggregate:
-		return describeAgg(o.Agg)
-	case OpUnion:
-		return fmt.Sprintf("Union(inputs=%d)", len(o.Inputs))
-	case OpSort:
-		return describeSort(o.Sort)
-	case OpWindowTVF, OpWindowAggregate:
-		return describeWindowOp(o)
-	case OpSink:
-		if o.Sink.Table == nil {
-			return fmt.Sprintf("Sink: collect(fields=[%s])", strings.Join(o.Schema.Names(), ", "))
-		}
-		return fmt.Sprintf("Sink: %s(connector=%s, fields=[%s])", o.Sink.Table.Name, o.Sink.Table.Connector, strings.Join(o.Schema.Names(), ", "))
+func (x *Scan) physical(b *physBuilder, o *Operator) {
+	o.Spec, o.Parallelism = &SourceSpec{Scan: x}, b.par
+}
+
+func (x *Values) physical(b *physBuilder, o *Operator) {
+	o.Spec, o.Parallelism = &ValuesSpec{Rows: x.Rows}, 1
+}
+
+func (x *Filter) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	c := &CalcSpec{Filter: x.Cond}
+	for i, col := range x.Schema() {
+		c.Projections = append(c.Projections, &ColumnRef{Index: i, Name: col.Name, T: col.Type})
 	}
-	return o.Kind.String()
+	o.Spec, o.Parallelism = c, in.Parallelism
+	o.Inputs = []Edge{{From: in, Partition: Forward}}
+}
+
+// A projection over a filter is one Calc.
+func (x *Project) physical(b *physBuilder, o *Operator) {
+	input := x.Input
+	c := &CalcSpec{Projections: x.Exprs}
+	if f, ok := input.(*Filter); ok {
+		c.Filter, input = f.Cond, f.Input
+	}
+	in := b.build(input)
+	o.Spec, o.Parallelism = c, in.Parallelism
+	o.Inputs = []Edge{{From: in, Partition: Forward}}
+}
+
+// A group aggregate hashes its input by the keys; a global one runs at
+// parallelism 1.
+func (x *Aggregate) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec = &GroupAggSpec{Agg: x, InputUpdating: ModeOf(x.Input) == Updating}
+	if len(x.Keys) == 0 {
+		o.Parallelism = 1
+		o.Inputs = []Edge{{From: in, Partition: Global}}
+	} else {
+		o.Parallelism = b.par
+		o.Inputs = []Edge{{From: in, Partition: Hash, Keys: x.Keys}}
+	}
+}
+
+func (x *Union) physical(b *physBuilder, o *Operator) {
+	o.Spec, o.Parallelism = &UnionSpec{}, b.par
+	for _, i := range x.Inputs {
+		o.Inputs = append(o.Inputs, b.edge(b.build(i), b.par))
+	}
+}
+
+func (x *Sort) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec, o.Parallelism = &SortSpec{Sort: x, InputUpdating: ModeOf(x.Input) == Updating}, 1
+	o.Inputs = []Edge{{From: in, Partition: Global}}
+}
+
+func (x *Sink) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec = &SinkSpec{Table: x.Table, Name: x.Name}
+	if x.Table == nil {
+		o.Parallelism = 1
+		o.Inputs = []Edge{b.edge(in, 1)}
+	} else {
+		// A sink keeps its input's parallelism and partitioning, so the
+		// changes of one key stay in order on one sink subtask.
+		o.Parallelism = in.Parallelism
+		o.Inputs = []Edge{{From: in, Partition: Forward}}
+	}
 }
 
 func describeAgg(a *Aggregate) string {

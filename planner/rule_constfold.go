@@ -13,7 +13,7 @@ import (
 // where it only happens if a row reaches it.
 
 func foldConstants(n Node) Node {
-	return mapNodeExprs(n, foldExpr)
+	return TransformExprs(n, foldExpr)
 }
 
 // foldExpr folds the constant subexpressions of e.
@@ -135,33 +135,3 @@ type constError string
 func (e constError) Error() string { return string(e) }
 
 const errPanic = constError("constant evaluation failed")
-
-// mapNodeExprs applies fn to every expression of every node of the tree.
-func mapNodeExprs(n Node, fn func(Expr) Expr) Node {
-	ch := n.Children()
-	newCh := make([]Node, len(ch))
-	for i, c := range ch {
-		newCh[i] = mapNodeExprs(c, fn)
-	}
-	n = n.withChildren(newCh)
-	switch x := n.(type) {
-	case *Filter:
-		x.Cond = fn(x.Cond)
-	case *Project:
-		exprs := make([]Expr, len(x.Exprs))
-		for i, e := range x.Exprs {
-			exprs[i] = fn(e)
-		}
-		x.Exprs = exprs
-	case *Values:
-		rows := make([][]Expr, len(x.Rows))
-		for i, r := range x.Rows {
-			rows[i] = make([]Expr, len(r))
-			for j, e := range r {
-				rows[i][j] = fn(e)
-			}
-		}
-		x.Rows = rows
-	}
-	return n
-}

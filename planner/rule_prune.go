@@ -15,129 +15,147 @@ func pruneColumns(n Node) Node {
 
 // prune returns n restricted to the columns marked in need, plus the map
 // from n's old column indexes to the new node's (absent: dropped). A node may
-// keep more columns than needed.
-func prune(n Node, need []bool) (Node, map[int]int) {
-	switch x := n.(type) {
-	case *Scan:
-		need = watermarkNeed(x, need)
-		var fields []int
-		m := map[int]int{}
-		for i, f := range x.Fields {
-			if need[i] {
-				m[i] = len(fields)
-				fields = append(fields, f)
-			}
+// keep more columns than needed. Each node kind prunes itself (Node.prune).
+func prune(n Node, need []bool) (Node, map[int]int) { return n.prune(need) }
+
+// keepAll is the pruning of a node that keeps all its columns and does not
+// prune below itself.
+func keepAll(n Node) (Node, map[int]int) { return n, identityMap(len(n.Schema())) }
+
+func (x *Scan) prune(need []bool) (Node, map[int]int) {
+	need = watermarkNeed(x, need)
+	var fields []int
+	m := map[int]int{}
+	for i, f := range x.Fields {
+		if need[i] {
+			m[i] = len(fields)
+			fields = append(fields, f)
 		}
-		s := *x
-		s.Fields = fields
-		return &s, m
-	case *Project:
-		var exprs []Expr
-		var names []string
-		inNeed := make([]bool, len(x.Input.Schema()))
-		m := map[int]int{}
-		for i, e := range x.Exprs {
-			if need[i] {
-				m[i] = len(exprs)
-				exprs = append(exprs, e)
-				names = append(names, x.Names[i])
-				used := map[int]bool{}
-				columnsUsed(e, used)
-				for c := range used {
-					inNeed[c] = true
-				}
-			}
-		}
-		in, im := prune(x.Input, inNeed)
-		for i, e := range exprs {
-			exprs[i] = remapColumns(e, im)
-		}
-		// A projection that passes its input through unchanged disappears.
-		if len(exprs) == len(in.Schema()) {
-			identity := true
-			for i, e := range exprs {
-				c, ok := e.(*ColumnRef)
-				if !ok || c.Index != i || in.Schema()[i].Name != names[i] {
-					identity = false
-					break
-				}
-			}
-			if identity {
-				return in, m
-			}
-		}
-		return &Project{Input: in, Exprs: exprs, Names: names}, m
-	case *Filter:
-		inNeed := append([]bool(nil), need...)
-		used := map[int]bool{}
-		columnsUsed(x.Cond, used)
-		for c := range used {
-			inNeed[c] = true
-		}
-		in, im := prune(x.Input, inNeed)
-		f := &Filter{Input: in, Cond: remapColumns(x.Cond, im)}
-		// Drop the columns only the filter needed.
-		return narrow(f, need, im)
-	case *Aggregate:
-		inNeed := make([]bool, len(x.Input.Schema()))
-		for _, k := range x.Keys {
-			inNeed[k] = true
-		}
-		for _, a := range x.Aggs {
-			if a.Arg >= 0 {
-				inNeed[a.Arg] = true
-			}
-		}
-		in, im := prune(x.Input, inNeed)
-		a := &Aggregate{Input: in, emitAt: x.emitAt}
-		for _, k := range x.Keys {
-			a.Keys = append(a.Keys, im[k])
-		}
-		for _, c := range x.Aggs {
-			if c.Arg >= 0 {
-				c.Arg = im[c.Arg]
-			}
-			a.Aggs = append(a.Aggs, c)
-		}
-		return a, identityMap(len(x.Schema()))
-	case *Sort:
-		inNeed := append([]bool(nil), need...)
-		for _, k := range x.Keys {
-			inNeed[k.Index] = true
-		}
-		in, im := prune(x.Input, inNeed)
-		s := *x
-		s.Input = in
-		s.Keys = nil
-		for _, k := range x.Keys {
-			k.Index = im[k.Index]
-			s.Keys = append(s.Keys, k)
-		}
-		return &s, im
-	case *Union:
-		// Inputs must keep identical row types: prune each to exactly need.
-		var inputs []Node
-		var m map[int]int
-		for _, in := range x.Inputs {
-			p, im := prune(in, need)
-			p, m = narrow(p, need, im)
-			inputs = append(inputs, p)
-		}
-		return &Union{Inputs: inputs}, m
-	case *WindowTVF:
-		return pruneWindowTVF(x, need)
-	case *Sink:
-		all := make([]bool, len(x.Input.Schema()))
-		for i := range all {
-			all[i] = true
-		}
-		in, im := prune(x.Input, all)
-		s := *x
-		s.Input, _ = narrow(in, all, im)
-		return &s, identityMap(len(x.Schema()))
 	}
-	return n, identityMap(len(n.Schema()))
+	s := *x
+	s.Fields = fields
+	return &s, m
 }
+
+func (x *Project) prune(need []bool) (Node, map[int]int) {
+	var exprs []Expr
+	var names []string
+	inNeed := make([]bool, len(x.Input.Schema()))
+	m := map[int]int{}
+	for i, e := range x.Exprs {
+		if need[i] {
+			m[i] = len(exprs)
+			exprs = append(exprs, e)
+			names = append(names, x.Names[i])
+			used := map[int]bool{}
+			columnsUsed(e, used)
+			for c := range used {
+				inNeed[c] = true
+			}
+		}
+	}
+	in, im := prune(x.Input, inNeed)
+	for i, e := range exprs {
+		exprs[i] = remapColumns(e, im)
+	}
+	// A projection that passes its input through unchanged disappears.
+	if len(exprs) == len(in.Schema()) {
+		identity := true
+		for i, e := range exprs {
+			c, ok := e.(*ColumnRef)
+			if !ok || c.Index != i || in.Schema()[i].Name != names[i] {
+				identity = false
+				break
+			}
+		}
+		if identity {
+			return in, m
+		}
+	}
+	return &Project{Input: in, Exprs: exprs, Names: names}, m
+}
+
+func (x *Filter) prune(need []bool) (Node, map[int]int) {
+	inNeed := append([]bool(nil), need...)
+	used := map[int]bool{}
+	columnsUsed(x.Cond, used)
+	for c := range used {
+		inNeed[c] = true
+	}
+	in, im := prune(x.Input, inNeed)
+	f := &Filter{Input: in, Cond: remapColumns(x.Cond, im)}
+	// Drop the columns only the filter needed.
+	return narrow(f, need, im)
+}
+
+func (x *Aggregate) prune([]bool) (Node, map[int]int) {
+	inNeed := make([]bool, len(x.Input.Schema()))
+	for _, k := range x.Keys {
+		inNeed[k] = true
+	}
+	for _, a := range x.Aggs {
+		if a.Arg >= 0 {
+			inNeed[a.Arg] = true
+		}
+	}
+	in, im := prune(x.Input, inNeed)
+	a := &Aggregate{Input: in, emitAt: x.emitAt}
+	for _, k := range x.Keys {
+		a.Keys = append(a.Keys, im[k])
+	}
+	for _, c := range x.Aggs {
+		if c.Arg >= 0 {
+			c.Arg = im[c.Arg]
+		}
+		a.Aggs = append(a.Aggs, c)
+	}
+	return a, identityMap(len(x.Schema()))
+}
+
+func (x *Sort) prune(need []bool) (Node, map[int]int) {
+	inNeed := append([]bool(nil), need...)
+	for _, k := range x.Keys {
+		inNeed[k.Index] = true
+	}
+	in, im := prune(x.Input, inNeed)
+	s := *x
+	s.Input = in
+	s.Keys = nil
+	for _, k := range x.Keys {
+		k.Index = im[k.Index]
+		s.Keys = append(s.Keys, k)
+	}
+	return &s, im
+}
+
+// Inputs must keep identical row types: prune each to exactly need.
+func (x *Union) prune(need []bool) (Node, map[int]int) {
+	var inputs []Node
+	var m map[int]int
+	for _, in := range x.Inputs {
+		p, im := prune(in, need)
+		p, m = narrow(p, need, im)
+		inputs = append(inputs, p)
+	}
+	return &Union{Inputs: inputs}, m
+}
+
+func (x *WindowTVF) prune(need []bool) (Node, map[int]int) { return pruneWindowTVF(x, need) }
+
+func (x *Sink) prune([]bool) (Node, map[int]int) {
+	all := make([]bool, len(x.Input.Schema()))
+	for i := range all {
+		all[i] = true
+	}
+	in, im := prune(x.Input, all)
+	s := *x
+	s.Input, _ = narrow(in, all, im)
+	return &s, identityMap(len(x.Schema()))
+}
+
+// VALUES keeps its columns; a window aggregation is made after pruning.
+func (x *Values) prune([]bool) (Node, map[int]int)          { return keepAll(x) }
+func (x *WindowAggregate) prune([]bool) (Node, map[int]int) { return keepAll(x) }
 
 // narrow projects n (whose columns relate to the original ones through im)
 // onto exactly the original columns marked in need, in order.

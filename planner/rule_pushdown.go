@@ -6,19 +6,20 @@ package planner
 // Filters never move below a Sort, whose LIMIT depends on what it sees.
 
 func pushPredicates(n Node) Node {
-	ch := n.Children()
-	newCh := make([]Node, len(ch))
-	for i, c := range ch {
-		newCh[i] = pushPredicates(c)
-	}
-	n = n.withChildren(newCh)
-	f, ok := n.(*Filter)
-	if !ok {
+	return TransformUp(n, func(n Node) Node {
+		if f, ok := n.(*Filter); ok {
+			return pushFilter(f)
+		}
 		return n
-	}
+	})
+}
+
+// pushFilter moves f down as far as it goes; f's input is already done.
+func pushFilter(f *Filter) Node {
+	var n Node = f
 	switch in := f.Input.(type) {
 	case *Filter:
-		return pushPredicates(&Filter{Input: in.Input, Cond: and(in.Cond, f.Cond)})
+		return pushFilter(&Filter{Input: in.Input, Cond: and(in.Cond, f.Cond)})
 	case *Project:
 		if !deterministic(in.Exprs) {
 			return n
@@ -29,11 +30,11 @@ func pushPredicates(n Node) Node {
 			}
 			return x
 		})
-		return &Project{Input: pushPredicates(&Filter{Input: in.Input, Cond: cond}), Exprs: in.Exprs, Names: in.Names}
+		return &Project{Input: pushFilter(&Filter{Input: in.Input, Cond: cond}), Exprs: in.Exprs, Names: in.Names}
 	case *Union:
 		var inputs []Node
 		for _, i := range in.Inputs {
-			inputs = append(inputs, pushPredicates(&Filter{Input: i, Cond: f.Cond}))
+			inputs = append(inputs, pushFilter(&Filter{Input: i, Cond: f.Cond}))
 		}
 		return &Union{Inputs: inputs}
 	case *Aggregate:
@@ -48,7 +49,7 @@ func pushPredicates(n Node) Node {
 		}
 		cond := remapColumns(f.Cond, m)
 		a := *in
-		a.Input = pushPredicates(&Filter{Input: in.Input, Cond: cond})
+		a.Input = pushFilter(&Filter{Input: in.Input, Cond: cond})
 		a.cols = nil
 		return &a
 	}

@@ -123,7 +123,19 @@ func (w *WindowTVF) Schema() types.Schema {
 	return out
 }
 func (w *WindowTVF) Children() []Node            { return []Node{w.Input} }
-func (w *WindowTVF) withChildren(ch []Node) Node { c := *w; c.Input = ch[0]; return &c }
+func (w *WindowTVF) WithChildren(ch []Node) Node { c := *w; c.Input = ch[0]; return &c }
+
+// Expressions are the late-records table's columns (LateRecords.Exprs).
+func (w *WindowTVF) Expressions() []Expr { return w.Late.exprs() }
+func (w *WindowTVF) WithExpressions(es []Expr) Node {
+	c := *w
+	c.Late = w.Late.withExprs(es)
+	return &c
+}
+
+// Windowing keeps the input's mode (an updating input is an error).
+func (*WindowTVF) Mode(in []Mode) Mode { return anyUpdating(in) }
+func (w *WindowTVF) Describe() string  { return describeWindowNode(w) }
 
 // Window key markers in WindowAggregate.Keys.
 const (
@@ -175,8 +187,23 @@ func (w *WindowAggregate) Schema() types.Schema {
 	}
 	return w.cols
 }
-func (w *WindowAggregate) Children() []Node            { return []Node{w.Input} }
-func (w *WindowAggregate) withChildren(ch []Node) Node { c := *w; c.Input = ch[0]; return &c }
+func (w *WindowAggregate) Children() []Node { return []Node{w.Input} }
+
+// WithChildren keeps the output schema (cols), which names the columns as
+// the aggregation it replaced did.
+func (w *WindowAggregate) WithChildren(ch []Node) Node { c := *w; c.Input = ch[0]; return &c }
+
+// Expressions are the late-records table's columns (LateRecords.Exprs).
+func (w *WindowAggregate) Expressions() []Expr { return w.Late.exprs() }
+func (w *WindowAggregate) WithExpressions(es []Expr) Node {
+	c := *w
+	c.Late = w.Late.withExprs(es)
+	return &c
+}
+
+// A window aggregation emits each window's result once: append-only.
+func (*WindowAggregate) Mode([]Mode) Mode   { return AppendOnly }
+func (w *WindowAggregate) Describe() string { return describeWindowNode(w) + lateSuffix(w.Late) }
 
 // PartitionKeys are the keys that are Input columns (the window columns
 // excluded): the hash exchange in front of the operator routes by them.
@@ -300,22 +327,14 @@ func isRowtime(n Node, col int) bool {
 // over the TVF's input: windows are assigned inside the aggregate, and the
 // result is append-only. Runs after projection pruning.
 func windowAggregates(n Node) Node {
-	ch := n.Children()
-	newCh := make([]Node, len(ch))
-	changed := false
-	for i, c := range ch {
-		newCh[i] = windowAggregates(c)
-		changed = changed || newCh[i] != c
-	}
-	if changed {
-		n = n.withChildren(newCh)
-	}
-	if a, ok := n.(*Aggregate); ok {
-		if w := toWindowAggregate(a); w != nil {
-			return w
+	return TransformUp(n, func(n Node) Node {
+		if a, ok := n.(*Aggregate); ok {
+			if w := toWindowAggregate(a); w != nil {
+				return w
+			}
 		}
-	}
-	return n
+		return n
+	})
 }
 
 // windowCol traces column col of n down to a WindowTVF's window column:
@@ -579,31 +598,24 @@ func describeWindowAgg(w *WindowAggregate) string {
 	return "WindowAggregate(groupBy=[" + strings.Join(keys, ", ") + "], window=[" + w.Window.String() + "], select=[" + strings.Join(sel, ", ") + "]" + emit + ")"
 }
 
-// buildWindow fills in the physical operator of a window node.
-func (b *physBuilder) buildWindow(o *Operator, n Node) {
-	switch x := n.(type) {
-	case *WindowTVF:
-		in := b.build(x.Input)
-		o.Kind, o.WindowTVF, o.Parallelism = OpWindowTVF, x, in.Parallelism
-		o.Inputs = []Edge{{From: in, Partition: Forward}}
-	case *WindowAggregate:
-		in := b.build(x.Input)
-		o.Kind, o.WindowAgg = OpWindowAggregate, x
-		if keys := x.PartitionKeys(); len(keys) == 0 {
-			o.Parallelism = 1
-			o.Inputs = []Edge{{From: in, Partition: Global}}
-		} else {
-			o.Parallelism = b.par
-			o.Inputs = []Edge{{From: in, Partition: Hash, Keys: keys}}
-		}
-	}
+func (x *WindowTVF) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec, o.Parallelism = &WindowTVFSpec{TVF: x}, in.Parallelism
+	o.Inputs = []Edge{{From: in, Partition: Forward}}
 }
 
-func describeWindowOp(o *Operator) string {
-	if o.Kind == OpWindowTVF {
-		return describeWindowNode(o.WindowTVF)
+// A window aggregate hashes its input by the keys that are input columns;
+// with none it runs at parallelism 1.
+func (x *WindowAggregate) physical(b *physBuilder, o *Operator) {
+	in := b.build(x.Input)
+	o.Spec = &WindowAggSpec{Agg: x}
+	if keys := x.PartitionKeys(); len(keys) == 0 {
+		o.Parallelism = 1
+		o.Inputs = []Edge{{From: in, Partition: Global}}
+	} else {
+		o.Parallelism = b.par
+		o.Inputs = []Edge{{From: in, Partition: Hash, Keys: keys}}
 	}
-	return describeWindowNode(o.WindowAgg)
 }
 
 // bindWindowInput binds the table of a window table function and finds its

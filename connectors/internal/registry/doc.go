@@ -1,5 +1,5 @@
-// Package registry registers a connector in both of the engine's
-// registries at once: its capabilities in catalog's and its factories in
-// exec's. It also remembers the factories, because exec keeps its lookup
-// unexported and the connector tests build sources and sinks by name.
+// Package registry is how a connector package registers itself: its
+// capabilities and its source and sink factories together, in the one
+// connector registry (exec.RegisterConnector, kept in catalog), and how the
+// connector tests build sources and sinks by name.
 package registry

@@ -1,0 +1,3 @@
+// Package layering checks that the packages of the repository import what
+// docs/DESIGN.md's package table says they may import, and nothing more.
+package layering
