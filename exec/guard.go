@@ -170,8 +170,8 @@ func (g *guardNode) eval(ctx *functions.Context, in *rows) (functions.Vec, bool,
 				g.release()
 				return functions.Vec{}, false, err
 			}
-			if left == 0 {
-				continue
+			if left == 0 || k == len(g.args)-1 {
+				continue // nothing left to decide for a later argument
 			}
 			if g.form == formCoalesce {
 				for i := range n {
