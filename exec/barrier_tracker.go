@@ -22,6 +22,9 @@ package exec
 //     longer pending, is ignored (its checkpoint completed or was dropped).
 //   - A channel that ended no longer counts: pending checkpoints that every
 //     channel still live has delivered complete then, oldest first.
+//   - At most maxTrackedBarriers checkpoints are pending; a newer one drops
+//     the oldest (a channel that delivers no barrier at all, its source
+//     stuck, lets every checkpoint expire; the tracker does not grow).
 type barrierTracker struct {
 	n     int
 	ended []bool
@@ -38,6 +41,10 @@ type pendingBarrier struct {
 	b    Barrier
 	seen []bool // seen[i]: channel i delivered the barrier
 }
+
+// maxTrackedBarriers bounds the pending checkpoints of a tracker (Flink's
+// CheckpointBarrierTracker keeps 50).
+const maxTrackedBarriers = 50
 
 func newBarrierTracker(n int) *barrierTracker {
 	return &barrierTracker{n: n, ended: make([]bool, n)}
@@ -57,6 +64,9 @@ func (t *barrierTracker) barrier(from int, b Barrier) (Barrier, bool) {
 		}
 		t.latest = b.ID
 		t.pending = append(t.pending, pendingBarrier{b: b, seen: t.seenSlice()})
+		if len(t.pending) > maxTrackedBarriers {
+			t.drop(1)
+		}
 		i = len(t.pending) - 1
 	}
 	t.pending[i].seen[from] = true

@@ -89,3 +89,26 @@ func TestBarrierAlignment(t *testing.T) {
 		return ""
 	})
 }
+
+// TestBarrierTrackerBounded: a channel that never delivers a barrier does
+// not make the tracker grow; the oldest pending checkpoints are dropped.
+func TestBarrierTrackerBounded(t *testing.T) {
+	tr := newBarrierTracker(2)
+	for id := int64(1); id <= 3*maxTrackedBarriers; id++ {
+		if _, ok := tr.barrier(0, Barrier{ID: id}); ok {
+			t.Fatalf("checkpoint %d aligned with one of two channels", id)
+		}
+	}
+	if len(tr.pending) != maxTrackedBarriers {
+		t.Fatalf("%d checkpoints pending, want at most %d", len(tr.pending), maxTrackedBarriers)
+	}
+	if _, ok := tr.barrier(1, Barrier{ID: 1}); ok {
+		t.Fatal("a dropped checkpoint aligned")
+	}
+	if b, ok := tr.barrier(1, Barrier{ID: 3 * maxTrackedBarriers}); !ok || b.ID != 3*maxTrackedBarriers {
+		t.Fatalf("the newest checkpoint did not align: %v %v", b, ok)
+	}
+	if len(tr.pending) != 0 {
+		t.Fatalf("%d checkpoints still pending after the newest aligned", len(tr.pending))
+	}
+}
