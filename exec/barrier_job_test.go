@@ -214,7 +214,7 @@ func TestAtLeastOnceBarriersPerCheckpoint(t *testing.T) {
 	}()
 
 	storage := checkpoint.NewStorage(t.TempDir())
-	opts := checkpoint.Options{Mode: checkpoint.AtLeastOnce, MaxConcurrent: 2, NumRetained: 3,
+	opts := checkpoint.Options{Mode: checkpoint.AtLeastOnce, MaxConcurrent: 2, NumRetained: 10,
 		Timeout: 10 * time.Minute, RetainOnCancel: true}
 	var counts map[string]int64
 	var mu sync.Mutex
