@@ -21,6 +21,8 @@ type evaluator struct {
 	root node
 	t    types.T
 	in   rows
+	// guards says the expression has a guardNode.
+	guards bool
 }
 
 // rows is what a node evaluates over: the columns of a batch, or the rows
@@ -74,6 +76,7 @@ func (ev *evaluator) compile(e planner.Expr) node {
 			args[i] = ev.compile(a)
 		}
 		if f, ok := guardForms[x.Func]; ok {
+			ev.guards = true
 			return newGuardNode(f, x, args)
 		}
 		return &callNode{name: x.Func, args: args, kernel: x.Resolved.Kernel, t: x.Resolved.Ret}
@@ -121,13 +124,54 @@ func (n *callNode) eval(ctx *functions.Context, in *rows) (functions.Vec, bool, 
 // evalArray evaluates the expression over rec and returns an array of
 // rec's length that the caller releases.
 func (ev *evaluator) evalArray(ctx *functions.Context, rec arrow.RecordBatch) (arrow.Array, error) {
-	ev.in = rows{cols: rec.Columns(), n: int(rec.NumRows())}
-	v, owned, err := ev.root.eval(ctx, &ev.in)
-	ev.in.cols = nil
+	v, owned, err := ev.eval(ctx, rec)
 	if err != nil {
+		if ev.guards {
+			err = ev.firstError(ctx, rec, err)
+		}
 		return nil, err
 	}
 	return materialize(ctx, v, owned, int(rec.NumRows()))
+}
+
+func (ev *evaluator) eval(ctx *functions.Context, rec arrow.RecordBatch) (functions.Vec, bool, error) {
+	ev.in = rows{cols: rec.Columns(), n: int(rec.NumRows())}
+	v, owned, err := ev.root.eval(ctx, &ev.in)
+	ev.in.cols = nil
+	return v, owned, err
+}
+
+// firstError returns the error of the first row of rec that fails (err is
+// the error over all of rec), so that a failing batch reports the same row
+// however its guards ordered the work: whether a prefix of rec fails
+// depends only on its rows, so a binary search over prefix lengths finds
+// the first failing row in log2(rows) evaluations, paid only by a batch
+// that fails.
+func (ev *evaluator) firstError(ctx *functions.Context, rec arrow.RecordBatch, err error) error {
+	lo, hi := 0, int(rec.NumRows()) // rows [0, lo) evaluate, rows [0, hi) fail
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if e := ev.evalSlice(ctx, rec, 0, mid); e != nil {
+			hi, err = mid, e
+		} else {
+			lo = mid
+		}
+	}
+	if e := ev.evalSlice(ctx, rec, hi-1, hi); e != nil {
+		err = e
+	}
+	return err
+}
+
+// evalSlice evaluates rows [from, to) of rec and returns the error, if any.
+func (ev *evaluator) evalSlice(ctx *functions.Context, rec arrow.RecordBatch, from, to int) error {
+	s := rec.NewSlice(int64(from), int64(to))
+	defer s.Release()
+	v, owned, err := ev.eval(ctx, s)
+	if err == nil && owned {
+		v.Release()
+	}
+	return err
 }
 
 // materialize turns v into an owned array of n rows.
