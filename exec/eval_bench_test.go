@@ -56,7 +56,9 @@ func BenchmarkGuardedCase(b *testing.B) {
 	const rows = 500_000
 	mem := memory.DefaultAllocator
 	x := &planner.ColumnRef{Index: 0, Name: "x", T: types.IntType}
-	lit := func(v int64) planner.Expr { return &planner.Literal{Value: v, T: types.T{Kind: types.Int, NotNull: true}} }
+	lit := func(v int64) planner.Expr {
+		return &planner.Literal{Value: v, T: types.T{Kind: types.Int, NotNull: true}}
+	}
 	half := bindCall(b, "CASE", bindCall(b, ">", x, lit(500)), bindCall(b, "/", lit(10), x), lit(0))
 	batches := func(zeros bool) []arrow.RecordBatch {
 		var out []arrow.RecordBatch
