@@ -9,23 +9,35 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// evaluator computes one bound expression over a whole batch. The fast path
-// evaluates every subexpression over all rows, one kernel call per node. A
-// kernel error inside a CASE, IF, COALESCE, AND or OR may come from a row
-// that the guard would never have let through (CASE WHEN b <> 0 THEN a / b
-// END); then the batch is evaluated again row by row with SQL's lazy
-// semantics, and only an error that survives that is reported.
+// evaluator computes one bound expression over a whole batch, one kernel
+// call per node. CASE, IF, COALESCE, AND and OR are guards (guardNode):
+// each of their arguments is evaluated only on the rows that reach it, as
+// SQL requires, so that a row a guard does not let through cannot fail the
+// batch (CASE WHEN b <> 0 THEN a / b END), and an error is reported only
+// for a row that really evaluates the failing expression.
+//
+// An evaluator is used by one goroutine (its operator subtask).
 type evaluator struct {
 	root node
-	lazy bool // the expression has a lazily evaluated form
 	t    types.T
+	in   rows
+	// guards says the expression has a guardNode.
+	guards bool
+}
+
+// rows is what a node evaluates over: the columns of a batch, or the rows
+// of a batch that a guard selected, where only the columns the guarded
+// argument reads are there (the others are nil).
+type rows struct {
+	cols []arrow.Array
+	n    int
 }
 
 // node is a compiled expression node.
 type node interface {
-	// eval returns the result over rec's rows; owned says the caller must
-	// release it (results that are columns of rec are not owned).
-	eval(ctx *functions.Context, rec arrow.RecordBatch) (v functions.Vec, owned bool, err error)
+	// eval returns the result over in's rows; owned says the caller must
+	// release it (results that are columns of in are not owned).
+	eval(ctx *functions.Context, in *rows) (v functions.Vec, owned bool, err error)
 }
 
 type colNode struct {
@@ -59,28 +71,28 @@ func (ev *evaluator) compile(e planner.Expr) node {
 	case *planner.Cast:
 		return &callNode{name: "CAST", args: []node{ev.compile(x.Arg)}, kernel: x.Kernel, t: x.T}
 	case *planner.Call:
-		switch x.Func {
-		case "CASE", "IF", "COALESCE", "AND", "OR":
-			ev.lazy = true
+		args := make([]node, len(x.Args))
+		for i, a := range x.Args {
+			args[i] = ev.compile(a)
 		}
-		c := &callNode{name: x.Func, kernel: x.Resolved.Kernel, t: x.Resolved.Ret}
-		for _, a := range x.Args {
-			c.args = append(c.args, ev.compile(a))
+		if f, ok := guardForms[x.Func]; ok {
+			ev.guards = true
+			return newGuardNode(f, x, args)
 		}
-		return c
+		return &callNode{name: x.Func, args: args, kernel: x.Resolved.Kernel, t: x.Resolved.Ret}
 	}
 	panic("exec: cannot compile expression " + e.String())
 }
 
-func (n *colNode) eval(_ *functions.Context, rec arrow.RecordBatch) (functions.Vec, bool, error) {
-	return functions.ArrayVec(n.t, rec.Column(n.idx)), false, nil
+func (n *colNode) eval(_ *functions.Context, in *rows) (functions.Vec, bool, error) {
+	return functions.ArrayVec(n.t, in.cols[n.idx]), false, nil
 }
 
-func (n *constNode) eval(*functions.Context, arrow.RecordBatch) (functions.Vec, bool, error) {
+func (n *constNode) eval(*functions.Context, *rows) (functions.Vec, bool, error) {
 	return n.v, false, nil
 }
 
-func (n *callNode) eval(ctx *functions.Context, rec arrow.RecordBatch) (functions.Vec, bool, error) {
+func (n *callNode) eval(ctx *functions.Context, in *rows) (functions.Vec, bool, error) {
 	if n.argv == nil {
 		n.argv = make([]functions.Vec, len(n.args))
 		n.owned = make([]bool, len(n.args))
@@ -94,14 +106,14 @@ func (n *callNode) eval(ctx *functions.Context, rec arrow.RecordBatch) (function
 		}
 	}
 	for i, a := range n.args {
-		v, owned, err := a.eval(ctx, rec)
+		v, owned, err := a.eval(ctx, in)
 		if err != nil {
 			release()
 			return functions.Vec{}, false, err
 		}
 		n.argv[i], n.owned[i] = v, owned
 	}
-	out, err := n.kernel(ctx, n.argv, int(rec.NumRows()))
+	out, err := n.kernel(ctx, n.argv, in.n)
 	release()
 	if err != nil {
 		return functions.Vec{}, false, err
@@ -112,14 +124,54 @@ func (n *callNode) eval(ctx *functions.Context, rec arrow.RecordBatch) (function
 // evalArray evaluates the expression over rec and returns an array of
 // rec's length that the caller releases.
 func (ev *evaluator) evalArray(ctx *functions.Context, rec arrow.RecordBatch) (arrow.Array, error) {
-	v, owned, err := ev.root.eval(ctx, rec)
+	v, owned, err := ev.eval(ctx, rec)
 	if err != nil {
-		if !ev.lazy {
-			return nil, err
+		if ev.guards {
+			err = ev.firstError(ctx, rec, err)
 		}
-		return ev.evalRows(ctx, rec)
+		return nil, err
 	}
 	return materialize(ctx, v, owned, int(rec.NumRows()))
+}
+
+func (ev *evaluator) eval(ctx *functions.Context, rec arrow.RecordBatch) (functions.Vec, bool, error) {
+	ev.in = rows{cols: rec.Columns(), n: int(rec.NumRows())}
+	v, owned, err := ev.root.eval(ctx, &ev.in)
+	ev.in.cols = nil
+	return v, owned, err
+}
+
+// firstError returns the error of the first row of rec that fails (err is
+// the error over all of rec), so that a failing batch reports the same row
+// however its guards ordered the work: whether a prefix of rec fails
+// depends only on its rows, so a binary search over prefix lengths finds
+// the first failing row in log2(rows) evaluations, paid only by a batch
+// that fails.
+func (ev *evaluator) firstError(ctx *functions.Context, rec arrow.RecordBatch, err error) error {
+	lo, hi := 0, int(rec.NumRows()) // rows [0, lo) evaluate, rows [0, hi) fail
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if e := ev.evalSlice(ctx, rec, 0, mid); e != nil {
+			hi, err = mid, e
+		} else {
+			lo = mid
+		}
+	}
+	if e := ev.evalSlice(ctx, rec, hi-1, hi); e != nil {
+		err = e
+	}
+	return err
+}
+
+// evalSlice evaluates rows [from, to) of rec and returns the error, if any.
+func (ev *evaluator) evalSlice(ctx *functions.Context, rec arrow.RecordBatch, from, to int) error {
+	s := rec.NewSlice(int64(from), int64(to))
+	defer s.Release()
+	v, owned, err := ev.eval(ctx, s)
+	if err == nil && owned {
+		v.Release()
+	}
+	return err
 }
 
 // materialize turns v into an owned array of n rows.
@@ -143,105 +195,6 @@ func materialize(ctx *functions.Context, v functions.Vec, owned bool, n int) (ar
 	return b.NewArray(), nil
 }
 
-// evalRows is the slow path: each row on its own, lazy forms short-circuit.
-func (ev *evaluator) evalRows(ctx *functions.Context, rec arrow.RecordBatch) (arrow.Array, error) {
-	b := array.NewBuilder(ctx.Mem, ev.t.ArrowType())
-	defer b.Release()
-	n := int(rec.NumRows())
-	for i := 0; i < n; i++ {
-		row := rec.NewSlice(int64(i), int64(i+1))
-		v, err := evalLazy(ctx, ev.root, row)
-		row.Release()
-		if err != nil {
-			return nil, err
-		}
-		types.AppendValue(b, v)
-	}
-	return b.NewArray(), nil
-}
-
-// evalLazy evaluates n over a one-row batch with SQL's lazy semantics for
-// CASE, IF, COALESCE, AND and OR.
-func evalLazy(ctx *functions.Context, n node, row arrow.RecordBatch) (types.Value, error) {
-	c, ok := n.(*callNode)
-	if !ok {
-		v, _, err := n.eval(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		return v.ValueAt(0), nil
-	}
-	switch c.name {
-	case "CASE":
-		i := 0
-		for ; i+1 < len(c.args); i += 2 {
-			cond, err := evalLazy(ctx, c.args[i], row)
-			if err != nil {
-				return nil, err
-			}
-			if cond == true {
-				return evalLazy(ctx, c.args[i+1], row)
-			}
-		}
-		if i < len(c.args) {
-			return evalLazy(ctx, c.args[i], row)
-		}
-		return nil, nil
-	case "IF":
-		cond, err := evalLazy(ctx, c.args[0], row)
-		if err != nil {
-			return nil, err
-		}
-		if cond == true {
-			return evalLazy(ctx, c.args[1], row)
-		}
-		return evalLazy(ctx, c.args[2], row)
-	case "COALESCE":
-		for _, a := range c.args {
-			v, err := evalLazy(ctx, a, row)
-			if err != nil || v != nil {
-				return v, err
-			}
-		}
-		return nil, nil
-	case "AND", "OR":
-		short := c.name == "OR" // OR stops at TRUE, AND at FALSE
-		sawNull := false
-		for _, a := range c.args {
-			v, err := evalLazy(ctx, a, row)
-			if err != nil {
-				return nil, err
-			}
-			if v == nil {
-				sawNull = true
-				continue
-			}
-			if v.(bool) == short {
-				return short, nil
-			}
-		}
-		if sawNull {
-			return nil, nil
-		}
-		return !short, nil
-	}
-	// A strict function: evaluate the arguments lazily, then the kernel.
-	args := make([]functions.Vec, len(c.args))
-	for i, a := range c.args {
-		v, err := evalLazy(ctx, a, row)
-		if err != nil {
-			return nil, err
-		}
-		args[i] = functions.ConstVec(argType(a), v)
-	}
-	out, err := c.kernel(ctx, args, 1)
-	if err != nil {
-		return nil, err
-	}
-	defer out.Release()
-	return out.ValueAt(0), nil
-}
-
 func argType(n node) types.T {
 	switch x := n.(type) {
 	case *colNode:
@@ -249,6 +202,8 @@ func argType(n node) types.T {
 	case *constNode:
 		return x.v.Type
 	case *callNode:
+		return x.t
+	case *guardNode:
 		return x.t
 	}
 	return types.NullType

@@ -280,7 +280,21 @@ func (t *subtask) runOperator() (err error) {
 		return em.broadcast(Element{Kind: KindEnd})
 	}
 	al := newAligner(t.numSenders)
-	al.noHold = t.job.cp != nil && t.job.cp.mode == checkpoint.AtLeastOnce
+	if t.job.cp != nil && t.job.cp.mode == checkpoint.AtLeastOnce {
+		al.tracker = newBarrierTracker(t.numSenders)
+	}
+	// aligned takes the snapshot of checkpoint b and sends its barrier on.
+	aligned := func(b Barrier) error {
+		if err := t.snapshotOperator(b.ID); err != nil {
+			return err
+		}
+		if err := em.broadcast(Element{Kind: KindBarrier, Barrier: b}); err != nil {
+			return err
+		}
+		al.release()
+		return nil
+	}
+	var done []Barrier
 	for {
 		var el Element
 		if q, ok := al.next(); ok {
@@ -324,17 +338,22 @@ func (t *subtask) runOperator() (err error) {
 				return err
 			}
 		case KindBarrier:
-			if al.barrier(el.From, el.Barrier) {
-				if err := t.snapshotOperator(el.Barrier.ID); err != nil {
+			if b, ok := al.barrier(el.From, el.Barrier); ok {
+				if err := aligned(b); err != nil {
 					return err
 				}
-				if err := em.broadcast(Element{Kind: KindBarrier, Barrier: el.Barrier}); err != nil {
-					return err
-				}
-				al.release()
 			}
 		case KindEnd:
-			wm, advanced, idle, all := al.end(el.From)
+			var wm int64
+			var advanced, idle, all bool
+			wm, advanced, idle, all, done = al.end(el.From, done[:0])
+			// The channel no longer counts: checkpoints the others have
+			// all delivered the barrier of are aligned now.
+			for _, b := range done {
+				if err := aligned(b); err != nil {
+					return err
+				}
+			}
 			if all {
 				t.inWatermark.Store(maxWatermark)
 				if err := t.impl.endInput(em); err != nil {
@@ -375,21 +394,24 @@ func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) e
 
 // aligner implements barrier alignment (exactly-once): once a channel has
 // delivered barrier n, what it sends next is held back until every live
-// channel has delivered barrier n. It also combines the channels'
-// watermarks: the minimum over the channels that are neither ended nor
-// idle, never going back.
+// channel has delivered barrier n. In at-least-once mode its tracker counts
+// barriers per checkpoint id instead and nothing is held back
+// (barrier_tracker.go). It also combines the channels' watermarks: the
+// minimum over the channels that are neither ended nor idle, never going
+// back.
 type aligner struct {
-	// noHold is at-least-once mode: barriers are counted but nothing is
-	// held back.
-	noHold   bool
+	// tracker is set in at-least-once mode.
+	tracker  *barrierTracker
 	n        int
 	ended    []bool
 	nEnded   int
 	blocked  []bool
 	nBlocked int
-	held     []Element
-	replay   []Element
-	wms      []int64
+	// cur is the barrier being aligned (exactly-once) while nBlocked > 0.
+	cur    Barrier
+	held   []Element
+	replay []Element
+	wms    []int64
 	// idles marks the channels that said they are idle and sent nothing
 	// since; allIdle that KindIdle was forwarded and nothing else since.
 	idles   []bool
@@ -419,19 +441,23 @@ func (a *aligner) next() (Element, bool) {
 
 // hold reports whether el must wait for alignment (and keeps it).
 func (a *aligner) hold(el Element) bool {
-	if a.blocked[el.From] && !a.noHold {
+	if a.tracker == nil && a.blocked[el.From] {
 		a.held = append(a.held, el)
 		return true
 	}
 	return false
 }
 
-// barrier records a barrier from channel from and reports whether all live
-// channels have now delivered it.
-func (a *aligner) barrier(from int, _ Barrier) bool {
+// barrier records barrier b from channel from. It returns the barrier whose
+// snapshot is due now that every live channel has delivered it (ok).
+func (a *aligner) barrier(from int, b Barrier) (_ Barrier, ok bool) {
+	if a.tracker != nil {
+		return a.tracker.barrier(from, b)
+	}
 	a.blocked[from] = true
 	a.nBlocked++
-	return a.nBlocked == a.n-a.nEnded
+	a.cur = b
+	return b, a.nBlocked == a.n-a.nEnded
 }
 
 // release unblocks every channel after the snapshot; held elements are
@@ -449,16 +475,26 @@ func (a *aligner) release() {
 // and whether it advanced (the ended channel no longer holds it back),
 // whether the input became idle as a whole (the channels left are all
 // idle), and whether every channel has ended.
-func (a *aligner) end(from int) (wm int64, advanced, idle, all bool) {
+//
+// It appends to aligned the checkpoints whose snapshot is due now that the
+// ended channel no longer counts (the others delivered their barriers).
+func (a *aligner) end(from int, aligned []Barrier) (wm int64, advanced, idle, all bool, _ []Barrier) {
 	a.ended[from] = true
 	a.nEnded++
+	switch {
+	case a.tracker != nil:
+		aligned = a.tracker.end(from, aligned)
+	case a.nBlocked > 0 && a.nBlocked == a.n-a.nEnded:
+		// A blocked channel's end is held, so from was not blocked.
+		aligned = append(aligned, a.cur)
+	}
 	a.wms[from] = maxWatermark
 	a.idles[from] = false
 	wm, advanced, allIdle := a.combine()
 	if allIdle && !a.allIdle {
 		a.allIdle, idle = true, true
 	}
-	return wm, advanced, idle, a.nEnded == a.n
+	return wm, advanced, idle, a.nEnded == a.n, aligned
 }
 
 // active records that channel from sent a batch: an idle channel counts

@@ -64,7 +64,7 @@ func TestWatermarks(t *testing.T) {
 			al.active(from())
 			return "ok\n"
 		case "end":
-			wm, adv, idle, all := al.end(from())
+			wm, adv, idle, all, _ := al.end(from(), nil)
 			out := combined(wm, adv, idle)
 			if all {
 				out += "all ended\n"
