@@ -67,8 +67,7 @@ var stepSources = struct {
 }{m: map[string]*stepControl{}}
 
 func init() {
-	catalog.RegisterConnector(catalog.Connector{Name: "step-test", Source: true})
-	exec.RegisterSource("step-test", func(spec exec.TableSpec) (exec.Source, error) {
+	exec.RegisterConnector(catalog.Connector{Name: "step-test", Source: true}, func(spec exec.TableSpec) (exec.Source, error) {
 		stepSources.Lock()
 		defer stepSources.Unlock()
 		c := stepSources.m[spec.Table]
@@ -76,7 +75,7 @@ func init() {
 			return nil, fmt.Errorf("no step control for table %s", spec.Table)
 		}
 		return &stepSource{ctl: c, spec: spec}, nil
-	})
+	}, nil)
 }
 
 func (s *stepSource) Open(context.Context) error { return nil }
@@ -190,7 +189,11 @@ func TestAtLeastOnceBarriersPerCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &planner.Planner{Catalog: s.Catalog(), Options: s.Options()}
+		jo, err := planner.ParseJobOptions(s.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &planner.Planner{Catalog: s.Catalog(), Options: jo}
 		sink, err := p.Query(sts[0], sts[0].(*sql.Select).Query)
 		if err != nil {
 			t.Fatal(err)
