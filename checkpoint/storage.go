@@ -9,13 +9,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // ErrNoCheckpoint is returned when a job has no completed checkpoint.
 var ErrNoCheckpoint = errors.New("no completed checkpoint")
 
 // Storage keeps one job's checkpoints under dir, one chk-<n> directory each.
-// It is safe for use by one coordinator at a time.
+// It is safe for use by one coordinator at a time. Its writes go through
+// the filesystem fsutil.For returns for dir (the operating system's, unless
+// a test injects failures there).
 type Storage struct {
 	dir string
 }
@@ -32,14 +36,17 @@ func (s *Storage) Dir(id int64) string { return filepath.Join(s.dir, fmt.Sprintf
 // Prepare creates the (empty) directory of checkpoint id.
 func (s *Storage) Prepare(id int64) (string, error) {
 	d := s.Dir(id)
-	if err := os.MkdirAll(d, 0o755); err != nil {
+	if err := fsutil.For(d).MkdirAll(d, 0o755); err != nil {
 		return "", err
 	}
 	return d, nil
 }
 
 // Discard removes checkpoint id (a failed or expired one).
-func (s *Storage) Discard(id int64) error { return os.RemoveAll(s.Dir(id)) }
+func (s *Storage) Discard(id int64) error {
+	d := s.Dir(id)
+	return fsutil.For(d).RemoveAll(d)
+}
 
 // ids returns the ids of the chk-<n> directories present, highest first.
 func (s *Storage) ids() ([]int64, error) {
@@ -137,7 +144,7 @@ func Load(path string) (*Metadata, error) {
 // checkpoints) and returns its path.
 func WriteSavepoint(m *Metadata, root string) (string, error) {
 	dst := filepath.Join(root, fmt.Sprintf("savepoint-%s-%d-%d", sanitize(m.Job), m.ID, m.Triggered.UnixMilli()))
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := fsutil.For(dst).MkdirAll(dst, 0o755); err != nil {
 		return "", err
 	}
 	for _, o := range m.Operators {
@@ -167,8 +174,9 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// copyTree copies the files under src into dst.
+// copyTree copies the files under src into dst, syncing each.
 func copyTree(src, dst string) error {
+	fsys := fsutil.For(dst)
 	return filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
@@ -176,14 +184,14 @@ func copyTree(src, dst string) error {
 		rel, _ := filepath.Rel(src, path)
 		target := filepath.Join(dst, rel)
 		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
+			return fsys.MkdirAll(target, 0o755)
 		}
 		in, err := os.Open(path)
 		if err != nil {
 			return err
 		}
 		defer in.Close()
-		out, err := os.Create(target)
+		out, err := fsys.Create(target, false)
 		if err != nil {
 			return err
 		}
