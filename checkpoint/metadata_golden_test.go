@@ -67,7 +67,7 @@ func TestMetadataGolden(t *testing.T) {
 func TestMetadataIncompatible(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
-		body, want string
+		body, want  string
 		unsupported bool
 	}{
 		{`{"Version": 3, "Job": "j", "ID": 4, "Future": true}`, "version 3 (this streamsql reads versions 1 to 2", true},

@@ -57,9 +57,9 @@ func (osFS) Create(name string, excl bool) (File, error) {
 }
 
 func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
-func (osFS) Rename(oldname, newname string) error       { return os.Rename(oldname, newname) }
-func (osFS) Remove(name string) error                   { return os.Remove(name) }
-func (osFS) RemoveAll(name string) error                { return os.RemoveAll(name) }
+func (osFS) Rename(oldname, newname string) error        { return os.Rename(oldname, newname) }
+func (osFS) Remove(name string) error                    { return os.Remove(name) }
+func (osFS) RemoveAll(name string) error                 { return os.RemoveAll(name) }
 
 func (osFS) SyncDir(dir string) error {
 	d, err := os.Open(dir)
