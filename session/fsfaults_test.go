@@ -241,3 +241,114 @@ func TestCheckpointStateDiskFull(t *testing.T) {
 	}))
 	runCheckpointFault(t, s, faults, syscall.ENOSPC, "no space left on device")
 }
+
+// TestFilesystemSinkFaults: a filesystem sink whose part file cannot be
+// written (at the checkpoint's pre-commit: the checkpoint fails, and the
+// job, tolerating none, fails) or cannot be renamed to its final name (the
+// commit of a complete checkpoint fails, and so does the job) restarts by
+// its strategy, from the last complete checkpoint, and the directory ends
+// with every row exactly once.
+func TestFilesystemSinkFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		kind  fsutil.OpKind
+		cause string
+	}{
+		{"write", fsutil.OpWrite, "input/output error"},
+		{"rename", fsutil.OpRename, "input/output error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			// The third part file's operation of that kind fails, once.
+			var mu sync.Mutex
+			seen, failedAt := 0, ""
+			t.Cleanup(fsutil.Install(out, fsutil.Inject(fsutil.OS, func(op fsutil.Op) error {
+				if op.Kind != tc.kind || !strings.Contains(filepath.Base(op.Path), "part-") {
+					return nil
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				seen++
+				if seen != 3 {
+					return nil
+				}
+				failedAt = op.Path
+				return syscall.EIO
+			})))
+			s := openFaultSession(t, nil)
+			t.Cleanup(func() { s.Close() })
+			execAll(t, s, `CREATE TABLE gen (id BIGINT, k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '20000',
+	'rows-per-second' = '5000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '20000',
+	'fields.k.min' = '1', 'fields.k.max' = '7')`,
+				"CREATE TABLE out (id BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = '"+out+"', 'format' = 'csv')",
+				"SET 'execution.checkpointing.interval' = '50ms'",
+				"SET 'execution.checkpointing.tolerable-failed-checkpoints' = '0'",
+				"SET 'restart-strategy.type' = 'fixed-delay'",
+				"SET 'restart-strategy.fixed-delay.attempts' = '1'",
+				"SET 'restart-strategy.fixed-delay.delay' = '10ms'",
+				"INSERT INTO out SELECT id, k FROM gen")
+			t.Cleanup(s.StopJobs)
+			j := waitJob(t, s, "the job to finish", 5*time.Minute, func(j JobInfo) bool {
+				return j.Status == "FINISHED" || j.Status == "FAILED" || j.Status == "CANCELED"
+			})
+			mu.Lock()
+			at := failedAt
+			mu.Unlock()
+			t.Logf("job %s after %d restart(s), restored from %d; the %s of %s failed: %v", j.Status, j.Restarts, j.RestoredFrom, tc.name, at, j.LastErr)
+			if j.Status != "FINISHED" || at == "" {
+				t.Fatalf("job %s (%v), injected failure at %q", j.Status, j.Err, at)
+			}
+			if j.Restarts != 1 || j.LastErr == nil || !errors.Is(j.LastErr, syscall.EIO) || !strings.Contains(j.LastErr.Error(), tc.cause) {
+				t.Fatalf("restarts %d, last failure %v: want one restart after an EIO", j.Restarts, j.LastErr)
+			}
+			checkExactlyOnce(t, out, 20000)
+		})
+	}
+}
+
+// checkExactlyOnce reads the committed part files in dir (rows "id,k")
+// and checks that ids 1 to n each appear exactly once.
+func checkExactlyOnce(t *testing.T, dir string, n int) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := make([]int, n+1)
+	files := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") {
+			continue
+		}
+		files++
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if line == "" {
+				continue
+			}
+			idText, _, _ := strings.Cut(line, ",")
+			id, err := strconv.Atoi(idText)
+			if err != nil || id < 1 || id > n {
+				t.Fatalf("%s: bad row %q", e.Name(), line)
+			}
+			count[id]++
+		}
+	}
+	var lost, twice []int
+	for id := 1; id <= n; id++ {
+		switch {
+		case count[id] == 0:
+			lost = append(lost, id)
+		case count[id] > 1:
+			twice = append(twice, id)
+		}
+	}
+	if len(lost) > 0 || len(twice) > 0 {
+		t.Fatalf("%d committed files: %d ids missing (first %v), %d more than once (first %v)",
+			files, len(lost), lost[:min(len(lost), 5)], len(twice), twice[:min(len(twice), 5)])
+	}
+	t.Logf("%d committed files hold ids 1 to %d exactly once", files, n)
+}

@@ -56,6 +56,9 @@ type sink struct {
 	enc  format.Encoder
 	chg  format.ChangelogEncoder // enc, when the format writes a changelog
 	ext  string
+	// fs is where the sink writes: fsutil.For(the table's path), the
+	// operating system unless a test injects faults there.
+	fs fsutil.FS
 
 	// started is set once leftover hidden files are deleted and next is
 	// past every part number of this subtask in the directory.
@@ -71,7 +74,7 @@ type sink struct {
 
 // partFile is the open in-progress file.
 type partFile struct {
-	f      *os.File
+	f      fsutil.File
 	hidden string // name in the directory while in progress and pending
 	final  string // name once committed
 }
@@ -107,7 +110,7 @@ func newSink(spec exec.TableSpec) (exec.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{spec: spec, cfg: cfg, enc: enc, ext: cfg.format.Extension}
+	s := &sink{spec: spec, cfg: cfg, enc: enc, ext: cfg.format.Extension, fs: fsutil.For(cfg.path)}
 	s.chg, _ = enc.(format.ChangelogEncoder)
 	return s, nil
 }
@@ -130,7 +133,7 @@ func (s *sink) partNumber(name string) (int64, bool) {
 
 // Open creates the directory.
 func (s *sink) Open(context.Context) error {
-	if err := os.MkdirAll(s.cfg.path, 0o755); err != nil {
+	if err := s.fs.MkdirAll(s.cfg.path, 0o755); err != nil {
 		return s.errorf("%w", err)
 	}
 	return nil
@@ -145,7 +148,7 @@ func (s *sink) start() error {
 	if s.started {
 		return nil
 	}
-	if err := os.MkdirAll(s.cfg.path, 0o755); err != nil {
+	if err := s.fs.MkdirAll(s.cfg.path, 0o755); err != nil {
 		return s.errorf("%w", err)
 	}
 	entries, err := os.ReadDir(s.cfg.path)
@@ -159,7 +162,7 @@ func (s *sink) start() error {
 			if !ok || !strings.HasSuffix(name, inProgressSuffix) || !e.Type().IsRegular() {
 				continue
 			}
-			if err := os.Remove(filepath.Join(s.cfg.path, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := s.fs.Remove(filepath.Join(s.cfg.path, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return s.errorf("deleting a leftover in-progress file: %w", err)
 			}
 			s.next = max(s.next, k+1)
@@ -180,7 +183,7 @@ func (s *sink) openPart() error {
 		if _, err := os.Lstat(filepath.Join(s.cfg.path, final)); err == nil {
 			continue // written since start by someone else
 		}
-		f, err := os.OpenFile(filepath.Join(s.cfg.path, hidden), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := s.fs.Create(filepath.Join(s.cfg.path, hidden), true)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -249,10 +252,10 @@ func (s *sink) seal(id int64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = fsutil.SyncDir(s.cfg.path) // the file's directory entry
+		err = s.fs.SyncDir(s.cfg.path) // the file's directory entry
 	}
 	if err != nil {
-		os.Remove(filepath.Join(s.cfg.path, p.hidden))
+		s.fs.Remove(filepath.Join(s.cfg.path, p.hidden))
 		return s.errorf("%w", err)
 	}
 	s.pending = append(s.pending, pendingFile{fileHandle{Pending: p.hidden, Final: p.final}, id})
@@ -322,7 +325,7 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 		renamed = renamed || did
 	}
 	if renamed {
-		if err := fsutil.SyncDir(s.cfg.path); err != nil {
+		if err := s.fs.SyncDir(s.cfg.path); err != nil {
 			return s.errorf("committing checkpoint %d: %w", id, err)
 		}
 	}
@@ -346,7 +349,7 @@ func (s *sink) commitFile(f fileHandle) (bool, error) {
 	case perr == nil && ferr == nil:
 		return false, fmt.Errorf("%s exists: will not replace it with %s (is another job writing to %s?)", final, pending, s.cfg.path)
 	case perr == nil:
-		if err := os.Rename(pending, final); err != nil {
+		if err := s.fs.Rename(pending, final); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -383,7 +386,7 @@ func (s *sink) Close() error {
 	if p := s.cur; p != nil {
 		s.cur = nil
 		p.f.Close()
-		os.Remove(filepath.Join(s.cfg.path, p.hidden))
+		s.fs.Remove(filepath.Join(s.cfg.path, p.hidden))
 	}
 	return nil
 }
