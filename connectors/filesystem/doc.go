@@ -78,9 +78,15 @@
 //   - Close deletes the in-progress file of a failed job; pending files
 //     stay for a restored job to commit or delete.
 //
-// The handle is JSON, with names relative to path, oldest file first:
+// The handle is JSON, with names relative to path, oldest file first,
+// after the versioned header of every state encoding
+// (checkpoint.AppendStateHeader; the source's snapshot has it too):
 //
 //	{"files":[{"pending":".part-0-3.csv.inprogress","final":"part-0-3.csv"}]}
+//
+// A handle or snapshot of a version this build does not read, or with a
+// field it does not know, fails the restore with
+// checkpoint.ErrIncompatibleState naming the table.
 //
 // With 'csv' and 'json' the sink is append-only: a -U, +U or -D row is an
 // error. With 'debezium-json' it takes every kind of row and writes it as

@@ -3,7 +3,6 @@ package filesystem
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/internal/fsutil"
 )
@@ -87,13 +87,27 @@ type fileHandle struct {
 	Final string `json:"final"`
 }
 
-// handle is what PreCommit returns and Commit receives, as JSON:
+// handle is what PreCommit returns and Commit receives, as JSON after the
+// header of handleVersion (checkpoint.AppendStateHeader):
 //
 //	{"files":[{"pending":".part-0-3.csv.inprogress","final":"part-0-3.csv"}, ...]}
 //
-// Names are relative to the table's path.
+// Names are relative to the table's path. Versions: 1, the above.
 type handle struct {
 	Files []fileHandle `json:"files"`
+}
+
+const (
+	minHandleVersion = 1
+	handleVersion    = 1
+)
+
+// decodeHandle reads a commit handle of the sink of table: an unknown
+// version or a layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodeHandle(table string, b []byte) (handle, error) {
+	var h handle
+	_, err := statecodec.DecodeJSON(b, "filesystem table "+table+" (sink)", minHandleVersion, handleVersion, &h)
+	return h, err
 }
 
 type pendingFile struct {
@@ -284,7 +298,7 @@ func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 	for i, p := range s.pending {
 		h.Files[i] = p.fileHandle
 	}
-	return json.Marshal(h)
+	return statecodec.EncodeJSON(handleVersion, h)
 }
 
 // Commit renames the pending files of the handle, and those this instance
@@ -297,9 +311,9 @@ func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 	var files []fileHandle
 	if len(h) > 0 {
-		var hd handle
-		if err := json.Unmarshal(h, &hd); err != nil {
-			return s.errorf("bad commit handle of checkpoint %d: %w", id, err)
+		hd, err := decodeHandle(s.spec.Table, h)
+		if err != nil {
+			return fmt.Errorf("commit handle of checkpoint %d: %w", id, err)
 		}
 		for _, f := range hd.Files {
 			if !validName(f.Pending) || !strings.HasPrefix(f.Pending, ".") || !validName(f.Final) || strings.HasPrefix(f.Final, ".") || strings.HasPrefix(f.Final, "_") {

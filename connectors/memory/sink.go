@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/connectors/internal/arrowutil"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -36,9 +36,26 @@ type stagedChanges struct {
 	file    string // the staged file under <dir>/staged ("" without a data dir)
 }
 
-// handle is what PreCommit returns and Commit receives.
+// handle is what PreCommit returns and Commit receives, as JSON after the
+// header of handleVersion (checkpoint.AppendStateHeader). Versions: 1, the
+// staged file.
 type handle struct {
 	File string `json:",omitempty"`
+}
+
+const (
+	minHandleVersion = 1
+	handleVersion    = 1
+)
+
+func encodeHandle(h handle) ([]byte, error) { return statecodec.EncodeJSON(handleVersion, h) }
+
+// decodeHandle reads a commit handle of table's sink: an unknown version
+// or a layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodeHandle(table string, b []byte) (handle, error) {
+	var h handle
+	_, err := statecodec.DecodeJSON(b, "memory table "+table+" (sink)", minHandleVersion, handleVersion, &h)
+	return h, err
 }
 
 func newSink(spec exec.TableSpec) (exec.Sink, error) {
@@ -97,7 +114,7 @@ func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 		}
 	}
 	s.staged[id] = st
-	return json.Marshal(handle{File: st.file})
+	return encodeHandle(handle{File: st.file})
 }
 
 func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
@@ -108,8 +125,9 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 	// A restored job committing a checkpoint of an earlier run.
 	var hd handle
 	if len(h) > 0 {
-		if err := json.Unmarshal(h, &hd); err != nil {
-			return fmt.Errorf("memory table %s: bad commit handle: %w", s.spec.Table, err)
+		var err error
+		if hd, err = decodeHandle(s.spec.Table, h); err != nil {
+			return err
 		}
 	}
 	if hd.File == "" || s.t.dir == "" {
