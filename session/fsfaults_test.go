@@ -247,15 +247,20 @@ func TestCheckpointStateDiskFull(t *testing.T) {
 // job, tolerating none, fails) or cannot be renamed to its final name (the
 // commit of a complete checkpoint fails, and so does the job) restarts by
 // its strategy, from the last complete checkpoint, and the directory ends
-// with every row exactly once.
+// with every row exactly once. So does one whose part file cannot be
+// synced while the job tolerates failed checkpoints: the rows of that file
+// cannot be made durable, so the sink fails the job rather than go on
+// without them.
 func TestFilesystemSinkFaults(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		kind  fsutil.OpKind
-		cause string
+		name      string
+		kind      fsutil.OpKind
+		cause     string
+		tolerable string
 	}{
-		{"write", fsutil.OpWrite, "input/output error"},
-		{"rename", fsutil.OpRename, "input/output error"},
+		{"write", fsutil.OpWrite, "input/output error", "0"},
+		{"rename", fsutil.OpRename, "input/output error", "0"},
+		{"sync", fsutil.OpSync, "input/output error", "100"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -282,7 +287,7 @@ func TestFilesystemSinkFaults(t *testing.T) {
 	'fields.k.min' = '1', 'fields.k.max' = '7')`,
 				"CREATE TABLE out (id BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = '"+out+"', 'format' = 'csv')",
 				"SET 'execution.checkpointing.interval' = '50ms'",
-				"SET 'execution.checkpointing.tolerable-failed-checkpoints' = '0'",
+				"SET 'execution.checkpointing.tolerable-failed-checkpoints' = '"+tc.tolerable+"'",
 				"SET 'restart-strategy.type' = 'fixed-delay'",
 				"SET 'restart-strategy.fixed-delay.attempts' = '1'",
 				"SET 'restart-strategy.fixed-delay.delay' = '10ms'",
@@ -298,10 +303,10 @@ func TestFilesystemSinkFaults(t *testing.T) {
 			if j.Status != "FINISHED" || at == "" {
 				t.Fatalf("job %s (%v), injected failure at %q", j.Status, j.Err, at)
 			}
+			checkExactlyOnce(t, out, 20000)
 			if j.Restarts != 1 || j.LastErr == nil || !errors.Is(j.LastErr, syscall.EIO) || !strings.Contains(j.LastErr.Error(), tc.cause) {
 				t.Fatalf("restarts %d, last failure %v: want one restart after an EIO", j.Restarts, j.LastErr)
 			}
-			checkExactlyOnce(t, out, 20000)
 		})
 	}
 }

@@ -70,6 +70,12 @@ type sink struct {
 	// pending are the files this instance pre-committed and has not yet
 	// committed, oldest first.
 	pending []pendingFile
+	// broken is set once a part file could not be made durable: its rows
+	// are gone, so every later Write, PreCommit and Finish fails with it,
+	// and the job restarts from a checkpoint before those rows instead of
+	// going on without them (a failed pre-commit alone only fails its
+	// checkpoint, which a job may tolerate).
+	broken error
 }
 
 // partFile is the open in-progress file.
@@ -228,6 +234,9 @@ func (s *sink) Write(_ context.Context, b exec.Batch) error {
 			}
 		}
 	}
+	if s.broken != nil {
+		return s.broken
+	}
 	if err := s.start(); err != nil {
 		return err
 	}
@@ -270,7 +279,8 @@ func (s *sink) seal(id int64) error {
 	}
 	if err != nil {
 		s.fs.Remove(filepath.Join(s.cfg.path, p.hidden))
-		return s.errorf("%w", err)
+		s.broken = s.errorf("making %s durable: %w (its rows are gone: the sink fails, and a job restored from its last checkpoint writes them again)", p.hidden, err)
+		return s.broken
 	}
 	s.pending = append(s.pending, pendingFile{fileHandle{Pending: p.hidden, Final: p.final}, id})
 	return nil
@@ -283,6 +293,9 @@ func (s *sink) seal(id int64) error {
 // rows precede this checkpoint's barrier too). It is nil when there is no
 // such file: an empty checkpoint writes nothing.
 func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
+	if s.broken != nil {
+		return nil, s.broken
+	}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -382,6 +395,9 @@ func (s *sink) commitFile(f fileHandle) (bool, error) {
 // instance pre-committed, whether or not its checkpoint completed (the
 // input has ended: all rows are final).
 func (s *sink) Finish(ctx context.Context) error {
+	if s.broken != nil {
+		return s.broken
+	}
 	if err := s.start(); err != nil {
 		return err
 	}
