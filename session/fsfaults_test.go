@@ -357,3 +357,46 @@ func checkExactlyOnce(t *testing.T, dir string, n int) {
 	}
 	t.Logf("%d committed files hold ids 1 to %d exactly once", files, n)
 }
+
+// TestMemorySinkStagingFails: the in-memory table's sink cannot stage the
+// rows of a checkpoint (the fsync of its staged file fails, once). The
+// checkpoint fails and the job, which tolerates it, goes on; the rows of
+// that checkpoint go with the next one, and the table is exact.
+func TestMemorySinkStagingFails(t *testing.T) {
+	var mu sync.Mutex
+	seen, failedAt := 0, ""
+	s := openFaultSession(t, func(op fsutil.Op) error {
+		if op.Kind != fsutil.OpSync || !strings.Contains(filepath.ToSlash(op.Path), "/staged/") {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen++
+		if seen != 3 {
+			return nil
+		}
+		failedAt = op.Path
+		return syscall.EIO
+	})
+	t.Cleanup(func() { s.Close() })
+	execAll(t, s, faultJobDDL, "SET 'execution.checkpointing.tolerable-failed-checkpoints' = '100'")
+	execAll(t, s, "INSERT INTO counts SELECT k, COUNT(*), SUM(id) FROM gen GROUP BY k")
+	t.Cleanup(s.StopJobs)
+	j := waitJob(t, s, "the job to finish", 5*time.Minute, func(j JobInfo) bool {
+		return j.Status == "FINISHED" || j.Status == "FAILED" || j.Status == "CANCELED"
+	})
+	mu.Lock()
+	at := failedAt
+	mu.Unlock()
+	t.Logf("job %s after %d restart(s); checkpoints %+v; the sync of %s failed", j.Status, j.Restarts, j.Checkpoints, at)
+	if j.Status != "FINISHED" || at == "" {
+		t.Fatalf("job %s (%v), injected failure at %q", j.Status, j.Err, at)
+	}
+	if j.Restarts != 0 || j.Checkpoints.Failed < 1 {
+		t.Fatalf("restarts %d, failed checkpoints %d: want the job to go on past the failed checkpoint", j.Restarts, j.Checkpoints.Failed)
+	}
+	got := execAll(t, s, "SELECT COUNT(*), SUM(c), SUM(s) FROM counts")[0].Rows[0]
+	if got[0] != int64(7) || got[1] != int64(20000) || got[2] != int64(20000*20001/2) {
+		t.Fatalf("groups, rows, sum = %v, want 7, 20000, %d: rows lost or counted twice", got, 20000*20001/2)
+	}
+}

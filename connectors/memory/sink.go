@@ -17,6 +17,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/arrowutil"
 	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // opColumn is the extra column of a staged file holding each row's op.
@@ -100,19 +101,24 @@ func (s *sink) checkTypes(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// PreCommit stages the changes written since the last pre-commit for
+// checkpoint id (in a staged file, with a data directory). If they cannot
+// be staged, the checkpoint fails and they stay pending: the next
+// checkpoint stages them with the later ones, so a job that tolerates the
+// failed checkpoint loses nothing.
 func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 	st := stagedChanges{changes: s.pending}
-	s.pending = nil
 	if s.t.dir != "" && len(st.changes) > 0 {
 		dir := filepath.Join(s.t.dir, "staged")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
+		if err := fsutil.For(dir).MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("memory table %s: staging checkpoint %d: %w", s.spec.Table, id, err)
 		}
 		st.file = fmt.Sprintf("%d-%d-%x.arrow", s.spec.Subtask, id, time.Now().UnixNano())
 		if err := writeStaged(filepath.Join(dir, st.file), s.t.schema, st.changes); err != nil {
 			return nil, fmt.Errorf("memory table %s: staging checkpoint %d: %w", s.spec.Table, id, err)
 		}
 	}
+	s.pending = nil
 	s.staged[id] = st
 	return encodeHandle(handle{File: st.file})
 }
