@@ -30,12 +30,16 @@ func EncodeJSON(version uint8, v any) ([]byte, error) {
 }
 
 // DecodeJSON checks the header of src (versions minVersion to maxVersion)
-// and decodes the JSON after it into v, which must be a pointer. It returns
-// the version read.
+// and decodes the JSON object after it into v, a pointer to a struct. It
+// returns the version read.
 func DecodeJSON(src []byte, owner string, minVersion, maxVersion uint8, v any) (uint8, error) {
 	version, body, err := checkpoint.ReadStateHeader(src, owner, minVersion, maxVersion)
 	if err != nil {
 		return 0, err
+	}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		// null would decode to the zero value: never a position.
+		return 0, Incompatible(owner, version, "the state is not a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
