@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -91,5 +92,92 @@ func TestMetadataWriteFaults(t *testing.T) {
 				t.Fatalf("completed checkpoints: %v, want checkpoint 3 only", done)
 			}
 		})
+	}
+}
+
+// TestSavepointWriteFaults: a savepoint whose state files cannot be
+// written (ENOSPC) or whose _metadata cannot be renamed into place fails
+// with the cause and leaves no directory behind; the checkpoint it copies
+// is untouched, and a savepoint without faults has every file, each
+// directory synced after its files.
+func TestSavepointWriteFaults(t *testing.T) {
+	st := NewStorage(filepath.Join(t.TempDir(), "checkpoints"))
+	dir, err := st.Prepare(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "op-0", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"op-0/000005.sst", "op-0/MANIFEST-000001", "op-0/sub/x"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := &Metadata{Job: "j", ID: 7, MaxParallelism: 128, Operators: []*OperatorState{
+		{ID: "op", Name: "GroupAggregate", Parallelism: 1, Subtasks: []SubtaskState{{Dir: "op-0"}}}}}
+	if err := WriteMetadata(dir, md); err != nil {
+		t.Fatal(err)
+	}
+	md, err = ReadMetadata(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "savepoints")
+	for _, c := range []struct {
+		name  string
+		fail  func(fsutil.Op) bool
+		cause error
+	}{
+		{"state file", func(op fsutil.Op) bool {
+			return op.Kind == fsutil.OpWrite && filepath.Base(op.Path) == "MANIFEST-000001"
+		}, syscall.ENOSPC},
+		{"metadata rename", func(op fsutil.Op) bool { return op.Kind == fsutil.OpRename && filepath.Base(op.Path) == MetadataFile }, syscall.EIO},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			undo := fsutil.Install(root, fsutil.Inject(fsutil.OS, func(op fsutil.Op) error {
+				if c.fail(op) {
+					return c.cause
+				}
+				return nil
+			}))
+			defer undo()
+			path, err := WriteSavepoint(md, root)
+			if !errors.Is(err, c.cause) || path != "" {
+				t.Fatalf("savepoint: %q, %v; want %v", path, err, c.cause)
+			}
+			ents, _ := os.ReadDir(root)
+			if len(ents) != 0 {
+				t.Fatalf("the failed savepoint left %v in %s", ents, root)
+			}
+		})
+	}
+	var synced []string
+	undo := fsutil.Install(root, fsutil.Inject(fsutil.OS, func(op fsutil.Op) error {
+		if op.Kind == fsutil.OpSyncDir {
+			synced = append(synced, op.Path)
+		}
+		return nil
+	}))
+	defer undo()
+	path, err := WriteSavepoint(md, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"op-0/000005.sst", "op-0/MANIFEST-000001", "op-0/sub/x"} {
+		if data, err := os.ReadFile(filepath.Join(path, f)); err != nil || string(data) != f {
+			t.Fatalf("savepoint file %s: %q, %v", f, data, err)
+		}
+	}
+	for _, d := range []string{filepath.Join(path, "op-0", "sub"), filepath.Join(path, "op-0"), path, root} {
+		if !slices.Contains(synced, d) {
+			t.Errorf("directory %s not synced (synced: %v)", d, synced)
+		}
+	}
+	if got, err := Load(path); err != nil || !got.Savepoint || got.ID != 7 {
+		t.Fatalf("the savepoint loads as %+v, %v", got, err)
+	}
+	if _, err := ReadMetadata(dir); err != nil {
+		t.Fatalf("the checkpoint copied: %v", err)
 	}
 }

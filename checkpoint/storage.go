@@ -141,28 +141,39 @@ func Load(path string) (*Metadata, error) {
 
 // WriteSavepoint copies completed checkpoint m into a new self-contained
 // directory under root (files copied, never linked, so it outlives the job's
-// checkpoints) and returns its path.
+// checkpoints) and returns its path. The files and their directories are
+// synced before _metadata is written (atomically, last). If any step
+// fails, the directory is removed: no partial savepoint is left behind.
 func WriteSavepoint(m *Metadata, root string) (string, error) {
 	dst := filepath.Join(root, fmt.Sprintf("savepoint-%s-%d-%d", sanitize(m.Job), m.ID, m.Triggered.UnixMilli()))
-	if err := fsutil.For(dst).MkdirAll(dst, 0o755); err != nil {
-		return "", err
+	fsys := fsutil.For(dst)
+	if err := writeSavepoint(fsys, m, dst); err != nil {
+		_ = fsys.RemoveAll(dst)
+		return "", fmt.Errorf("savepoint %s: %w", dst, err)
+	}
+	return dst, nil
+}
+
+func writeSavepoint(fsys fsutil.FS, m *Metadata, dst string) error {
+	if err := fsys.MkdirAll(dst, 0o755); err != nil {
+		return err
 	}
 	for _, o := range m.Operators {
 		for _, st := range o.Subtasks {
 			if st.Dir == "" {
 				continue
 			}
-			if err := copyTree(filepath.Join(m.Dir, st.Dir), filepath.Join(dst, st.Dir)); err != nil {
-				return "", fmt.Errorf("savepoint: %w", err)
+			if err := copyTree(fsys, filepath.Join(m.Dir, st.Dir), filepath.Join(dst, st.Dir)); err != nil {
+				return err
 			}
 		}
 	}
 	sp := *m
 	sp.Savepoint = true
 	if err := WriteMetadata(dst, &sp); err != nil {
-		return "", err
+		return err
 	}
-	return dst, nil
+	return fsys.SyncDir(filepath.Dir(dst)) // dst's own entry
 }
 
 func sanitize(s string) string {
@@ -174,16 +185,18 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// copyTree copies the files under src into dst, syncing each.
-func copyTree(src, dst string) error {
-	fsys := fsutil.For(dst)
-	return filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+// copyTree copies the files under src into dst, syncing each file and
+// then each directory it made.
+func copyTree(fsys fsutil.FS, src, dst string) error {
+	var dirs []string
+	err := filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
 		target := filepath.Join(dst, rel)
 		if info.IsDir() {
+			dirs = append(dirs, target)
 			return fsys.MkdirAll(target, 0o755)
 		}
 		in, err := os.Open(path)
@@ -205,4 +218,13 @@ func copyTree(src, dst string) error {
 		}
 		return out.Close()
 	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := fsys.SyncDir(dirs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
