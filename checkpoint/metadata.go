@@ -22,7 +22,9 @@ const MetadataFile = "_metadata"
 var ErrCorrupt = errors.New("checkpoint metadata is damaged")
 
 // ErrUnsupportedVersion is returned for metadata of a format version this
-// build does not read (written by a newer streamsql).
+// build does not read (written by a newer streamsql). The error wraps
+// ErrIncompatibleState too, as does metadata with a field this build does
+// not know or of another type.
 var ErrUnsupportedVersion = errors.New("checkpoint metadata of an unsupported version")
 
 // FileSum is the size and CRC-32C (Castagnoli) of one file of a subtask's
@@ -125,20 +127,32 @@ func decodeMetadata(data []byte) (*Metadata, error) {
 	if hex.EncodeToString(sum[:]) != string(tail) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	var m Metadata
-	if err := json.Unmarshal(body, &m); err != nil {
+	// The version first, so that a newer build's metadata is refused for
+	// its version rather than for the fields it added.
+	var v struct{ Version int }
+	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if m.Version < minMetadataVersion || m.Version > metadataVersion {
-		return nil, fmt.Errorf("%w: version %d (this streamsql reads versions %d to %d; a newer one wrote it?)",
-			ErrUnsupportedVersion, m.Version, minMetadataVersion, metadataVersion)
+	if v.Version < minMetadataVersion || v.Version > metadataVersion {
+		return nil, fmt.Errorf("%w: %w: version %d (this streamsql reads versions %d to %d; a newer one wrote it?)",
+			ErrIncompatibleState, ErrUnsupportedVersion, v.Version, minMetadataVersion, metadataVersion)
+	}
+	// A field this build does not know, or of another type, is a layout it
+	// does not read: never dropped or left zero.
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var m Metadata
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: checkpoint metadata version %d: %v", ErrIncompatibleState, v.Version, err)
 	}
 	return &m, nil
 }
 
 // WriteMetadata writes dir/_metadata atomically: a temporary file, fsync,
-// rename, fsync of the directory. Only after it returns is the checkpoint
-// complete.
+// rename, fsync of the directory (through fsutil.For(dir)). Only after it
+// returns is the checkpoint complete; if it fails, dir holds no _metadata
+// (or, if only the directory's sync failed, one that may not survive a
+// crash), and the caller discards the checkpoint.
 func WriteMetadata(dir string, m *Metadata) error {
 	m.Version = metadataVersion
 	data, err := encodeMetadata(m)

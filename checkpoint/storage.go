@@ -9,13 +9,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // ErrNoCheckpoint is returned when a job has no completed checkpoint.
 var ErrNoCheckpoint = errors.New("no completed checkpoint")
 
 // Storage keeps one job's checkpoints under dir, one chk-<n> directory each.
-// It is safe for use by one coordinator at a time.
+// It is safe for use by one coordinator at a time. Its writes go through
+// the filesystem fsutil.For returns for dir (the operating system's, unless
+// a test injects failures there).
 type Storage struct {
 	dir string
 }
@@ -32,14 +36,17 @@ func (s *Storage) Dir(id int64) string { return filepath.Join(s.dir, fmt.Sprintf
 // Prepare creates the (empty) directory of checkpoint id.
 func (s *Storage) Prepare(id int64) (string, error) {
 	d := s.Dir(id)
-	if err := os.MkdirAll(d, 0o755); err != nil {
+	if err := fsutil.For(d).MkdirAll(d, 0o755); err != nil {
 		return "", err
 	}
 	return d, nil
 }
 
 // Discard removes checkpoint id (a failed or expired one).
-func (s *Storage) Discard(id int64) error { return os.RemoveAll(s.Dir(id)) }
+func (s *Storage) Discard(id int64) error {
+	d := s.Dir(id)
+	return fsutil.For(d).RemoveAll(d)
+}
 
 // ids returns the ids of the chk-<n> directories present, highest first.
 func (s *Storage) ids() ([]int64, error) {
@@ -134,28 +141,39 @@ func Load(path string) (*Metadata, error) {
 
 // WriteSavepoint copies completed checkpoint m into a new self-contained
 // directory under root (files copied, never linked, so it outlives the job's
-// checkpoints) and returns its path.
+// checkpoints) and returns its path. The files and their directories are
+// synced before _metadata is written (atomically, last). If any step
+// fails, the directory is removed: no partial savepoint is left behind.
 func WriteSavepoint(m *Metadata, root string) (string, error) {
 	dst := filepath.Join(root, fmt.Sprintf("savepoint-%s-%d-%d", sanitize(m.Job), m.ID, m.Triggered.UnixMilli()))
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return "", err
+	fsys := fsutil.For(dst)
+	if err := writeSavepoint(fsys, m, dst); err != nil {
+		_ = fsys.RemoveAll(dst)
+		return "", fmt.Errorf("savepoint %s: %w", dst, err)
+	}
+	return dst, nil
+}
+
+func writeSavepoint(fsys fsutil.FS, m *Metadata, dst string) error {
+	if err := fsys.MkdirAll(dst, 0o755); err != nil {
+		return err
 	}
 	for _, o := range m.Operators {
 		for _, st := range o.Subtasks {
 			if st.Dir == "" {
 				continue
 			}
-			if err := copyTree(filepath.Join(m.Dir, st.Dir), filepath.Join(dst, st.Dir)); err != nil {
-				return "", fmt.Errorf("savepoint: %w", err)
+			if err := copyTree(fsys, filepath.Join(m.Dir, st.Dir), filepath.Join(dst, st.Dir)); err != nil {
+				return err
 			}
 		}
 	}
 	sp := *m
 	sp.Savepoint = true
 	if err := WriteMetadata(dst, &sp); err != nil {
-		return "", err
+		return err
 	}
-	return dst, nil
+	return fsys.SyncDir(filepath.Dir(dst)) // dst's own entry
 }
 
 func sanitize(s string) string {
@@ -167,23 +185,26 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// copyTree copies the files under src into dst.
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+// copyTree copies the files under src into dst, syncing each file and
+// then each directory it made.
+func copyTree(fsys fsutil.FS, src, dst string) error {
+	var dirs []string
+	err := filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
 		target := filepath.Join(dst, rel)
 		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
+			dirs = append(dirs, target)
+			return fsys.MkdirAll(target, 0o755)
 		}
 		in, err := os.Open(path)
 		if err != nil {
 			return err
 		}
 		defer in.Close()
-		out, err := os.Create(target)
+		out, err := fsys.Create(target, false)
 		if err != nil {
 			return err
 		}
@@ -197,4 +218,13 @@ func copyTree(src, dst string) error {
 		}
 		return out.Close()
 	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := fsys.SyncDir(dirs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/internal/datadir"
@@ -31,6 +33,9 @@ type Session struct {
 	tmpDir string
 	// lock is the data directory's lock, held from Open to Close.
 	lock *datadir.Lock
+	// stateFS, when set, is the filesystem under the jobs' Pebble stores
+	// and their checkpoints (tests inject faults with it).
+	stateFS vfs.FS
 
 	mu sync.Mutex
 	// opts are the options SET; base the session's own defaults

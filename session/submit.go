@@ -38,7 +38,7 @@ func (s *Session) backend() state.Backend {
 	if s.Settings().StateBackend == "hashmap" {
 		return state.MemoryBackend{}
 	}
-	return state.PebbleBackend{}
+	return state.PebbleBackend{Options: state.PebbleOptions{FS: s.stateFS}}
 }
 
 // jobPlan is everything needed to (re)start attempts of one job.

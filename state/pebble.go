@@ -99,6 +99,22 @@ func (o *PebbleOptions) EnsureDefaults() {
 	}
 }
 
+// PebbleFormatMajorVersion is the on-disk format of every Pebble store and
+// checkpoint this build writes. It is pinned, not pebble.FormatNewest, so
+// that upgrading the Pebble dependency never changes the format of the
+// checkpoints and savepoints a job writes.
+//
+// To ratchet it (on purpose, to use a feature of a newer format): bump it
+// here to the next version, and keep TestPebbleRatchetFormat passing with
+// pebbleFormatPrevious set to the version it replaces: a store restored
+// from a checkpoint written at the previous version must open, hold the
+// same entries, and be at the new version (Pebble ratchets the restored
+// working copy on open; the checkpoint's own files are never modified).
+// Once a format is no longer read by the Pebble dependency
+// (pebble.FormatMinSupported), savepoints written at it cannot be restored:
+// say so in the release notes.
+const PebbleFormatMajorVersion = pebble.FormatValueSeparation
+
 // pebbleOptions returns the Pebble options of a store's working instance,
 // whose files go through the store's faultFS (pebble_fault.go) and, above
 // it, Pebble's disk health checks (DiskSlow events).
@@ -109,7 +125,7 @@ func (o PebbleOptions) pebbleOptions(events *pebbleEvents) *pebble.Options {
 		// Durability comes from checkpoints only: everything applied after
 		// the last one is replayed from the sources on restore.
 		DisableWAL:                  true,
-		FormatMajorVersion:          pebble.FormatNewest,
+		FormatMajorVersion:          PebbleFormatMajorVersion,
 		MemTableSize:                o.MemTableSize,
 		MemTableStopWritesThreshold: o.MemTableStopWritesThreshold,
 		CacheSize:                   o.BlockCacheSize,

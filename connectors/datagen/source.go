@@ -3,7 +3,6 @@ package datagen
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -38,6 +39,7 @@ func init() {
 const maxWait = 100 * time.Millisecond
 
 type source struct {
+	table     string
 	mem       memory.Allocator
 	schema    *arrow.Schema
 	gens      []*generator
@@ -96,6 +98,7 @@ func newSource(spec exec.TableSpec) (exec.Source, error) {
 		return nil, fmt.Errorf("datagen table %s: subtask %d out of range for parallelism %d", spec.Table, spec.Subtask, par)
 	}
 	s := &source{
+		table:     spec.Table,
 		mem:       spec.Mem,
 		schema:    spec.ProducedSchema().Arrow(),
 		batchSize: spec.BatchSize,
@@ -243,28 +246,37 @@ func localMicros(t time.Time) int64 {
 	return t.UnixMicro() + int64(off)*1e6
 }
 
-// snapshotVersion starts a snapshot: the list of splits (origin, step,
-// rows emitted).
-const snapshotVersion = 2
+// The versions of the snapshot format (checkpoint.AppendStateHeader):
+// 1, the list of splits (origin, step, rows emitted), as uvarints.
+const (
+	minSnapshotVersion = 1
+	snapshotVersion    = 1
+)
 
 // Snapshot encodes the splits and how far each got.
-func (s *source) Snapshot() ([]byte, error) {
-	b := make([]byte, 0, 1+len(s.splits)*3*binary.MaxVarintLen64)
-	b = append(b, snapshotVersion)
-	b = binary.AppendUvarint(b, uint64(len(s.splits)))
-	for _, sp := range s.splits {
+func (s *source) Snapshot() ([]byte, error) { return encodeSplits(s.splits), nil }
+
+func encodeSplits(splits []split) []byte {
+	b := make([]byte, 0, 2+binary.MaxVarintLen64+len(splits)*3*binary.MaxVarintLen64)
+	b = checkpoint.AppendStateHeader(b, snapshotVersion)
+	b = binary.AppendUvarint(b, uint64(len(splits)))
+	for _, sp := range splits {
 		b = binary.AppendUvarint(b, sp.origin)
 		b = binary.AppendUvarint(b, sp.step)
 		b = binary.AppendUvarint(b, sp.done)
 	}
-	return b, nil
+	return b
 }
 
-func decodeSplits(state []byte) ([]split, error) {
-	bad := errors.New("datagen: damaged snapshot")
-	if len(state) < 1 {
-		return nil, bad
+// decodeSplits reads a snapshot of the table's source: an unknown version
+// or a layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodeSplits(table string, state []byte) ([]split, error) {
+	owner := "datagen table " + table
+	version, state, err := checkpoint.ReadStateHeader(state, owner, minSnapshotVersion, snapshotVersion)
+	if err != nil {
+		return nil, err
 	}
+	bad := func(what string) error { return statecodec.Incompatible(owner, version, "%s", what) }
 	next := func() (uint64, bool) {
 		v, n := binary.Uvarint(state)
 		if n <= 0 {
@@ -273,30 +285,32 @@ func decodeSplits(state []byte) ([]split, error) {
 		state = state[n:]
 		return v, true
 	}
-	if state[0] != snapshotVersion {
-		return nil, errors.New("datagen: unknown snapshot format")
-	}
-	state = state[1:]
 	n, ok := next()
 	if !ok || n > 1<<20 {
-		return nil, bad
+		return nil, bad("bad number of splits")
 	}
 	out := make([]split, n)
 	for i := range out {
 		o, ok1 := next()
 		st, ok2 := next()
 		d, ok3 := next()
-		if !ok1 || !ok2 || !ok3 || st == 0 {
-			return nil, bad
+		if !ok1 || !ok2 || !ok3 {
+			return nil, bad(fmt.Sprintf("split %d of %d truncated", i, n))
+		}
+		if st == 0 {
+			return nil, bad(fmt.Sprintf("split %d has step 0", i))
 		}
 		out[i] = split{origin: o, step: st, done: d}
+	}
+	if len(state) > 0 {
+		return nil, bad(fmt.Sprintf("%d bytes after the splits", len(state)))
 	}
 	return out, nil
 }
 
 // Restore resumes the splits of a snapshot this subtask took.
 func (s *source) Restore(state []byte) error {
-	sps, err := decodeSplits(state)
+	sps, err := decodeSplits(s.table, state)
 	if err != nil {
 		return err
 	}
@@ -311,7 +325,7 @@ func (s *source) Restore(state []byte) error {
 func (s *source) RestoreRescaled(states [][]byte) error {
 	var all []split
 	for i, st := range states {
-		sps, err := decodeSplits(st)
+		sps, err := decodeSplits(s.table, st)
 		if err != nil {
 			return fmt.Errorf("old subtask %d: %w", i, err)
 		}

@@ -56,7 +56,12 @@
 //     fsyncs the directory): the file is pending. It returns the handle
 //     (below), listing every pending file of this sink instance with its
 //     final name, the pending files of earlier checkpoints not yet
-//     committed included, or nil when there is none.
+//     committed included, or nil when there is none. If the file cannot
+//     be made durable (a failed write, fsync or directory sync), it is
+//     deleted and the sink fails: every later Write, PreCommit and Finish
+//     returns the error, so that the job restarts from its last checkpoint
+//     and writes those rows again, rather than tolerate the failed
+//     checkpoint and go on without them.
 //   - Commit(n, handle) renames each pending file of the handle, and each
 //     file this instance pre-committed at checkpoint n or before, to its
 //     final name 'part-<i>-<k><ext>', then fsyncs the directory. A file
@@ -78,9 +83,15 @@
 //   - Close deletes the in-progress file of a failed job; pending files
 //     stay for a restored job to commit or delete.
 //
-// The handle is JSON, with names relative to path, oldest file first:
+// The handle is JSON, with names relative to path, oldest file first,
+// after the versioned header of every state encoding
+// (checkpoint.AppendStateHeader; the source's snapshot has it too):
 //
 //	{"files":[{"pending":".part-0-3.csv.inprogress","final":"part-0-3.csv"}]}
+//
+// A handle or snapshot of a version this build does not read, or with a
+// field it does not know, fails the restore with
+// checkpoint.ErrIncompatibleState naming the table.
 //
 // With 'csv' and 'json' the sink is append-only: a -U, +U or -D row is an
 // error. With 'debezium-json' it takes every kind of row and writes it as

@@ -3,7 +3,6 @@ package filesystem
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/internal/fsutil"
 )
@@ -56,6 +56,9 @@ type sink struct {
 	enc  format.Encoder
 	chg  format.ChangelogEncoder // enc, when the format writes a changelog
 	ext  string
+	// fs is where the sink writes: fsutil.For(the table's path), the
+	// operating system unless a test injects faults there.
+	fs fsutil.FS
 
 	// started is set once leftover hidden files are deleted and next is
 	// past every part number of this subtask in the directory.
@@ -67,11 +70,17 @@ type sink struct {
 	// pending are the files this instance pre-committed and has not yet
 	// committed, oldest first.
 	pending []pendingFile
+	// broken is set once a part file could not be made durable: its rows
+	// are gone, so every later Write, PreCommit and Finish fails with it,
+	// and the job restarts from a checkpoint before those rows instead of
+	// going on without them (a failed pre-commit alone only fails its
+	// checkpoint, which a job may tolerate).
+	broken error
 }
 
 // partFile is the open in-progress file.
 type partFile struct {
-	f      *os.File
+	f      fsutil.File
 	hidden string // name in the directory while in progress and pending
 	final  string // name once committed
 }
@@ -84,13 +93,27 @@ type fileHandle struct {
 	Final string `json:"final"`
 }
 
-// handle is what PreCommit returns and Commit receives, as JSON:
+// handle is what PreCommit returns and Commit receives, as JSON after the
+// header of handleVersion (checkpoint.AppendStateHeader):
 //
 //	{"files":[{"pending":".part-0-3.csv.inprogress","final":"part-0-3.csv"}, ...]}
 //
-// Names are relative to the table's path.
+// Names are relative to the table's path. Versions: 1, the above.
 type handle struct {
 	Files []fileHandle `json:"files"`
+}
+
+const (
+	minHandleVersion = 1
+	handleVersion    = 1
+)
+
+// decodeHandle reads a commit handle of the sink of table: an unknown
+// version or a layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodeHandle(table string, b []byte) (handle, error) {
+	var h handle
+	_, err := statecodec.DecodeJSON(b, "filesystem table "+table+" (sink)", minHandleVersion, handleVersion, &h)
+	return h, err
 }
 
 type pendingFile struct {
@@ -107,7 +130,7 @@ func newSink(spec exec.TableSpec) (exec.Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{spec: spec, cfg: cfg, enc: enc, ext: cfg.format.Extension}
+	s := &sink{spec: spec, cfg: cfg, enc: enc, ext: cfg.format.Extension, fs: fsutil.For(cfg.path)}
 	s.chg, _ = enc.(format.ChangelogEncoder)
 	return s, nil
 }
@@ -130,7 +153,7 @@ func (s *sink) partNumber(name string) (int64, bool) {
 
 // Open creates the directory.
 func (s *sink) Open(context.Context) error {
-	if err := os.MkdirAll(s.cfg.path, 0o755); err != nil {
+	if err := s.fs.MkdirAll(s.cfg.path, 0o755); err != nil {
 		return s.errorf("%w", err)
 	}
 	return nil
@@ -145,7 +168,7 @@ func (s *sink) start() error {
 	if s.started {
 		return nil
 	}
-	if err := os.MkdirAll(s.cfg.path, 0o755); err != nil {
+	if err := s.fs.MkdirAll(s.cfg.path, 0o755); err != nil {
 		return s.errorf("%w", err)
 	}
 	entries, err := os.ReadDir(s.cfg.path)
@@ -159,7 +182,7 @@ func (s *sink) start() error {
 			if !ok || !strings.HasSuffix(name, inProgressSuffix) || !e.Type().IsRegular() {
 				continue
 			}
-			if err := os.Remove(filepath.Join(s.cfg.path, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := s.fs.Remove(filepath.Join(s.cfg.path, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return s.errorf("deleting a leftover in-progress file: %w", err)
 			}
 			s.next = max(s.next, k+1)
@@ -180,7 +203,7 @@ func (s *sink) openPart() error {
 		if _, err := os.Lstat(filepath.Join(s.cfg.path, final)); err == nil {
 			continue // written since start by someone else
 		}
-		f, err := os.OpenFile(filepath.Join(s.cfg.path, hidden), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := s.fs.Create(filepath.Join(s.cfg.path, hidden), true)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -210,6 +233,9 @@ func (s *sink) Write(_ context.Context, b exec.Batch) error {
 				return fmt.Errorf("filesystem table %s is append-only but received a %s row", s.spec.Table, op)
 			}
 		}
+	}
+	if s.broken != nil {
+		return s.broken
 	}
 	if err := s.start(); err != nil {
 		return err
@@ -249,11 +275,12 @@ func (s *sink) seal(id int64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = fsutil.SyncDir(s.cfg.path) // the file's directory entry
+		err = s.fs.SyncDir(s.cfg.path) // the file's directory entry
 	}
 	if err != nil {
-		os.Remove(filepath.Join(s.cfg.path, p.hidden))
-		return s.errorf("%w", err)
+		s.fs.Remove(filepath.Join(s.cfg.path, p.hidden))
+		s.broken = s.errorf("making %s durable: %w (its rows are gone: the sink fails, and a job restored from its last checkpoint writes them again)", p.hidden, err)
+		return s.broken
 	}
 	s.pending = append(s.pending, pendingFile{fileHandle{Pending: p.hidden, Final: p.final}, id})
 	return nil
@@ -266,6 +293,9 @@ func (s *sink) seal(id int64) error {
 // rows precede this checkpoint's barrier too). It is nil when there is no
 // such file: an empty checkpoint writes nothing.
 func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
+	if s.broken != nil {
+		return nil, s.broken
+	}
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -281,7 +311,7 @@ func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 	for i, p := range s.pending {
 		h.Files[i] = p.fileHandle
 	}
-	return json.Marshal(h)
+	return statecodec.EncodeJSON(handleVersion, h)
 }
 
 // Commit renames the pending files of the handle, and those this instance
@@ -294,9 +324,9 @@ func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 	var files []fileHandle
 	if len(h) > 0 {
-		var hd handle
-		if err := json.Unmarshal(h, &hd); err != nil {
-			return s.errorf("bad commit handle of checkpoint %d: %w", id, err)
+		hd, err := decodeHandle(s.spec.Table, h)
+		if err != nil {
+			return fmt.Errorf("commit handle of checkpoint %d: %w", id, err)
 		}
 		for _, f := range hd.Files {
 			if !validName(f.Pending) || !strings.HasPrefix(f.Pending, ".") || !validName(f.Final) || strings.HasPrefix(f.Final, ".") || strings.HasPrefix(f.Final, "_") {
@@ -322,7 +352,7 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 		renamed = renamed || did
 	}
 	if renamed {
-		if err := fsutil.SyncDir(s.cfg.path); err != nil {
+		if err := s.fs.SyncDir(s.cfg.path); err != nil {
 			return s.errorf("committing checkpoint %d: %w", id, err)
 		}
 	}
@@ -346,7 +376,7 @@ func (s *sink) commitFile(f fileHandle) (bool, error) {
 	case perr == nil && ferr == nil:
 		return false, fmt.Errorf("%s exists: will not replace it with %s (is another job writing to %s?)", final, pending, s.cfg.path)
 	case perr == nil:
-		if err := os.Rename(pending, final); err != nil {
+		if err := s.fs.Rename(pending, final); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -365,6 +395,9 @@ func (s *sink) commitFile(f fileHandle) (bool, error) {
 // instance pre-committed, whether or not its checkpoint completed (the
 // input has ended: all rows are final).
 func (s *sink) Finish(ctx context.Context) error {
+	if s.broken != nil {
+		return s.broken
+	}
 	if err := s.start(); err != nil {
 		return err
 	}
@@ -383,7 +416,7 @@ func (s *sink) Close() error {
 	if p := s.cur; p != nil {
 		s.cur = nil
 		p.f.Close()
-		os.Remove(filepath.Join(s.cfg.path, p.hidden))
+		s.fs.Remove(filepath.Join(s.cfg.path, p.hidden))
 	}
 	return nil
 }

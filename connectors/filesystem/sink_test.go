@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -72,9 +73,10 @@ func TestCommitBeforeOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"files":[{"pending":".part-0-0.json.inprogress","final":"part-0-0.json"}]}`
+	// The versioned header (checkpoint.AppendStateHeader, version 1), then JSON.
+	want := "\xa7\x01" + `{"files":[{"pending":".part-0-0.json.inprogress","final":"part-0-0.json"}]}`
 	if string(h) != want {
-		t.Fatalf("handle %s, want %s", h, want)
+		t.Fatalf("handle %q, want %q", h, want)
 	}
 	write(t, s1, "2, b") // after the checkpoint: lost with the crash
 	// A crash: s1 is gone without Close.
@@ -114,10 +116,10 @@ func TestBadHandle(t *testing.T) {
 		`{"files":[{"pending":".x","final":"/etc/passwd"}]}`,
 		`{"files":[{"pending":"x","final":"part-0-0.csv"}]}`,
 		`{"files":[{"pending":".x","final":".part-0-0.csv"}]}`,
-		`not json`,
 	} {
-		if err := s.Commit(context.Background(), 1, []byte(h)); err == nil {
-			t.Errorf("%s: no error", h)
+		err := s.Commit(context.Background(), 1, append([]byte{0xa7, 1}, h...))
+		if err == nil || !strings.Contains(err.Error(), "bad commit handle of checkpoint 1: file names") {
+			t.Errorf("%s: %v, want an error about the file names", h, err)
 		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/streamsql/streamsql/connectors/format"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -45,7 +44,9 @@ type source struct {
 	runs []exec.SplitRun
 }
 
-// position is where the next record starts; it is the snapshot.
+// position is where the next record starts; it is the snapshot, as JSON
+// after the header of snapshotVersion (checkpoint.AppendStateHeader).
+// Versions: 1, the position below.
 type position struct {
 	Index  int    // into files; len(files) when done
 	File   string // files[Index], to check on restore
@@ -354,7 +355,20 @@ func (s *source) Snapshot() ([]byte, error) {
 			}
 		}
 	}
-	return json.Marshal(p)
+	return statecodec.EncodeJSON(snapshotVersion, p)
+}
+
+const (
+	minSnapshotVersion = 1
+	snapshotVersion    = 1
+)
+
+// decodePosition reads a snapshot of the source of table: an unknown
+// version or a layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodePosition(table string, state []byte) (position, error) {
+	var p position
+	_, err := statecodec.DecodeJSON(state, "filesystem table "+table+" (source)", minSnapshotVersion, snapshotVersion, &p)
+	return p, err
 }
 
 // RestoreRescaled takes the snapshots of every subtask of a checkpoint
@@ -363,9 +377,11 @@ func (s *source) Snapshot() ([]byte, error) {
 func (s *source) RestoreRescaled(states [][]byte) error {
 	s.rescaled = make([]position, len(states))
 	for i, st := range states {
-		if err := json.Unmarshal(st, &s.rescaled[i]); err != nil {
-			return errors.New("filesystem: damaged snapshot")
+		p, err := decodePosition(s.spec.Table, st)
+		if err != nil {
+			return fmt.Errorf("old subtask %d: %w", i, err)
 		}
+		s.rescaled[i] = p
 	}
 	return nil
 }
@@ -430,9 +446,9 @@ func (s *source) seek() {
 }
 
 func (s *source) Restore(state []byte) error {
-	var p position
-	if err := json.Unmarshal(state, &p); err != nil {
-		return errors.New("filesystem: damaged snapshot")
+	p, err := decodePosition(s.spec.Table, state)
+	if err != nil {
+		return err
 	}
 	s.restored = &p
 	return nil

@@ -16,9 +16,15 @@
 //
 // The position of a partition is the offset of the next message to read;
 // the snapshot lists it for every assigned partition (with the end of a
-// bounded read, and for upsert-kafka the partition's key state), as JSON:
+// bounded read, and for upsert-kafka the partition's key state), as JSON
+// after the versioned header of every state encoding
+// (checkpoint.AppendStateHeader; the sink's handle has it too):
 //
 //	{"partitions":[{"topic":"in","partition":0,"next":42,"end":100}],"skipped":0}
+//
+// A snapshot or handle of a version this build does not read, or with a
+// field it does not know, fails the restore with
+// checkpoint.ErrIncompatibleState naming the table.
 //
 // Restore (before Open) seeks there. RestoreRescaled (exec.Rescalable: a
 // checkpoint taken at another parallelism) takes the snapshots of every old
@@ -132,7 +138,7 @@
 //     closes every client without ending the pre-committed transactions: a
 //     restored job commits or aborts them.
 //
-// The handle is JSON:
+// The handle is JSON (after the header):
 //
 //	{"prefix":"job-op3","subtask":0,"parallelism":2,"next":1718000000123,
 //	 "txns":[{"id":"job-op3-0-1718000000122","seq":1718000000122,"producer_id":4711,"epoch":0}]}

@@ -2,13 +2,13 @@ package kafka
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -81,7 +81,8 @@ type ref struct {
 // handle is what PreCommit returns and Commit takes: every transaction of
 // the subtask pre-committed and not yet committed when the barrier came,
 // oldest first, and where the subtask's sequence of transactional ids
-// stood.
+// stood. It is JSON after the header of handleVersion
+// (checkpoint.AppendStateHeader). Versions: 1, the fields below.
 type handle struct {
 	Prefix      string `json:"prefix,omitempty"`
 	Subtask     int    `json:"subtask"`
@@ -94,6 +95,26 @@ type handle struct {
 	// empty while the topic did not exist): a restore checks that the topic
 	// is still that one. Every delivery guarantee records it.
 	TopicID string `json:"topic_id,omitempty"`
+}
+
+const (
+	minHandleVersion = 1
+	handleVersion    = 1
+)
+
+func encodeHandle(h handle) ([]byte, error) { return statecodec.EncodeJSON(handleVersion, h) }
+
+// decodeHandle reads a commit handle of the sink: an unknown version or a
+// layout that does not fit is checkpoint.ErrIncompatibleState naming owner.
+func decodeHandle(owner string, b []byte) (handle, error) {
+	var h handle
+	_, err := statecodec.DecodeJSON(b, owner, minHandleVersion, handleVersion, &h)
+	return h, err
+}
+
+// owner names the sink's state in errors.
+func (s *Sink) owner() string {
+	return connectorName(s.upsert) + " table " + s.spec.Table + " (sink)"
 }
 
 func txnID(prefix string, subtask int, seq int64) string {
@@ -304,7 +325,7 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 		if s.topicID == ([16]byte{}) {
 			return nil, nil
 		}
-		return json.Marshal(handle{Subtask: s.spec.Subtask, TopicID: formatTopicID(s.topicID)})
+		return encodeHandle(handle{Subtask: s.spec.Subtask, TopicID: formatTopicID(s.topicID)})
 	}
 	if err := s.recover(ctx); err != nil {
 		return nil, err
@@ -341,7 +362,7 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 	for _, t := range s.pending {
 		h.Txns = append(h.Txns, t.ref)
 	}
-	return json.Marshal(h)
+	return encodeHandle(h)
 }
 
 // Commit commits the transactions of a handle: those this instance
@@ -354,9 +375,9 @@ func (s *Sink) Commit(ctx context.Context, checkpointID int64, hb []byte) error 
 	if len(hb) == 0 {
 		return nil
 	}
-	var h handle
-	if err := json.Unmarshal(hb, &h); err != nil {
-		return s.errorf("damaged commit handle of checkpoint %d: %v", checkpointID, err)
+	h, err := decodeHandle(s.owner(), hb)
+	if err != nil {
+		return fmt.Errorf("commit handle of checkpoint %d: %w", checkpointID, err)
 	}
 	// A handle before the first Write or PreCommit is a restored one: the
 	// topic must still be the one it names (checked after its

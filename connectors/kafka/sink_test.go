@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -30,8 +29,8 @@ func TestSinkAtLeastOnceJSONWithKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hd handle
-	if err := json.Unmarshal(h, &hd); err != nil || hd.TopicID == "" || len(hd.Txns) != 0 {
+	hd, err := decodeHandle("t", h)
+	if err != nil || hd.TopicID == "" || len(hd.Txns) != 0 {
 		t.Fatalf("handle %s: %v", h, err)
 	}
 	// Flushed at the pre-commit: visible before any commit.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -93,7 +93,9 @@ type Source struct {
 	groupCommitErr error
 }
 
-// snapshot is the state of a source subtask, as JSON.
+// snapshot is the state of a source subtask, as JSON after the header of
+// snapshotVersion (checkpoint.AppendStateHeader). Versions: 1, the fields
+// below.
 type snapshot struct {
 	Partitions []snapPart `json:"partitions"`
 	Skipped    int64      `json:"skipped,omitempty"`
@@ -150,11 +152,29 @@ func (s *Source) wrap(err error) error {
 	return fmt.Errorf("%s table %s: %w", connectorName(s.upsert), s.spec.Table, err)
 }
 
+const (
+	minSnapshotVersion = 1
+	snapshotVersion    = 1
+)
+
+// owner names the source's state in errors.
+func (s *Source) owner() string {
+	return connectorName(s.upsert) + " table " + s.spec.Table + " (source)"
+}
+
+// decodeSnapshot reads a snapshot of the source: an unknown version or a
+// layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodeSnapshot(owner string, state []byte) (snapshot, error) {
+	var snap snapshot
+	_, err := statecodec.DecodeJSON(state, owner, minSnapshotVersion, snapshotVersion, &snap)
+	return snap, err
+}
+
 // Restore takes the state Snapshot returned; it is called before Open.
 func (s *Source) Restore(state []byte) error {
-	var snap snapshot
-	if err := json.Unmarshal(state, &snap); err != nil {
-		return s.errorf("damaged snapshot: %v", err)
+	snap, err := decodeSnapshot(s.owner(), state)
+	if err != nil {
+		return err
 	}
 	s.restored = &snap
 	s.skipped.Store(snap.Skipped)
@@ -180,9 +200,9 @@ func (s *Source) RestoreRescaled(states [][]byte) error {
 		if len(st) == 0 {
 			continue
 		}
-		var snap snapshot
-		if err := json.Unmarshal(st, &snap); err != nil {
-			return s.errorf("damaged snapshot of old subtask %d: %v", j, err)
+		snap, err := decodeSnapshot(s.owner(), st)
+		if err != nil {
+			return fmt.Errorf("old subtask %d: %w", j, err)
 		}
 		all.Partitions = append(all.Partitions, snap.Partitions...)
 		if j%max(s.spec.Parallelism, 1) == s.spec.Subtask {
@@ -390,7 +410,7 @@ func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) err
 			if s.upsert && len(sp.Upsert) > 0 {
 				var ok bool
 				if ps.upsert, ok = decodeUpsert(sp.Upsert); !ok {
-					return s.errorf("damaged upsert state of topic '%s' partition %d in the snapshot", p.topic, p.partition)
+					return statecodec.Incompatible(s.owner(), snapshotVersion, "the upsert state of topic '%s' partition %d is not pairs of length-prefixed keys and values", p.topic, p.partition)
 				}
 			}
 		} else {
@@ -843,7 +863,7 @@ func (s *Source) Snapshot() ([]byte, error) {
 		}
 		s.snaps = append(s.snaps, offs)
 	}
-	return json.Marshal(snap)
+	return statecodec.EncodeJSON(snapshotVersion, snap)
 }
 
 // encodeUpsert writes a partition's upsert state, keys in order.

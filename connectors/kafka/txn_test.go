@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,8 +89,8 @@ func TestExactlyOnceCommitMakesVisible(t *testing.T) {
 		commit(t, s, 1, h1)
 		expectCommitted(t, addr, "<nil>|1,a", "<nil>|2,b")
 		h2 := preCommit(t, s, 2)
-		var h handle
-		if err := json.Unmarshal(h2, &h); err != nil || len(h.Txns) != 1 || h.Prefix != "job-op1" {
+		h, err := decodeHandle("t", h2)
+		if err != nil || len(h.Txns) != 1 || h.Prefix != "job-op1" {
 			t.Fatalf("handle %s: %v", h2, err)
 		}
 		commit(t, s, 2, h2)
@@ -188,8 +187,8 @@ func TestExactlyOnceLostTransactionIsAnError(t *testing.T) {
 		write(t, a, sch, "1, a")
 		h1 := preCommit(t, a, 1)
 		a.Abandon()
-		var h handle
-		if err := json.Unmarshal(h1, &h); err != nil {
+		h, err := decodeHandle("t", h1)
+		if err != nil {
 			t.Fatal(err)
 		}
 		// Something fences the id (as the transaction timeout would abort it).
@@ -202,7 +201,7 @@ func TestExactlyOnceLostTransactionIsAnError(t *testing.T) {
 		}
 		b := openSink(t, sp)
 		defer b.Close()
-		err := b.Commit(context.Background(), 1, h1)
+		err = b.Commit(context.Background(), 1, h1)
 		if err == nil || !strings.Contains(err.Error(), "rows of checkpoint 1 are lost") {
 			t.Fatalf("want a lost-rows error, got %v", err)
 		}

@@ -28,5 +28,8 @@
 // Scan: a scan sees the committed rows as of Open (a consistent snapshot;
 // later commits do not affect it). Subtask i of P reads every P-th stored
 // batch starting at batch i. The snapshot is the number of batches the
-// subtask has emitted.
+// subtask has emitted. The snapshot and the sink's commit handle start
+// with the versioned header of every state encoding
+// (checkpoint.AppendStateHeader); one of a version this build does not
+// read is checkpoint.ErrIncompatibleState naming the table.
 package memory

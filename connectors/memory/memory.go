@@ -3,15 +3,16 @@ package memory
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/connectors/internal/arrowutil"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -67,17 +68,44 @@ func (s *source) Next(context.Context) (exec.Batch, error) {
 	return exec.Batch{Rec: rec}, nil
 }
 
+// The versions of the source's snapshot (checkpoint.AppendStateHeader):
+// 1, the number of batches emitted, a uvarint.
+const (
+	minSnapshotVersion = 1
+	snapshotVersion    = 1
+)
+
 // Snapshot encodes the number of batches emitted.
-func (s *source) Snapshot() ([]byte, error) {
-	return binary.AppendUvarint(nil, uint64(s.pos)), nil
+func (s *source) Snapshot() ([]byte, error) { return encodePos(s.pos), nil }
+
+func encodePos(pos int) []byte {
+	return binary.AppendUvarint(checkpoint.AppendStateHeader(nil, snapshotVersion), uint64(pos))
+}
+
+// decodePos reads a snapshot of table's source: an unknown version or a
+// layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodePos(table string, state []byte) (int, error) {
+	owner := "memory table " + table
+	version, body, err := checkpoint.ReadStateHeader(state, owner, minSnapshotVersion, snapshotVersion)
+	if err != nil {
+		return 0, err
+	}
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n > 1<<40 {
+		return 0, statecodec.Incompatible(owner, version, "bad batch position")
+	}
+	if k != len(body) {
+		return 0, statecodec.Incompatible(owner, version, "%d bytes after the position", len(body)-k)
+	}
+	return int(n), nil
 }
 
 func (s *source) Restore(state []byte) error {
-	n, k := binary.Uvarint(state)
-	if k <= 0 {
-		return errors.New("memory: damaged snapshot")
+	n, err := decodePos(s.spec.Table, state)
+	if err != nil {
+		return err
 	}
-	s.pos = int(n)
+	s.pos = n
 	return nil
 }
 

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/connectors/internal/arrowutil"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // opColumn is the extra column of a staged file holding each row's op.
@@ -36,9 +37,26 @@ type stagedChanges struct {
 	file    string // the staged file under <dir>/staged ("" without a data dir)
 }
 
-// handle is what PreCommit returns and Commit receives.
+// handle is what PreCommit returns and Commit receives, as JSON after the
+// header of handleVersion (checkpoint.AppendStateHeader). Versions: 1, the
+// staged file.
 type handle struct {
 	File string `json:",omitempty"`
+}
+
+const (
+	minHandleVersion = 1
+	handleVersion    = 1
+)
+
+func encodeHandle(h handle) ([]byte, error) { return statecodec.EncodeJSON(handleVersion, h) }
+
+// decodeHandle reads a commit handle of table's sink: an unknown version
+// or a layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodeHandle(table string, b []byte) (handle, error) {
+	var h handle
+	_, err := statecodec.DecodeJSON(b, "memory table "+table+" (sink)", minHandleVersion, handleVersion, &h)
+	return h, err
 }
 
 func newSink(spec exec.TableSpec) (exec.Sink, error) {
@@ -83,21 +101,26 @@ func (s *sink) checkTypes(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// PreCommit stages the changes written since the last pre-commit for
+// checkpoint id (in a staged file, with a data directory). If they cannot
+// be staged, the checkpoint fails and they stay pending: the next
+// checkpoint stages them with the later ones, so a job that tolerates the
+// failed checkpoint loses nothing.
 func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 	st := stagedChanges{changes: s.pending}
-	s.pending = nil
 	if s.t.dir != "" && len(st.changes) > 0 {
 		dir := filepath.Join(s.t.dir, "staged")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
+		if err := fsutil.For(dir).MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("memory table %s: staging checkpoint %d: %w", s.spec.Table, id, err)
 		}
 		st.file = fmt.Sprintf("%d-%d-%x.arrow", s.spec.Subtask, id, time.Now().UnixNano())
 		if err := writeStaged(filepath.Join(dir, st.file), s.t.schema, st.changes); err != nil {
 			return nil, fmt.Errorf("memory table %s: staging checkpoint %d: %w", s.spec.Table, id, err)
 		}
 	}
+	s.pending = nil
 	s.staged[id] = st
-	return json.Marshal(handle{File: st.file})
+	return encodeHandle(handle{File: st.file})
 }
 
 func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
@@ -108,8 +131,9 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 	// A restored job committing a checkpoint of an earlier run.
 	var hd handle
 	if len(h) > 0 {
-		if err := json.Unmarshal(h, &hd); err != nil {
-			return fmt.Errorf("memory table %s: bad commit handle: %w", s.spec.Table, err)
+		var err error
+		if hd, err = decodeHandle(s.spec.Table, h); err != nil {
+			return err
 		}
 	}
 	if hd.File == "" || s.t.dir == "" {

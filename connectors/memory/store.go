@@ -198,10 +198,11 @@ func readArrowFile(path string) (*arrow.Schema, []arrow.RecordBatch, error) {
 }
 
 // writeArrowFile writes recs to path atomically (temporary file, fsync,
-// rename, fsync of the directory).
+// rename, fsync of the directory), through fsutil.For(path).
 func writeArrowFile(path string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	fsys := fsutil.For(path)
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := fsys.Create(tmp, false)
 	if err != nil {
 		return err
 	}
@@ -223,13 +224,13 @@ func writeArrowFile(path string, schema *arrow.Schema, recs []arrow.RecordBatch)
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = fsys.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		fsys.Remove(tmp)
 		return err
 	}
-	return fsutil.SyncDir(filepath.Dir(path))
+	return fsys.SyncDir(filepath.Dir(path))
 }
 
 // install makes batches the committed rows, taking ownership of them. With rewrite the table is
