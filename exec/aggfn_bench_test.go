@@ -25,8 +25,9 @@ func benchGroupAgg(b *testing.B, updating bool, aggs ...planner.AggCall) (*group
 		maxPar:   128,
 	}
 	a.arrowSch = a.outSch.Arrow()
-	a.keyR = make([]colReader, 0)
-	a.argR = make([]colReader, len(aggs))
+	if err := a.init(); err != nil {
+		b.Fatal(err)
+	}
 	t := &taskContext{ctx: context.Background(), job: job, mem: memory.DefaultAllocator, batchSize: DefaultBatchSize, store: state.NewMemory()}
 	if err := a.open(t); err != nil {
 		b.Fatal(err)
