@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/RaduBerinde/btreemap"
@@ -109,6 +110,8 @@ type CountedSets struct {
 	complete bool
 	batch    WriteBatch
 	buf      []byte
+	vbuf     []byte
+	codec    Codec[int64]
 }
 
 // CountedSet is one owner's counted set.
@@ -135,24 +138,31 @@ type SetRef struct {
 	epoch uint64
 }
 
-// NewCountedSets returns the counted sets of space.
-func NewCountedSets(space *KeySpace) *CountedSets {
-	return &CountedSets{space: space, sets: map[string]*CountedSet{}}
+// NewCountedSets returns the counted sets of space; codec encodes the
+// counts (a versioned encoding: see the operator's state format).
+func NewCountedSets(space *KeySpace, codec Codec[int64]) *CountedSets {
+	return &CountedSets{space: space, sets: map[string]*CountedSet{}, codec: codec}
 }
 
 // StartsEmpty tells the sets that their store holds no value yet (as
 // Cache.StartsEmpty): until Drop, a new set needs no store read.
 func (c *CountedSets) StartsEmpty() { c.complete = true }
 
-// Lookup returns the set of owner in key group kg, through ref when it
-// still points at it; owner is called only when the set must be looked up
-// and returns the owner's key.
-func (c *CountedSets) Lookup(ref *SetRef, kg int, owner func(dst []byte) []byte) (*CountedSet, error) {
+// Cached returns the set ref points at, if it is still in memory.
+func (c *CountedSets) Cached(ref *SetRef) (*CountedSet, bool) {
 	if ref.set != nil && ref.epoch == c.epoch {
-		return ref.set, nil
+		return ref.set, true
 	}
-	c.buf = owner(c.buf[:0])
-	s, err := c.get(kg, c.buf)
+	return nil, false
+}
+
+// Lookup returns the set of owner in key group kg, loading it from the
+// store when it is not in memory, and points ref at it (see Cached).
+func (c *CountedSets) Lookup(ref *SetRef, kg int, owner []byte) (*CountedSet, error) {
+	if s, ok := c.Cached(ref); ok {
+		return s, nil
+	}
+	s, err := c.get(kg, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -176,9 +186,12 @@ func (c *CountedSets) get(kg int, owner []byte) (*CountedSet, error) {
 		})}
 	if !c.complete {
 		err := c.space.ScanPrefix(kg, owner, func(k, v []byte) error {
-			n, m := binary.Varint(v)
-			if m <= 0 || n <= 0 {
-				return fmt.Errorf("%w: %s: value count %x", ErrCorrupt, c.space.name, v)
+			var n int64
+			if err := c.codec.Decode(v, &n); err != nil {
+				return err
+			}
+			if n <= 0 {
+				return fmt.Errorf("%w: %s: value count %d", ErrCorrupt, c.space.name, n)
 			}
 			sv := &setValue{v: string(k[len(owner):]), n: n, stored: true}
 			s.counts[sv.v] = sv
@@ -264,8 +277,8 @@ func (c *CountedSets) Flush() error {
 			c.buf = append(append(c.buf[:0], s.owner...), sv.v...)
 			switch {
 			case sv.n > 0:
-				var nb [binary.MaxVarintLen64]byte
-				c.space.Put(&c.batch, s.kg, c.buf, nb[:binary.PutVarint(nb[:], sv.n)])
+				c.vbuf = c.codec.Encode(c.vbuf[:0], &sv.n)
+				c.space.Put(&c.batch, s.kg, c.buf, c.vbuf)
 				sv.stored = true
 			case sv.stored:
 				c.space.Delete(&c.batch, s.kg, c.buf)
@@ -305,3 +318,18 @@ func (c *CountedSets) Drop() error {
 
 // Sets is the number of sets in memory.
 func (c *CountedSets) Sets() int { return len(c.sets) }
+
+// VarintCodec encodes counts as varints (no version header: for tests and
+// stores of our own).
+type VarintCodec struct{}
+
+func (VarintCodec) Encode(dst []byte, n *int64) []byte { return binary.AppendVarint(dst, *n) }
+
+func (VarintCodec) Decode(src []byte, n *int64) error {
+	v, m := binary.Varint(src)
+	if m <= 0 || m != len(src) {
+		return errors.Join(ErrCorrupt, fmt.Errorf("count %x", src))
+	}
+	*n = v
+	return nil
+}

@@ -22,7 +22,7 @@ func TestKeySpacesRescale(t *testing.T) {
 			defer s.Close()
 			a := NewSpaceCache[int](NewKeySpace(s, 1, "a"), intCodec{})
 			b := NewSpaceCache[int](NewKeySpace(s, 2, "b"), intCodec{})
-			sets := NewCountedSets(NewKeySpace(s, 3, "values"))
+			sets := NewCountedSets(NewKeySpace(s, 3, "values"), VarintCodec{})
 			for kg := 0; kg < 4; kg++ {
 				for _, c := range []*Cache[int]{a, b} {
 					e, _, err := c.Get(kg, []byte(fmt.Sprint("k", kg)))
@@ -33,7 +33,7 @@ func TestKeySpacesRescale(t *testing.T) {
 					c.MarkDirty(e)
 				}
 				var ref SetRef
-				set, err := sets.Lookup(&ref, kg, func(dst []byte) []byte { return append(dst, fmt.Sprint("g", kg)...) })
+				set, err := sets.Lookup(&ref, kg, []byte(fmt.Sprint("g", kg)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,7 +58,7 @@ func TestKeySpacesRescale(t *testing.T) {
 					t.Fatal(err)
 				}
 				ra := NewSpaceCache[int](NewKeySpace(rs, 1, "a"), intCodec{})
-				rsets := NewCountedSets(NewKeySpace(rs, 3, "values"))
+				rsets := NewCountedSets(NewKeySpace(rs, 3, "values"), VarintCodec{})
 				for kg := 0; kg < 4; kg++ {
 					e, created, err := ra.Get(kg, []byte(fmt.Sprint("k", kg)))
 					if err != nil {
@@ -69,7 +69,7 @@ func TestKeySpacesRescale(t *testing.T) {
 						t.Fatalf("restored [%d,%d]: key group %d: created %v value %d", r[0], r[1], kg, created, e.Value)
 					}
 					var ref SetRef
-					set, err := rsets.Lookup(&ref, kg, func(dst []byte) []byte { return append(dst, fmt.Sprint("g", kg)...) })
+					set, err := rsets.Lookup(&ref, kg, []byte(fmt.Sprint("g", kg)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -101,9 +101,9 @@ func TestKeySpacesRescale(t *testing.T) {
 func TestCountedSets(t *testing.T) {
 	s := NewMemory()
 	ks := NewKeySpace(s, 5, "values")
-	sets := NewCountedSets(ks)
+	sets := NewCountedSets(ks, VarintCodec{})
 	sets.StartsEmpty()
-	owner := func(dst []byte) []byte { return append(dst, 'o') }
+	owner := []byte("o")
 	var ref SetRef
 	set, _ := sets.Lookup(&ref, 0, owner)
 	for i := 0; i < 1000; i++ {
