@@ -94,9 +94,11 @@ func (a *sumFloatAcc) result(dst *scalar) error {
 	return nil
 }
 
-func (a *sumFloatAcc) encode(dst []byte) []byte { return appendFloat(binary.AppendVarint(dst, a.n), a.s) }
-func (a *sumFloatAcc) decode(d *decoder)        { a.n, a.s = d.varint(), d.float() }
-func (a *sumFloatAcc) reset()                   { a.n, a.s = 0, 0 }
+func (a *sumFloatAcc) encode(dst []byte) []byte {
+	return appendFloat(binary.AppendVarint(dst, a.n), a.s)
+}
+func (a *sumFloatAcc) decode(d *decoder) { a.n, a.s = d.varint(), d.float() }
+func (a *sumFloatAcc) reset()            { a.n, a.s = 0, 0 }
 
 type sumDecAcc struct {
 	c   *planner.AggCall
@@ -146,6 +148,8 @@ func (a *sumDecAcc) result(dst *scalar) error {
 	return nil
 }
 
-func (a *sumDecAcc) encode(dst []byte) []byte { return appendDecimal(binary.AppendVarint(dst, a.n), a.s) }
-func (a *sumDecAcc) decode(d *decoder)        { a.n, a.s = d.varint(), d.decimal() }
-func (a *sumDecAcc) reset()                   { a.n, a.s = 0, decimal128.Num{} }
+func (a *sumDecAcc) encode(dst []byte) []byte {
+	return appendDecimal(binary.AppendVarint(dst, a.n), a.s)
+}
+func (a *sumDecAcc) decode(d *decoder) { a.n, a.s = d.varint(), d.decimal() }
+func (a *sumDecAcc) reset()            { a.n, a.s = 0, decimal128.Num{} }

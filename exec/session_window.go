@@ -306,4 +306,3 @@ func (a *sessionAggOp) endInput(out *emitter) error {
 }
 
 func (a *sessionAggOp) close() error { return closeStore(a.t) }
-

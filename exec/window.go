@@ -472,4 +472,3 @@ func (w *windowTimers) Pop() any {
 	w.ends = w.ends[:len(w.ends)-1]
 	return x
 }
-
