@@ -155,11 +155,11 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 			}
 			continue
 		}
+		// The merged session's accumulators: the sessions it absorbs in
+		// order of their start (the list is kept in that order), then the
+		// row, so that order-dependent aggregates (FIRST_VALUE, LISTAGG)
+		// see the rows in arrival order as far as sessions tell it.
 		ns.g.accs = a.fold.newAccs(nil)
-		ns.g.rows = 1
-		if err := a.fold.add(ns.g.accs, &a.x, i, 1); err != nil {
-			return err
-		}
 		keep := ss.list[:0]
 		for k := range ss.list {
 			s := &ss.list[k]
@@ -172,7 +172,18 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 			}
 			keep = append(keep, *s)
 		}
-		ss.list = append(keep, ns)
+		ns.g.rows++
+		if err := a.fold.add(ns.g.accs, &a.x, i, 1); err != nil {
+			return err
+		}
+		at := len(keep)
+		for at > 0 && keep[at-1].start > ns.start {
+			at--
+		}
+		keep = append(keep, session{})
+		copy(keep[at+1:], keep[at:])
+		keep[at] = ns
+		ss.list = keep
 		a.timers.add(ns.end, timerKey{kg: kg, key: e.Key})
 		a.cache.MarkDirty(e)
 	}
