@@ -124,6 +124,9 @@ func newAccFunc(c *planner.AggCall, cls byte, mode aggMode, spaced *bool) (byte,
 			*spaced = true
 			return 'R', func() accumulator { return &minMaxAcc{cls: cls, isMax: isMax, retract: true} }, nil
 		}
+		if cls == 'i' {
+			return 'N', func() accumulator { return &minMaxIntAcc{isMax: isMax} }, nil
+		}
 		return 'M', func() accumulator { return &minMaxAcc{cls: cls, isMax: isMax} }, nil
 	case planner.AggStddevPop, planner.AggStddevSamp, planner.AggVarPop, planner.AggVarSamp:
 		f := c.Func

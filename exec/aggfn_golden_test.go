@@ -63,6 +63,7 @@ func goldenAppendOnly() []planner.AggCall {
 	return append(aggs,
 		planner.AggCall{Func: planner.AggFirstValue, Arg: 3, ArgT: types.StringType, T: types.StringType, Text: "FIRST_VALUE"},
 		planner.AggCall{Func: planner.AggListAgg, Arg: 3, ArgT: types.StringType, T: types.StringType, Separator: ";", Text: "LISTAGG"},
+		planner.AggCall{Func: planner.AggMin, Arg: 0, ArgT: types.BigIntType, T: types.BigIntType, Text: "MIN"},
 	)
 }
 

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/streamsql/streamsql/state"
@@ -113,3 +114,54 @@ func (a *minMaxAcc) decode(d *decoder) {
 }
 
 func (a *minMaxAcc) reset() { a.valid, a.cur, a.ref = false, a.cur[:0], state.SetRef{} }
+
+// minMaxIntAcc is MIN or MAX of an integer-like argument over an
+// append-only input (the window aggregates' common case): an int64
+// compare, no encoding.
+type minMaxIntAcc struct {
+	isMax bool
+	valid bool
+	cur   int64
+}
+
+func (a *minMaxIntAcc) offer(v int64) {
+	if !a.valid || (a.isMax && v > a.cur) || (!a.isMax && v < a.cur) {
+		a.cur, a.valid = v, true
+	}
+}
+
+func (a *minMaxIntAcc) add(_ *foldCtx, v *aggValue, sign int64) error {
+	if sign < 0 {
+		return fmt.Errorf("MIN/MAX over an append-only input received a retraction")
+	}
+	a.offer(v.i)
+	return nil
+}
+
+func (a *minMaxIntAcc) merge(_ *foldCtx, src accumulator) error {
+	if o := src.(*minMaxIntAcc); o.valid {
+		a.offer(o.cur)
+	}
+	return nil
+}
+
+func (a *minMaxIntAcc) result(dst *scalar) error {
+	dst.null, dst.i = !a.valid, a.cur
+	return nil
+}
+
+func (a *minMaxIntAcc) encode(dst []byte) []byte {
+	if !a.valid {
+		return append(dst, 0)
+	}
+	return binary.AppendVarint(append(dst, 1), a.cur)
+}
+
+func (a *minMaxIntAcc) decode(d *decoder) {
+	a.valid, a.cur = d.bool(), 0
+	if a.valid {
+		a.cur = d.varint()
+	}
+}
+
+func (a *minMaxIntAcc) reset() { a.valid, a.cur = false, 0 }
