@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -26,10 +25,13 @@ import (
 // new group, -U/+U for a changed one, -D for one whose rows were all
 // retracted, nothing when the result did not change.
 //
-// Group state lives in a state.Cache over the subtask's Store, flushed at
-// each checkpoint barrier. MIN and MAX over an updating input, and every
-// DISTINCT aggregate, keep a multiset of the values they saw so that a
-// retraction of the current extreme finds the next one.
+// State, in key spaces of the subtask's store: the groups (spaceGroups) in
+// a state.Cache, flushed at each checkpoint barrier; the value sets of
+// MIN and MAX over an updating input and of DISTINCT aggregates
+// (spaceValues) in state.CountedSets, one set per group and aggregate,
+// keyed group key + aggregate index + value, so that a checkpoint writes
+// only the values that changed; the layout (aggLayout) per key group
+// (spaceMeta), checked on restore.
 type groupAggOp struct {
 	t        *taskContext
 	spec     *planner.Aggregate
@@ -39,38 +41,32 @@ type groupAggOp struct {
 	arrowSch *arrow.Schema
 	maxPar   int
 
-	cache   *state.Cache[group]
+	fold   *aggFold
+	owner  string
+	layout string
+	meta   *state.KeySpace
+	cache  *state.Cache[group]
+	sets   *state.CountedSets
+	x      foldCtx
+	// cur holds the results of the group being emitted.
+	cur     []scalar
 	touched []*state.Entry[group]
 
 	keyR   []colReader
-	argR   []colReader
 	hashes []uint64
 	buf    []byte
-	vbuf   []byte
 	sawAny bool
 }
 
 // group is the state of one group.
 type group struct {
-	key      []types.Value
-	rows     int64 // net number of rows (COUNT(*))
-	accs     []acc
-	prev     []acc // results as last emitted (valid when emitted)
-	prevRows int64
-	emitted  bool
-	touched  bool
-}
-
-// acc is one aggregate's accumulator. Which fields are used depends on the
-// aggregate and its argument type (see class).
-type acc struct {
-	n     int64 // non-NULL values counted
-	i     int64
-	f     float64
-	d     decimal128.Num
-	s     string
-	valid bool              // MIN/MAX: has a value
-	set   map[string]*int64 // DISTINCT / retractable MIN, MAX: value multiset
+	key  []types.Value
+	rows int64 // net number of rows
+	accs []accumulator
+	// prev are the results as last emitted (when emitted).
+	prev    []scalar
+	emitted bool
+	touched bool
 }
 
 func newGroupAgg(t *subtask) (*groupAggOp, error) {
@@ -80,20 +76,43 @@ func newGroupAgg(t *subtask) (*groupAggOp, error) {
 	for _, k := range a.spec.Keys {
 		a.keyT = append(a.keyT, in[k].Type)
 	}
-	a.keyR = make([]colReader, len(a.spec.Keys))
-	a.argR = make([]colReader, len(a.spec.Aggs))
 	a.maxPar = t.job.graph.MaxParallelism
-	return a, nil
+	return a, a.init()
+}
+
+// init builds what newGroupAgg's fields determine.
+func (a *groupAggOp) init() error {
+	fold, err := newAggFold(a.spec.Aggs, aggMode{updating: a.updating, spaces: true})
+	if err != nil {
+		return err
+	}
+	a.fold = fold
+	a.keyR = make([]colReader, len(a.spec.Keys))
+	a.cur = make([]scalar, len(a.spec.Aggs))
+	a.layout = aggLayout("group aggregate", a.keyT, fold.defs)
+	return nil
 }
 
 func (a *groupAggOp) open(t *taskContext) error {
 	a.t = t
+	a.owner = stateOwner(t)
 	store := t.store
-	a.cache = newCache[group](t, groupCodec{a})
-	if t.restored != nil && len(a.spec.Keys) == 0 {
+	a.meta = state.NewKeySpace(store, spaceMeta, "metadata")
+	groups := state.NewKeySpace(store, spaceGroups, "groups")
+	a.cache = newSpaceCache[group](t, groups, groupCodec{a: a, owner: a.owner})
+	a.sets = state.NewCountedSets(state.NewKeySpace(store, spaceValues, "value sets"), countCodec{owner: a.owner})
+	a.x.sets = a.sets
+	if t.restored == nil {
+		a.sets.StartsEmpty()
+		return nil
+	}
+	if err := checkLayout(t, a.meta, a.maxPar, a.owner, a.layout); err != nil {
+		return err
+	}
+	if len(a.spec.Keys) == 0 {
 		// A restored global aggregate that already saw rows must not emit
 		// the empty-input row at the end.
-		err := store.Scan(func(int, []byte, []byte) error { a.sawAny = true; return errStopScan })
+		err := groups.Scan(func(int, []byte, []byte) error { a.sawAny = true; return errStopScan })
 		if err != nil && err != errStopScan {
 			return err
 		}
@@ -107,11 +126,7 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	for j, k := range a.spec.Keys {
 		a.keyR[j].reset(a.keyT[j], rec.Column(k))
 	}
-	for j, c := range a.spec.Aggs {
-		if c.Arg >= 0 {
-			a.argR[j].reset(c.ArgT, rec.Column(c.Arg))
-		}
-	}
+	a.fold.read(rec)
 	if cap(a.hashes) < n {
 		a.hashes = make([]uint64, n)
 	}
@@ -146,7 +161,8 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 			}
 		}
 		g.rows += sign
-		if err := a.accumulate(g, i, sign); err != nil {
+		a.x.kg, a.x.key = kg, e.Key
+		if err := a.fold.add(g.accs, &a.x, i, sign); err != nil {
 			return err
 		}
 	}
@@ -154,7 +170,19 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	if err := a.flushChanges(out); err != nil {
 		return err
 	}
-	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+	return a.shrink()
+}
+
+// shrink bounds the memory of the cached groups and of the value sets
+// together: when the cache forgets its groups, the sets go too.
+func (a *groupAggOp) shrink() error {
+	max := a.t.job.opts.StateCacheEntries
+	if a.cache.Len() > max {
+		if err := a.sets.Drop(); err != nil {
+			return err
+		}
+	}
+	return a.cache.Shrink(max)
 }
 
 func (a *groupAggOp) retractError(g *group) error {
@@ -170,195 +198,8 @@ func (a *groupAggOp) initGroup(g *group, rec arrow.RecordBatch, i int) {
 	for j, k := range a.spec.Keys {
 		g.key[j] = types.ValueAt(rec.Column(k), i)
 	}
-	g.accs = make([]acc, len(a.spec.Aggs))
-	g.prev = make([]acc, len(a.spec.Aggs))
-}
-
-// accumulate folds row i into g with sign +1 (add) or -1 (retract).
-func (a *groupAggOp) accumulate(g *group, i int, sign int64) error {
-	for j := range a.spec.Aggs {
-		c := &a.spec.Aggs[j]
-		if c.Arg < 0 {
-			continue
-		}
-		r := &a.argR[j]
-		if r.isNull(i) {
-			continue
-		}
-		ac := &g.accs[j]
-		multiset := c.Distinct || (a.updating && (c.Func == planner.AggMin || c.Func == planner.AggMax))
-		if multiset {
-			a.vbuf = r.encode(a.vbuf[:0], i)
-			p := ac.set[string(a.vbuf)]
-			if sign > 0 {
-				if p == nil {
-					if ac.set == nil {
-						ac.set = map[string]*int64{}
-					}
-					p = new(int64)
-					ac.set[string(a.vbuf)] = p
-				}
-				*p++
-				if c.Distinct && *p > 1 {
-					continue
-				}
-			} else {
-				if p == nil || *p == 0 {
-					return fmt.Errorf("retraction of a value %s never added", c.Func)
-				}
-				*p--
-				if *p == 0 {
-					delete(ac.set, string(a.vbuf))
-				}
-				if c.Distinct && *p > 0 {
-					continue
-				}
-			}
-		}
-		switch c.Func {
-		case planner.AggCount:
-			ac.n += sign
-		case planner.AggSum, planner.AggAvg:
-			ac.n += sign
-			switch class(c.ArgT.Kind) {
-			case 'i':
-				s, ok := addInt(ac.i, r.int(i), sign)
-				if !ok {
-					return accOverflow(c)
-				}
-				ac.i = s
-			case 'f':
-				ac.f += r.float(i) * float64(sign)
-			case 'd':
-				s, ok := addDecimal(ac.d, r.decimal(i), sign)
-				if !ok {
-					return accOverflow(c)
-				}
-				ac.d = s
-			}
-		case planner.AggMin, planner.AggMax:
-			if sign > 0 {
-				a.offerExtreme(ac, r, i, c.Func == planner.AggMax)
-			} else if ac.set != nil {
-				recomputeExtreme(ac, c)
-			}
-		}
-	}
-	return nil
-}
-
-// offerExtreme replaces the current MIN/MAX by row i's value if it is beyond it.
-func (a *groupAggOp) offerExtreme(ac *acc, r *colReader, i int, isMax bool) {
-	var c int
-	switch class(r.kind) {
-	case 'i':
-		v := r.int(i)
-		if !ac.valid {
-			c = 1
-		} else {
-			c = cmp3(v, ac.i)
-		}
-		if (isMax && c > 0) || (!isMax && c < 0) || !ac.valid {
-			ac.i, ac.valid = v, true
-		}
-	case 'f':
-		v := r.float(i)
-		if !ac.valid || (isMax && v > ac.f) || (!isMax && v < ac.f) {
-			ac.f, ac.valid = v, true
-		}
-	case 'd':
-		v := r.decimal(i)
-		if !ac.valid || (isMax && v.Greater(ac.d)) || (!isMax && v.Less(ac.d)) {
-			ac.d, ac.valid = v, true
-		}
-	case 's':
-		v := r.text(i)
-		if !ac.valid || (isMax && v > ac.s) || (!isMax && v < ac.s) {
-			ac.s, ac.valid = strings.Clone(v), true
-		}
-	}
-}
-
-// recomputeExtreme finds MIN/MAX again from the multiset after a retraction.
-func recomputeExtreme(ac *acc, c *planner.AggCall) {
-	isMax := c.Func == planner.AggMax
-	ac.valid = false
-	for k := range ac.set {
-		switch class(c.ArgT.Kind) {
-		case 'i':
-			v := int64(binary.BigEndian.Uint64([]byte(k)))
-			if !ac.valid || (isMax && v > ac.i) || (!isMax && v < ac.i) {
-				ac.i, ac.valid = v, true
-			}
-		case 'f':
-			v := math.Float64frombits(binary.BigEndian.Uint64([]byte(k)))
-			if !ac.valid || (isMax && v > ac.f) || (!isMax && v < ac.f) {
-				ac.f, ac.valid = v, true
-			}
-		case 'd':
-			v := decimal128.New(int64(binary.BigEndian.Uint64([]byte(k))), binary.BigEndian.Uint64([]byte(k[8:])))
-			if !ac.valid || (isMax && v.Greater(ac.d)) || (!isMax && v.Less(ac.d)) {
-				ac.d, ac.valid = v, true
-			}
-		case 's':
-			if !ac.valid || (isMax && k > ac.s) || (!isMax && k < ac.s) {
-				ac.s, ac.valid = k, true
-			}
-		}
-	}
-}
-
-// recomputeDistinct sets the result of DISTINCT aggregate c from its value
-// multiset: each value counted once (used when two multisets are merged).
-func recomputeDistinct(ac *acc, c *planner.AggCall) error {
-	switch c.Func {
-	case planner.AggMin, planner.AggMax:
-		recomputeExtreme(ac, c)
-		return nil
-	case planner.AggCount:
-		ac.n = int64(len(ac.set))
-		return nil
-	case planner.AggSum, planner.AggAvg:
-	default:
-		return fmt.Errorf("DISTINCT %s cannot be merged", c.Func)
-	}
-	ac.n, ac.i, ac.f, ac.d = int64(len(ac.set)), 0, 0, decimal128.Num{}
-	for k := range ac.set {
-		switch class(c.ArgT.Kind) {
-		case 'i':
-			s, ok := addInt(ac.i, int64(binary.BigEndian.Uint64([]byte(k))), 1)
-			if !ok {
-				return accOverflow(c)
-			}
-			ac.i = s
-		case 'f':
-			ac.f += math.Float64frombits(binary.BigEndian.Uint64([]byte(k)))
-		case 'd':
-			s, ok := addDecimal(ac.d, decimal128.New(int64(binary.BigEndian.Uint64([]byte(k))), binary.BigEndian.Uint64([]byte(k[8:]))), 1)
-			if !ok {
-				return accOverflow(c)
-			}
-			ac.d = s
-		}
-	}
-	return nil
-}
-
-// mergeSet adds the value multiset of src to dst's.
-func mergeSet(dst, src *acc) {
-	if len(src.set) == 0 {
-		return
-	}
-	if dst.set == nil {
-		dst.set = make(map[string]*int64, len(src.set))
-	}
-	for k, n := range src.set {
-		if p := dst.set[k]; p != nil {
-			*p += *n
-		} else {
-			dst.set[k] = n
-		}
-	}
+	g.accs = a.fold.newAccs(g.accs)
+	g.prev = make([]scalar, len(a.spec.Aggs))
 }
 
 // addInt returns a + sign*x (sign is +1 or -1); ok is false when the
@@ -420,38 +261,48 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 		g := &e.Value
 		g.touched = false
 		a.cache.MarkDirty(e)
-		switch {
-		case g.rows == 0 && g.emitted:
-			a.appendRow(bs, g, g.prev, g.prevRows)
-			ops = append(ops, Delete)
-			g.emitted = false
-		case g.rows == 0:
-		case !g.emitted:
-			if err := a.checkResults(g.accs); err != nil {
+		if g.rows == 0 {
+			if g.emitted {
+				a.appendRow(bs, g, g.prev)
+				ops = append(ops, Delete)
+				g.emitted = false
+			}
+			a.cache.Delete(e)
+			continue
+		}
+		for j, acc := range g.accs {
+			if err := acc.result(&a.cur[j]); err != nil {
 				releaseAll(bs)
 				return err
 			}
-			a.appendRow(bs, g, g.accs, g.rows)
+		}
+		switch {
+		case !g.emitted:
+			a.appendRow(bs, g, a.cur)
 			ops = append(ops, Insert)
 			g.emitted = true
-		case !a.sameResult(g):
-			if err := a.checkResults(g.accs); err != nil {
-				releaseAll(bs)
-				return err
-			}
-			a.appendRow(bs, g, g.prev, g.prevRows)
-			a.appendRow(bs, g, g.accs, g.rows)
+		case !sameResults(a.cur, g.prev):
+			a.appendRow(bs, g, g.prev)
+			a.appendRow(bs, g, a.cur)
 			ops = append(ops, UpdateBefore, UpdateAfter)
+		default:
+			continue
 		}
-		if g.rows == 0 {
-			a.cache.Delete(e)
-		} else {
-			copy(g.prev, g.accs)
-			g.prevRows = g.rows
+		for j := range a.cur {
+			g.prev[j].copyFrom(&a.cur[j])
 		}
 	}
 	a.touched = a.touched[:0]
 	return a.emitBuilt(bs, ops, out)
+}
+
+func sameResults(x, y []scalar) bool {
+	for j := range x {
+		if !x[j].equal(&y[j]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *groupAggOp) builders() []array.Builder {
@@ -485,65 +336,15 @@ func anyRetract(ops []RowKind) bool {
 	return false
 }
 
-// sameResult reports whether g's results equal those last emitted.
-func (a *groupAggOp) sameResult(g *group) bool {
-	for j := range a.spec.Aggs {
-		c := &a.spec.Aggs[j]
-		x, y := &g.accs[j], &g.prev[j]
-		if c.Arg < 0 {
-			continue // COUNT(*) compared below through rows
-		}
-		if x.n != y.n || x.valid != y.valid || x.i != y.i || x.f != y.f || x.d != y.d || x.s != y.s {
-			return false
-		}
-	}
-	for j := range a.spec.Aggs {
-		if a.spec.Aggs[j].Arg < 0 && g.rows != g.prevRows {
-			return false
-		}
-	}
-	return true
-}
-
-// appendRow appends g's key and the results held in accs, with rows the
-// group's row count (COUNT(*)) as of those results.
-func (a *groupAggOp) appendRow(bs []array.Builder, g *group, accs []acc, rows int64) {
+// appendRow appends g's key and the results res.
+func (a *groupAggOp) appendRow(bs []array.Builder, g *group, res []scalar) {
 	for j, v := range g.key {
 		types.AppendValue(bs[j], v)
 	}
 	k := len(g.key)
-	for j := range a.spec.Aggs {
-		a.appendResult(bs[k+j], &a.spec.Aggs[j], &accs[j], rows)
+	for j := range res {
+		appendScalar(bs[k+j], a.spec.Aggs[j].T, &res[j])
 	}
-}
-
-// checkResults checks that the results held in accs fit their types: a
-// SUM of a narrower integer type (its accumulator is an int64) and a
-// DECIMAL SUM or AVG (its accumulator has 128 bits, the result 38 digits).
-// No allocation unless it fails.
-func (a *groupAggOp) checkResults(accs []acc) error {
-	for j := range a.spec.Aggs {
-		c := &a.spec.Aggs[j]
-		ac := &accs[j]
-		if ac.n <= 0 || (c.Func != planner.AggSum && c.Func != planner.AggAvg) {
-			continue
-		}
-		switch class(c.ArgT.Kind) {
-		case 'i':
-			if c.Func == planner.AggSum && !fitsKind(ac.i, c.T.Kind) {
-				return fmt.Errorf("%w: %s overflows %s: the sum %d is out of its range", ErrOverflow, c.Text, c.T.Nullable(), ac.i)
-			}
-		case 'd':
-			if c.Func == planner.AggSum {
-				if !ac.d.FitsInPrecision(int32(c.T.Precision)) {
-					return fmt.Errorf("%w: %s overflows %s: the sum %s has more than %d digits", ErrOverflow, c.Text, c.T.Nullable(), types.FormatDecimal(ac.d, c.ArgT.Scale), c.T.Precision)
-				}
-			} else if _, ok := avgDecimal(ac.d, ac.n, c.T.Scale-c.ArgT.Scale, c.T.Precision); !ok {
-				return fmt.Errorf("%w: %s overflows %s: the average of %d values summing to %s has more than %d integer digits", ErrOverflow, c.Text, c.T.Nullable(), ac.n, types.FormatDecimal(ac.d, c.ArgT.Scale), c.T.Precision-c.T.Scale)
-			}
-		}
-	}
-	return nil
 }
 
 // avgDecimal returns sum*10^k / n rounded half up (as Flink's DECIMAL
@@ -586,46 +387,6 @@ func avgDecimal(sum decimal128.Num, n int64, k, p int) (decimal128.Num, bool) {
 
 var pow10u64 = [20]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
-// appendResult appends the result of c held in ac; checkResults has
-// checked that it fits its type.
-func (a *groupAggOp) appendResult(b array.Builder, c *planner.AggCall, ac *acc, rows int64) {
-	switch c.Func {
-	case planner.AggCount:
-		if c.Arg < 0 {
-			b.(*array.Int64Builder).Append(rows)
-		} else {
-			b.(*array.Int64Builder).Append(ac.n)
-		}
-		return
-	case planner.AggSum:
-		if ac.n == 0 {
-			b.AppendNull()
-			return
-		}
-		appendTyped(b, c.T, ac.i, ac.f, ac.d, "")
-	case planner.AggAvg:
-		if ac.n == 0 {
-			b.AppendNull()
-			return
-		}
-		switch class(c.ArgT.Kind) {
-		case 'i':
-			appendTyped(b, c.T, ac.i/ac.n, 0, decimal128.Num{}, "")
-		case 'f':
-			appendTyped(b, c.T, 0, ac.f/float64(ac.n), decimal128.Num{}, "")
-		case 'd':
-			avg, _ := avgDecimal(ac.d, ac.n, c.T.Scale-c.ArgT.Scale, c.T.Precision)
-			appendTyped(b, c.T, 0, 0, avg, "")
-		}
-	case planner.AggMin, planner.AggMax:
-		if !ac.valid {
-			b.AppendNull()
-			return
-		}
-		appendTyped(b, c.T, ac.i, ac.f, ac.d, ac.s)
-	}
-}
-
 // appendTyped appends a result held in one of the accumulator classes.
 func appendTyped(b array.Builder, t types.T, i int64, f float64, d decimal128.Num, s string) {
 	switch b := b.(type) {
@@ -660,9 +421,16 @@ func appendTyped(b array.Builder, t types.T, i int64, f float64, d decimal128.Nu
 	}
 }
 
-// snapshot writes the dirty groups to the store and checkpoints the store.
+// snapshot writes the dirty groups, the changed set values and the
+// layout to the store, and checkpoints the store.
 func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
 	if err := a.cache.Flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	if err := a.sets.Flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	if err := writeLayout(a.t, a.meta, a.maxPar, a.layout); err != nil {
 		return checkpoint.SubtaskState{}, err
 	}
 	return storeState(a.t.store, cp)
@@ -675,8 +443,14 @@ func (a *groupAggOp) endInput(out *emitter) error {
 		return nil
 	}
 	bs := a.builders()
-	g := &group{accs: make([]acc, len(a.spec.Aggs))}
-	a.appendRow(bs, g, g.accs, 0)
+	g := &group{accs: a.fold.newAccs(nil)}
+	for j, acc := range g.accs {
+		if err := acc.result(&a.cur[j]); err != nil {
+			releaseAll(bs)
+			return err
+		}
+	}
+	a.appendRow(bs, g, a.cur)
 	return a.emitBuilt(bs, []RowKind{Insert}, out)
 }
 

@@ -46,13 +46,17 @@ func BenchmarkAggFold(b *testing.B) {
 		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			a := &groupAggOp{spec: &planner.Aggregate{Aggs: []planner.AggCall{
+			fold, err := newAggFold([]planner.AggCall{
 				{Func: planner.AggSum, Arg: 0, ArgT: tc.argT, T: tc.sum, Text: "SUM(v)"},
 				{Func: planner.AggAvg, Arg: 0, ArgT: tc.argT, T: tc.avg, Text: "AVG(v)"},
-			}}}
+			}, aggMode{updating: true, spaces: true})
+			if err != nil {
+				b.Fatal(err)
+			}
 			r := tc.column()
-			a.argR = []colReader{r, r}
-			g := &group{accs: make([]acc, 2)}
+			fold.argR = []colReader{r, r}
+			accs := fold.newAccs(nil)
+			var x foldCtx
 			sb := array.NewBuilder(mem, tc.sum.ArrowType())
 			ab := array.NewBuilder(mem, tc.avg.ArrowType())
 			defer sb.Release()
@@ -62,12 +66,11 @@ func BenchmarkAggFold(b *testing.B) {
 			for range b.N {
 				for _, sign := range []int64{1, -1} {
 					for i := range rows {
-						if err := a.accumulate(g, i, sign); err != nil {
+						if err := fold.add(accs, &x, i, sign); err != nil {
 							b.Fatal(err)
 						}
 						if i%64 == 0 { // one emission per 64 rows
-							a.appendResult(sb, &a.spec.Aggs[0], &g.accs[0], 1)
-							a.appendResult(ab, &a.spec.Aggs[1], &g.accs[1], 1)
+							fold.appendResults([]array.Builder{sb, ab}, accs)
 						}
 					}
 				}

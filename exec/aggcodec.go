@@ -2,87 +2,211 @@ package exec
 
 import (
 	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/types"
 )
 
-// groupCodec encodes a group's state for the state store: key values,
-// counters, and each accumulator with its multiset, current then last
-// emitted.
-type groupCodec struct{ a *groupAggOp }
+// State encodings of the aggregate operators. Each entry starts with
+// checkpoint.AppendStateHeader(stateVersion); the key values carry their
+// type tags and every accumulator its tag (aggDef.tag), all checked on
+// decoding: state of another layout is checkpoint.ErrIncompatibleState
+// naming the operator and what differs, never decoded as zeros. The
+// layout as a whole (aggLayout) is also recorded per key group and
+// compared when a subtask opens on restored state.
+//
+// testdata/state_golden holds one encoded entry per codec, which must keep
+// decoding: when TestStateGolden fails, bump stateVersion and keep reading
+// the old version, rather than changing the golden bytes.
 
-func (c groupCodec) Encode(dst []byte, g *group) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(g.key)))
-	for _, v := range g.key {
-		dst = appendValue(dst, v)
-	}
-	dst = binary.AppendVarint(dst, g.rows)
-	dst = binary.AppendVarint(dst, g.prevRows)
-	if g.emitted {
-		dst = append(dst, 1)
-	} else {
-		dst = append(dst, 0)
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(g.accs)))
-	for i := range g.accs {
-		dst = encodeAcc(dst, &g.accs[i], true)
-		dst = encodeAcc(dst, &g.prev[i], false)
-	}
-	return dst
+// groupCodec encodes a group of the group aggregate: key values, row
+// counts, the accumulators, and the results as last emitted.
+type groupCodec struct {
+	a     *groupAggOp
+	owner string
 }
 
-func encodeAcc(dst []byte, a *acc, withSet bool) []byte {
-	dst = binary.AppendVarint(dst, a.n)
-	dst = binary.AppendVarint(dst, a.i)
-	dst = appendValue(dst, a.f)
-	dst = appendValue(dst, a.d)
-	dst = appendValue(dst, a.s)
-	if a.valid {
-		dst = append(dst, 1)
-	} else {
-		dst = append(dst, 0)
-	}
-	if !withSet {
-		return dst
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(a.set)))
-	for k, n := range a.set {
-		dst = appendValue(dst, k)
-		dst = binary.AppendVarint(dst, *n)
+func (c groupCodec) Encode(dst []byte, g *group) []byte {
+	dst = checkpoint.AppendStateHeader(dst, stateVersion)
+	dst = appendKey(dst, g.key)
+	dst = binary.AppendVarint(dst, g.rows)
+	dst = appendBool(dst, g.emitted)
+	dst = c.a.fold.encodeAccs(dst, g.accs)
+	if g.emitted {
+		for j := range g.prev {
+			dst = appendScalarState(dst, &g.prev[j])
+		}
 	}
 	return dst
 }
 
 func (c groupCodec) Decode(src []byte, g *group) error {
-	d := decoder{src: src}
-	nk := d.uvarint()
-	g.key = make([]any, nk)
-	for i := range g.key {
-		g.key[i] = d.value()
+	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, stateVersion, stateVersion)
+	if err != nil {
+		return err
 	}
+	d := decoder{src: rest, owner: c.owner}
+	g.key = d.key(c.a.keyT)
 	g.rows = d.varint()
-	g.prevRows = d.varint()
-	g.emitted = d.byte() == 1
-	na := d.uvarint()
-	g.accs = make([]acc, na)
-	g.prev = make([]acc, na)
-	for i := range g.accs {
-		d.acc(&g.accs[i], true)
-		d.acc(&g.prev[i], false)
+	g.emitted = d.bool()
+	g.accs = c.a.fold.decodeAccs(&d, g.accs)
+	g.prev = make([]scalar, len(c.a.fold.defs))
+	if g.emitted {
+		for j := range g.prev {
+			d.scalar(&g.prev[j])
+		}
 	}
+	d.end()
 	return d.err
 }
 
+// windowCodec encodes a window group: key values, row count, accumulators.
+type windowCodec struct {
+	fold  *aggFold
+	keyT  []types.T
+	owner string
+}
+
+func (c windowCodec) Encode(dst []byte, g *group) []byte {
+	dst = checkpoint.AppendStateHeader(dst, stateVersion)
+	dst = appendKey(dst, g.key)
+	dst = binary.AppendVarint(dst, g.rows)
+	return c.fold.encodeAccs(dst, g.accs)
+}
+
+func (c windowCodec) Decode(src []byte, g *group) error {
+	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, stateVersion, stateVersion)
+	if err != nil {
+		return err
+	}
+	d := decoder{src: rest, owner: c.owner}
+	g.key = d.key(c.keyT)
+	g.rows = d.varint()
+	g.accs = c.fold.decodeAccs(&d, nil)
+	d.end()
+	return d.err
+}
+
+// sessionCodec encodes a key's open sessions: key values, then per
+// session its bounds, row count and accumulators.
+type sessionCodec struct {
+	fold  *aggFold
+	keyT  []types.T
+	owner string
+}
+
+func (c sessionCodec) Encode(dst []byte, ss *sessions) []byte {
+	dst = checkpoint.AppendStateHeader(dst, stateVersion)
+	dst = appendKey(dst, ss.key)
+	dst = binary.AppendUvarint(dst, uint64(len(ss.list)))
+	for i := range ss.list {
+		s := &ss.list[i]
+		dst = binary.AppendVarint(dst, s.start)
+		dst = binary.AppendVarint(dst, s.end)
+		dst = binary.AppendVarint(dst, s.g.rows)
+		dst = c.fold.encodeAccs(dst, s.g.accs)
+	}
+	return dst
+}
+
+func (c sessionCodec) Decode(src []byte, ss *sessions) error {
+	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, stateVersion, stateVersion)
+	if err != nil {
+		return err
+	}
+	d := decoder{src: rest, owner: c.owner}
+	ss.key = d.key(c.keyT)
+	n := d.uvarint()
+	if n > uint64(len(d.src)) {
+		d.fail()
+	}
+	if d.err != nil {
+		return d.err
+	}
+	ss.list = make([]session, n)
+	for i := range ss.list {
+		s := &ss.list[i]
+		s.start = d.varint()
+		s.end = d.varint()
+		s.g.rows = d.varint()
+		s.g.accs = c.fold.decodeAccs(&d, nil)
+	}
+	d.end()
+	return d.err
+}
+
+func appendKey(dst []byte, key []types.Value) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	for _, v := range key {
+		dst = appendValue(dst, v)
+	}
+	return dst
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
+}
+
+func appendFloat(dst []byte, f float64) []byte {
+	return binary.BigEndian.AppendUint64(dst, math.Float64bits(f))
+}
+
+func appendDecimal(dst []byte, d decimal128.Num) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(d.HighBits()))
+	return binary.BigEndian.AppendUint64(dst, d.LowBits())
+}
+
+func appendBytes(dst, b []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(b))), b...)
+}
+
+func appendScalarState(dst []byte, s *scalar) []byte {
+	if s.null {
+		return append(dst, 0)
+	}
+	dst = binary.AppendVarint(append(dst, 1), s.i)
+	dst = appendDecimal(appendFloat(dst, s.f), s.d)
+	return appendBytes(dst, s.b)
+}
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// decoder reads a state encoding; the first failure sticks in err.
 type decoder struct {
-	src []byte
-	err error
+	src   []byte
+	err   error
+	owner string
 }
 
 func (d *decoder) fail() {
 	if d.err == nil {
-		d.err = errCorrupt
+		d.err = fmt.Errorf("%w: %s", errCorrupt, d.owner)
 	}
 	d.src = nil
+}
+
+// incompatible records state that is well formed but not of the
+// operator's layout.
+func (d *decoder) incompatible(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s: %s", checkpoint.ErrIncompatibleState, d.owner, fmt.Sprintf(format, args...))
+	}
+	d.src = nil
+}
+
+// end checks that nothing is left.
+func (d *decoder) end() {
+	if d.err == nil && len(d.src) != 0 {
+		d.incompatible("%d bytes left after the state of the query's layout", len(d.src))
+	}
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -115,36 +239,110 @@ func (d *decoder) byte() byte {
 	return b
 }
 
-func (d *decoder) value() any {
-	if d.err != nil {
-		return nil
+func (d *decoder) bool() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
 	}
-	v, rest, err := readValue(d.src)
-	if err != nil {
+	d.fail()
+	return false
+}
+
+func (d *decoder) fixed(n int) []byte {
+	if len(d.src) < n {
+		d.fail()
+		return make([]byte, n)
+	}
+	b := d.src[:n]
+	d.src = d.src[n:]
+	return b
+}
+
+func (d *decoder) float() float64 { return math.Float64frombits(binary.BigEndian.Uint64(d.fixed(8))) }
+
+func (d *decoder) decimal() decimal128.Num {
+	b := d.fixed(16)
+	return decimal128.New(int64(binary.BigEndian.Uint64(b)), binary.BigEndian.Uint64(b[8:]))
+}
+
+// bytes reads a length-prefixed byte string (a view into the source).
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.src)) {
 		d.fail()
 		return nil
 	}
-	d.src = rest
-	return v
+	return d.fixed(int(n))
 }
 
-func (d *decoder) acc(a *acc, withSet bool) {
-	a.n = d.varint()
-	a.i = d.varint()
-	a.f, _ = d.value().(float64)
-	a.d, _ = d.value().(decimal128.Num)
-	a.s, _ = d.value().(string)
-	a.valid = d.byte() == 1
-	if !withSet {
+func (d *decoder) scalar(s *scalar) {
+	if !d.bool() {
+		s.null = true
 		return
 	}
+	s.null = false
+	s.i = d.varint()
+	s.f = d.float()
+	s.d = d.decimal()
+	s.b = append(s.b[:0], d.bytes()...)
+}
+
+// key reads key values, checking their number and types against keyT.
+func (d *decoder) key(keyT []types.T) []types.Value {
 	n := d.uvarint()
-	if n > 0 && d.err == nil {
-		a.set = make(map[string]*int64, n)
-		for i := uint64(0); i < n && d.err == nil; i++ {
-			k, _ := d.value().(string)
-			c := d.varint()
-			a.set[k] = &c
-		}
+	if d.err != nil {
+		return nil
 	}
+	if n != uint64(len(keyT)) {
+		d.incompatible("%d key columns in the state, %d in the query", n, len(keyT))
+		return nil
+	}
+	key := make([]types.Value, n)
+	for i := range key {
+		if d.err != nil {
+			return nil
+		}
+		v, rest, err := readValue(d.src)
+		if err != nil {
+			d.fail()
+			return nil
+		}
+		d.src = rest
+		if !valueOfType(v, keyT[i]) {
+			d.incompatible("key column %d holds a %T, the query's is %s", i+1, v, keyT[i])
+			return nil
+		}
+		key[i] = v
+	}
+	return key
+}
+
+// valueOfType reports whether v (NULL or a value as types.ValueAt makes
+// them) is of type t.
+func valueOfType(v types.Value, t types.T) bool {
+	if v == nil {
+		return true
+	}
+	switch v.(type) {
+	case bool:
+		return t.Kind == types.Boolean
+	case int64:
+		switch t.Kind {
+		case types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Timestamp:
+			return true
+		}
+	case int32:
+		return t.Kind == types.Date || t.Kind == types.Time
+	case float64:
+		return t.Kind == types.Float || t.Kind == types.Double
+	case decimal128.Num:
+		return t.Kind == types.Decimal
+	case string:
+		return t.Kind == types.String
+	case []byte:
+		return t.Kind == types.Bytes
+	}
+	return false
 }

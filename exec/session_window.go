@@ -2,7 +2,6 @@ package exec
 
 import (
 	"container/heap"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -35,10 +34,15 @@ type sessionAggOp struct {
 	spec *planner.WindowAggregate
 	gap  int64
 	windowInput
+	outSch   types.Schema
 	arrowSch *arrow.Schema
 	maxPar   int
 
-	fold   *groupAggOp
+	fold   *aggFold
+	x      foldCtx
+	owner  string
+	layout string
+	meta   *state.KeySpace
 	cache  *state.Cache[sessions]
 	timers windowTimers
 	wm     int64
@@ -65,26 +69,32 @@ func newSessionAgg(t *subtask) (*sessionAggOp, error) {
 		spec: spec, gap: spec.Window.Size, windowInput: newWindowInput(spec),
 		arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism, wm: minWatermark,
 	}
-	a.fold = &groupAggOp{spec: &planner.Aggregate{Aggs: spec.Aggs}, argR: make([]colReader, len(spec.Aggs)), outSch: t.op.Schema}
+	fold, err := newAggFold(spec.Aggs, aggMode{})
+	if err != nil {
+		return nil, err
+	}
+	a.fold = fold
+	a.outSch = t.op.Schema
+	a.layout = aggLayout("session window aggregate", a.partT, fold.defs)
 	a.timers.keys = map[int64][]timerKey{}
 	return a, nil
 }
 
 func (a *sessionAggOp) open(t *taskContext) error {
 	a.t = t
-	a.fold.t = t
-	codec := sessionCodec{nAggs: len(a.spec.Aggs)}
-	a.cache = newCache[sessions](t, codec)
+	a.owner = stateOwner(t)
+	a.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
+	groups := state.NewKeySpace(t.store, spaceGroups, "sessions")
+	codec := sessionCodec{fold: a.fold, keyT: a.partT, owner: a.owner}
+	a.cache = newSpaceCache[sessions](t, groups, codec)
 	if t.restored == nil {
 		return nil
 	}
-	return t.store.Scan(func(kg int, k, v []byte) error {
-		if len(k) > 0 && k[0] == 0 {
-			if string(k) == string(windowWatermarkKey) && len(v) == 8 {
-				a.wm = max(a.wm, int64(binary.BigEndian.Uint64(v)))
-			}
-			return nil
-		}
+	if err := checkLayout(t, a.meta, a.maxPar, a.owner, a.layout); err != nil {
+		return err
+	}
+	a.wm = max(a.wm, restoredWatermark(t))
+	return groups.Scan(func(kg int, k, v []byte) error {
 		var ss sessions
 		if err := codec.Decode(v, &ss); err != nil {
 			return err
@@ -110,7 +120,7 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 			return fmt.Errorf("window aggregation received a %s row: its input must be append-only", b.Op(i))
 		}
 		ts := a.tsR.i64[i]
-		buf := append(a.buf[:0], 1)
+		buf := a.buf[:0]
 		for j := range a.keyR {
 			buf = a.keyR[j].encodeKey(buf, i)
 		}
@@ -145,23 +155,35 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 			}
 			continue
 		}
-		ns.g.accs = make([]acc, len(a.spec.Aggs))
-		ns.g.rows = 1
-		if err := a.fold.accumulate(&ns.g, i, 1); err != nil {
-			return err
-		}
+		// The merged session's accumulators: the sessions it absorbs in
+		// order of their start (the list is kept in that order), then the
+		// row, so that order-dependent aggregates (FIRST_VALUE, LISTAGG)
+		// see the rows in arrival order as far as sessions tell it.
+		ns.g.accs = a.fold.newAccs(nil)
 		keep := ss.list[:0]
 		for k := range ss.list {
 			s := &ss.list[k]
 			if s.start <= ns.end && ns.start <= s.end {
-				if err := a.mergeGroup(&ns.g, &s.g); err != nil {
+				ns.g.rows += s.g.rows
+				if err := a.fold.merge(ns.g.accs, s.g.accs, &a.x); err != nil {
 					return err
 				}
 				continue
 			}
 			keep = append(keep, *s)
 		}
-		ss.list = append(keep, ns)
+		ns.g.rows++
+		if err := a.fold.add(ns.g.accs, &a.x, i, 1); err != nil {
+			return err
+		}
+		at := len(keep)
+		for at > 0 && keep[at-1].start > ns.start {
+			at--
+		}
+		keep = append(keep, session{})
+		copy(keep[at+1:], keep[at:])
+		keep[at] = ns
+		ss.list = keep
 		a.timers.add(ns.end, timerKey{kg: kg, key: e.Key})
 		a.cache.MarkDirty(e)
 	}
@@ -171,79 +193,6 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 	}
 	a.late += late
 	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
-}
-
-// mergeGroup folds the accumulators of src into dst.
-func (a *sessionAggOp) mergeGroup(dst, src *group) error {
-	dst.rows += src.rows
-	for j := range a.spec.Aggs {
-		c := &a.spec.Aggs[j]
-		d, s := &dst.accs[j], &src.accs[j]
-		if c.Distinct {
-			// A value both sessions saw counts once in the merged one.
-			mergeSet(d, s)
-			if err := recomputeDistinct(d, c); err != nil {
-				return err
-			}
-			continue
-		}
-		switch c.Func {
-		case planner.AggCount:
-			d.n += s.n
-		case planner.AggSum, planner.AggAvg:
-			d.n += s.n
-			switch class(c.ArgT.Kind) {
-			case 'i':
-				sum, ok := addInt(d.i, s.i, 1)
-				if !ok {
-					return accOverflow(c)
-				}
-				d.i = sum
-			case 'f':
-				d.f += s.f
-			case 'd':
-				sum, ok := addDecimal(d.d, s.d, 1)
-				if !ok {
-					return accOverflow(c)
-				}
-				d.d = sum
-			}
-		case planner.AggMin, planner.AggMax:
-			if !s.valid {
-				continue
-			}
-			if !d.valid {
-				d.i, d.f, d.d, d.s, d.valid = s.i, s.f, s.d, s.s, true
-				continue
-			}
-			isMax := c.Func == planner.AggMax
-			var cmp int
-			switch class(c.ArgT.Kind) {
-			case 'i':
-				cmp = cmp3(s.i, d.i)
-			case 'f':
-				cmp = cmp3(s.f, d.f)
-			case 'd':
-				if s.d.Greater(d.d) {
-					cmp = 1
-				} else if s.d.Less(d.d) {
-					cmp = -1
-				}
-			case 's':
-				if s.s > d.s {
-					cmp = 1
-				} else if s.s < d.s {
-					cmp = -1
-				}
-			}
-			if (isMax && cmp > 0) || (!isMax && cmp < 0) {
-				d.i, d.f, d.d, d.s = s.i, s.f, s.d, s.s
-			}
-		default:
-			return fmt.Errorf("%s cannot be merged across sessions", c.Func)
-		}
-	}
-	return nil
 }
 
 // watermark fires the sessions the watermark passed.
@@ -261,7 +210,7 @@ func (a *sessionAggOp) fire(out *emitter) error {
 	if len(a.timers.ends) == 0 || !windowFired(a.timers.ends[0], a.wm) {
 		return nil
 	}
-	bs := a.fold.builders()
+	bs := a.builders()
 	defer func() {
 		for _, b := range bs {
 			b.Release()
@@ -273,7 +222,7 @@ func (a *sessionAggOp) fire(out *emitter) error {
 			return nil
 		}
 		err := emitColumns(a.arrowSch, bs, rows, nil, out)
-		bs, rows = a.fold.builders(), 0
+		bs, rows = a.builders(), 0
 		return err
 	}
 	for len(a.timers.ends) > 0 && windowFired(a.timers.ends[0], a.wm) {
@@ -295,7 +244,7 @@ func (a *sessionAggOp) fire(out *emitter) error {
 					keep = append(keep, *s)
 					continue
 				}
-				if err := a.fold.checkResults(s.g.accs); err != nil {
+				if err := a.fold.check(s.g.accs); err != nil {
 					releaseAll(bs)
 					return err
 				}
@@ -341,15 +290,20 @@ func (a *sessionAggOp) appendSession(bs []array.Builder, key []types.Value, s *s
 			j++
 		}
 	}
-	nk := len(a.spec.Keys)
-	for j := range a.spec.Aggs {
-		a.fold.appendResult(bs[nk+j], &a.spec.Aggs[j], &s.g.accs[j], s.g.rows)
+	a.fold.appendResults(bs[len(a.spec.Keys):], s.g.accs)
+}
+
+func (a *sessionAggOp) builders() []array.Builder {
+	bs := make([]array.Builder, len(a.outSch))
+	for i, c := range a.outSch {
+		bs[i] = array.NewBuilder(a.t.mem, c.Type.ArrowType())
 	}
+	return bs
 }
 
 // snapshot writes the dirty sessions and the watermark, and checkpoints the store.
 func (a *sessionAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpointWindowState(a.t, a.cache.Flush, a.wm, a.maxPar, cp)
+	return checkpointWindowState(a.t, a.cache.Flush, a.meta, a.layout, a.wm, a.maxPar, cp)
 }
 
 // endInput fires every open session, but for processing time, where only
@@ -363,46 +317,3 @@ func (a *sessionAggOp) endInput(out *emitter) error {
 }
 
 func (a *sessionAggOp) close() error { return closeStore(a.t) }
-
-// sessionCodec encodes a key's open sessions: key values, then per
-// session its bounds, row count and accumulators.
-type sessionCodec struct{ nAggs int }
-
-func (sessionCodec) Encode(dst []byte, ss *sessions) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(ss.key)))
-	for _, v := range ss.key {
-		dst = appendValue(dst, v)
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(ss.list)))
-	for i := range ss.list {
-		s := &ss.list[i]
-		dst = binary.AppendVarint(dst, s.start)
-		dst = binary.AppendVarint(dst, s.end)
-		dst = binary.AppendVarint(dst, s.g.rows)
-		dst = binary.AppendUvarint(dst, uint64(len(s.g.accs)))
-		for j := range s.g.accs {
-			dst = encodeAcc(dst, &s.g.accs[j], true)
-		}
-	}
-	return dst
-}
-
-func (sessionCodec) Decode(src []byte, ss *sessions) error {
-	d := decoder{src: src}
-	ss.key = make([]any, d.uvarint())
-	for i := range ss.key {
-		ss.key[i] = d.value()
-	}
-	ss.list = make([]session, d.uvarint())
-	for i := range ss.list {
-		s := &ss.list[i]
-		s.start = d.varint()
-		s.end = d.varint()
-		s.g.rows = d.varint()
-		s.g.accs = make([]acc, d.uvarint())
-		for j := range s.g.accs {
-			d.acc(&s.g.accs[j], true)
-		}
-	}
-	return d.err
-}

@@ -40,7 +40,7 @@ func TestSessionWindowOperator(t *testing.T) {
 				if err := op.cache.Flush(); err != nil {
 					h.t.Fatal(err)
 				}
-				keys, wms := countStateKeys(op.t.store, func(k []byte) bool { return k[0] == 0 })
+				keys, wms := countStateKeys(op.t.store)
 				return fmt.Sprintf("keys=%d watermark-entries=%d timers=%d cached=%d\n", keys, wms, len(op.timers.ends), op.cache.Len())
 			},
 		}

@@ -180,8 +180,12 @@ type windowAggOp struct {
 	arrowSch *arrow.Schema
 	maxPar   int
 
-	// fold accumulates rows into groups (the group aggregate's accumulators).
-	fold   *groupAggOp
+	// fold accumulates rows into the groups' accumulators.
+	fold   *aggFold
+	x      foldCtx
+	owner  string
+	layout string
+	meta   *state.KeySpace
 	cache  *state.Cache[group]
 	timers windowTimers
 	wm     int64
@@ -197,8 +201,8 @@ type windowAggOp struct {
 	spare []group
 }
 
-// The key of the watermark entry in every key group (group keys are
-// longer: 16 bytes of window bounds, then the key columns).
+// The key of the watermark entry in every key group: key "wm" of the
+// metadata key space (spaceMeta).
 var windowWatermarkKey = []byte("\x00wm")
 
 func newWindowAgg(t *subtask) (*windowAggOp, error) {
@@ -208,25 +212,33 @@ func newWindowAgg(t *subtask) (*windowAggOp, error) {
 		outSch: t.op.Schema, arrowSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism,
 		wm: minWatermark,
 	}
-	a.fold = &groupAggOp{spec: &planner.Aggregate{Aggs: spec.Aggs}, argR: make([]colReader, len(spec.Aggs)), outSch: t.op.Schema}
+	fold, err := newAggFold(spec.Aggs, aggMode{})
+	if err != nil {
+		return nil, err
+	}
+	a.fold = fold
+	a.layout = aggLayout("window aggregate "+spec.Window.Kind, a.partT, fold.defs)
 	a.timers.keys = map[int64][]timerKey{}
 	return a, nil
 }
 
 func (a *windowAggOp) open(t *taskContext) error {
 	a.t = t
-	a.fold.t = t
-	a.cache = newCache[group](t, windowCodec{})
+	a.owner = stateOwner(t)
+	a.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
+	groups := state.NewKeySpace(t.store, spaceGroups, "groups")
+	a.cache = newSpaceCache[group](t, groups, windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner})
 	if t.restored == nil {
 		return nil
 	}
+	if err := checkLayout(t, a.meta, a.maxPar, a.owner, a.layout); err != nil {
+		return err
+	}
 	// Rebuild the pending windows and the watermark from the restored state.
-	return t.store.Scan(func(kg int, k, v []byte) error {
+	a.wm = max(a.wm, restoredWatermark(t))
+	return groups.Scan(func(kg int, k, v []byte) error {
 		if len(k) < 16 {
-			if string(k) == string(windowWatermarkKey) && len(v) == 8 {
-				a.wm = max(a.wm, int64(binary.BigEndian.Uint64(v)))
-			}
-			return nil
+			return fmt.Errorf("%w: %s: window key of %d bytes", errCorrupt, a.owner, len(k))
 		}
 		a.timers.add(int64(binary.BigEndian.Uint64(k)), timerKey{kg: kg, key: string(k)})
 		return nil
@@ -272,18 +284,17 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 				if n := len(a.spare); n > 0 {
 					g.key, g.accs = a.spare[n-1].key, a.spare[n-1].accs
 					a.spare = a.spare[:n-1]
-					clear(g.accs)
 				} else {
 					g.key = make([]types.Value, len(a.partKeys))
-					g.accs = make([]acc, len(a.spec.Aggs))
 				}
+				g.accs = a.fold.newAccs(g.accs)
 				for j, k := range a.partKeys {
 					g.key[j] = types.ValueAt(rec.Column(k), i)
 				}
 				a.timers.add(end, timerKey{kg: kg, key: e.Key})
 			}
 			g.rows++
-			if err := a.fold.accumulate(g, i, 1); err != nil {
+			if err := a.fold.add(g.accs, &a.x, i, 1); err != nil {
 				return err
 			}
 			a.cache.MarkDirty(e)
@@ -329,14 +340,14 @@ func (a *windowAggOp) fire(out *emitter) error {
 	if len(a.timers.ends) == 0 || !windowFired(a.timers.ends[0], a.wm) {
 		return nil
 	}
-	bs := a.fold.builders()
+	bs := a.builders()
 	rows := 0
 	flush := func() error {
 		if rows == 0 {
 			return nil
 		}
 		err := emitColumns(a.arrowSch, bs, rows, nil, out)
-		bs, rows = a.fold.builders(), 0
+		bs, rows = a.builders(), 0
 		return err
 	}
 	for len(a.timers.ends) > 0 && windowFired(a.timers.ends[0], a.wm) {
@@ -348,7 +359,7 @@ func (a *windowAggOp) fire(out *emitter) error {
 				return err
 			}
 			if !created {
-				if err := a.fold.checkResults(e.Value.accs); err != nil {
+				if err := a.fold.check(e.Value.accs); err != nil {
 					releaseAll(bs)
 					return err
 				}
@@ -401,15 +412,20 @@ func (a *windowAggOp) appendGroup(bs []array.Builder, e *state.Entry[group]) {
 			j++
 		}
 	}
-	nk := len(a.spec.Keys)
-	for j := range a.spec.Aggs {
-		a.fold.appendResult(bs[nk+j], &a.spec.Aggs[j], &g.accs[j], g.rows)
+	a.fold.appendResults(bs[len(a.spec.Keys):], g.accs)
+}
+
+func (a *windowAggOp) builders() []array.Builder {
+	bs := make([]array.Builder, len(a.outSch))
+	for i, c := range a.outSch {
+		bs[i] = array.NewBuilder(a.t.mem, c.Type.ArrowType())
 	}
+	return bs
 }
 
 // snapshot writes the dirty groups and the watermark, and checkpoints the store.
 func (a *windowAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpointWindowState(a.t, a.cache.Flush, a.wm, a.maxPar, cp)
+	return checkpointWindowState(a.t, a.cache.Flush, a.meta, a.layout, a.wm, a.maxPar, cp)
 }
 
 // endInput fires every remaining window: the watermark of an ended input is
@@ -455,35 +471,4 @@ func (w *windowTimers) Pop() any {
 	x := w.ends[len(w.ends)-1]
 	w.ends = w.ends[:len(w.ends)-1]
 	return x
-}
-
-// windowCodec encodes a window group: key values, row count, accumulators
-// (with the value multisets of DISTINCT aggregates).
-type windowCodec struct{}
-
-func (windowCodec) Encode(dst []byte, g *group) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(g.key)))
-	for _, v := range g.key {
-		dst = appendValue(dst, v)
-	}
-	dst = binary.AppendVarint(dst, g.rows)
-	dst = binary.AppendUvarint(dst, uint64(len(g.accs)))
-	for i := range g.accs {
-		dst = encodeAcc(dst, &g.accs[i], true)
-	}
-	return dst
-}
-
-func (windowCodec) Decode(src []byte, g *group) error {
-	d := decoder{src: src}
-	g.key = make([]any, d.uvarint())
-	for i := range g.key {
-		g.key[i] = d.value()
-	}
-	g.rows = d.varint()
-	g.accs = make([]acc, d.uvarint())
-	for i := range g.accs {
-		d.acc(&g.accs[i], true)
-	}
-	return d.err
 }

@@ -39,17 +39,13 @@ func newWindowInput(spec *planner.WindowAggregate) windowInput {
 // read points the readers at rec's columns (the aggregates' argument
 // readers are fold's) and returns the key hash of every row and the
 // event-time column.
-func (w *windowInput) read(rec arrow.RecordBatch, spec *planner.WindowAggregate, fold *groupAggOp) ([]uint64, arrow.Array) {
+func (w *windowInput) read(rec arrow.RecordBatch, spec *planner.WindowAggregate, fold *aggFold) ([]uint64, arrow.Array) {
 	n := int(rec.NumRows())
 	w.lateRows = w.lateRows[:0]
 	for j, k := range w.partKeys {
 		w.keyR[j].reset(w.partT[j], rec.Column(k))
 	}
-	for j, c := range spec.Aggs {
-		if c.Arg >= 0 {
-			fold.argR[j].reset(c.ArgT, rec.Column(c.Arg))
-		}
-	}
+	fold.read(rec)
 	tcol := rec.Column(spec.Window.TimeCol)
 	w.tsR.reset(types.TimestampType, tcol)
 	if cap(w.hashes) < n {

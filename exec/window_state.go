@@ -15,13 +15,16 @@ import (
 // subtask's watermark is written under windowWatermarkKey in every key group
 // it owns (so it moves with them on a rescale), and the store is
 // checkpointed into the checkpoint's directory.
-func checkpointWindowState(t *taskContext, flush func() error, wm int64, maxPar int, cp *snapshotContext) (checkpoint.SubtaskState, error) {
+func checkpointWindowState(t *taskContext, flush func() error, meta *state.KeySpace, layout string, wm int64, maxPar int, cp *snapshotContext) (checkpoint.SubtaskState, error) {
 	if err := flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	if err := writeLayout(t, meta, maxPar, layout); err != nil {
 		return checkpoint.SubtaskState{}, err
 	}
 	if wm > minWatermark {
 		var wb state.WriteBatch
-		v := binary.BigEndian.AppendUint64(nil, uint64(wm))
+		v := binary.BigEndian.AppendUint64(checkpoint.AppendStateHeader(nil, stateVersion), uint64(wm))
 		lo, hi := state.KeyGroupRange(t.subtask, maxPar, t.op.Parallelism)
 		for kg := lo; kg <= hi && kg < maxPar; kg++ {
 			wb.Put(kg, windowWatermarkKey, v)
@@ -31,6 +34,24 @@ func checkpointWindowState(t *taskContext, flush func() error, wm int64, maxPar 
 		}
 	}
 	return storeState(t.store, cp)
+}
+
+// restoredWatermark is the largest watermark recorded in t's restored
+// store (minWatermark: none).
+func restoredWatermark(t *taskContext) int64 {
+	wm := int64(minWatermark)
+	meta := state.NewKeySpace(t.store, spaceMeta, "metadata")
+	lo, hi := state.KeyGroupRange(t.subtask, t.job.graph.MaxParallelism, t.op.Parallelism)
+	for kg := lo; kg <= hi; kg++ {
+		v, ok, err := meta.Get(kg, windowWatermarkKey[1:])
+		if err != nil || !ok {
+			continue
+		}
+		if _, rest, err := checkpoint.ReadStateHeader(v, stateOwner(t), stateVersion, stateVersion); err == nil && len(rest) == 8 {
+			wm = max(wm, int64(binary.BigEndian.Uint64(rest)))
+		}
+	}
+	return wm
 }
 
 // emitColumns finishes the builders into one batch of rows rows (with the
@@ -66,6 +87,15 @@ func closeStore(t *taskContext) error {
 // anew), so the cache needs no store read for a new key.
 func newCache[V any](t *taskContext, codec state.Codec[V]) *state.Cache[V] {
 	c := state.NewCache[V](t.store, codec)
+	if t.restored == nil {
+		c.StartsEmpty()
+	}
+	return c
+}
+
+// newSpaceCache is newCache over key space ks of t's store.
+func newSpaceCache[V any](t *taskContext, ks *state.KeySpace, codec state.Codec[V]) *state.Cache[V] {
+	c := state.NewSpaceCache[V](ks, codec)
 	if t.restored == nil {
 		c.StartsEmpty()
 	}

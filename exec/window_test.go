@@ -59,7 +59,7 @@ func TestWindowOperator(t *testing.T) {
 				if err := op.cache.Flush(); err != nil {
 					h.t.Fatal(err)
 				}
-				groups, wms := countStateKeys(op.t.store, func(k []byte) bool { return len(k) < 16 })
+				groups, wms := countStateKeys(op.t.store)
 				return fmt.Sprintf("groups=%d watermark-entries=%d pending-windows=%d cached=%d\n", groups, wms, len(op.timers.ends), op.cache.Len())
 			},
 		}
@@ -89,18 +89,19 @@ func windowTestTime(t *testing.T, s string) int64 {
 	return tm.UnixMicro()
 }
 
-// countStateKeys counts the keys of store: those meta says are metadata
-// (watermark entries) and the others.
-func countStateKeys(store state.Store, meta func(k []byte) bool) (keys, metas int) {
+// countStateKeys counts the entries of store's groups key space and its
+// watermark entries.
+func countStateKeys(store state.Store) (keys, wms int) {
 	store.Scan(func(_ int, k, _ []byte) error {
-		if meta(k) {
-			metas++
-		} else {
+		switch {
+		case string(k) == string(windowWatermarkKey):
+			wms++
+		case k[0] == spaceGroups:
 			keys++
 		}
 		return nil
 	})
-	return keys, metas
+	return keys, wms
 }
 
 // aggTestOp is a window or session aggregation operator under test.

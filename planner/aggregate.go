@@ -36,18 +36,67 @@ func hasAggregate(e ast.ExprNode) bool {
 }
 
 type aggFinder struct {
-	found []*ast.AggregateFuncExpr
+	found []aggNode
 }
 
 func (v *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
-	switch n := n.(type) {
-	case *ast.AggregateFuncExpr:
-		v.found = append(v.found, n)
+	if a, ok := asAggNode(n); ok {
+		v.found = append(v.found, a)
 		return n, true
+	}
+	switch n := n.(type) {
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
 		return n, true
 	}
 	return n, false
+}
+
+// aggNode is an aggregate call as parsed: a TiDB AggregateFuncExpr, or a
+// call of a function the TiDB parser does not know as an aggregate
+// (BOOL_AND, BOOL_OR, LISTAGG, and FIRST_VALUE / LAST_VALUE without OVER,
+// which the sql package renames), possibly wrapped in the call the sql
+// package makes of FILTER (WHERE cond) (sql.FilterFunc).
+type aggNode struct {
+	node     ast.ExprNode // as it stands in the expression
+	call     ast.ExprNode // the aggregate call itself (positions)
+	name     string       // upper case
+	args     []ast.ExprNode
+	distinct bool
+	filter   ast.ExprNode
+}
+
+// funcAggregates maps the names of aggregates parsed as function calls.
+var funcAggregates = map[string]AggFunc{
+	"bool_and": AggBoolAnd, "bool_or": AggBoolOr, "listagg": AggListAgg,
+	sql.FirstValueFunc: AggFirstValue, sql.LastValueFunc: AggLastValue,
+}
+
+func asAggNode(n ast.Node) (aggNode, bool) {
+	switch x := n.(type) {
+	case *ast.AggregateFuncExpr:
+		return aggNode{node: x, call: x, name: strings.ToUpper(x.F), args: x.Args, distinct: x.Distinct}, true
+	case *ast.FuncCallExpr:
+		if x.FnName.L == sql.FilterFunc && len(x.Args) == 2 {
+			a, ok := asAggNode(x.Args[0])
+			if !ok {
+				// FILTER after a call that is no aggregate: bindAggCall
+				// says the function is not one.
+				a = aggNode{call: x}
+				if f, isCall := x.Args[0].(*ast.FuncCallExpr); isCall {
+					a.name, a.args, a.call = strings.ToUpper(f.FnName.O), f.Args, f
+				}
+			}
+			if a.filter != nil {
+				return aggNode{}, false
+			}
+			a.node, a.filter = x, x.Args[1]
+			return a, true
+		}
+		if f, ok := funcAggregates[x.FnName.L]; ok {
+			return aggNode{node: x, call: x, name: string(f), args: x.Args}, true
+		}
+	}
+	return aggNode{}, false
 }
 
 func (v *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
@@ -104,7 +153,7 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 	}
 	nKeys := len(pre.Exprs)
 	// Collect the aggregate calls.
-	var calls []*ast.AggregateFuncExpr
+	var calls []aggNode
 	collect := func(e ast.ExprNode) {
 		if e == nil {
 			return
@@ -123,24 +172,34 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 		collect(o.Expr)
 	}
 	type pending struct {
-		call AggCall
-		arg  Expr
+		call   AggCall
+		arg    Expr
+		filter Expr
 	}
 	var aggs []pending
+	updating := ModeOf(input) == Updating
 	for _, c := range calls {
-		call, arg, key, err := b.bindAggCall(c, sc)
+		call, arg, filter, key, err := b.bindAggCall(c, sc)
 		if err != nil {
 			return nil, nil, err
+		}
+		if updating && (call.Func == AggFirstValue || call.Func == AggLastValue || call.Func == AggListAgg) {
+			return nil, nil, errAt(ErrUnsupported, b.pos(c.call), "aggregate an append-only table or view",
+				"%s over an updating input (from %s) is not supported: it depends on the order of the rows and cannot take retractions", call.Func, producer(input))
 		}
 		if _, dup := agg.aggStrs[key]; dup {
 			continue
 		}
 		agg.aggStrs[key] = len(aggs)
-		aggs = append(aggs, pending{call, arg})
+		aggs = append(aggs, pending{call, arg, filter})
 	}
 	for i := range aggs {
 		if aggs[i].arg != nil {
 			aggs[i].call.Arg = add(aggs[i].arg, fmt.Sprintf("$arg%d", i))
+		}
+		if aggs[i].filter != nil {
+			aggs[i].call.HasFilter = true
+			aggs[i].call.Filter = add(aggs[i].filter, fmt.Sprintf("$filter%d", i))
 		}
 		aggs[i].call.Name = fmt.Sprintf("EXPR$%d", i)
 		agg.aggs = append(agg.aggs, aggs[i].call)
@@ -149,32 +208,46 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 	return &Aggregate{Input: pre, Keys: keys, Aggs: agg.aggs}, agg, nil
 }
 
-// bindAggCall binds an aggregate call's argument and types it as Flink does.
-func (b *binder) bindAggCall(c *ast.AggregateFuncExpr, sc *scope) (AggCall, Expr, string, error) {
-	name := strings.ToUpper(c.F)
-	call := AggCall{Func: AggFunc(name), Arg: -1, Distinct: c.Distinct, Text: aggText(c) + " at " + b.pos(c).String()}
+// bindAggCall binds an aggregate call's argument (and FILTER condition)
+// and types it as Flink does. key identifies the call among the query's.
+func (b *binder) bindAggCall(c aggNode, sc *scope) (AggCall, Expr, Expr, string, error) {
+	name := c.name
+	pos := b.pos(c.call)
+	call := AggCall{Func: AggFunc(name), Arg: -1, Distinct: c.distinct, Text: aggNodeText(c) + " at " + pos.String()}
+	nargs := 1
 	switch call.Func {
-	case AggCount, AggSum, AggMin, AggMax, AggAvg:
+	case AggCount, AggSum, AggMin, AggMax, AggAvg, AggStddevPop, AggStddevSamp, AggVarPop, AggVarSamp,
+		AggBoolAnd, AggBoolOr, AggFirstValue, AggLastValue:
+	case AggListAgg:
+		nargs = 2
 	default:
-		return call, nil, "", errAt(ErrUnsupported, b.pos(c), "supported: COUNT, SUM, MIN, MAX, AVG", "aggregate function %s is not supported", name)
+		return call, nil, nil, "", errAt(ErrUnsupported, pos, "supported: COUNT, SUM, MIN, MAX, AVG, STDDEV_POP, STDDEV_SAMP, VAR_POP, VAR_SAMP, BOOL_AND, BOOL_OR, FIRST_VALUE, LAST_VALUE, LISTAGG", "aggregate function %s is not supported", name)
 	}
-	if len(c.Args) != 1 {
-		return call, nil, "", errAt(ErrUnsupported, b.pos(c), "", "%s takes one argument", name)
+	if len(c.args) < 1 || len(c.args) > nargs {
+		if nargs == 2 {
+			return call, nil, nil, "", errAt(ErrUnsupported, pos, "", "%s takes one or two arguments", name)
+		}
+		return call, nil, nil, "", errAt(ErrUnsupported, pos, "", "%s takes one argument", name)
+	}
+	if c.distinct && call.Func != AggCount && call.Func != AggSum && call.Func != AggAvg && call.Func != AggMin && call.Func != AggMax {
+		return call, nil, nil, "", errAt(ErrUnsupported, pos, "", "%s(DISTINCT ...) is not supported", name)
 	}
 	countStar := false
-	if call.Func == AggCount && !c.Distinct {
-		if _, ok := c.Args[0].(ast.ValueExpr); ok {
+	if call.Func == AggCount && !c.distinct {
+		if _, ok := c.args[0].(ast.ValueExpr); ok {
 			countStar = true // COUNT(*) and COUNT(1) count rows
 		}
 	}
-	if hasAggregate(c.Args[0]) {
-		return call, nil, "", errAt(ErrUnsupported, b.pos(c), "", "aggregate calls cannot be nested")
+	for _, a := range c.args {
+		if hasAggregate(a) {
+			return call, nil, nil, "", errAt(ErrUnsupported, pos, "", "aggregate calls cannot be nested")
+		}
 	}
 	var arg Expr
 	if !countStar {
 		var err error
-		if arg, err = b.bindExpr(c.Args[0], sc, nil); err != nil {
-			return call, nil, "", err
+		if arg, err = b.bindExpr(c.args[0], sc, nil); err != nil {
+			return call, nil, nil, "", err
 		}
 		call.ArgT = arg.Type()
 	}
@@ -184,7 +257,7 @@ func (b *binder) bindAggCall(c *ast.AggregateFuncExpr, sc *scope) (AggCall, Expr
 	case AggSum, AggAvg:
 		t := call.ArgT
 		if !t.IsNumeric() && t.Kind != types.Null {
-			return call, nil, "", errAt(ErrTypeMismatch, b.pos(c.Args[0]), "", "%s needs a numeric argument, got %s", name, t)
+			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.args[0]), "", "%s needs a numeric argument, got %s", name, t)
 		}
 		if t.Kind == types.Null {
 			t = types.IntType
@@ -196,11 +269,52 @@ func (b *binder) bindAggCall(c *ast.AggregateFuncExpr, sc *scope) (AggCall, Expr
 			t = types.DecimalOf(38, max(t.Scale, 6))
 		}
 		call.T = t.Nullable()
-	case AggMin, AggMax:
+	case AggMin, AggMax, AggFirstValue, AggLastValue:
 		call.T = call.ArgT.Nullable()
+	case AggStddevPop, AggStddevSamp, AggVarPop, AggVarSamp:
+		t := call.ArgT
+		if !t.IsNumeric() && t.Kind != types.Null {
+			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.args[0]), "", "%s needs a numeric argument, got %s", name, t)
+		}
+		// Computed in DOUBLE (Flink keeps the argument's type).
+		if t.Kind != types.Double {
+			x, err := implicitCast(arg, types.DoubleType.Nullable())
+			if err != nil {
+				return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.args[0]), "", "%s: %v", name, err)
+			}
+			arg = x
+			call.ArgT = types.DoubleType
+		}
+		call.T = types.DoubleType.Nullable()
+	case AggBoolAnd, AggBoolOr:
+		if call.ArgT.Kind != types.Boolean && call.ArgT.Kind != types.Null {
+			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.args[0]), "", "%s needs a BOOLEAN argument, got %s", name, call.ArgT)
+		}
+		if call.ArgT.Kind == types.Null {
+			call.ArgT = types.BooleanType
+		}
+		call.T = types.BooleanType.Nullable()
+	case AggListAgg:
+		if call.ArgT.Kind != types.String && call.ArgT.Kind != types.Null {
+			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.args[0]), "cast it: LISTAGG(CAST(x AS STRING))", "%s needs a STRING argument, got %s", name, call.ArgT)
+		}
+		call.ArgT = types.StringType
+		call.Separator = ","
+		if len(c.args) == 2 {
+			v, ok := c.args[1].(ast.ValueExpr)
+			sep, isStr := "", false
+			if ok {
+				sep, isStr = v.GetValue().(string)
+			}
+			if !isStr {
+				return call, nil, nil, "", errAt(ErrUnsupported, b.pos(c.args[1]), "", "LISTAGG's separator must be a string literal")
+			}
+			call.Separator = sep
+		}
+		call.T = types.StringType.Nullable()
 	}
 	key := name
-	if c.Distinct {
+	if c.distinct {
 		key += " DISTINCT"
 	}
 	if arg != nil {
@@ -208,14 +322,53 @@ func (b *binder) bindAggCall(c *ast.AggregateFuncExpr, sc *scope) (AggCall, Expr
 	} else {
 		key += "(*)"
 	}
-	return call, arg, key, nil
+	if call.Func == AggListAgg {
+		key += fmt.Sprintf(" SEPARATOR %q", call.Separator)
+	}
+	var filter Expr
+	if c.filter != nil {
+		if hasAggregate(c.filter) {
+			return call, nil, nil, "", errAt(ErrUnsupported, b.pos(c.filter), "", "FILTER (WHERE ...) cannot hold an aggregate call")
+		}
+		f, err := b.bindExpr(c.filter, sc, nil)
+		if err != nil {
+			return call, nil, nil, "", err
+		}
+		if f.Type().Kind != types.Boolean && f.Type().Kind != types.Null {
+			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.filter), "", "FILTER (WHERE ...) needs a BOOLEAN condition, got %s", f.Type())
+		}
+		if f.Type().Kind == types.Null {
+			f = &Literal{T: types.BooleanType}
+		}
+		filter = f
+		key += " FILTER(" + f.String() + ")"
+	}
+	return call, arg, filter, key, nil
 }
 
-// aggText is the aggregate call c as SQL text: "SUM(DISTINCT v)".
-func aggText(c *ast.AggregateFuncExpr) string {
+// aggNodeText is the aggregate call c as SQL text: "SUM(DISTINCT v)",
+// "COUNT(*) FILTER (WHERE v > 1)".
+func aggNodeText(c aggNode) string {
+	var text string
+	if x, ok := c.call.(*ast.AggregateFuncExpr); ok {
+		text = aggText(x)
+	} else {
+		parts := make([]string, len(c.args))
+		for i, a := range c.args {
+			parts[i] = restoreText(a)
+		}
+		text = c.name + "(" + strings.Join(parts, ", ") + ")"
+	}
+	if c.filter != nil {
+		text += " FILTER (WHERE " + restoreText(c.filter) + ")"
+	}
+	return text
+}
+
+func restoreText(n ast.Node) string {
 	var sb strings.Builder
-	if err := c.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase, &sb)); err != nil {
-		return strings.ToUpper(c.F)
+	if err := n.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase, &sb)); err != nil {
+		return "?"
 	}
 	return sb.String()
 }
@@ -224,8 +377,8 @@ func aggText(c *ast.AggregateFuncExpr) string {
 // a group key reads the key column; an aggregate call reads its result.
 // It returns handled=false when e must be bound by the generic rules.
 func (b *binder) bindAggregated(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, bool, error) {
-	if c, ok := e.(*ast.AggregateFuncExpr); ok {
-		_, _, key, err := b.bindAggCall(c, sc)
+	if c, ok := asAggNode(e); ok {
+		_, _, _, key, err := b.bindAggCall(c, sc)
 		if err != nil {
 			return nil, true, err
 		}
@@ -278,10 +431,11 @@ type specialFinder struct {
 }
 
 func (v *specialFinder) Enter(n ast.Node) (ast.Node, bool) {
-	switch n := n.(type) {
-	case *ast.AggregateFuncExpr:
+	if _, ok := asAggNode(n); ok {
 		v.stack = append(v.stack, true)
 		return n, true
+	}
+	switch n := n.(type) {
 	case *ast.FuncCallExpr:
 		name := n.FnName.L
 		for fn := range groupWindowKinds {
@@ -403,4 +557,46 @@ func (s *scope) find(name string) int {
 		}
 	}
 	return -1
+}
+
+// aggText is the aggregate call c as SQL text: "SUM(DISTINCT v)".
+func aggText(c *ast.AggregateFuncExpr) string {
+	var sb strings.Builder
+	if err := c.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase, &sb)); err != nil {
+		return strings.ToUpper(c.F)
+	}
+	return sb.String()
+}
+
+// describe is c as EXPLAIN shows it (and operator identities hash):
+// "SUM(DISTINCT v) FILTER (WHERE $filter1) AS EXPR$1".
+func (c *AggCall) describe(in types.Schema) string {
+	arg := "*"
+	if c.Arg >= 0 {
+		arg = in[c.Arg].Name
+	}
+	if c.Distinct {
+		arg = "DISTINCT " + arg
+	}
+	if c.Func == AggListAgg {
+		arg += fmt.Sprintf(", '%s'", strings.ReplaceAll(c.Separator, "'", "''"))
+	}
+	s := fmt.Sprintf("%s(%s)", c.Func, arg)
+	if c.HasFilter {
+		s += " FILTER (WHERE " + in[c.Filter].Name + ")"
+	}
+	return s + " AS " + c.Name
+}
+
+// aggInputs marks in need the input columns of calls (arguments and
+// FILTER conditions), for projection pruning.
+func aggInputs(calls []AggCall, need []bool) {
+	for _, a := range calls {
+		if a.Arg >= 0 {
+			need[a.Arg] = true
+		}
+		if a.HasFilter {
+			need[a.Filter] = true
+		}
+	}
 }

@@ -117,7 +117,8 @@ func (w *IDWriter) Expr(e Expr) {
 }
 
 // AggCalls writes aggregate calls: function, argument column, DISTINCT,
-// argument and result types. The output name is not part of it.
+// argument and result types, the FILTER column and LISTAGG's separator.
+// The output name is not part of it.
 func (w *IDWriter) AggCalls(cs []AggCall) {
 	w.tag('a', len(cs))
 	for _, c := range cs {
@@ -126,6 +127,12 @@ func (w *IDWriter) AggCalls(cs []AggCall) {
 		w.Bool(c.Distinct)
 		w.Type(c.ArgT)
 		w.Type(c.T)
+		if c.HasFilter {
+			w.tag('f', c.Filter)
+		}
+		if c.Func == AggListAgg {
+			w.Str(c.Separator)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"testing"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -129,5 +131,33 @@ func TestIDsDistinct(t *testing.T) {
 	}
 	if len(b.g.Operators) != 5 {
 		t.Fatalf("want one scan, two calcs and two sinks, got %d operators", len(b.g.Operators))
+	}
+}
+
+// TestAggCallIdentity: FILTER and LISTAGG's separator are part of what an
+// aggregate call computes, so they move the id; the output name does not.
+func TestAggCallIdentity(t *testing.T) {
+	id := func(c AggCall) string {
+		w := &IDWriter{h: sha1.New()}
+		w.AggCalls([]AggCall{c})
+		return hex.EncodeToString(w.h.Sum(nil))
+	}
+	listagg := AggCall{Func: AggListAgg, Arg: 1, T: types.StringType, ArgT: types.StringType, Name: "l", Separator: ","}
+	filtered := sumV
+	filtered.HasFilter, filtered.Filter = true, 3
+	otherFilter := filtered
+	otherFilter.Filter = 4
+	semi := listagg
+	semi.Separator = ";"
+	renamed := sumV
+	renamed.Name = "total"
+	if id(sumV) == id(filtered) || id(filtered) == id(otherFilter) {
+		t.Error("FILTER (WHERE ...) does not move an aggregate call's id")
+	}
+	if id(listagg) == id(semi) {
+		t.Error("LISTAGG's separator does not move its id")
+	}
+	if id(sumV) != id(renamed) {
+		t.Error("the output name moved an aggregate call's id")
 	}
 }

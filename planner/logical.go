@@ -92,6 +92,16 @@ const (
 	AggMin   AggFunc = "MIN"
 	AggMax   AggFunc = "MAX"
 	AggAvg   AggFunc = "AVG"
+
+	AggStddevPop  AggFunc = "STDDEV_POP"
+	AggStddevSamp AggFunc = "STDDEV_SAMP"
+	AggVarPop     AggFunc = "VAR_POP"
+	AggVarSamp    AggFunc = "VAR_SAMP"
+	AggBoolAnd    AggFunc = "BOOL_AND"
+	AggBoolOr     AggFunc = "BOOL_OR"
+	AggFirstValue AggFunc = "FIRST_VALUE"
+	AggLastValue  AggFunc = "LAST_VALUE"
+	AggListAgg    AggFunc = "LISTAGG"
 )
 
 // AggCall is one aggregate of an Aggregate node.
@@ -106,6 +116,12 @@ type AggCall struct {
 	// Text is the call as written and where, for runtime errors:
 	// "SUM(v) at 3:8".
 	Text string
+	// HasFilter: FILTER (WHERE ...) applies; Filter is the input column
+	// (BOOLEAN) of its condition, and only rows where it is TRUE count.
+	HasFilter bool
+	Filter    int
+	// Separator is LISTAGG's separator (default ",").
+	Separator string
 }
 
 // Aggregate groups its input by Keys (input column indexes) and computes

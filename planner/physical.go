@@ -252,14 +252,7 @@ func describeAgg(a *Aggregate) string {
 	}
 	var aggs []string
 	for _, c := range a.Aggs {
-		arg := "*"
-		if c.Arg >= 0 {
-			arg = in[c.Arg].Name
-		}
-		if c.Distinct {
-			arg = "DISTINCT " + arg
-		}
-		aggs = append(aggs, fmt.Sprintf("%s(%s) AS %s", c.Func, arg, c.Name))
+		aggs = append(aggs, c.describe(in))
 	}
 	return "GroupAggregate(groupBy=[" + strings.Join(keys, ", ") + "], select=[" + strings.Join(aggs, ", ") + "])"
 }

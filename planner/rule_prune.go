@@ -93,11 +93,7 @@ func (x *Aggregate) prune([]bool) (Node, map[int]int) {
 	for _, k := range x.Keys {
 		inNeed[k] = true
 	}
-	for _, a := range x.Aggs {
-		if a.Arg >= 0 {
-			inNeed[a.Arg] = true
-		}
-	}
+	aggInputs(x.Aggs, inNeed)
 	in, im := prune(x.Input, inNeed)
 	a := &Aggregate{Input: in, emitAt: x.emitAt}
 	for _, k := range x.Keys {
@@ -106,6 +102,9 @@ func (x *Aggregate) prune([]bool) (Node, map[int]int) {
 	for _, c := range x.Aggs {
 		if c.Arg >= 0 {
 			c.Arg = im[c.Arg]
+		}
+		if c.HasFilter {
+			c.Filter = im[c.Filter]
 		}
 		a.Aggs = append(a.Aggs, c)
 	}

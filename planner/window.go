@@ -405,6 +405,12 @@ func toWindowAggregate(a *Aggregate) *WindowAggregate {
 			}
 			c.Arg = cols[c.Arg].idx
 		}
+		if c.HasFilter {
+			if cols[c.Filter].win > 0 {
+				return nil
+			}
+			c.Filter = cols[c.Filter].idx
+		}
 		wa.Aggs = append(wa.Aggs, c)
 	}
 	return wa
@@ -582,14 +588,7 @@ func describeWindowAgg(w *WindowAggregate) string {
 		sel = append(sel, w.cols[i].Name)
 	}
 	for _, c := range w.Aggs {
-		arg := "*"
-		if c.Arg >= 0 {
-			arg = in[c.Arg].Name
-		}
-		if c.Distinct {
-			arg = "DISTINCT " + arg
-		}
-		sel = append(sel, fmt.Sprintf("%s(%s) AS %s", c.Func, arg, c.Name))
+		sel = append(sel, c.describe(in))
 	}
 	emit := ""
 	if w.EmitOnWindowClose {

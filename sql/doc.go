@@ -109,8 +109,11 @@
 //     day-time parts cannot be mixed. A query may end with EMIT ON WINDOW
 //     CLOSE (emit.go; EmitOnWindowClose reports it); other emit modes are
 //     errors.
-//   - Not supported yet, each with its own error: FILTER (WHERE ...) on
-//     aggregates, NULLS FIRST/LAST, LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
+//   - agg(x) FILTER (WHERE cond) reaches the planner as the call
+//     FilterFunc(agg(x), cond); FIRST_VALUE(x) and LAST_VALUE(x) without
+//     OVER as calls of FirstValueFunc and LastValueFunc (MySQL has them
+//     only as window functions).
+//   - Not supported yet, each with its own error: NULLS FIRST/LAST, LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
 //     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,
 //     PARTITIONED BY, CREATE TABLE ... LIKE/AS.
 //   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a

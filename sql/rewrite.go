@@ -171,9 +171,26 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			}
 			i = p.asOfEnd(i+4, hi) - 1
 		case up == "FILTER" && next.isPunct("(") && i+2 < hi && toks[i+2].is("WHERE"):
-			e := p.errAt(t.off, "FILTER (WHERE ...) is not supported")
-			e.Hint = "use CASE inside the aggregate: COUNT(CASE WHEN cond THEN 1 END), SUM(CASE WHEN cond THEN x END)"
-			return nil, e
+			// agg(args) FILTER (WHERE cond) becomes FilterFunc(agg(args), cond):
+			// a call opened before the aggregate's name, ", " for
+			// "FILTER (WHERE", and the clause's ')' closing it. cond stays
+			// where it was written.
+			name := p.filteredCall(lo, i)
+			if name < 0 {
+				e := p.errAt(t.off, "FILTER (WHERE ...) must follow an aggregate call")
+				e.Hint = "write agg(x) FILTER (WHERE cond), as COUNT(*) FILTER (WHERE v > 0)"
+				return nil, e
+			}
+			edits = append(edits, edit{toks[name].off, toks[name].off, FilterFunc + "("})
+			edits = append(edits, edit{t.off, toks[i+2].end, pad(",", toks[i+2].end-t.off)})
+			i += 2
+		case (up == "FIRST_VALUE" || up == "LAST_VALUE") && next.isPunct("(") && !p.overFollows(i+1):
+			// The aggregate (no OVER): MySQL knows only the window function.
+			fn := FirstValueFunc
+			if up == "LAST_VALUE" {
+				fn = LastValueFunc
+			}
+			edits = append(edits, edit{t.off, t.end, fn})
 		case up == "NULLS" && (next.is("FIRST") || next.is("LAST")):
 			return nil, p.errAt(t.off, "NULLS %s is not supported", strings.ToUpper(next.val))
 		case (up == "LATERAL" && next.is("TABLE")) || (up == "UNNEST" && next.isPunct("(")) || up == "MATCH_RECOGNIZE":
@@ -195,6 +212,49 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 		}
 	}
 	return edits, nil
+}
+
+// FilterFunc is the function the TiDB parser sees for FILTER (WHERE cond)
+// on an aggregate: FilterFunc(agg(args), cond); FirstValueFunc and
+// LastValueFunc those it sees for the aggregates FIRST_VALUE(x) and
+// LAST_VALUE(x) (without OVER). ExprPos of the FilterFunc call is the
+// aggregate's name.
+const (
+	FilterFunc     = "__agg_filter"
+	FirstValueFunc = "__first_value"
+	LastValueFunc  = "__last_value"
+)
+
+// filteredCall returns the index of the name of the call that ends just
+// before toks[i] (FILTER), or -1 when no call does.
+func (p *stmtParser) filteredCall(lo, i int) int {
+	toks := p.sc.toks
+	if i-1 < lo || !toks[i-1].isPunct(")") {
+		return -1
+	}
+	depth := 0
+	for j := i - 1; j >= lo; j-- {
+		switch {
+		case toks[j].isPunct(")"):
+			depth++
+		case toks[j].isPunct("("):
+			depth--
+			if depth == 0 {
+				if j-1 >= lo && toks[j-1].isName() {
+					return j - 1
+				}
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+// overFollows reports whether the call whose '(' is toks[open] is followed
+// by OVER (a window function).
+func (p *stmtParser) overFollows(open int) bool {
+	c := p.closing(open)
+	return c >= 0 && c+1 < p.hi && p.sc.toks[c+1].is("OVER")
 }
 
 // quotedReserved are words MySQL reserves but Flink lets users write as

@@ -105,7 +105,11 @@ func (sc *script) rewrite(from, to int, prefix string, edits []edit) (string, *o
 		}
 		edits = append(edits, edit{c.off, c.end, string(b)})
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
+	sort.SliceStable(edits, func(i, j int) bool {
+		a, b := edits[i], edits[j]
+		// An insertion (off == end) goes before an edit at its offset.
+		return a.off < b.off || (a.off == b.off && a.off == a.end && b.end > b.off)
+	})
 	var b strings.Builder
 	m := &offsetMap{}
 	b.WriteString(prefix)

@@ -13,7 +13,7 @@ type Codec[V any] interface {
 // Lookups by a []byte key do not allocate; inserting a new key allocates
 // its string once.
 type Cache[V any] struct {
-	store   Store
+	space   *KeySpace
 	codec   Codec[V]
 	entries map[string]*Entry[V]
 	dirty   []*Entry[V]
@@ -44,9 +44,15 @@ type Entry[V any] struct {
 	evicted bool
 }
 
-// NewCache returns a cache over store.
+// NewCache returns a cache over store, its keys as they are.
 func NewCache[V any](store Store, codec Codec[V]) *Cache[V] {
-	return &Cache[V]{store: store, codec: codec, entries: map[string]*Entry[V]{}}
+	return NewSpaceCache(&KeySpace{store: store}, codec)
+}
+
+// NewSpaceCache returns a cache over key space ks, with ks's codec.
+// Entry keys are the keys in the space (without its prefix).
+func NewSpaceCache[V any](ks *KeySpace, codec Codec[V]) *Cache[V] {
+	return &Cache[V]{space: ks, codec: codec, entries: map[string]*Entry[V]{}}
 }
 
 // StartsEmpty tells the cache that its store holds no key yet (a job's
@@ -72,7 +78,7 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		c.entries[e.Key] = e
 		return e, true, nil
 	}
-	raw, ok, err := c.store.Get(kg, key)
+	raw, ok, err := c.space.Get(kg, key)
 	if err != nil {
 		return nil, false, err
 	}
@@ -119,7 +125,7 @@ func (c *Cache[V]) Evict() error {
 			continue // revived by a Get, or already dropped
 		}
 		if e.stored {
-			c.batch.Delete(e.KG, []byte(e.Key))
+			c.space.Delete(&c.batch, e.KG, []byte(e.Key))
 		}
 		delete(c.entries, e.Key)
 		e.evicted, e.Value = true, zero
@@ -144,7 +150,7 @@ func (c *Cache[V]) Evict() error {
 	if c.batch.Len() == 0 {
 		return nil
 	}
-	return c.store.Apply(&c.batch)
+	return c.space.store.Apply(&c.batch)
 }
 
 // Len is the number of cached keys.
@@ -178,13 +184,13 @@ func (c *Cache[V]) Flush() error {
 		case e.evicted:
 		case e.deleted:
 			if e.stored {
-				c.batch.Delete(e.KG, []byte(e.Key))
+				c.space.Delete(&c.batch, e.KG, []byte(e.Key))
 			}
 			delete(c.entries, e.Key)
 			e.evicted = true
 		default:
 			c.buf = c.codec.Encode(c.buf[:0], &e.Value)
-			c.batch.Put(e.KG, []byte(e.Key), c.buf)
+			c.space.Put(&c.batch, e.KG, []byte(e.Key), c.buf)
 			e.stored = true
 		}
 		e.dirty = false
@@ -196,7 +202,7 @@ func (c *Cache[V]) Flush() error {
 	if c.batch.Len() == 0 {
 		return nil
 	}
-	return c.store.Apply(&c.batch)
+	return c.space.store.Apply(&c.batch)
 }
 
 // Range calls fn for every cached live entry (order unspecified).

@@ -365,6 +365,19 @@ func (s *PebbleStore) Scan(fn func(kg int, key, value []byte) error) error {
 	}, s.readErr)
 }
 
+// ScanPrefix calls fn for every entry of key group kg whose key starts
+// with prefix, in key order; key and value are valid only during the call.
+func (s *PebbleStore) ScanPrefix(kg int, prefix []byte, fn func(key, value []byte) error) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := checkKeyGroup(kg); err != nil {
+		return err
+	}
+	lo := append(binary.BigEndian.AppendUint16(nil, uint16(kg)), prefix...)
+	return iterPebble(s.db, lo, PrefixEnd(lo), func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)
+}
+
 // readErr marks Pebble's corruption errors (a damaged sstable, possibly
 // one linked from a checkpoint on restore) with ErrCorrupt.
 func (s *PebbleStore) readErr(err error) error {

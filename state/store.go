@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -20,6 +21,9 @@ type Store interface {
 	// Scan calls fn for every entry, in key group then key order. fn must
 	// not keep key or value.
 	Scan(fn func(kg int, key, value []byte) error) error
+	// ScanPrefix calls fn, in key order, for every entry of key group kg
+	// whose key starts with prefix. fn must not keep key or value.
+	ScanPrefix(kg int, prefix []byte, fn func(key, value []byte) error) error
 	// Checkpoint writes a durable copy of everything applied so far into
 	// dir, which must not exist yet. Backends may share unchanged files with
 	// earlier checkpoints (hard links), which IncrementalSize accounts for.
@@ -139,6 +143,28 @@ func (m *Memory) Scan(fn func(kg int, key, value []byte) error) error {
 			if err := fn(kg, []byte(k), m.groups[kg][k]); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+func (m *Memory) ScanPrefix(kg int, prefix []byte, fn func(key, value []byte) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	g := m.groups[kg]
+	var keys []string
+	for k := range g {
+		if strings.HasPrefix(k, string(prefix)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := fn([]byte(k), g[k]); err != nil {
+			return err
 		}
 	}
 	return nil

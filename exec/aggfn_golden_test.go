@@ -1,0 +1,230 @@
+package exec
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// goldenFile holds one encoded state per codec of the aggregate operators.
+//
+// When TestStateGolden fails, an encoding changed: bump stateVersion (in
+// aggfn.go), keep reading the old version, and add the new encoding here
+// under a new name; never edit the bytes of an existing line (they are what
+// savepoints in the field hold). To add a line for a new codec, run the
+// test with STREAMSQL_GOLDEN_ADD=1: it appends the lines it lacks.
+const goldenFile = "testdata/state_golden.txt"
+
+var goldenInput = types.Schema{
+	{Name: "v", Type: types.BigIntType},
+	{Name: "f", Type: types.DoubleType},
+	{Name: "d", Type: types.DecimalOf(10, 2)},
+	{Name: "s", Type: types.StringType},
+	{Name: "b", Type: types.BooleanType},
+}
+
+func goldenAggs() []planner.AggCall {
+	bigint := types.T{Kind: types.BigInt, NotNull: true}
+	c := func(f planner.AggFunc, arg int, distinct bool, t types.T) planner.AggCall {
+		argT := types.T{}
+		if arg >= 0 {
+			argT = goldenInput[arg].Type
+		}
+		return planner.AggCall{Func: f, Arg: arg, ArgT: argT, T: t, Distinct: distinct, Text: string(f)}
+	}
+	return []planner.AggCall{
+		c(planner.AggCount, -1, false, bigint),
+		c(planner.AggSum, 0, false, types.BigIntType),
+		c(planner.AggAvg, 1, false, types.DoubleType),
+		c(planner.AggSum, 2, false, types.DecimalOf(38, 2)),
+		c(planner.AggMax, 3, false, types.StringType),
+		c(planner.AggCount, 0, true, bigint),
+		c(planner.AggVarSamp, 1, false, types.DoubleType),
+		c(planner.AggBoolAnd, 4, false, types.BooleanType),
+	}
+}
+
+// goldenAppendOnly are the aggregates only append-only inputs take.
+func goldenAppendOnly() []planner.AggCall {
+	aggs := goldenAggs()
+	return append(aggs,
+		planner.AggCall{Func: planner.AggFirstValue, Arg: 3, ArgT: types.StringType, T: types.StringType, Text: "FIRST_VALUE"},
+		planner.AggCall{Func: planner.AggListAgg, Arg: 3, ArgT: types.StringType, T: types.StringType, Separator: ";", Text: "LISTAGG"},
+		planner.AggCall{Func: planner.AggMin, Arg: 0, ArgT: types.BigIntType, T: types.BigIntType, Text: "MIN"},
+	)
+}
+
+func goldenBatch(t *testing.T) arrow.RecordBatch {
+	mem := memory.DefaultAllocator
+	vb, fb := array.NewInt64Builder(mem), array.NewFloat64Builder(mem)
+	db := array.NewDecimal128Builder(mem, types.DecimalOf(10, 2).ArrowType().(*arrow.Decimal128Type))
+	sb, bb := array.NewStringBuilder(mem), array.NewBooleanBuilder(mem)
+	for i, s := range []string{"b", "a", "c"} {
+		vb.Append(int64(i * 7))
+		fb.Append(float64(i) + 0.5)
+		db.Append(decimal128.FromI64(int64(100*i + 1)))
+		sb.Append(s)
+		bb.Append(i != 1)
+	}
+	cols := []arrow.Array{vb.NewArray(), fb.NewArray(), db.NewArray(), sb.NewArray(), bb.NewArray()}
+	return array.NewRecordBatch(goldenInput.Arrow(), cols, 3)
+}
+
+// goldenStates encodes one fixed state per codec.
+func goldenStates(t *testing.T) map[string][]byte {
+	rec := goldenBatch(t)
+	defer rec.Release()
+	out := map[string][]byte{}
+
+	// Group aggregate, with a value set in the key space (DISTINCT).
+	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenAggs()}, updating: true, keyT: []types.T{types.StringType}}
+	if err := ga.init(); err != nil {
+		t.Fatal(err)
+	}
+	x := foldCtx{sets: state.NewCountedSets(state.NewKeySpace(state.NewMemory(), spaceValues, "v"), countCodec{}), key: "k"}
+	g := group{key: []types.Value{"k"}, accs: ga.fold.newAccs(nil), prev: make([]scalar, len(ga.fold.defs)), emitted: true}
+	ga.fold.read(rec)
+	for i := 0; i < 3; i++ {
+		g.rows++
+		if err := ga.fold.add(g.accs, &x, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for j, a := range g.accs {
+		a.result(&g.prev[j])
+	}
+	out["group/v1"] = groupCodec{a: ga, owner: "golden"}.Encode(nil, &g)
+
+	// Window and session aggregates (inline DISTINCT sets).
+	wf, err := newAggFold(goldenAppendOnly(), aggMode{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf.read(rec)
+	wg := group{key: []types.Value{"k"}, accs: wf.newAccs(nil)}
+	var nx foldCtx
+	for i := 0; i < 3; i++ {
+		wg.rows++
+		if err := wf.add(wg.accs, &nx, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keyT := []types.T{types.StringType}
+	out["window/v1"] = windowCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &wg)
+	ss := sessions{key: []types.Value{"k"}, list: []session{{start: 1, end: 2, g: wg}}}
+	out["session/v1"] = sessionCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &ss)
+
+	n := int64(3)
+	out["count/v1"] = countCodec{}.Encode(nil, &n)
+	return out
+}
+
+// TestStateGolden: the state encodings of the aggregate operators are the
+// ones in testdata/state_golden.txt, which keep decoding (see goldenFile).
+func TestStateGolden(t *testing.T) {
+	states := goldenStates(t)
+	golden := map[string][]byte{}
+	f, err := os.Open(goldenFile)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err == nil {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			name, hx, _ := strings.Cut(line, " ")
+			b, err := hex.DecodeString(hx)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", goldenFile, name, err)
+			}
+			golden[name] = b
+		}
+		f.Close()
+	}
+	var missing []string
+	for name, enc := range states {
+		want, ok := golden[name]
+		if !ok {
+			missing = append(missing, fmt.Sprintf("%s %x", name, enc))
+			continue
+		}
+		if !bytes.Equal(enc, want) {
+			t.Errorf("the %s encoding changed without a version bump:\n got  %x\n want %x\n"+
+				"bump stateVersion, keep reading the old version, and add the new encoding under a new name", name, enc, want)
+		}
+	}
+	// Every golden line decodes and encodes back to the same bytes.
+	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenAggs()}, updating: true, keyT: []types.T{types.StringType}}
+	if err := ga.init(); err != nil {
+		t.Fatal(err)
+	}
+	wf, _ := newAggFold(goldenAppendOnly(), aggMode{})
+	keyT := []types.T{types.StringType}
+	for name, b := range golden {
+		var again []byte
+		var err error
+		switch name {
+		case "group/v1":
+			var g group
+			c := groupCodec{a: ga, owner: "golden"}
+			err = c.Decode(b, &g)
+			again = c.Encode(nil, &g)
+		case "window/v1":
+			var g group
+			c := windowCodec{fold: wf, keyT: keyT, owner: "golden"}
+			err = c.Decode(b, &g)
+			again = c.Encode(nil, &g)
+		case "session/v1":
+			var ss sessions
+			c := sessionCodec{fold: wf, keyT: keyT, owner: "golden"}
+			err = c.Decode(b, &ss)
+			again = c.Encode(nil, &ss)
+		case "count/v1":
+			var n int64
+			err = countCodec{}.Decode(b, &n)
+			again = countCodec{}.Encode(nil, &n)
+		default:
+			t.Errorf("%s: golden line %s has no decoder in this test", goldenFile, name)
+			continue
+		}
+		if err != nil {
+			t.Errorf("golden %s no longer decodes: %v", name, err)
+		} else if strings.HasSuffix(name, fmt.Sprintf("/v%d", stateVersion)) && !bytes.Equal(again, b) {
+			// (A line of an older version decodes but encodes as the current one.)
+			t.Errorf("golden %s decodes to another state: encoded again %x", name, again)
+		}
+	}
+	if len(missing) > 0 {
+		if os.Getenv("STREAMSQL_GOLDEN_ADD") == "" {
+			t.Fatalf("%s lacks lines (run with STREAMSQL_GOLDEN_ADD=1 to add them):\n%s", goldenFile, strings.Join(missing, "\n"))
+		}
+		f, err := os.OpenFile(goldenFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(golden) == 0 {
+			fmt.Fprintln(f, "# One encoded state per codec of the aggregate operators (exec/aggfn_golden_test.go).\n# Never edit a line: when an encoding changes, bump stateVersion and add a line.")
+		}
+		for _, m := range missing {
+			fmt.Fprintln(f, m)
+		}
+		f.Close()
+	}
+}
