@@ -35,7 +35,7 @@ var groupTestInput = types.Schema{{Name: "v", Type: types.BigIntType}}
 func (h *groupHarness) start(aggs []planner.AggCall, store state.Store, restored bool) error {
 	in := &planner.Values{Cols: groupTestInput}
 	agg := &planner.Aggregate{Input: in, Aggs: aggs}
-	op := &planner.Operator{ID: "g", Kind: planner.OpGroupAggregate, Parallelism: 1, Schema: agg.Schema(), Agg: agg, InputUpdating: true}
+	op := &planner.Operator{ID: "g", Parallelism: 1, Schema: agg.Schema(), Spec: &planner.GroupAggSpec{Agg: agg, InputUpdating: true}}
 	job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
 	job.opts.ensureDefaults()
 	h.recv = &subtask{inbox: make(chan Element, 1<<12)}
