@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -73,8 +74,34 @@ import (
 //	                      transaction, as a killed process
 //	insert table=T        input: rows; open, write, finish, close
 //	ongoing               the transactional ids with an open transaction
+//
+// With STREAMSQL_TEST_KAFKA=apache the files run again in subtest
+// "apache", against the shared Apache Kafka broker: "cluster" empties it
+// and creates the topics, and a topic a table names or a message is
+// produced to is created with the cluster's partition count (kfake's
+// default for auto-created topics). A file that holds the line
+// "# kafka-dev only: <why>" (restart-cluster, which empties kfake) is not
+// run there, and the run says so with the reason.
 func RunDataDriven(t *testing.T, dir string) {
+	runDataDriven(t, dir)
+	if ApacheWanted(t) {
+		RunApache(t, func(t *testing.T) { runDataDriven(t, dir) })
+	}
+}
+
+// kafkaDevOnly is the line that marks a file as kafka-dev only.
+var kafkaDevOnly = regexp.MustCompile(`(?m)^# kafka-dev only: (.*)$`)
+
+func runDataDriven(t *testing.T, dir string) {
 	datadriven.Walk(t, dir, func(t *testing.T, path string) {
+		if onApache(t) {
+			if b, err := os.ReadFile(path); err != nil {
+				t.Fatal(err)
+			} else if m := kafkaDevOnly.FindSubmatch(b); m != nil {
+				t.Logf("%s runs on kafka-dev only, not on Apache Kafka: %s", path, m[1])
+				return
+			}
+		}
 		h := &harness{t: t, sinks: map[string]exec.Sink{}, schemas: map[string]types.Schema{}, handles: map[string][]byte{},
 			sources: map[string]*openSource{}, states: map[string][]byte{}}
 		var err error
@@ -208,9 +235,15 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		if err == nil {
 			err = resp.Error()
 		}
+		if err == nil {
+			err = WaitTopics(h.addr, false, arg(d, "topic", ""))
+		}
 		return "", err
 
 	case "produce":
+		if h.broker != nil {
+			h.broker.EnsureTopic(arg(d, "topic", ""))
+		}
 		return "", produceAt(h.addr, arg(d, "topic", ""), int32(intArg(d, "partition", -1)), arg(d, "txn", ""),
 			int64(intArg(d, "ts", 0)), h.input(d)...)
 
@@ -225,6 +258,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		resp, err := kadm.NewClient(Client(h.t, h.addr)).CreateTopics(ctx, int32(intArg(d, "partitions", 1)), 1, nil, arg(d, "topic", ""))
 		if err == nil {
 			err = resp.Error()
+		}
+		if err == nil {
+			err = WaitTopics(h.addr, true, arg(d, "topic", ""))
 		}
 		return "", err
 
@@ -259,6 +295,9 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		tb := &catalog.Table{Name: arg(d, "name", "t"), Columns: schema, PrimaryKey: pk, Connector: opts["connector"], Options: opts}
+		if h.broker != nil {
+			h.broker.EnsureTopic(opts["topic"])
+		}
 		return "", h.cat.CreateTable(tb, false)
 
 	case "scan":
