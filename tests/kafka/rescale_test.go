@@ -279,8 +279,13 @@ func (r *jobRun) killAfterCheckpoint(rng *rand.Rand) (finished bool) {
 // (window, key) once, with its true count and sum. One transaction
 // protocol: TestWindowCrash runs both.
 func TestWindowRescale(t *testing.T) {
+	topics := []string{"clicks", "hop_out", "session_out"}
+	testWindowRescale(t, startBroker(t, winPartitions, false, topics...))
+	onApache(t, winPartitions, topics, testWindowRescale)
+}
+
+func testWindowRescale(t *testing.T, b *broker) {
 	start := time.Now()
-	b := startBroker(t, winPartitions, false, "clicks", "hop_out", "session_out")
 	rng := testenv.NewRand(t, seed, seedEnv)
 	dir := t.TempDir()
 	c := writeWindowClicks(t, dir, rescaleRows)
