@@ -45,7 +45,11 @@ const (
 )
 
 // brokerFaultJob is the job file of the broker fault tests.
-func brokerFaultJob(b *broker, name string, txnTimeout time.Duration) string {
+func brokerFaultJob(b *broker, name string, txnTimeout time.Duration, sets ...string) string {
+	var more strings.Builder
+	for _, o := range sets {
+		fmt.Fprintf(&more, "SET %s;\n", o)
+	}
 	return fmt.Sprintf(`CREATE TABLE gen (click_id BIGINT, name STRING) WITH (
   'connector' = 'datagen',
   'rows-per-second' = '%d',
@@ -68,27 +72,30 @@ SET 'restart-strategy.type' = 'exponential-delay';
 SET 'restart-strategy.exponential-delay.initial-backoff' = '1 s';
 SET 'restart-strategy.exponential-delay.max-backoff' = '30 s';
 SET 'pipeline.name' = '%s';
-INSERT INTO out SELECT * FROM gen;
-`, brokerFaultRate, brokerFaultRows, b.addr, txnTimeout.Milliseconds(), name, name)
+%sINSERT INTO out SELECT * FROM gen;
+`, brokerFaultRate, brokerFaultRows, b.addr, txnTimeout.Milliseconds(), name, name, more.String())
 }
 
-var restartRE = regexp.MustCompile(`(?m)^\[WARN\] job \S+ \(.*\) failed: (.+); restarting in .*$`)
+// restartRE matches the engine's line for a restart of a failed job
+// ("[WARN] job.sql:24:1: job ID (NAME) failed: CAUSE; restarting in 1s
+// (restart 1)").
+var restartRE = regexp.MustCompile(`(?m)^\[WARN\] (?:\S+: )?job \S+ \(\S+\) failed: (.+); restarting in `)
 
 // runBrokerFault runs the job, applies fault after its first completed
 // checkpoint, waits for the job to finish and checks its committed
 // output; it returns the reasons of the job's restarts.
-func runBrokerFault(t *testing.T, b *broker, name string, txnTimeout time.Duration, fault func()) []string {
+func runBrokerFault(t *testing.T, b *broker, name string, txnTimeout time.Duration, sets []string, fault func(p *proc)) []string {
 	t.Helper()
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
-	file := writeFile(t, dir, "job.sql", brokerFaultJob(b, name, txnTimeout))
+	file := writeFile(t, dir, "job.sql", brokerFaultJob(b, name, txnTimeout, sets...))
 	p := &proc{Proc: testenv.StartProc(t, faultRunTimeout, nil, binary, "--data-dir", dataDir, "-f", file)}
 	p.watchCheckpoints(dataDir, name, 0)
 	p.waitFirstCheckpoint()
 	if p.firstCheckpoint.Load() == 0 {
 		t.Fatalf("the job ended before its first checkpoint: %v; output:\n%s", p.Wait(), p.Output())
 	}
-	fault()
+	fault(p)
 	if err := p.Wait(); err != nil {
 		t.Fatalf("want the job to finish after the fault, got %v; output:\n%s", err, p.Output())
 	}
@@ -124,7 +131,7 @@ func TestBrokerPaused(t *testing.T) {
 		return
 	}
 	onApache(t, 2, []string{"out"}, func(t *testing.T, b *broker) {
-		reasons := runBrokerFault(t, b, "paused", shortTxnTimeout, func() {
+		reasons := runBrokerFault(t, b, "paused", shortTxnTimeout, nil, func(*proc) {
 			if err := b.apache.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
@@ -164,18 +171,31 @@ func TestBrokerKilled(t *testing.T) {
 		return
 	}
 	onApache(t, 2, []string{"out"}, func(t *testing.T, b *broker) {
-		reasons := runBrokerFault(t, b, "killed", longTxnTimeout, func() {
+		// A checkpoint that cannot flush expires after 5 s and fails the
+		// job; the broker starts again once the job has failed (and its
+		// restarts fail too while the broker is away).
+		sets := []string{"'execution.checkpointing.timeout' = '5 s'"}
+		reasons := runBrokerFault(t, b, "killed", longTxnTimeout, sets, func(p *proc) {
 			if err := b.apache.Kill(); err != nil {
 				t.Fatal(err)
 			}
+			killed := time.Now()
+			for !restartRE.MatchString(p.Output()) {
+				select {
+				case <-p.Done():
+					t.Fatalf("the job ended while the broker was away: %v; output:\n%s", p.Wait(), p.Output())
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			t.Logf("the job failed %v after the broker was killed (SIGKILL)", time.Since(killed).Round(time.Millisecond))
 			start := time.Now()
 			if err := b.apache.Start(); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("the broker was killed (SIGKILL) and started again on its log dir in %v", time.Since(start).Round(time.Millisecond))
+			t.Logf("the broker started again on its log dir in %v", time.Since(start).Round(time.Millisecond))
 		})
 		if len(reasons) == 0 {
-			t.Errorf("want the job to fail while the broker was away and restart saying why; it did not restart")
+			t.Errorf("want the job to restart saying why after the broker was killed; it did not restart")
 		}
 	})
 }

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamsql/streamsql/connectors/kafka/kafkatest"
 	"github.com/streamsql/streamsql/internal/testenv"
@@ -58,15 +62,57 @@ func (b *broker) ensureTopic(t *testing.T, topic string) {
 }
 
 // settle waits, on Apache Kafka, until every ended transaction has its
-// markers written, so that a read_committed reader sees every committed
-// record (Apache Kafka answers EndTxn before it writes the markers).
-func (b *broker) settle(t *testing.T) {
+// markers written and topic's last stable offsets have reached its end
+// offsets, so that a read_committed reader sees every committed record:
+// Apache Kafka answers EndTxn before it writes the markers, and a broker
+// restarted on its log dir writes those of the transactions it had
+// decided only once it has loaded its transaction log (ListTransactions
+// does not list them before). The tests read after their jobs ended: a
+// transaction still open then is a hanging one, and fails the test.
+func (b *broker) settle(t *testing.T, topic string) {
 	t.Helper()
 	if b.apache == nil {
 		return
 	}
 	if err := kafkatest.WaitTxnsSettled(b.addr); err != nil {
 		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		var stable kadm.ListedOffsets
+		if err == nil {
+			stable, err = adm.ListCommittedOffsets(ctx, topic)
+		}
+		if err == nil {
+			err = stable.Error()
+		}
+		behind := 0
+		if err == nil {
+			ends.Each(func(o kadm.ListedOffset) {
+				if s, ok := stable.Lookup(o.Topic, o.Partition); !ok || s.Offset < o.Offset {
+					behind++
+				}
+			})
+			if behind == 0 {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the last stable offsets of %s did not reach its end offsets (a transaction left open?): %v; the broker: %s", topic, err, brokerState(b, topic))
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 

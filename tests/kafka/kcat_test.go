@@ -111,7 +111,7 @@ type record struct {
 // slices are only valid during the call.
 func consumeCommitted(t *testing.T, b *broker, topic string, fn func(r record) error) int {
 	t.Helper()
-	b.settle(t)
+	b.settle(t, topic)
 	// -Z prints NULL keys and values as NULL; -u unbuffered is not needed.
 	args := []string{"-C", "-b", b.addr, "-t", topic, "-o", "beginning", "-e", "-q", "-Z",
 		"-X", "isolation.level=read_committed", "-f", `%p\t%o\t%k\t%s\n`}
