@@ -260,9 +260,26 @@ func (r *jobRun) stopWithSavepoint() string {
 func (r *jobRun) killAfterCheckpoint(rng *rand.Rand) (finished bool) {
 	r.t.Helper()
 	want := r.latest()
+	before := r.progress()
 	p := r.start(nil)
 	p.waitFirstCheckpoint()
-	d := time.Duration(p.firstCheckpoint.Load()) + time.Duration(rng.Int64N(int64(150*time.Millisecond)))
+	d := time.Duration(p.firstCheckpoint.Load())
+	if r.b.apache != nil {
+		// Apache Kafka's group coordinator takes longer than kafka-dev's
+		// to take the offsets the source commits when a checkpoint
+		// completes: kill once they moved (or the run ended), else the
+		// progress the phases go by would lag the checkpoints.
+		for deadline := time.Now().Add(time.Minute); r.progress() <= before && time.Now().Before(deadline); {
+			select {
+			case <-p.Done():
+			case <-time.After(20 * time.Millisecond):
+				continue
+			}
+			break
+		}
+		d = time.Since(p.Start)
+	}
+	d += time.Duration(rng.Int64N(int64(150 * time.Millisecond)))
 	return r.killAt(p, want, d)
 }
 
