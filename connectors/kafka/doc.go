@@ -275,11 +275,28 @@
 //     EndTxn of the job's transactions) before it aborted any: the job
 //     rode through it without a restart (TestBrokerPaused).
 //   - A restart: Apache Kafka keeps its topics, transactions and group
-//     offsets in its log dir, so a job whose broker was killed and
-//     started again restores its checkpoint and commits the transactions
-//     its handle names; kafka-dev keeps everything in memory, and after a
-//     restart the commit is answered INVALID_PRODUCER_ID_MAPPING (the
-//     broker lost the transaction) and the topic has a new id.
+//     offsets in its log dir, so a job whose broker was killed (SIGKILL)
+//     and started again restores its checkpoint and commits the
+//     transactions its handle names (TestBrokerKilled: the job failed
+//     while the broker was away, "beginning transaction ...: unable to
+//     initialize a producer ID", then "looking up topic 'out': unable to
+//     dial", restarted by its strategy and finished exactly once; a kill
+//     shorter than kgo's 30 s of retries may also pass without a
+//     failure). A broker restarted so writes the markers of the
+//     transactions it had decided only once it has loaded its
+//     transaction log, and ListTransactions does not list them before:
+//     read_committed readers are held back a while, which the tests wait
+//     out (the last stable offsets reaching the end offsets). kafka-dev
+//     keeps everything in memory: after a restart the commit is answered
+//     INVALID_PRODUCER_ID_MAPPING (the broker lost the transaction) and
+//     the topic has a new id.
+//   - Group offset commits: the source commits a completed checkpoint's
+//     positions when it is notified; Apache Kafka's coordinator takes
+//     them measurably later than kafka-dev's (it appends them to its
+//     offsets topic), so a job killed right after a checkpoint more often
+//     leaves the group's offsets behind its checkpoint. The job restores
+//     from its checkpoint, not from the group, so this only shows in lag
+//     tools.
 //   - The classic transaction protocol: kafka-dev serves it on request
 //     (--classic-txn, kfake.MaxVersions), Apache Kafka 4.4 serves
 //     KIP-890's to franz-go; the tests run both protocols on kafka-dev
