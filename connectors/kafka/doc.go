@@ -296,7 +296,9 @@
 //     offsets topic), so a job killed right after a checkpoint more often
 //     leaves the group's offsets behind its checkpoint. The job restores
 //     from its checkpoint, not from the group, so this only shows in lag
-//     tools.
+//     tools. The offsets of a group that has none: kafka-dev answers
+//     GROUP_ID_NOT_FOUND, Apache Kafka at times an empty list; the source
+//     takes both as no offsets committed.
 //   - The classic transaction protocol: kafka-dev serves it on request
 //     (--classic-txn, kfake.MaxVersions), Apache Kafka 4.4 serves
 //     KIP-890's to franz-go; the tests run both protocols on kafka-dev
