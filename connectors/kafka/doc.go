@@ -231,5 +231,82 @@
 // next Write, PreCommit or Finish.
 //
 // Package kafkatest has the tests' broker (kfake, in process, on a
-// loopback port) and a datadriven harness shared with upsertkafka.
+// loopback port) and a datadriven harness shared with upsertkafka. With
+// STREAMSQL_TEST_KAFKA=apache the tests run again against Apache Kafka
+// 4.4 (scripts/apache-kafka.sh), in subtests named apache.
+//
+// # Apache Kafka and kafka-dev differ in
+//
+// What the tests found running against both (kafka-dev is kfake):
+//
+//   - The markers of an ended transaction. Apache Kafka answers EndTxn
+//     once the outcome is in its transaction log and writes the commit
+//     markers after (the transaction is PrepareCommit meanwhile), so a
+//     read_committed reader right after Commit returned may not see the
+//     rows yet: the last stable offset moves a moment later. kafka-dev
+//     writes the markers before it answers. Commit means decided, not
+//     yet visible; the tests wait until no transaction is PrepareCommit
+//     or PrepareAbort before they read.
+//   - Topic metadata after CreateTopics and DeleteTopics. Apache Kafka
+//     answers before its metadata shows the change: a source looking for
+//     partitions right after a topic was deleted and created again may
+//     find no topic ("topic 'in' does not exist") where kafka-dev already
+//     lists the new one (ErrTopicRecreated). Both are failures of the
+//     job; the harness waits for the metadata before it goes on.
+//   - The order of partitions in a fetch: Apache Kafka's fetch sessions
+//     rotate the partitions they answer first, kafka-dev answers in
+//     partition order; a batch of a source with several partitions holds
+//     whichever came first (no order across partitions is promised).
+//   - The group coordinator of a fresh broker: Apache Kafka creates its
+//     offsets topic on the first group request and answers
+//     COORDINATOR_NOT_AVAILABLE until it has loaded it (kgo retries for
+//     up to 30 s; on a busy machine that can be too short, and a source
+//     with 'scan.startup.mode' = 'group-offsets' then fails to start,
+//     saying so, and restarts by the job's strategy). kafka-dev answers
+//     at once.
+//   - Transaction timeouts: Apache Kafka looks for timed-out transactions
+//     every 10 s (transaction.abort.timed.out.transaction.cleanup.
+//     interval.ms), kafka-dev at the timeout itself. Both abort a
+//     transaction pre-committed for a completed checkpoint when the
+//     broker (or the job) is away for longer than
+//     'properties.transaction.timeout.ms': the restored job's raw EndTxn
+//     commit is then answered INVALID_TXN_STATE (Apache Kafka logs "state
+//     is COMPLETE_ABORT, but received transaction marker result to send:
+//     COMMIT"), and the job fails saying the rows of the checkpoint are
+//     lost (ErrTransactionLost), every restart again, until its strategy
+//     gives up. Set the timeout above the longest outage to survive (the
+//     broker allows up to transaction.max.timeout.ms, 15 min). A broker
+//     stopped (SIGSTOP) for 15 s, longer than a 12 s timeout, and resumed
+//     answered the requests waiting in its sockets (the flushes and
+//     EndTxn of the job's transactions) before it aborted any: the job
+//     rode through it without a restart (TestBrokerPaused).
+//   - A restart: Apache Kafka keeps its topics, transactions and group
+//     offsets in its log dir, so a job whose broker was killed (SIGKILL)
+//     and started again restores its checkpoint and commits the
+//     transactions its handle names (TestBrokerKilled: the job failed
+//     while the broker was away, "beginning transaction ...: unable to
+//     initialize a producer ID", then "looking up topic 'out': unable to
+//     dial", restarted by its strategy and finished exactly once; a kill
+//     shorter than kgo's 30 s of retries may also pass without a
+//     failure). A broker restarted so writes the markers of the
+//     transactions it had decided only once it has loaded its
+//     transaction log, and ListTransactions does not list them before:
+//     read_committed readers are held back a while, which the tests wait
+//     out (the last stable offsets reaching the end offsets). kafka-dev
+//     keeps everything in memory: after a restart the commit is answered
+//     INVALID_PRODUCER_ID_MAPPING (the broker lost the transaction) and
+//     the topic has a new id.
+//   - Group offset commits: the source commits a completed checkpoint's
+//     positions when it is notified; Apache Kafka's coordinator takes
+//     them measurably later than kafka-dev's (it appends them to its
+//     offsets topic), so a job killed right after a checkpoint more often
+//     leaves the group's offsets behind its checkpoint. The job restores
+//     from its checkpoint, not from the group, so this only shows in lag
+//     tools. The offsets of a group that has none: kafka-dev answers
+//     GROUP_ID_NOT_FOUND, Apache Kafka at times an empty list; the source
+//     takes both as no offsets committed.
+//   - The classic transaction protocol: kafka-dev serves it on request
+//     (--classic-txn, kfake.MaxVersions), Apache Kafka 4.4 serves
+//     KIP-890's to franz-go; the tests run both protocols on kafka-dev
+//     and Apache Kafka's beside them.
 package kafka

@@ -210,7 +210,10 @@ func TestExactlyOnceLostTransactionIsAnError(t *testing.T) {
 }
 
 // A broker without ListTransactions (before Kafka 3.0): lingering
-// transactions are found by probing ids.
+// transactions are found by probing ids. kafka-dev only: it stands in for
+// an old broker (kfake.MaxVersions); Apache Kafka 4.4 has ListTransactions,
+// and TestExactlyOnceCrashRecovery/apache aborts lingering transactions
+// with it.
 func TestExactlyOnceProbesWithoutListTransactions(t *testing.T) {
 	addr := startCluster(t, 1, []string{"out"}, kfake.MaxVersions(kversion.V2_8_0()))
 	sch := mustSchema(t, "id BIGINT, name STRING")
@@ -239,6 +242,7 @@ func TestExactlyOnceProbesWithoutListTransactions(t *testing.T) {
 	}
 }
 
+// No broker: the sink's options are checked when it is built.
 func TestExactlyOnceNeedsCheckpointsAndALongerTimeout(t *testing.T) {
 	sch := mustSchema(t, "id BIGINT")
 	sp := eoSpec("127.0.0.1:1", sch)

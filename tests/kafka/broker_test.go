@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,11 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamsql/streamsql/connectors/kafka/kafkatest"
 	"github.com/streamsql/streamsql/internal/testenv"
 )
 
-// broker is a `streamsql kafka-dev` process. It lives for one test and is
-// never killed while the test runs: its data is in memory.
+// broker is a `streamsql kafka-dev` process, which lives for one test and
+// is never killed while the test runs (its data is in memory), or the
+// Apache Kafka broker the tests share (apache set), emptied for each test.
 type broker struct {
 	addr       string // host:port
 	partitions int
@@ -24,6 +30,90 @@ type broker struct {
 	cmd        *exec.Cmd
 	out        *testenv.SyncBuffer
 	done       chan struct{}
+	apache     *testenv.ApacheKafka
+}
+
+// startApache empties the shared Apache Kafka broker (started on first
+// use) for a test and creates topics with the given number of partitions.
+func startApache(t *testing.T, partitions int, topics ...string) *broker {
+	t.Helper()
+	k := kafkatest.Apache(t)
+	if err := kafkatest.Reset(k.Addr); err != nil {
+		t.Fatalf("emptying Apache Kafka on %s: %v", k.Addr, err)
+	}
+	if err := kafkatest.CreateTopics(k.Addr, int32(partitions), topics...); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Apache Kafka on %s (%d partitions per topic)", k.Addr, partitions)
+	return &broker{addr: k.Addr, partitions: partitions, apache: k}
+}
+
+// ensureTopic creates topic with the broker's partition count unless it
+// exists, as kafka-dev auto-creates topics (Apache Kafka's auto-created
+// topics have its own default).
+func (b *broker) ensureTopic(t *testing.T, topic string) {
+	t.Helper()
+	if b.apache == nil {
+		return
+	}
+	if err := kafkatest.CreateTopics(b.addr, int32(b.partitions), topic); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settle waits, on Apache Kafka, until every ended transaction has its
+// markers written and topic's last stable offsets have reached its end
+// offsets, so that a read_committed reader sees every committed record:
+// Apache Kafka answers EndTxn before it writes the markers, and a broker
+// restarted on its log dir writes those of the transactions it had
+// decided only once it has loaded its transaction log (ListTransactions
+// does not list them before). The tests read after their jobs ended: a
+// transaction still open then is a hanging one, and fails the test.
+func (b *broker) settle(t *testing.T, topic string) {
+	t.Helper()
+	if b.apache == nil {
+		return
+	}
+	if err := kafkatest.WaitTxnsSettled(b.addr); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		var stable kadm.ListedOffsets
+		if err == nil {
+			stable, err = adm.ListCommittedOffsets(ctx, topic)
+		}
+		if err == nil {
+			err = stable.Error()
+		}
+		behind := 0
+		if err == nil {
+			ends.Each(func(o kadm.ListedOffset) {
+				if s, ok := stable.Lookup(o.Topic, o.Partition); !ok || s.Offset < o.Offset {
+					behind++
+				}
+			})
+			if behind == 0 {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the last stable offsets of %s did not reach its end offsets (a transaction left open?): %v; the broker: %s", topic, err, brokerState(b, topic))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // startBroker starts kafka-dev on a free port with the given number of
@@ -128,8 +218,12 @@ func tryStartBrokerOn(port, partitions int, classic bool, topics []string) (*bro
 	return b, nil
 }
 
-// stop ends the broker with SIGTERM (SIGKILL if it does not stop).
+// stop ends the broker with SIGTERM (SIGKILL if it does not stop); the
+// shared Apache Kafka broker stays.
 func (b *broker) stop() {
+	if b.apache != nil {
+		return
+	}
 	b.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-b.done:
@@ -142,6 +236,16 @@ func (b *broker) stop() {
 // alive fails the test if the broker process has exited.
 func (b *broker) alive(t *testing.T) {
 	t.Helper()
+	if b.apache != nil {
+		pid, err := b.apache.Pid()
+		if err == nil {
+			err = syscall.Kill(pid, 0)
+		}
+		if err != nil {
+			t.Fatalf("Apache Kafka on %s does not run: %v (logs in %s)", b.addr, err, b.apache.Dir)
+		}
+		return
+	}
 	select {
 	case <-b.done:
 		t.Fatalf("kafka-dev on %s exited during the test: %s", b.addr, b.out.String())

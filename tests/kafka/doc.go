@@ -42,6 +42,18 @@
 // (read from the consumer group's offsets, which the source commits at
 // each completed checkpoint) so that every kill lands while the job runs.
 //
+// With STREAMSQL_TEST_KAFKA=apache every test runs again as subtest
+// "apache" against Apache Kafka 4.4 (scripts/apache-kafka.sh: Java 17 and
+// Maven), one broker for the test binary, started on first use and
+// emptied (transactions aborted, groups and topics deleted) for each test;
+// TestBrokerRestarted, which empties kafka-dev, runs on kafka-dev only.
+// Two tests run on Apache Kafka only: TestBrokerPaused stops the broker
+// with SIGSTOP for longer than the sink's transaction timeout and resumes
+// it, TestBrokerKilled kills it with SIGKILL and starts it again on its
+// log dir once the job has failed; the job must finish with every record
+// committed exactly once (read back with kcat, read_committed, once the
+// last stable offsets have reached the end offsets).
+//
 // kcat must be on PATH (test.sh installs it from Debian). The random kill
 // moments are logged with their seed; STREAMSQL_KAFKA_SEED=<seed> replays
 // them.

@@ -23,6 +23,7 @@ const kcatTimeout = 2 * time.Minute
 // partition, otherwise kcat's partitioner (by key) chooses.
 func produceFile(t *testing.T, b *broker, topic, file string, keyed bool, partition int) {
 	t.Helper()
+	b.ensureTopic(t, topic)
 	args := []string{"-P", "-b", b.addr, "-t", topic, "-l", file,
 		"-X", "linger.ms=20", "-X", "batch.num.messages=10000", "-X", "queue.buffering.max.messages=1000000"}
 	if keyed {
@@ -110,6 +111,7 @@ type record struct {
 // slices are only valid during the call.
 func consumeCommitted(t *testing.T, b *broker, topic string, fn func(r record) error) int {
 	t.Helper()
+	b.settle(t, topic)
 	// -Z prints NULL keys and values as NULL; -u unbuffered is not needed.
 	args := []string{"-C", "-b", b.addr, "-t", topic, "-o", "beginning", "-e", "-q", "-Z",
 		"-X", "isolation.level=read_committed", "-f", `%p\t%o\t%k\t%s\n`}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsql/streamsql/connectors/kafka/kafkatest"
 	"github.com/streamsql/streamsql/internal/testenv"
 )
 
@@ -49,7 +50,11 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kafka tests:", err)
 		return 1
 	}
-	return m.Run()
+	if _, err := testenv.ApacheKafkaWanted(); err != nil {
+		fmt.Fprintln(os.Stderr, "kafka tests:", err)
+		return 1
+	}
+	return kafkatest.Main(m) // stops the shared Apache Kafka broker
 }
 
 // protocols are the two transaction protocols kafka-dev serves; every test
@@ -63,8 +68,31 @@ var protocols = []struct {
 }
 
 // forEachProtocol runs fn as a subtest per transaction protocol, each with
-// its own broker.
+// its own kafka-dev broker, and, with STREAMSQL_TEST_KAFKA=apache, as
+// subtest "apache" on the shared Apache Kafka broker (emptied first).
 func forEachProtocol(t *testing.T, partitions int, topics []string, fn func(t *testing.T, b *broker)) {
+	forKafkaDev(t, partitions, topics, fn)
+	onApache(t, partitions, topics, fn)
+}
+
+// onApache runs fn as subtest "apache" on the shared Apache Kafka broker,
+// emptied, with topics of partitions partitions, when
+// STREAMSQL_TEST_KAFKA=apache.
+func onApache(t *testing.T, partitions int, topics []string, fn func(t *testing.T, b *broker)) {
+	if !kafkatest.ApacheWanted(t) {
+		return
+	}
+	t.Run(kafkatest.ApacheName, func(t *testing.T) {
+		start := time.Now()
+		b := startApache(t, partitions, topics...)
+		fn(t, b)
+		t.Logf("%s took %v", t.Name(), time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// forKafkaDev is forEachProtocol on kafka-dev only, for the tests of what
+// only kafka-dev does (losing its data when restarted).
+func forKafkaDev(t *testing.T, partitions int, topics []string, fn func(t *testing.T, b *broker)) {
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
 			if buildTime > 0 {

@@ -19,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // Protocol is a transaction protocol a broker speaks.
@@ -34,16 +36,36 @@ var Protocols = []Protocol{
 	{"classic", []kfake.Opt{kfake.MaxVersions(kversion.V3_9_0())}},
 }
 
-// EachProtocol runs f as a subtest per protocol.
+// EachProtocol runs f as a subtest per protocol and, with
+// STREAMSQL_TEST_KAFKA=apache, as subtest "apache" against the shared
+// Apache Kafka broker (see RunApache; opts are nil there).
 func EachProtocol(t *testing.T, f func(t *testing.T, opts []kfake.Opt)) {
 	for _, p := range Protocols {
 		t.Run(p.Name, func(t *testing.T) { f(t, p.Opts) })
+	}
+	if ApacheWanted(t) {
+		RunApache(t, func(t *testing.T) { f(t, nil) })
+	}
+}
+
+// EachBroker runs f on t (kfake, through Start) and, with
+// STREAMSQL_TEST_KAFKA=apache, again as subtest "apache" against the
+// shared Apache Kafka broker: for tests that do not depend on the
+// transaction protocol.
+func EachBroker(t *testing.T, f func(t *testing.T)) {
+	f(t)
+	if ApacheWanted(t) {
+		RunApache(t, f)
 	}
 }
 
 // Start starts a one-broker cluster on a loopback port, with topics of
 // partitions partitions each (also the default for auto-created topics),
-// closed when the test ends. It returns the broker's address.
+// closed when the test ends. It returns the broker's address. Inside
+// RunApache it empties the shared Apache Kafka broker instead (Reset),
+// creates the topics there and ignores opts (kfake's); the broker's
+// auto-created topics have 4 partitions, EnsureTopic creates one with
+// partitions.
 func Start(t testing.TB, partitions int32, topics []string, opts ...kfake.Opt) string {
 	return StartBroker(t, partitions, topics, opts...).Addr
 }
@@ -54,11 +76,24 @@ type Broker struct {
 	t    testing.TB
 	c    *kfake.Cluster
 	opts []kfake.Opt
+	// Apache is the Apache Kafka broker (nil: kfake).
+	Apache     *testenv.ApacheKafka
+	partitions int32
 }
 
 // StartBroker is Start, returning the broker, which can be restarted.
 func StartBroker(t testing.TB, partitions int32, topics []string, opts ...kfake.Opt) *Broker {
 	t.Helper()
+	if onApache(t) {
+		k := Apache(t)
+		if err := Reset(k.Addr); err != nil {
+			t.Fatalf("emptying Apache Kafka on %s: %v", k.Addr, err)
+		}
+		if err := CreateTopics(k.Addr, partitions, topics...); err != nil {
+			t.Fatal(err)
+		}
+		return &Broker{Addr: k.Addr, t: t, Apache: k, partitions: partitions}
+	}
 	all := append([]kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(),
 		kfake.DefaultNumPartitions(int(partitions))}, opts...)
 	b := &Broker{t: t, opts: all}
@@ -80,10 +115,34 @@ func (b *Broker) start(opts []kfake.Opt) {
 	b.c = c
 }
 
+// EnsureTopic creates the topics of a 'topic' option ("a" or "a;b")
+// with the broker's partition count, those that do not exist: kfake
+// auto-creates topics with it, Apache Kafka with its own default. A no-op
+// on kfake.
+func (b *Broker) EnsureTopic(topics string) {
+	b.t.Helper()
+	if b.Apache == nil || topics == "" {
+		return
+	}
+	var names []string
+	for _, n := range strings.Split(topics, ";") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if err := CreateTopics(b.Addr, b.partitions, names...); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
 // Restart stops the broker and starts an empty one on the same port, as
-// kafka-dev restarted: every topic, message and transaction is gone.
+// kafka-dev restarted: every topic, message and transaction is gone. Only
+// kfake: Apache Kafka keeps its data across a restart.
 func (b *Broker) Restart() {
 	b.t.Helper()
+	if b.Apache != nil {
+		b.t.Fatalf("restart-cluster empties kafka-dev, which keeps its data in memory; Apache Kafka keeps its log dir across a restart: a kafka-dev only test")
+	}
 	b.c.Close()
 	_, port, err := net.SplitHostPort(b.Addr)
 	if err != nil {
@@ -209,6 +268,11 @@ func Read(t testing.TB, addr, topic string, committed bool) []string {
 
 func read(addr, topic string, committed bool) ([]string, error) {
 	ctx := context.Background()
+	if committed && isApache(addr) {
+		if err := WaitTxnsSettled(addr); err != nil {
+			return nil, err
+		}
+	}
 	acl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
 	if err != nil {
 		return nil, err
