@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The project's test command (README: "Run all tests"). It needs Go, and
-# installs kcat from Debian if missing; the conformance suites are read from
+# The project's test command (README: "Run all tests"). It needs Go, Java 17
+# and Maven (for the Apache Kafka broker), and installs kcat from Debian if
+# missing; the conformance suites are read from
 # ../shared/conformance.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -10,11 +11,20 @@ if ! command -v kcat >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq kcat >/dev/null
 fi
+# The Kafka tests run against kafka-dev and, with STREAMSQL_TEST_KAFKA=apache,
+# against Apache Kafka 4.4 too (each test binary starts a broker of its own
+# with scripts/apache-kafka.sh when first needed and stops it at exit). The
+# broker needs Java 17 and Maven; its jars are resolved once from Maven
+# Central into ~/.cache/streamsql.
+for tool in java mvn; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "test.sh: $tool is needed for the Apache Kafka runs of the Kafka tests" >&2; exit 1; }
+done
+scripts/apache-kafka.sh resolve
 go vet ./...
 # The crash and Kafka packages run many engine processes each: on a busy
 # 2-core machine one package can take longer than go test's default
 # 10-minute limit per package binary, so the limit is the whole run's.
-go test -count=1 -timeout 40m ./...
+STREAMSQL_TEST_KAFKA=apache go test -count=1 -timeout 40m ./...
 # Short fuzzing of the parser and planner (coverage-guided, seeds in
 # testdata), bounded by a count of inputs rather than a time: a time limit
 # can end while a worker is busy, which Go's fuzzer reports as a failure
