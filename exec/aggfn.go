@@ -122,12 +122,12 @@ func newAccFunc(c *planner.AggCall, cls byte, mode aggMode, spaced *bool) (byte,
 				return 0, nil, fmt.Errorf("%s: MIN/MAX over an updating input needs a value key space", c.Text)
 			}
 			*spaced = true
-			return 'R', func() accumulator { return &minMaxAcc{cls: cls, isMax: isMax, retract: true} }, nil
+			return 'R', func() accumulator { return &minMaxAcc{orderedCell: orderedCell{cls: cls}, isMax: isMax, retract: true} }, nil
 		}
 		if cls == 'i' {
 			return 'N', func() accumulator { return &minMaxIntAcc{isMax: isMax} }, nil
 		}
-		return 'M', func() accumulator { return &minMaxAcc{cls: cls, isMax: isMax} }, nil
+		return 'M', func() accumulator { return &minMaxAcc{orderedCell: orderedCell{cls: cls}, isMax: isMax} }, nil
 	case planner.AggStddevPop, planner.AggStddevSamp, planner.AggVarPop, planner.AggVarSamp:
 		f := c.Func
 		return 'V', func() accumulator { return &varAcc{fn: f} }, nil
@@ -139,7 +139,7 @@ func newAccFunc(c *planner.AggCall, cls byte, mode aggMode, spaced *bool) (byte,
 			return 0, nil, fmt.Errorf("%s cannot take retractions", c.Text)
 		}
 		last := c.Func == planner.AggLastValue
-		return 'L', func() accumulator { return &firstLastAcc{cls: cls, last: last} }, nil
+		return 'L', func() accumulator { return &firstLastAcc{orderedCell: orderedCell{cls: cls}, last: last} }, nil
 	case planner.AggListAgg:
 		if mode.updating {
 			return 0, nil, fmt.Errorf("%s cannot take retractions", c.Text)

@@ -15,13 +15,10 @@ import (
 // current extreme reads the next one from the set in logarithmic time;
 // other retractions only decrement a count.
 type minMaxAcc struct {
-	cls     byte
+	orderedCell
 	isMax   bool
 	retract bool
-	valid   bool
-	cur     []byte
 	ref     state.SetRef
-	v       aggValue
 }
 
 func (a *minMaxAcc) beyond(k []byte) bool {
@@ -81,36 +78,6 @@ func (a *minMaxAcc) merge(_ *foldCtx, src accumulator) error {
 		a.cur, a.valid = append(a.cur[:0], o.cur...), true
 	}
 	return nil
-}
-
-func (a *minMaxAcc) result(dst *scalar) error {
-	if !a.valid {
-		dst.null = true
-		return nil
-	}
-	if err := a.v.fromOrdered(a.cls, unsafeString(a.cur)); err != nil {
-		return err
-	}
-	dst.setValue(&a.v)
-	return nil
-}
-
-func (a *minMaxAcc) encode(dst []byte) []byte {
-	if !a.valid {
-		return append(dst, 0)
-	}
-	return appendBytes(append(dst, 1), a.cur)
-}
-
-func (a *minMaxAcc) decode(d *decoder) {
-	a.valid = d.bool()
-	a.cur = a.cur[:0]
-	if a.valid {
-		a.cur = append(a.cur, d.bytes()...)
-		if a.cls != 's' && len(a.cur) != orderedLen(a.cls) {
-			d.incompatible("MIN/MAX value of %d bytes", len(a.cur))
-		}
-	}
 }
 
 func (a *minMaxAcc) reset() { a.valid, a.cur, a.ref = false, a.cur[:0], state.SetRef{} }

@@ -13,11 +13,8 @@ import (
 // firstLastAcc is FIRST_VALUE or LAST_VALUE: the first (last) non-NULL
 // value in arrival order, kept in its ordered encoding.
 type firstLastAcc struct {
-	cls   byte
-	last  bool
-	valid bool
-	cur   []byte
-	v     aggValue
+	orderedCell
+	last bool
 }
 
 func (a *firstLastAcc) add(_ *foldCtx, v *aggValue, sign int64) error {
@@ -40,30 +37,46 @@ func (a *firstLastAcc) merge(_ *foldCtx, src accumulator) error {
 	return nil
 }
 
-func (a *firstLastAcc) result(dst *scalar) error {
-	if !a.valid {
+// orderedCell is an optional value of class cls in its order-preserving
+// encoding (aggfn.go's orderedKey): the state of MIN/MAX and of
+// FIRST_VALUE/LAST_VALUE. Its encoding is a presence byte, then the
+// value's bytes.
+type orderedCell struct {
+	cls   byte
+	valid bool
+	cur   []byte
+	v     aggValue
+}
+
+func (c *orderedCell) result(dst *scalar) error {
+	if !c.valid {
 		dst.null = true
 		return nil
 	}
-	if err := a.v.fromOrdered(a.cls, unsafeString(a.cur)); err != nil {
+	if err := c.v.fromOrdered(c.cls, unsafeString(c.cur)); err != nil {
 		return err
 	}
-	dst.setValue(&a.v)
+	dst.setValue(&c.v)
 	return nil
 }
 
-func (a *firstLastAcc) encode(dst []byte) []byte {
-	if !a.valid {
+func (c *orderedCell) encode(dst []byte) []byte {
+	if !c.valid {
 		return append(dst, 0)
 	}
-	return appendBytes(append(dst, 1), a.cur)
+	return appendBytes(append(dst, 1), c.cur)
 }
 
-func (a *firstLastAcc) decode(d *decoder) {
-	a.valid = d.bool()
-	a.cur = a.cur[:0]
-	if a.valid {
-		a.cur = append(a.cur, d.bytes()...)
+// decode reads what encode wrote; a value of another length than its class
+// has is an incompatible state.
+func (c *orderedCell) decode(d *decoder) {
+	c.valid = d.bool()
+	c.cur = c.cur[:0]
+	if c.valid {
+		c.cur = append(c.cur, d.bytes()...)
+		if c.cls != 's' && len(c.cur) != orderedLen(c.cls) {
+			d.incompatible("a value of %d bytes", len(c.cur))
+		}
 	}
 }
 
