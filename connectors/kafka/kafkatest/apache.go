@@ -124,75 +124,69 @@ func onApache(t testing.TB) bool {
 // longer lists them. The transactional ids stay known to the broker (at a
 // higher epoch), which no test can tell from new ones.
 func Reset(addr string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	for {
-		txns, err := adm.ListTransactions(ctx, nil, nil)
-		if err != nil {
-			return fmt.Errorf("listing transactions: %w", err)
-		}
-		open := 0
-		for _, x := range txns.Sorted() {
-			switch x.State {
-			case "Ongoing":
-				open++
-				if err := fence(ctx, cl, x.TxnID); err != nil {
-					return err
+	return withAdmin(addr, 2*time.Minute, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client) error {
+		for {
+			txns, err := adm.ListTransactions(ctx, nil, nil)
+			if err != nil {
+				return fmt.Errorf("listing transactions: %w", err)
+			}
+			open := 0
+			for _, x := range txns.Sorted() {
+				switch x.State {
+				case "Ongoing":
+					open++
+					if err := fence(ctx, cl, x.TxnID); err != nil {
+						return err
+					}
+				case "PrepareCommit", "PrepareAbort", "PrepareEpochFence":
+					open++ // its markers are being written
 				}
-			case "PrepareCommit", "PrepareAbort", "PrepareEpochFence":
-				open++ // its markers are being written
+			}
+			if open == 0 {
+				break
+			}
+			if err := waitABit(ctx, "the open transactions to end"); err != nil {
+				return err
 			}
 		}
-		if open == 0 {
-			break
-		}
-		if err := waitABit(ctx, "the open transactions to end"); err != nil {
-			return err
-		}
-	}
-	groups, err := adm.ListGroups(ctx)
-	if err != nil {
-		return fmt.Errorf("listing groups: %w", err)
-	}
-	if gs := groups.Groups(); len(gs) > 0 {
-		resp, err := adm.DeleteGroups(ctx, gs...)
+		groups, err := adm.ListGroups(ctx)
 		if err != nil {
-			return fmt.Errorf("deleting groups %v: %w", gs, err)
+			return fmt.Errorf("listing groups: %w", err)
 		}
-		for _, r := range resp {
-			if r.Err != nil && !errors.Is(r.Err, kerr.GroupIDNotFound) {
-				return fmt.Errorf("deleting group %s: %w", r.Group, r.Err)
+		if gs := groups.Groups(); len(gs) > 0 {
+			resp, err := adm.DeleteGroups(ctx, gs...)
+			if err != nil {
+				return fmt.Errorf("deleting groups %v: %w", gs, err)
+			}
+			for _, r := range resp {
+				if r.Err != nil && !errors.Is(r.Err, kerr.GroupIDNotFound) {
+					return fmt.Errorf("deleting group %s: %w", r.Group, r.Err)
+				}
 			}
 		}
-	}
-	for {
-		topics, err := adm.ListTopics(ctx)
-		if err != nil {
-			return fmt.Errorf("listing topics: %w", err)
-		}
-		names := topics.Names()
-		if len(names) == 0 {
-			return nil
-		}
-		resp, err := adm.DeleteTopics(ctx, names...)
-		if err != nil {
-			return fmt.Errorf("deleting topics %v: %w", names, err)
-		}
-		for _, r := range resp {
-			if r.Err != nil && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
-				return fmt.Errorf("deleting topic %s: %w", r.Topic, r.Err)
+		for {
+			topics, err := adm.ListTopics(ctx)
+			if err != nil {
+				return fmt.Errorf("listing topics: %w", err)
+			}
+			names := topics.Names()
+			if len(names) == 0 {
+				return nil
+			}
+			resp, err := adm.DeleteTopics(ctx, names...)
+			if err != nil {
+				return fmt.Errorf("deleting topics %v: %w", names, err)
+			}
+			for _, r := range resp {
+				if r.Err != nil && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+					return fmt.Errorf("deleting topic %s: %w", r.Topic, r.Err)
+				}
+			}
+			if err := waitABit(ctx, "the deleted topics to go"); err != nil {
+				return err
 			}
 		}
-		if err := waitABit(ctx, "the deleted topics to go"); err != nil {
-			return err
-		}
-	}
+	})
 }
 
 // fence sends an InitProducerID for a transactional id, which aborts its
@@ -226,49 +220,50 @@ func fence(ctx context.Context, cl *kgo.Client, id string) error {
 // the markers after, so a read_committed reader right after a commit may
 // not see the rows yet (kfake writes the markers before it answers).
 func WaitTxnsSettled(addr string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	for {
-		txns, err := adm.ListTransactions(ctx, nil, []string{"PrepareCommit", "PrepareAbort"})
-		if err != nil {
-			return fmt.Errorf("listing transactions: %w", err)
+	return withAdmin(addr, 2*time.Minute, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client) error {
+		for {
+			txns, err := adm.ListTransactions(ctx, nil, []string{"PrepareCommit", "PrepareAbort"})
+			if err != nil {
+				return fmt.Errorf("listing transactions: %w", err)
+			}
+			if len(txns.Sorted()) == 0 {
+				return nil
+			}
+			if err := waitABit(ctx, "the transactions' markers"); err != nil {
+				return err
+			}
 		}
-		if len(txns.Sorted()) == 0 {
-			return nil
-		}
-		if err := waitABit(ctx, "the transactions' markers"); err != nil {
-			return err
-		}
-	}
+	})
 }
 
 // warmUp waits until the broker coordinates consumer groups (its offsets
 // topic is created on first use): a fetch of a group's offsets answers
 // GROUP_ID_NOT_FOUND, not COORDINATOR_NOT_AVAILABLE.
 func warmUp(addr string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return withAdmin(addr, 2*time.Minute, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client) error {
+		for {
+			_, err := adm.FetchOffsets(ctx, "_streamsql_warm_up")
+			if err == nil || errors.Is(err, kerr.GroupIDNotFound) {
+				return nil
+			}
+			if err := waitABit(ctx, fmt.Sprintf("the group coordinator (%v)", err)); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+// withAdmin runs f with a client of the broker at addr and its admin
+// client, under a context that ends after timeout.
+func withAdmin(addr string, timeout time.Duration, f func(ctx context.Context, cl *kgo.Client, adm *kadm.Client) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	for {
-		_, err := adm.FetchOffsets(ctx, "_streamsql_warm_up")
-		if err == nil || errors.Is(err, kerr.GroupIDNotFound) {
-			return nil
-		}
-		if err := waitABit(ctx, fmt.Sprintf("the group coordinator (%v)", err)); err != nil {
-			return err
-		}
-	}
+	return f(ctx, cl, kadm.NewClient(cl))
 }
 
 // waitABit waits before the next look at the broker's state.
@@ -287,24 +282,18 @@ func CreateTopics(addr string, partitions int32, topics ...string) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopics(ctx, partitions, 1, nil, topics...)
-	if err != nil {
-		return fmt.Errorf("creating topics %v: %w", topics, err)
-	}
-	for _, r := range resp.Sorted() {
-		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("creating topic %s: %w", r.Topic, r.Err)
+	return withAdmin(addr, time.Minute, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client) error {
+		resp, err := adm.CreateTopics(ctx, partitions, 1, nil, topics...)
+		if err != nil {
+			return fmt.Errorf("creating topics %v: %w", topics, err)
 		}
-	}
-	return waitTopics(ctx, adm, true, topics...)
+		for _, r := range resp.Sorted() {
+			if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+				return fmt.Errorf("creating topic %s: %w", r.Topic, r.Err)
+			}
+		}
+		return waitTopics(ctx, adm, true, topics...)
+	})
 }
 
 // WaitTopics waits until the broker's metadata lists every topic with a
@@ -312,14 +301,9 @@ func CreateTopics(addr string, partitions int32, topics ...string) error {
 // Kafka's answers to CreateTopics and DeleteTopics come before every
 // broker's metadata says so, kfake's after.
 func WaitTopics(addr string, exist bool, topics ...string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	return waitTopics(ctx, kadm.NewClient(cl), exist, topics...)
+	return withAdmin(addr, time.Minute, func(ctx context.Context, cl *kgo.Client, adm *kadm.Client) error {
+		return waitTopics(ctx, adm, exist, topics...)
+	})
 }
 
 func waitTopics(ctx context.Context, adm *kadm.Client, exist bool, topics ...string) error {
