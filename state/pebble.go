@@ -57,8 +57,10 @@ type PebbleOptions struct {
 	// a 2-core machine, against milliseconds for the hard links alone.
 	SkipRestoreVerification bool
 	// Logger receives Pebble's log messages. Default: errors go to the
-	// standard library's log package (Fatalf exits the process, as Pebble
-	// expects), informational messages are dropped.
+	// standard library's log package, informational messages are dropped,
+	// and Fatalf panics (Pebble expects it not to return) in the goroutine
+	// that met the error, so that it fails that store's job, not the
+	// process. A Logger given here must not return from Fatalf either.
 	Logger pebble.Logger
 	// FS is the filesystem under the stores' working directories and
 	// checkpoints (default vfs.Default); tests inject faults with it.
@@ -325,7 +327,6 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		return bytes.Compare(a.key, c.key)
 	})
 	pb := s.db.NewBatchWithSize(size)
-	defer pb.Close()
 	for _, i := range s.order {
 		op := &b.ops[i]
 		var d *pebble.DeferredBatchOp
@@ -338,13 +339,17 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		binary.BigEndian.PutUint16(d.Key, uint16(op.kg))
 		copy(d.Key[2:], op.key)
 		if err := d.Finish(); err != nil {
+			pb.Close()
 			return err
 		}
 	}
 	// A commit stalls while Pebble's memtables wait for a flush, for ever
 	// if the flush cannot be written: it runs so that the store's failure
-	// or Abort ends the wait.
-	if err := s.call(func() error { return pb.Commit(pebble.NoSync) }); err != nil {
+	// or Abort ends the wait. The batch belongs to the commit until it
+	// returns, which may be after Apply has: only then is it closed (Pebble
+	// pools batches, and another store's Apply would refill this one under
+	// the stalled commit).
+	if err := s.call(func() error { defer pb.Close(); return pb.Commit(pebble.NoSync) }); err != nil {
 		if errors.Is(err, ErrFailed) {
 			return err
 		}
@@ -549,4 +554,12 @@ func (quietLogger) Infof(string, ...any) {}
 
 func (quietLogger) Errorf(format string, args ...any) { pebble.DefaultLogger.Errorf(format, args...) }
 
-func (quietLogger) Fatalf(format string, args ...any) { pebble.DefaultLogger.Fatalf(format, args...) }
+// Fatalf panics rather than exit as Pebble's default logger does: a fatal
+// error of one store's Pebble instance is raised in the goroutine that met
+// it, where the store's call or the subtask recovers it and fails the job,
+// never the process and its other jobs.
+func (quietLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	pebble.DefaultLogger.Errorf("%s", msg)
+	panic(msg)
+}

@@ -23,10 +23,12 @@ import (
 // failure, and is generous for a busy machine.
 const faultBound = 30 * time.Second
 
-// logRecorder is a pebble.Logger that keeps the error lines.
+// logRecorder is a pebble.Logger that keeps the error lines, and the
+// fatal ones (Pebble's Fatalf must not return: it panics after recording).
 type logRecorder struct {
 	mu    sync.Mutex
 	lines []string
+	fatal []string
 }
 
 func (l *logRecorder) Infof(string, ...any) {}
@@ -38,7 +40,22 @@ func (l *logRecorder) Errorf(format string, args ...any) {
 }
 
 func (l *logRecorder) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	l.mu.Lock()
+	l.fatal = append(l.fatal, msg)
+	l.mu.Unlock()
+	panic(msg)
+}
+
+// noFatal fails the test if Pebble logged a fatal error (which its default
+// logger turns into os.Exit: the whole process would be gone).
+func (l *logRecorder) noFatal(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.fatal) > 0 {
+		t.Fatalf("pebble logged fatal errors: %q", l.fatal)
+	}
 }
 
 func (l *logRecorder) matching(sub string) []string {
@@ -233,7 +250,8 @@ func TestPebbleStalledApplyAbort(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "work")
 	fi := &faultInjector{dir: dir}
-	st, err := PebbleBackend{Options: PebbleOptions{Logger: &logRecorder{}, FS: fi.fs(), MemTableSize: 1 << 20, MemTableStopWritesThreshold: 2}}.Open(dir)
+	log := &logRecorder{}
+	st, err := PebbleBackend{Options: PebbleOptions{Logger: log, FS: fi.fs(), MemTableSize: 1 << 20, MemTableStopWritesThreshold: 2}}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +295,28 @@ func TestPebbleStalledApplyAbort(t *testing.T) {
 	if err := within(t, "Close", s.Close); err != nil {
 		t.Fatal(err)
 	}
+	// Another store writes meanwhile: Pebble pools its batches, so one the
+	// stalled commit still uses must not be handed out again.
+	other, err := PebbleBackend{Options: PebbleOptions{Logger: log}}.Open(filepath.Join(root, "other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		var b WriteBatch
+		for j := 0; j <= i; j++ {
+			b.Put(1, []byte(fmt.Sprintf("other-%d-%d", i, j)), []byte("v"))
+		}
+		if err := other.Apply(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
 	releaseAndWaitClosed(t, s, block)
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The stalled commit went on once the disk unblocked, after Apply had
+	// returned: it must still have owned its batch.
+	log.noFatal(t)
 }
 
 // TestPebbleCheckpointDirFault: a checkpoint that cannot be written where
