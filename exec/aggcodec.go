@@ -46,11 +46,10 @@ func (c groupCodec) Encode(dst []byte, g *group) []byte {
 }
 
 func (c groupCodec) Decode(src []byte, g *group) error {
-	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, stateVersion, stateVersion)
+	d, err := newStateDecoder(src, c.owner)
 	if err != nil {
 		return err
 	}
-	d := decoder{src: rest, owner: c.owner}
 	g.key = d.key(c.a.keyT)
 	g.rows = d.varint()
 	g.emitted = d.bool()
@@ -80,11 +79,10 @@ func (c windowCodec) Encode(dst []byte, g *group) []byte {
 }
 
 func (c windowCodec) Decode(src []byte, g *group) error {
-	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, stateVersion, stateVersion)
+	d, err := newStateDecoder(src, c.owner)
 	if err != nil {
 		return err
 	}
-	d := decoder{src: rest, owner: c.owner}
 	g.key = d.key(c.keyT)
 	g.rows = d.varint()
 	g.accs = c.fold.decodeAccs(&d, nil)
@@ -115,11 +113,10 @@ func (c sessionCodec) Encode(dst []byte, ss *sessions) []byte {
 }
 
 func (c sessionCodec) Decode(src []byte, ss *sessions) error {
-	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, stateVersion, stateVersion)
+	d, err := newStateDecoder(src, c.owner)
 	if err != nil {
 		return err
 	}
-	d := decoder{src: rest, owner: c.owner}
 	ss.key = d.key(c.keyT)
 	n := d.uvarint()
 	if n > uint64(len(d.src)) {
@@ -184,6 +181,14 @@ type decoder struct {
 	src   []byte
 	err   error
 	owner string
+}
+
+// newStateDecoder checks the header of src, an operator state encoding of
+// owner's (checkpoint.ReadStateHeader, this build's stateVersion), and
+// returns a decoder of what follows it.
+func newStateDecoder(src []byte, owner string) (decoder, error) {
+	_, rest, err := checkpoint.ReadStateHeader(src, owner, stateVersion, stateVersion)
+	return decoder{src: rest, owner: owner}, err
 }
 
 func (d *decoder) fail() {

@@ -503,11 +503,10 @@ func (countCodec) Encode(dst []byte, n *int64) []byte {
 }
 
 func (c countCodec) Decode(src []byte, n *int64) error {
-	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, stateVersion, stateVersion)
+	d, err := newStateDecoder(src, c.owner)
 	if err != nil {
 		return err
 	}
-	d := decoder{src: rest, owner: c.owner}
 	*n = d.varint()
 	d.end()
 	return d.err
@@ -547,11 +546,10 @@ func checkLayout(t *taskContext, meta *state.KeySpace, maxPar int, owner, layout
 		if !ok {
 			continue
 		}
-		_, rest, err := checkpoint.ReadStateHeader(raw, owner, stateVersion, stateVersion)
+		d, err := newStateDecoder(raw, owner)
 		if err != nil {
 			return err
 		}
-		d := decoder{src: rest, owner: owner}
 		got := string(d.bytes())
 		d.end()
 		if d.err != nil {
