@@ -268,21 +268,10 @@ func TestFilesystemSinkFaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
 			// The third part file's operation of that kind fails, once.
-			var mu sync.Mutex
-			seen, failedAt := 0, ""
-			t.Cleanup(fsutil.Install(out, fsutil.Inject(fsutil.OS, func(op fsutil.Op) error {
-				if op.Kind != tc.kind || !strings.Contains(filepath.Base(op.Path), "part-") {
-					return nil
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				seen++
-				if seen != 3 {
-					return nil
-				}
-				failedAt = op.Path
-				return syscall.EIO
-			})))
+			third := failThird(func(op fsutil.Op) bool {
+				return op.Kind == tc.kind && strings.Contains(filepath.Base(op.Path), "part-")
+			})
+			t.Cleanup(fsutil.Install(out, fsutil.Inject(fsutil.OS, third.inject)))
 			s := openFaultSession(t, nil)
 			t.Cleanup(func() { s.Close() })
 			execAll(t, s, `CREATE TABLE gen (id BIGINT, k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '20000',
@@ -299,9 +288,7 @@ func TestFilesystemSinkFaults(t *testing.T) {
 			j := waitJob(t, s, "the job to finish", 5*time.Minute, func(j JobInfo) bool {
 				return j.Status == "FINISHED" || j.Status == "FAILED" || j.Status == "CANCELED"
 			})
-			mu.Lock()
-			at := failedAt
-			mu.Unlock()
+			at := third.path()
 			t.Logf("job %s after %d restart(s), restored from %d; the %s of %s failed: %v", j.Status, j.Restarts, j.RestoredFrom, tc.name, at, j.LastErr)
 			if j.Status != "FINISHED" || at == "" {
 				t.Fatalf("job %s (%v), injected failure at %q", j.Status, j.Err, at)
@@ -366,21 +353,10 @@ func checkExactlyOnce(t *testing.T, dir string, n int) {
 // checkpoint fails and the job, which tolerates it, goes on; the rows of
 // that checkpoint go with the next one, and the table is exact.
 func TestMemorySinkStagingFails(t *testing.T) {
-	var mu sync.Mutex
-	seen, failedAt := 0, ""
-	s := openFaultSession(t, func(op fsutil.Op) error {
-		if op.Kind != fsutil.OpSync || !strings.Contains(filepath.ToSlash(op.Path), "/staged/") {
-			return nil
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		seen++
-		if seen != 3 {
-			return nil
-		}
-		failedAt = op.Path
-		return syscall.EIO
+	third := failThird(func(op fsutil.Op) bool {
+		return op.Kind == fsutil.OpSync && strings.Contains(filepath.ToSlash(op.Path), "/staged/")
 	})
+	s := openFaultSession(t, third.inject)
 	t.Cleanup(func() { s.Close() })
 	execAll(t, s, faultJobDDL, "SET 'execution.checkpointing.tolerable-failed-checkpoints' = '100'")
 	execAll(t, s, "INSERT INTO counts SELECT k, COUNT(*), SUM(id) FROM gen GROUP BY k")
@@ -388,9 +364,7 @@ func TestMemorySinkStagingFails(t *testing.T) {
 	j := waitJob(t, s, "the job to finish", 5*time.Minute, func(j JobInfo) bool {
 		return j.Status == "FINISHED" || j.Status == "FAILED" || j.Status == "CANCELED"
 	})
-	mu.Lock()
-	at := failedAt
-	mu.Unlock()
+	at := third.path()
 	t.Logf("job %s after %d restart(s); checkpoints %+v; the sync of %s failed", j.Status, j.Restarts, j.Checkpoints, at)
 	if j.Status != "FINISHED" || at == "" {
 		t.Fatalf("job %s (%v), injected failure at %q", j.Status, j.Err, at)
@@ -402,4 +376,36 @@ func TestMemorySinkStagingFails(t *testing.T) {
 	if got[0] != int64(7) || got[1] != int64(20000) || got[2] != int64(20000*20001/2) {
 		t.Fatalf("groups, rows, sum = %v, want 7, 20000, %d: rows lost or counted twice", got, 20000*20001/2)
 	}
+}
+
+// thirdFailure fails, with EIO, the third filesystem operation that its
+// match accepts, and only that one, and remembers its path.
+type thirdFailure struct {
+	match    func(fsutil.Op) bool
+	mu       sync.Mutex
+	seen     int
+	failedAt string
+}
+
+func failThird(match func(fsutil.Op) bool) *thirdFailure { return &thirdFailure{match: match} }
+
+func (f *thirdFailure) inject(op fsutil.Op) error {
+	if !f.match(op) {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen++
+	if f.seen != 3 {
+		return nil
+	}
+	f.failedAt = op.Path
+	return syscall.EIO
+}
+
+// path is the path of the operation that failed ("" while none has).
+func (f *thirdFailure) path() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.failedAt
 }
