@@ -41,6 +41,9 @@ type scopeCol struct {
 	qual string // table name or alias ("" for derived columns)
 	name string
 	t    types.T
+	// hidden: a column of a join's USING, visible only qualified (l.k)
+	// and to l.*, while the merged column is k.
+	hidden bool
 }
 
 // scope is the set of columns an expression may name.
@@ -202,21 +205,19 @@ func (b *binder) bindFrom(from *ast.TableRefsClause) (Node, *scope, error) {
 		v := &Values{Rows: [][]Expr{{}}}
 		return v, &scope{}, nil
 	}
-	j := from.TableRefs
-	if j.Right != nil {
-		return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "joins are not supported yet")
-	}
-	ts, ok := j.Left.(*ast.TableSource)
-	if !ok {
-		if inner, ok := j.Left.(*ast.Join); ok {
-			return b.bindFrom(&ast.TableRefsClause{TableRefs: inner})
-		}
-		return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported FROM clause %T", j.Left)
-	}
+	return b.bindJoin(from.TableRefs)
+}
+
+// bindTableSource binds a table, view, subquery or window table function
+// of FROM under its alias.
+func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 	alias := ts.AsName.O
 	switch src := ts.Source.(type) {
 	case *ast.TableName:
 		name := src.Name.O
+		if src.AsOf != nil {
+			return nil, nil, errAt(ErrUnsupported, b.identPos(name), "join the table without FOR SYSTEM_TIME AS OF (a regular join)", "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet")
+		}
 		if w, ok := sql.WindowOf(b.stmt, src); ok {
 			if alias == "" {
 				alias = w.Table
@@ -504,7 +505,7 @@ func (b *binder) expandFields(fs []*ast.SelectField, sc *scope) ([]selectField, 
 			qual := f.WildCard.Table.O
 			found := false
 			for i, c := range sc.cols {
-				if qual == "" || strings.EqualFold(c.qual, qual) {
+				if (qual == "" && !c.hidden) || (qual != "" && strings.EqualFold(c.qual, qual)) {
 					out = append(out, selectField{ref: &ColumnRef{Index: i, Name: c.name, T: c.t}, name: c.name, pos: b.stmt.Pos()})
 					found = true
 				}
@@ -656,6 +657,9 @@ func (b *binder) resolveColumn(cn *ast.ColumnName, sc *scope, e ast.ExprNode) (*
 			continue
 		}
 		if qual != "" && !strings.EqualFold(c.qual, qual) {
+			continue
+		}
+		if qual == "" && c.hidden {
 			continue
 		}
 		if found >= 0 {

@@ -71,6 +71,9 @@ func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) 
 	if err := checkModes(out, stmt); err != nil {
 		return nil, err
 	}
+	if err := p.checkJoins(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -119,6 +122,9 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 		return nil, err
 	}
 	if err := checkModes(out, ins); err != nil {
+		return nil, err
+	}
+	if err := p.checkJoins(out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -4,11 +4,19 @@ package planner
 // rewritten to the projected expressions), into every input of a union, and
 // below an aggregate when it reads only group keys; adjacent filters merge.
 // Filters never move below a Sort, whose LIMIT depends on what it sees.
+// Over a join, a conjunct that reads one input moves into it unless that
+// side is padded with NULLs (an outer join's), and one that reads both
+// becomes part of an inner join's condition (so FROM a, b WHERE a.k = b.k
+// is an equi-join); a join's own condition gives the conjuncts over one
+// input to that input where the join type allows (join_pushdown.go).
 
 func pushPredicates(n Node) Node {
 	return TransformUp(n, func(n Node) Node {
-		if f, ok := n.(*Filter); ok {
-			return pushFilter(f)
+		switch x := n.(type) {
+		case *Filter:
+			return pushFilter(x)
+		case *Join:
+			return pushJoinCond(x)
 		}
 		return n
 	})
@@ -37,6 +45,8 @@ func pushFilter(f *Filter) Node {
 			inputs = append(inputs, pushFilter(&Filter{Input: i, Cond: f.Cond}))
 		}
 		return &Union{Inputs: inputs}
+	case *Join:
+		return pushFilterIntoJoin(f, in)
 	case *Aggregate:
 		used := map[int]bool{}
 		columnsUsed(f.Cond, used)

@@ -1,0 +1,489 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+func init() {
+	registerOperator(planner.KindJoin, func(t *subtask) (operator, error) { return newJoin(t) })
+}
+
+// joinOp is the regular join (planner.JoinSpec), Flink's streaming join:
+// both inputs are kept in state by join key (joinSideState), and each
+// change of one input is joined with the other input's rows of its key.
+// An accumulation (+I, +U) emits +I of every joined row; a retraction
+// (-U, -D) emits -D of them. An outer side's row that has no match is
+// emitted padded with NULLs (+I[l, null]); its first match retracts that
+// row (-D[l, null]) before +I[l, r], and when its last match goes, the
+// padded row comes back.
+//
+// A batch is joined in two steps: the pairs of each row with the other
+// side's rows of its key are listed (and the residual condition evaluated
+// over all of them at once, as one batch), then the rows are applied in
+// order, which updates this side's state and the other side's match
+// counts and appends the output.
+type joinOp struct {
+	t     *taskContext
+	spec  *planner.JoinSpec
+	owner string
+	// side[0] is the left input, side[1] the right.
+	side     [2]joinInput
+	residual *evaluator
+	outSch   *arrow.Schema
+	outT     []types.T
+	maxPar   int
+	meta     *state.KeySpace
+	layout   string
+
+	// per batch
+	hashes  []uint64
+	keyBuf  []byte
+	idBuf   []byte
+	rowBuf  []byte
+	pairs   []joinPair
+	pairAt  []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
+	mask    []bool
+	bs      []array.Builder
+	ops     []RowKind
+	emitted int
+}
+
+// joinInput is what the join knows of one input.
+type joinInput struct {
+	keys   []int
+	keyT   []types.T
+	keyR   []colReader
+	width  int
+	colR   []colReader // the first width columns
+	colT   []types.T
+	unique []int
+	uniqT  []types.T
+	uniqR  []colReader
+	// outer: its unmatched rows are emitted padded (the other side's
+	// columns NULL).
+	outer bool
+	st    *joinSideState
+}
+
+// joinPair is a row of the batch and a candidate row of the other side.
+type joinPair struct {
+	row   int
+	other *joinRow
+}
+
+func newJoin(t *subtask) (*joinOp, error) {
+	sp := t.op.Spec.(*planner.JoinSpec)
+	j := &joinOp{spec: sp, outSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism}
+	for _, c := range t.op.Schema {
+		j.outT = append(j.outT, c.Type)
+	}
+	if sp.Residual != nil {
+		j.residual = compileExpr(sp.Residual)
+	}
+	mk := func(keys []int, width int, sch types.Schema, unique []int, outer bool) joinInput {
+		in := joinInput{keys: keys, keyR: make([]colReader, len(keys)), width: width, colR: make([]colReader, width), unique: unique, uniqR: make([]colReader, len(unique)), outer: outer}
+		for _, c := range sch[:width] {
+			in.colT = append(in.colT, c.Type)
+		}
+		for _, k := range keys {
+			in.keyT = append(in.keyT, sch[k].Type)
+		}
+		for _, k := range unique {
+			in.uniqT = append(in.uniqT, sch[k].Type)
+		}
+		return in
+	}
+	j.side[0] = mk(sp.LeftKeys, sp.LeftWidth, sp.LeftSchema, sp.LeftUnique, sp.Type == planner.LeftJoin || sp.Type == planner.FullJoin)
+	j.side[1] = mk(sp.RightKeys, sp.RightWidth, sp.RightSchema, sp.RightUnique, sp.Type == planner.RightJoin || sp.Type == planner.FullJoin)
+	var lay strings.Builder
+	fmt.Fprintf(&lay, "join %s", sp.Type)
+	for s, in := range j.side {
+		spec := sp.LeftInput
+		if s == 1 {
+			spec = sp.RightInput
+		}
+		fmt.Fprintf(&lay, "; side %d %s keys %v unique %v columns", s, spec, in.keys, in.unique)
+		for _, c := range in.colT {
+			lay.WriteString(" " + c.Nullable().String())
+		}
+	}
+	j.layout = lay.String()
+	return j, nil
+}
+
+// The key spaces of a join's store (spaceMeta is shared with the
+// aggregates: the layout).
+const (
+	spaceJoinLeft  = 1
+	spaceJoinRight = 2
+)
+
+func (j *joinOp) open(t *taskContext) error {
+	j.t = t
+	j.owner = stateOwner(t)
+	j.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
+	fresh := t.restored == nil
+	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, j.owner, fresh)
+	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, j.owner, fresh)
+	if !fresh {
+		return checkLayout(t, j.meta, j.maxPar, j.owner, j.layout)
+	}
+	return nil
+}
+
+func (j *joinOp) process(input int, b Batch, out *emitter) error {
+	n := b.Len()
+	if n == 0 {
+		return nil
+	}
+	rec := b.Rec
+	me, other := &j.side[input], &j.side[1-input]
+	for k, c := range me.keys {
+		me.keyR[k].reset(me.keyT[k], rec.Column(c))
+	}
+	for c := range me.colR {
+		me.colR[c].reset(me.colT[c], rec.Column(c))
+	}
+	for k, c := range me.unique {
+		me.uniqR[k].reset(me.uniqT[k], rec.Column(c))
+	}
+	if cap(j.hashes) < n {
+		j.hashes = make([]uint64, n)
+	}
+	h := j.hashes[:n]
+	clear(h)
+	for k, c := range me.keys {
+		functions.HashColumn(functions.Vec{Array: rec.Column(c), Type: me.keyT[k]}, n, h)
+	}
+	// Step 1: the candidate pairs of each row.
+	j.pairs, j.pairAt = j.pairs[:0], j.pairAt[:0]
+	keys := make([]*joinKey, n)
+	for i := 0; i < n; i++ {
+		j.pairAt = append(j.pairAt, len(j.pairs))
+		key, ok := j.encodeKey(me, i)
+		if !ok {
+			continue // a NULL key joins nothing
+		}
+		kg := state.KeyGroup(h[i], j.maxPar)
+		ok2, err := other.st.lookup(kg, key, false)
+		if err != nil {
+			return err
+		}
+		if ok2 != nil {
+			for _, r := range ok2.rows {
+				j.pairs = append(j.pairs, joinPair{row: i, other: r})
+			}
+		}
+		mine, err := me.st.lookup(kg, key, true)
+		if err != nil {
+			return err
+		}
+		keys[i] = mine
+	}
+	j.pairAt = append(j.pairAt, len(j.pairs))
+	if err := j.evalResidual(input, rec); err != nil {
+		return err
+	}
+	// Step 2: apply the rows in order.
+	j.startOutput()
+	for i := 0; i < n; i++ {
+		if err := j.apply(input, b, i, keys[i]); err != nil {
+			j.abortOutput()
+			return err
+		}
+	}
+	if err := j.flushOutput(out); err != nil {
+		return err
+	}
+	return j.shrink()
+}
+
+// encodeKey encodes row i's join key into j.keyBuf; ok is false when a key
+// column is NULL.
+func (j *joinOp) encodeKey(in *joinInput, i int) ([]byte, bool) {
+	j.keyBuf = j.keyBuf[:0]
+	for k := range in.keyR {
+		if in.keyR[k].isNull(i) {
+			return nil, false
+		}
+		j.keyBuf = in.keyR[k].encodeKey(j.keyBuf, i)
+	}
+	return j.keyBuf, true
+}
+
+// evalResidual evaluates the residual condition over every candidate pair
+// of the batch and keeps the verdicts in j.mask.
+func (j *joinOp) evalResidual(input int, rec arrow.RecordBatch) error {
+	if j.residual == nil || len(j.pairs) == 0 {
+		return nil
+	}
+	bs := j.builders()
+	me := &j.side[input]
+	for _, p := range j.pairs {
+		if err := j.appendPair(bs, input, me, p.row, p.other.row); err != nil {
+			releaseAll(bs)
+			return err
+		}
+	}
+	cols := make([]arrow.Array, len(bs))
+	for i, b := range bs {
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	cand := array.NewRecordBatch(j.outSch, cols, int64(len(j.pairs)))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer cand.Release()
+	m, err := j.residual.evalArray(j.t.fctx, cand)
+	if err != nil {
+		return err
+	}
+	defer m.Release()
+	mask := m.(*array.Boolean)
+	if cap(j.mask) < len(j.pairs) {
+		j.mask = make([]bool, len(j.pairs))
+	}
+	j.mask = j.mask[:len(j.pairs)]
+	for i := range j.mask {
+		j.mask[i] = mask.IsValid(i) && mask.Value(i)
+	}
+	return nil
+}
+
+// apply joins row i of b (of input) with its matches, emits the changes
+// and updates the state.
+func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
+	me, other := &j.side[input], &j.side[1-input]
+	retract := b.Op(i).IsRetract()
+	var matches int64
+	for p := j.pairAt[i]; p < j.pairAt[i+1]; p++ {
+		if j.residual == nil || j.mask[p] {
+			matches += j.pairs[p].other.n
+		}
+	}
+	if mine == nil { // a NULL key: no state, no match
+		if me.outer {
+			return j.emitPadded(input, me, i, retract)
+		}
+		return nil
+	}
+	id, row := j.encodeRow(me, i)
+	if retract {
+		if !me.st.remove(mine, id) {
+			return fmt.Errorf("%s: a retraction of a row the join does not hold: the input changelog is inconsistent", j.owner)
+		}
+	}
+	if me.outer && matches == 0 {
+		if err := j.emitPadded(input, me, i, retract); err != nil {
+			return err
+		}
+	}
+	for p := j.pairAt[i]; p < j.pairAt[i+1]; p++ {
+		if j.residual != nil && !j.mask[p] {
+			continue
+		}
+		r := j.pairs[p].other
+		if other.outer && !retract && r.matches == 0 {
+			for c := int64(0); c < r.n; c++ {
+				if err := j.emitOtherPadded(input, other, r, true); err != nil {
+					return err
+				}
+			}
+		}
+		for c := int64(0); c < r.n; c++ {
+			if err := j.appendPair(j.bs, input, me, i, r.row); err != nil {
+				return err
+			}
+			j.addOp(retract)
+		}
+		if other.outer {
+			if retract {
+				r.matches--
+			} else {
+				r.matches++
+			}
+			other.st.touchRow(r)
+			if retract && r.matches == 0 {
+				for c := int64(0); c < r.n; c++ {
+					if err := j.emitOtherPadded(input, other, r, false); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	if !retract {
+		var m int64
+		if me.outer {
+			m = matches
+		}
+		me.st.add(mine, id, row, m)
+	}
+	return nil
+}
+
+// encodeRow encodes row i's identity and columns (into j.idBuf and
+// j.rowBuf).
+func (j *joinOp) encodeRow(in *joinInput, i int) (id, row []byte) {
+	j.rowBuf = j.rowBuf[:0]
+	for c := range in.colR {
+		j.rowBuf = in.colR[c].encodeKey(j.rowBuf, i)
+	}
+	switch in.st.spec {
+	case planner.NoUniqueKey:
+		return j.rowBuf, j.rowBuf
+	case planner.JoinKeyContainsUniqueKey:
+		return nil, j.rowBuf
+	}
+	j.idBuf = j.idBuf[:0]
+	for k := range in.uniqR {
+		j.idBuf = in.uniqR[k].encodeKey(j.idBuf, i)
+	}
+	return j.idBuf, j.rowBuf
+}
+
+// appendPair appends the joined row of row i of input (read by me) and a
+// stored row of the other side to bs.
+func (j *joinOp) appendPair(bs []array.Builder, input int, me *joinInput, i int, other string) error {
+	nl := j.spec.LeftWidth
+	if input == 0 {
+		for c := range me.colR {
+			appendCell(bs[c], &me.colR[c], i)
+		}
+		return appendEncodedRow(bs[nl:], j.outT[nl:], other)
+	}
+	if err := appendEncodedRow(bs[:nl], j.outT[:nl], other); err != nil {
+		return err
+	}
+	for c := range me.colR {
+		appendCell(bs[nl+c], &me.colR[c], i)
+	}
+	return nil
+}
+
+// emitPadded appends row i of input with the other side's columns NULL.
+func (j *joinOp) emitPadded(input int, me *joinInput, i int, retract bool) error {
+	nl := j.spec.LeftWidth
+	lo, hi := 0, nl
+	if input == 1 {
+		lo, hi = nl, len(j.bs)
+	}
+	for c := range me.colR {
+		appendCell(j.bs[lo+c], &me.colR[c], i)
+	}
+	for c := range j.bs {
+		if c < lo || c >= hi {
+			j.bs[c].AppendNull()
+		}
+	}
+	j.addOp(retract)
+	return nil
+}
+
+// emitOtherPadded appends a stored row of the other side (not input) with
+// input's columns NULL: +I when add, else -D.
+func (j *joinOp) emitOtherPadded(input int, other *joinInput, r *joinRow, retractPadded bool) error {
+	nl := j.spec.LeftWidth
+	if input == 1 { // the other side is the left
+		if err := appendEncodedRow(j.bs[:nl], j.outT[:nl], r.row); err != nil {
+			return err
+		}
+		for c := nl; c < len(j.bs); c++ {
+			j.bs[c].AppendNull()
+		}
+	} else {
+		for c := 0; c < nl; c++ {
+			j.bs[c].AppendNull()
+		}
+		if err := appendEncodedRow(j.bs[nl:], j.outT[nl:], r.row); err != nil {
+			return err
+		}
+	}
+	// retractPadded: the padded row goes (its first match came).
+	j.addOp(retractPadded)
+	return nil
+}
+
+func (j *joinOp) addOp(retract bool) {
+	if retract {
+		j.ops = append(j.ops, Delete)
+	} else {
+		j.ops = append(j.ops, Insert)
+	}
+}
+
+func (j *joinOp) builders() []array.Builder {
+	bs := make([]array.Builder, len(j.outT))
+	for i, t := range j.outT {
+		bs[i] = array.NewBuilder(j.t.mem, t.ArrowType())
+	}
+	return bs
+}
+
+func (j *joinOp) startOutput() {
+	j.bs = j.builders()
+	j.ops = j.ops[:0]
+}
+
+func (j *joinOp) abortOutput() {
+	releaseAll(j.bs)
+	j.bs = nil
+}
+
+func (j *joinOp) flushOutput(out *emitter) error {
+	bs := j.bs
+	j.bs = nil
+	ops := j.ops
+	if !anyRetract(ops) {
+		ops = nil
+	} else {
+		ops = append([]RowKind(nil), ops...)
+	}
+	return emitColumns(j.outSch, bs, len(j.ops), ops, out)
+}
+
+// shrink bounds the memory of the rows held: past the cache's size, both
+// sides are written back and forgotten.
+func (j *joinOp) shrink() error {
+	if j.side[0].st.rows+j.side[1].st.rows <= j.t.job.opts.StateCacheEntries {
+		return nil
+	}
+	for s := range j.side {
+		if err := j.side[s].st.drop(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *joinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	for s := range j.side {
+		if err := j.side[s].st.flush(); err != nil {
+			return checkpoint.SubtaskState{}, err
+		}
+	}
+	if err := writeLayout(j.t, j.meta, j.maxPar, j.layout); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	return storeState(j.t.store, cp)
+}
+
+func (j *joinOp) endInput(*emitter) error { return nil }
+
+func (j *joinOp) close() error {
+	if j.bs != nil {
+		releaseAll(j.bs)
+	}
+	return closeStore(j.t)
+}

@@ -1,0 +1,361 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// joinSideState is one input's rows in a regular join, by join key: per
+// key, the rows under their identity (planner.JoinInputSpec): the whole
+// row (NoUniqueKey, with a count of equal rows), the unique key's value
+// (HasUniqueKey) or nothing (JoinKeyContainsUniqueKey: one row per key).
+// An outer side's rows also count their matches on the other side.
+//
+// A key's rows are loaded from the store on its first use (one prefix
+// scan) and then kept in memory; changed rows are written back in one
+// batch by flush (at a checkpoint barrier), never read-modify-written per
+// row. drop forgets every key (to bound memory); later uses load again.
+//
+// Store layout, in the side's key space: key = join key + identity;
+// value = state header, count, matches and, when the identity is not the
+// row, the row.
+type joinSideState struct {
+	space *state.KeySpace
+	spec  planner.JoinInputSpec
+	owner string
+	keys  map[string]*joinKey
+	dirty []*joinKey
+	// complete: the store holds no key that is not in keys (a fresh start,
+	// no drop since), so a new key needs no store read.
+	complete bool
+	rows     int
+	batch    state.WriteBatch
+	buf      []byte
+}
+
+// joinKey is one join key's rows.
+type joinKey struct {
+	key  string
+	kg   int
+	rows []*joinRow
+	byID map[string]int // identity -> index in rows
+	// changed rows since the last flush.
+	changed []*joinRow
+	listed  bool
+}
+
+// joinRow is one stored row.
+type joinRow struct {
+	key *joinKey
+	id  string
+	row string // encoded columns (encodeKey form); == id for NoUniqueKey
+	n   int64  // equal rows (NoUniqueKey); 1 otherwise
+	// matches is the number of rows of the other side it joins with
+	// (counted with their multiplicity): outer sides only.
+	matches int64
+	dirty   bool
+	stored  bool
+	gone    bool // removed: delete from the store at flush
+}
+
+func newJoinSideState(space *state.KeySpace, spec planner.JoinInputSpec, owner string, fresh bool) *joinSideState {
+	return &joinSideState{space: space, spec: spec, owner: owner, keys: map[string]*joinKey{}, complete: fresh}
+}
+
+// lookup returns the rows of key in key group kg, loading them when they
+// are not in memory; nil when create is false and the key has no row.
+func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error) {
+	if k, ok := s.keys[string(key)]; ok {
+		return k, nil
+	}
+	var k *joinKey
+	if !s.complete {
+		err := s.space.ScanPrefix(kg, key, func(sk, v []byte) error {
+			if k == nil {
+				k = &joinKey{key: string(key), kg: kg, byID: map[string]int{}}
+			}
+			r := &joinRow{key: k, id: string(sk[len(key):]), stored: true}
+			if err := s.decodeRow(v, r); err != nil {
+				return err
+			}
+			k.byID[r.id] = len(k.rows)
+			k.rows = append(k.rows, r)
+			s.rows++
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if k == nil {
+		if !create {
+			return nil, nil
+		}
+		k = &joinKey{key: string(key), kg: kg, byID: map[string]int{}}
+	}
+	s.keys[k.key] = k
+	return k, nil
+}
+
+// touchRow lists r as changed (its match count).
+func (s *joinSideState) touchRow(r *joinRow) { s.touch(r.key, r) }
+
+// touch lists r of k as changed.
+func (s *joinSideState) touch(k *joinKey, r *joinRow) {
+	if !r.dirty {
+		r.dirty = true
+		k.changed = append(k.changed, r)
+	}
+	if !k.listed {
+		k.listed = true
+		s.dirty = append(s.dirty, k)
+	}
+}
+
+// add adds a row with identity id and encoded columns row to k, with
+// matches (an outer side's count of matches); an equal identity already
+// there counts one more (NoUniqueKey) or is replaced (a unique key seen
+// again without its retraction: the newer row wins, as in Flink).
+func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
+	if i, ok := k.byID[string(id)]; ok {
+		r := k.rows[i]
+		if s.spec == planner.NoUniqueKey {
+			r.n++
+		} else {
+			r.row, r.matches = string(row), matches
+		}
+		s.touch(k, r)
+		return
+	}
+	r := &joinRow{key: k, id: string(id), n: 1, matches: matches}
+	if s.spec == planner.NoUniqueKey {
+		r.row = r.id
+	} else {
+		r.row = string(row)
+	}
+	k.byID[r.id] = len(k.rows)
+	k.rows = append(k.rows, r)
+	s.rows++
+	s.touch(k, r)
+}
+
+// remove takes one row of identity id out of k; false when k has none.
+func (s *joinSideState) remove(k *joinKey, id []byte) bool {
+	i, ok := k.byID[string(id)]
+	if !ok {
+		return false
+	}
+	r := k.rows[i]
+	s.touch(k, r)
+	if r.n--; r.n > 0 {
+		return true
+	}
+	r.gone = true
+	last := len(k.rows) - 1
+	if i != last {
+		k.rows[i] = k.rows[last]
+		k.byID[k.rows[i].id] = i
+	}
+	k.rows[last] = nil
+	k.rows = k.rows[:last]
+	delete(k.byID, r.id)
+	s.rows--
+	return true
+}
+
+// flush writes the changed rows to the store in one batch and forgets the
+// keys left without rows.
+func (s *joinSideState) flush() error {
+	s.batch.Reset()
+	for _, k := range s.dirty {
+		for _, r := range k.changed {
+			s.buf = append(append(s.buf[:0], k.key...), r.id...)
+			switch {
+			case !r.gone:
+				v := s.encodeRow(r)
+				s.space.Put(&s.batch, k.kg, s.buf, v)
+				r.stored = true
+			case r.stored:
+				s.space.Delete(&s.batch, k.kg, s.buf)
+			}
+			r.dirty = false
+		}
+		clear(k.changed)
+		k.changed, k.listed = k.changed[:0], false
+		if len(k.rows) == 0 {
+			delete(s.keys, k.key)
+		}
+	}
+	clear(s.dirty)
+	s.dirty = s.dirty[:0]
+	if s.batch.Len() == 0 {
+		return nil
+	}
+	return s.space.Store().Apply(&s.batch)
+}
+
+// drop flushes and forgets every key.
+func (s *joinSideState) drop() error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	clear(s.keys)
+	s.rows = 0
+	s.complete = false
+	return nil
+}
+
+func (s *joinSideState) encodeRow(r *joinRow) []byte {
+	v := checkpoint.AppendStateHeader(nil, stateVersion)
+	v = binary.AppendVarint(v, r.n)
+	v = binary.AppendVarint(v, r.matches)
+	if s.spec != planner.NoUniqueKey {
+		v = appendBytes(v, []byte(r.row))
+	}
+	return v
+}
+
+func (s *joinSideState) decodeRow(src []byte, r *joinRow) error {
+	d, err := newStateDecoder(src, s.owner)
+	if err != nil {
+		return err
+	}
+	r.n = d.varint()
+	r.matches = d.varint()
+	if s.spec != planner.NoUniqueKey {
+		r.row = string(d.bytes())
+	} else {
+		r.row = r.id
+	}
+	d.end()
+	if d.err == nil && r.n <= 0 {
+		return fmt.Errorf("%w: %s: a join row with count %d", state.ErrCorrupt, s.owner, r.n)
+	}
+	return d.err
+}
+
+// appendEncodedRow appends the cells of row (encodeKey form, one per
+// type of ts) to bs.
+func appendEncodedRow(bs []array.Builder, ts []types.T, row string) error {
+	for i, t := range ts {
+		var err error
+		if row, err = appendEncodedCell(bs[i], t, row); err != nil {
+			return err
+		}
+	}
+	if row != "" {
+		return fmt.Errorf("%w: a join row has %d bytes more than its columns", state.ErrCorrupt, len(row))
+	}
+	return nil
+}
+
+// appendEncodedCell appends the first cell of src (colReader.encodeKey's
+// form) to b and returns the rest.
+func appendEncodedCell(b array.Builder, t types.T, src string) (string, error) {
+	if src == "" {
+		return "", fmt.Errorf("%w: a join row ends before its columns", state.ErrCorrupt)
+	}
+	if src[0] == 0 {
+		b.AppendNull()
+		return src[1:], nil
+	}
+	src = src[1:]
+	need := func(n int) bool { return len(src) >= n }
+	switch class(t.Kind) {
+	case 'f':
+		if !need(8) {
+			break
+		}
+		f := math.Float64frombits(binary.BigEndian.Uint64([]byte(src[:8])))
+		appendTyped(b, t, 0, f, decimal128.Num{}, "")
+		return src[8:], nil
+	case 'd':
+		if !need(16) {
+			break
+		}
+		hi := binary.BigEndian.Uint64([]byte(src[:8]))
+		lo := binary.BigEndian.Uint64([]byte(src[8:16]))
+		appendTyped(b, t, 0, 0, decimal128.New(int64(hi), lo), "")
+		return src[16:], nil
+	case 's':
+		n, m := binary.Uvarint([]byte(src[:min(len(src), binary.MaxVarintLen64)]))
+		if m <= 0 || uint64(len(src)-m) < n {
+			break
+		}
+		s := src[m : m+int(n)]
+		switch bb := b.(type) {
+		case *array.StringBuilder:
+			bb.Append(s)
+		case *array.BinaryBuilder:
+			bb.AppendString(s)
+		default:
+			return "", fmt.Errorf("join: column of type %s in a %T", t, b)
+		}
+		return src[m+int(n):], nil
+	default:
+		if !need(8) {
+			break
+		}
+		v := int64(binary.BigEndian.Uint64([]byte(src[:8])))
+		switch bb := b.(type) {
+		case *array.NullBuilder:
+			bb.AppendNull()
+		case *array.Int64Builder:
+			bb.Append(v)
+		default:
+			appendTyped(b, t, v, 0, decimal128.Num{}, "")
+		}
+		return src[8:], nil
+	}
+	return "", fmt.Errorf("%w: a join row's %s cell is cut short", state.ErrCorrupt, t)
+}
+
+// appendCell appends row i of the column r reads to b (of r's type).
+func appendCell(b array.Builder, r *colReader, i int) {
+	if r.isNull(i) {
+		b.AppendNull()
+		return
+	}
+	switch bb := b.(type) {
+	case *array.StringBuilder:
+		bb.Append(r.str.Value(i))
+	case *array.BinaryBuilder:
+		bb.Append(r.bin.Value(i))
+	case *array.BooleanBuilder:
+		bb.Append(r.bl.Value(i))
+	case *array.Float32Builder:
+		bb.Append(r.f32[i])
+	case *array.Float64Builder:
+		bb.Append(r.f64[i])
+	case *array.Decimal128Builder:
+		bb.Append(r.dec[i])
+	case *array.Int64Builder:
+		bb.Append(r.i64[i])
+	case *array.Int32Builder:
+		bb.Append(r.i32[i])
+	case *array.Int16Builder:
+		bb.Append(r.i16[i])
+	case *array.Int8Builder:
+		bb.Append(r.i8[i])
+	case *array.Date32Builder:
+		bb.Append(arrow.Date32(r.i32[i]))
+	case *array.Time32Builder:
+		bb.Append(arrow.Time32(r.i32[i]))
+	case *array.TimestampBuilder:
+		bb.Append(arrow.Timestamp(r.i64[i]))
+	case *array.NullBuilder:
+		bb.AppendNull()
+	default:
+		panic(fmt.Sprintf("exec: join column builder %T", b))
+	}
+}
