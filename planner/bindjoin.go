@@ -27,7 +27,7 @@ func (b *binder) bindJoin(j *ast.Join) (Node, *scope, error) {
 	}
 	var typ JoinType
 	switch j.Tp {
-	case ast.CrossJoin:
+	case ast.CrossJoin, 0: // 0: NATURAL JOIN
 		typ = InnerJoin
 	case ast.LeftJoin:
 		typ = LeftJoin

@@ -85,6 +85,7 @@
 //     table name; WindowOf returns the call. The placeholder is never a real
 //     table, so a planner that forgets WindowOf fails loudly.
 //   - FULL [OUTER] JOIN, which MySQL lacks, is an *ast.Join with Tp FullJoin.
+//   - a == b (the equality of Arroyo and DataFusion) is a = b.
 //   - a IS NOT DISTINCT FROM b is MySQL's a <=> b; a IS DISTINCT FROM b is
 //     NOT (a <=> b).
 //   - Temporal joins, JOIN t FOR SYSTEM_TIME AS OF o.proc_time [AS] d, come

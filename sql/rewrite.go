@@ -34,6 +34,7 @@ import (
 //     a placeholder; after parsing the table gets its name back and AsOf.TsExpr
 //     holds e; the options of a t /*+ OPTIONS(...) */ hint go the same way
 //     (TableOptions);
+//   - a == b (Arroyo's equality) becomes a = b;
 //   - names MySQL reserves but Flink does not (key, index, ...) get
 //     backquotes.
 func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
@@ -53,6 +54,11 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 					n.options = append(n.options, opts...)
 				}
 			}
+		}
+		if t.isPunct("==") {
+			// a == b (Arroyo's and DataFusion's equality) is a = b.
+			edits = append(edits, edit{t.off, t.end, "= "})
+			continue
 		}
 		if t.isPunct("#") {
 			// The TiDB parser would take it for a MySQL comment and skip

@@ -23,8 +23,10 @@ import (
 // exactly: it only grows, so a regression fails the build. The other
 // queries of the suite run too and report how they fare.
 var floor = []string{
+	"grouped_aggregates",
 	"session_window",
 	"sliding_window_end",
+	"updating_inner_join",
 }
 
 func TestSmoke(t *testing.T) {
@@ -105,7 +107,8 @@ func runSmoke(t *testing.T, root, name string) ([]string, error) {
 }
 
 // mapSingleFile makes a table of Arroyo's 'single_file' connector a
-// 'filesystem' table: same path and format, without 'type'.
+// 'filesystem' table: same path and format (Arroyo's 'debezium_json' is
+// 'debezium-json'), without 'type'.
 func mapSingleFile(ct *sql.CreateTable) {
 	single := false
 	for _, o := range ct.Options {
@@ -121,6 +124,10 @@ func mapSingleFile(ct *sql.CreateTable) {
 		switch o.Key {
 		case "connector":
 			o.Value = "filesystem"
+		case "format":
+			if o.Value == "debezium_json" {
+				o.Value = "debezium-json"
+			}
 		case "type":
 			continue
 		}

@@ -22,6 +22,10 @@ var conformance = []struct {
 	{"sqlite-slt/select1.test", 616},
 	{"risingwave-slt/streaming/time_window.slt", 31},
 	{"risingwave-slt/streaming/eowc/eowc_group_agg.slt", 11},
+	// The 3 failures: ARRAY[...] (no composite types yet).
+	{"risingwave-slt/streaming/join/join.slt.part", 56},
+	{"risingwave-slt/streaming/time_window_join.slt", 10},
+	{"sqlite-slt/evidence/in1.test", 132},
 }
 
 func TestConformance(t *testing.T) {
