@@ -29,6 +29,12 @@ type Connector struct {
 	// AcceptsUpdatesWith, if set, decides AcceptsUpdates per table from its
 	// options (a format that can encode a changelog, say).
 	AcceptsUpdatesWith func(opts map[string]string) bool
+	// WritesByKey says the sink keeps one value per PRIMARY KEY: each
+	// change replaces (or, deleted, removes) its key's value
+	// (upsert-kafka). An updating query into it must be keyed by columns
+	// the primary key contains, or two rows of one key would overwrite
+	// each other; the planner refuses it otherwise.
+	WritesByKey bool
 	// ProducesUpdates, if set, says whether a scan of a table with these
 	// options emits a changelog (-U/+U/-D) rather than inserts only.
 	ProducesUpdates func(opts map[string]string) bool

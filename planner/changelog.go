@@ -194,5 +194,40 @@ func checkModes(s *Sink, stmt sql.Statement) error {
 		return errAt(ErrUpdatingToSink, pos, "write to a sink that accepts updates (upsert-kafka, print, or a filesystem sink with format 'debezium-json'), or make the query append-only",
 			"table sink '%s' (connector '%s') is append-only but the query produces updates (from %s)", s.Table.Name, s.Table.Connector, producer(s.Input))
 	}
+	if ok && c.WritesByKey {
+		return checkSinkKey(s, pos)
+	}
 	return nil
+}
+
+// checkSinkKey refuses an updating query into a sink that keeps one value
+// per primary key (catalog.Connector.WritesByKey) unless the primary key
+// contains a key of the query's rows (UpsertKeyOf): else two rows of one
+// primary key would replace each other in the sink, and the retraction of
+// one would delete the other.
+func checkSinkKey(s *Sink, pos sql.Pos) error {
+	sch := s.Input.Schema()
+	var pk []int
+	for _, k := range s.Table.PrimaryKey {
+		for i, c := range sch {
+			if strings.EqualFold(c.Name, k) {
+				pk = append(pk, i)
+				break
+			}
+		}
+	}
+	uk := UpsertKeyOf(s.Input)
+	if len(pk) == 0 || (uk != nil && containsAll(pk, uk)) {
+		return nil
+	}
+	why := "the query's rows have no key (a join of inputs without keys, say)"
+	if uk != nil {
+		var names []string
+		for _, k := range uk {
+			names = append(names, sch[k].Name)
+		}
+		why = "the query's rows are keyed by (" + strings.Join(names, ", ") + ")"
+	}
+	return errAt(ErrUpdatingToSink, pos, "make the primary key the columns the query groups by (or joins on the unique keys of), or group the result by the primary key",
+		"table sink '%s' keeps one row per PRIMARY KEY (%s), but %s: two rows with the same primary key would overwrite each other", s.Table.Name, strings.Join(s.Table.PrimaryKey, ", "), why)
 }

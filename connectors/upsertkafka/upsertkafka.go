@@ -15,6 +15,7 @@ func init() {
 		Source:          true,
 		Sink:            true,
 		AcceptsUpdates:  true,
+		WritesByKey:     true,
 		ProducesUpdates: func(map[string]string) bool { return true },
 		Bounded:         kafka.IsBounded,
 		Options:         kafka.UpsertOptions(),
