@@ -52,6 +52,7 @@ type joinOp struct {
 	rowBuf  []byte
 	pairs   []joinPair
 	pairAt  []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
+	keys    []*joinKey
 	mask    []bool
 	bs      []array.Builder
 	ops     []RowKind
@@ -112,7 +113,11 @@ func newJoin(t *subtask) (*joinOp, error) {
 		if s == 1 {
 			spec = sp.RightInput
 		}
-		fmt.Fprintf(&lay, "; side %d %s keys %v unique %v columns", s, spec, in.keys, in.unique)
+		appendOnly := !sp.LeftUpdating
+		if s == 1 {
+			appendOnly = !sp.RightUpdating
+		}
+		fmt.Fprintf(&lay, "; side %d %s append-only %v keys %v unique %v columns", s, spec, appendOnly, in.keys, in.unique)
 		for _, c := range in.colT {
 			lay.WriteString(" " + c.Nullable().String())
 		}
@@ -133,8 +138,8 @@ func (j *joinOp) open(t *taskContext) error {
 	j.owner = stateOwner(t)
 	j.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
 	fresh := t.restored == nil
-	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, j.owner, fresh)
-	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, j.owner, fresh)
+	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, !j.spec.LeftUpdating, j.owner, fresh)
+	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, !j.spec.RightUpdating, j.owner, fresh)
 	if !fresh {
 		return checkLayout(t, j.meta, j.maxPar, j.owner, j.layout)
 	}
@@ -167,7 +172,11 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 	}
 	// Step 1: the candidate pairs of each row.
 	j.pairs, j.pairAt = j.pairs[:0], j.pairAt[:0]
-	keys := make([]*joinKey, n)
+	if cap(j.keys) < n {
+		j.keys = make([]*joinKey, n)
+	}
+	keys := j.keys[:n]
+	clear(keys)
 	for i := 0; i < n; i++ {
 		j.pairAt = append(j.pairAt, len(j.pairs))
 		key, ok := j.encodeKey(me, i)
@@ -340,10 +349,12 @@ func (j *joinOp) encodeRow(in *joinInput, i int) (id, row []byte) {
 	for c := range in.colR {
 		j.rowBuf = in.colR[c].encodeKey(j.rowBuf, i)
 	}
-	switch in.st.spec {
-	case planner.NoUniqueKey:
+	switch {
+	case in.st.appendOnly:
+		return nil, j.rowBuf // its identity is a sequence number (add)
+	case in.st.spec == planner.NoUniqueKey:
 		return j.rowBuf, j.rowBuf
-	case planner.JoinKeyContainsUniqueKey:
+	case in.st.spec == planner.JoinKeyContainsUniqueKey:
 		return nil, j.rowBuf
 	}
 	j.idBuf = j.idBuf[:0]
@@ -453,10 +464,11 @@ func (j *joinOp) flushOutput(out *emitter) error {
 	return emitColumns(j.outSch, bs, len(j.ops), ops, out)
 }
 
-// shrink bounds the memory of the rows held: past the cache's size, both
-// sides are written back and forgotten.
+// shrink bounds the memory of the rows held: past the cache's size in
+// join keys (state.backend.cache.max-entries, as the aggregates' groups),
+// both sides are written back and forgotten.
 func (j *joinOp) shrink() error {
-	if j.side[0].st.rows+j.side[1].st.rows <= j.t.job.opts.StateCacheEntries {
+	if len(j.side[0].st.keys)+len(j.side[1].st.keys) <= j.t.job.opts.StateCacheEntries {
 		return nil
 	}
 	for s := range j.side {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -32,16 +33,38 @@ import (
 type joinSideState struct {
 	space *state.KeySpace
 	spec  planner.JoinInputSpec
-	owner string
-	keys  map[string]*joinKey
-	dirty []*joinKey
+	// appendOnly: the input never retracts, so its rows need no identity
+	// to be found by: each gets a sequence number (seqBase and seq) as its
+	// identity, and none is looked up (NoUniqueKey only).
+	appendOnly   bool
+	seqBase, seq uint64
+	owner        string
+	keys         map[string]*joinKey
+	dirty        []*joinKey
 	// complete: the store holds no key that is not in keys (a fresh start,
 	// no drop since), so a new key needs no store read.
 	complete bool
 	rows     int
 	batch    state.WriteBatch
 	buf      []byte
+	vbuf     []byte
+	idbuf    []byte
+	// slab hands out rows in chunks (fewer, larger allocations).
+	slab []joinRow
 }
+
+// newRow returns a zeroed row from the slab.
+func (s *joinSideState) newRow() *joinRow {
+	if len(s.slab) == 0 {
+		s.slab = make([]joinRow, 256)
+	}
+	r := &s.slab[0]
+	s.slab = s.slab[1:]
+	return r
+}
+
+// rowIsID reports whether a row's identity is its encoded columns.
+func (s *joinSideState) rowIsID() bool { return s.spec == planner.NoUniqueKey && !s.appendOnly }
 
 // joinKey is one join key's rows.
 type joinKey struct {
@@ -68,8 +91,21 @@ type joinRow struct {
 	gone    bool // removed: delete from the store at flush
 }
 
-func newJoinSideState(space *state.KeySpace, spec planner.JoinInputSpec, owner string, fresh bool) *joinSideState {
-	return &joinSideState{space: space, spec: spec, owner: owner, keys: map[string]*joinKey{}, complete: fresh}
+func newJoinSideState(space *state.KeySpace, spec planner.JoinInputSpec, appendOnly bool, owner string, fresh bool) *joinSideState {
+	s := &joinSideState{space: space, spec: spec, owner: owner, keys: map[string]*joinKey{}, complete: fresh}
+	if spec == planner.NoUniqueKey && appendOnly {
+		// Unique across restarts of the subtask: identities written by an
+		// earlier run have an older base.
+		s.appendOnly, s.seqBase = true, uint64(time.Now().UnixNano())
+	}
+	return s
+}
+
+// nextID returns the identity of an append-only side's next row.
+func (s *joinSideState) nextID(dst []byte) []byte {
+	s.seq++
+	dst = binary.BigEndian.AppendUint64(dst[:0], s.seqBase)
+	return binary.BigEndian.AppendUint64(dst, s.seq)
 }
 
 // lookup returns the rows of key in key group kg, loading them when they
@@ -84,11 +120,14 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 			if k == nil {
 				k = &joinKey{key: string(key), kg: kg, byID: map[string]int{}}
 			}
-			r := &joinRow{key: k, id: string(sk[len(key):]), stored: true}
+			r := s.newRow()
+			*r = joinRow{key: k, id: string(sk[len(key):]), stored: true}
 			if err := s.decodeRow(v, r); err != nil {
 				return err
 			}
-			k.byID[r.id] = len(k.rows)
+			if !s.appendOnly {
+				k.byID[r.id] = len(k.rows)
+			}
 			k.rows = append(k.rows, r)
 			s.rows++
 			return nil
@@ -127,6 +166,15 @@ func (s *joinSideState) touch(k *joinKey, r *joinRow) {
 // there counts one more (NoUniqueKey) or is replaced (a unique key seen
 // again without its retraction: the newer row wins, as in Flink).
 func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
+	if s.appendOnly {
+		r := s.newRow()
+		s.idbuf = s.nextID(s.idbuf)
+		*r = joinRow{key: k, id: string(s.idbuf), row: string(row), n: 1, matches: matches}
+		k.rows = append(k.rows, r)
+		s.rows++
+		s.touch(k, r)
+		return
+	}
 	if i, ok := k.byID[string(id)]; ok {
 		r := k.rows[i]
 		if s.spec == planner.NoUniqueKey {
@@ -137,8 +185,9 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 		s.touch(k, r)
 		return
 	}
-	r := &joinRow{key: k, id: string(id), n: 1, matches: matches}
-	if s.spec == planner.NoUniqueKey {
+	r := s.newRow()
+	*r = joinRow{key: k, id: string(id), n: 1, matches: matches}
+	if s.rowIsID() {
 		r.row = r.id
 	} else {
 		r.row = string(row)
@@ -173,8 +222,11 @@ func (s *joinSideState) remove(k *joinKey, id []byte) bool {
 	return true
 }
 
-// flush writes the changed rows to the store in one batch and forgets the
-// keys left without rows.
+// flushPart is the number of writes flush hands the store at a time.
+const flushPart = 16 << 10
+
+// flush writes the changed rows to the store and forgets the keys left
+// without rows.
 func (s *joinSideState) flush() error {
 	s.batch.Reset()
 	for _, k := range s.dirty {
@@ -182,13 +234,22 @@ func (s *joinSideState) flush() error {
 			s.buf = append(append(s.buf[:0], k.key...), r.id...)
 			switch {
 			case !r.gone:
-				v := s.encodeRow(r)
-				s.space.Put(&s.batch, k.kg, s.buf, v)
+				s.vbuf = s.encodeRow(s.vbuf[:0], r)
+				s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
 				r.stored = true
 			case r.stored:
 				s.space.Delete(&s.batch, k.kg, s.buf)
 			}
 			r.dirty = false
+			// Written in parts: the store is a working copy (a failed
+			// flush fails the checkpoint; a restore starts from the last
+			// complete one), and a part's buffer stays small.
+			if s.batch.Len() >= flushPart {
+				if err := s.space.Store().Apply(&s.batch); err != nil {
+					return err
+				}
+				s.batch.Reset()
+			}
 		}
 		clear(k.changed)
 		k.changed, k.listed = k.changed[:0], false
@@ -215,12 +276,13 @@ func (s *joinSideState) drop() error {
 	return nil
 }
 
-func (s *joinSideState) encodeRow(r *joinRow) []byte {
-	v := checkpoint.AppendStateHeader(nil, stateVersion)
+func (s *joinSideState) encodeRow(dst []byte, r *joinRow) []byte {
+	v := checkpoint.AppendStateHeader(dst, stateVersion)
 	v = binary.AppendVarint(v, r.n)
 	v = binary.AppendVarint(v, r.matches)
-	if s.spec != planner.NoUniqueKey {
-		v = appendBytes(v, []byte(r.row))
+	if !s.rowIsID() {
+		v = binary.AppendUvarint(v, uint64(len(r.row)))
+		v = append(v, r.row...)
 	}
 	return v
 }
@@ -232,7 +294,7 @@ func (s *joinSideState) decodeRow(src []byte, r *joinRow) error {
 	}
 	r.n = d.varint()
 	r.matches = d.varint()
-	if s.spec != planner.NoUniqueKey {
+	if !s.rowIsID() {
 		r.row = string(d.bytes())
 	} else {
 		r.row = r.id

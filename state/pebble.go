@@ -310,7 +310,7 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		if err := checkKeyGroup(op.kg); err != nil {
 			return err
 		}
-		size += len(op.key) + len(op.value) + 16
+		size += op.end - op.k + 16
 	}
 	// Insert in key order: Pebble's memtable (a skiplist) inserts a batch
 	// with a cursor, so sorted keys make each insertion short. The sort is
@@ -324,20 +324,22 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		if a.kg != c.kg {
 			return cmp.Compare(a.kg, c.kg)
 		}
-		return bytes.Compare(a.key, c.key)
+		return bytes.Compare(b.key(a), b.key(c))
 	})
 	pb := s.db.NewBatchWithSize(size)
 	for _, i := range s.order {
 		op := &b.ops[i]
+		key := b.key(op)
 		var d *pebble.DeferredBatchOp
 		if op.del {
-			d = pb.DeleteDeferred(2 + len(op.key))
+			d = pb.DeleteDeferred(2 + len(key))
 		} else {
-			d = pb.SetDeferred(2+len(op.key), len(op.value))
-			copy(d.Value, op.value)
+			v := b.value(op)
+			d = pb.SetDeferred(2+len(key), len(v))
+			copy(d.Value, v)
 		}
 		binary.BigEndian.PutUint16(d.Key, uint16(op.kg))
-		copy(d.Key[2:], op.key)
+		copy(d.Key[2:], key)
 		if err := d.Finish(); err != nil {
 			pb.Close()
 			return err

@@ -54,32 +54,43 @@ type Backend interface {
 	Restore(dir string, from []string, kgStart, kgEnd int) (Store, error)
 }
 
-// WriteBatch collects puts and deletes for Store.Apply.
+// WriteBatch collects puts and deletes for Store.Apply. The keys and
+// values are copied into one buffer, reused after Reset: a store copies
+// what it keeps during Apply.
 type WriteBatch struct {
 	ops []batchOp
+	buf []byte
 }
 
 type batchOp struct {
-	kg         int
-	key, value []byte
-	del        bool
+	kg int
+	// key is buf[k:v], the value buf[v:end].
+	k, v, end int
+	del       bool
 }
+
+func (b *WriteBatch) key(op *batchOp) []byte   { return b.buf[op.k:op.v:op.v] }
+func (b *WriteBatch) value(op *batchOp) []byte { return b.buf[op.v:op.end:op.end] }
 
 // Put records a put of a copy of key and value.
 func (b *WriteBatch) Put(kg int, key, value []byte) {
-	b.ops = append(b.ops, batchOp{kg: kg, key: append([]byte(nil), key...), value: append([]byte(nil), value...)})
+	k := len(b.buf)
+	b.buf = append(append(b.buf, key...), value...)
+	b.ops = append(b.ops, batchOp{kg: kg, k: k, v: k + len(key), end: len(b.buf)})
 }
 
 // Delete records a delete of key.
 func (b *WriteBatch) Delete(kg int, key []byte) {
-	b.ops = append(b.ops, batchOp{kg: kg, key: append([]byte(nil), key...), del: true})
+	k := len(b.buf)
+	b.buf = append(b.buf, key...)
+	b.ops = append(b.ops, batchOp{kg: kg, k: k, v: len(b.buf), end: len(b.buf), del: true})
 }
 
 // Len is the number of recorded operations.
 func (b *WriteBatch) Len() int { return len(b.ops) }
 
 // Reset empties the batch for reuse.
-func (b *WriteBatch) Reset() { b.ops = b.ops[:0] }
+func (b *WriteBatch) Reset() { b.ops, b.buf = b.ops[:0], b.buf[:0] }
 
 // Memory is the in-memory backend: a map per key group.
 type Memory struct {
@@ -107,16 +118,17 @@ func (m *Memory) Apply(b *WriteBatch) error {
 	if m.closed {
 		return ErrClosed
 	}
-	for _, op := range b.ops {
+	for i := range b.ops {
+		op := &b.ops[i]
 		g := m.groups[op.kg]
 		if g == nil {
 			g = map[string][]byte{}
 			m.groups[op.kg] = g
 		}
 		if op.del {
-			delete(g, string(op.key))
+			delete(g, string(b.key(op)))
 		} else {
-			g[string(op.key)] = op.value
+			g[string(b.key(op))] = append([]byte(nil), b.value(op)...)
 		}
 	}
 	return nil
