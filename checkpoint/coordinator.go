@@ -214,8 +214,12 @@ func (c *Coordinator) trigger(savepoint, force bool) (*pendingCheckpoint, error)
 	c.mu.Lock()
 	switch {
 	case c.pending[id] == nil:
-		// Close dropped it meanwhile.
+		// Close dropped it meanwhile, before its directory was made: the
+		// directory is this trigger's to remove.
 		c.mu.Unlock()
+		if err == nil {
+			c.cfg.Storage.Discard(id)
+		}
 		p.done <- result{err: errors.New("checkpoint coordinator is shut down")}
 		return p, nil
 	case err != nil:

@@ -1,10 +1,12 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -179,5 +181,43 @@ func TestSavepointWriteFaults(t *testing.T) {
 	}
 	if _, err := ReadMetadata(dir); err != nil {
 		t.Fatalf("the checkpoint copied: %v", err)
+	}
+}
+
+// TestCloseWhileDirectoryIsMade: a coordinator closed while a checkpoint
+// makes its directory (the job ended meanwhile) drops that checkpoint;
+// Close cannot remove a directory that does not exist yet, so the trigger,
+// which makes it, removes it before the checkpoint returns its error:
+// nothing is left under the job's checkpoints.
+func TestCloseWhileDirectoryIsMade(t *testing.T) {
+	root := t.TempDir()
+	entered, release := make(chan struct{}), make(chan struct{})
+	t.Cleanup(fsutil.Install(root, fsutil.Inject(fsutil.OS, func(op fsutil.Op) error {
+		if op.Kind == fsutil.OpMkdirAll && filepath.Base(op.Path) == "chk-1" {
+			close(entered)
+			<-release
+		}
+		return nil
+	})))
+	c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: NewStorage(root),
+		Options: Options{Timeout: time.Minute, MaxConcurrent: 1},
+		Tasks:   []Task{{Operator: "op", Name: "Source", Parallelism: 1}}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Checkpoint(context.Background())
+		done <- err
+	}()
+	<-entered
+	c.Close()
+	close(release)
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "shut down") {
+		t.Fatalf("checkpoint: %v, want the coordinator shut down", err)
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left under the checkpoints after Close: %s", e.Name())
 	}
 }

@@ -224,22 +224,31 @@ func (j *Job) sourceFinished() {
 	if !all {
 		return
 	}
-	go func() {
+	// The job ends after this goroutine (a failure meanwhile cancels ctx):
+	// the checkpoint it makes or discards is never written to after Wait.
+	j.goBackground(func(ctx context.Context) {
 		// A job whose operators cannot be checkpointed (a bounded sort)
 		// declines; it then ends without a final checkpoint.
-		for attempt := 0; attempt < 3 && j.ctx.Err() == nil; attempt++ {
-			_, err := j.cp.coord.Checkpoint(j.ctx)
+		for attempt := 0; attempt < 3 && ctx.Err() == nil; attempt++ {
+			_, err := j.cp.coord.Checkpoint(ctx)
 			if err == nil || errors.Is(err, checkpoint.ErrDeclined) {
 				break
 			}
-			time.Sleep(50 * time.Millisecond)
+			// The pause before another attempt, not a wait for a
+			// condition; cut short when the job is canceled.
+			t := time.NewTimer(50 * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
 		}
 		for _, t := range j.tasks {
 			if t.source != nil {
 				t.deliver(control{kind: ctlFinish})
 			}
 		}
-	}()
+	})
 }
 
 // snapshotOperator takes t's part of checkpoint id after its barrier

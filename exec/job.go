@@ -147,6 +147,15 @@ type Job struct {
 	wg     sync.WaitGroup
 	tasks  []*subtask
 
+	// bg counts the goroutines the job runs beside its subtasks that drive
+	// its checkpoints (the coordinator's periodic triggers, the final
+	// checkpoint of a bounded job): they make and remove checkpoint
+	// directories, so the job ends only after them. bgCtx, a child of ctx,
+	// ends them once every subtask returned.
+	bg     sync.WaitGroup
+	bgCtx  context.Context
+	stopBg context.CancelFunc
+
 	recordsIn, recordsOut atomic.Int64
 	// lateRecords counts records dropped as late (Metrics.LateRecords),
 	// lateRouted those routed to the late-records table.
@@ -239,18 +248,24 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	if opts.Restore != nil {
 		failpoint.Hit(failpoint.DuringRestore)
 	}
+	j.bgCtx, j.stopBg = context.WithCancel(j.ctx)
 	for _, t := range j.tasks {
 		j.wg.Add(1)
 		go t.run()
 	}
 	if j.cp != nil {
-		go j.cp.coord.Run(j.ctx)
+		j.goBackground(j.cp.coord.Run)
 	}
 	ended := make(chan struct{})
 	go j.abortStoresOnCancel(ended)
 	go func() {
 		j.wg.Wait()
 		close(ended)
+		// Nothing triggers or completes a checkpoint once the coordinator
+		// is closed and the job has ended: its background goroutines have
+		// returned first.
+		j.stopBg()
+		j.bg.Wait()
 		if j.cp != nil {
 			j.cp.coord.Close()
 		}
@@ -259,6 +274,17 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 		close(j.done)
 	}()
 	return j, nil
+}
+
+// goBackground runs fn(j.bgCtx) in a goroutine that the job's end waits
+// for (Job.bg). It is called by Start, or by a subtask's goroutine (so
+// before the end waits).
+func (j *Job) goBackground(fn func(ctx context.Context)) {
+	j.bg.Add(1)
+	go func() {
+		defer j.bg.Done()
+		fn(j.bgCtx)
+	}()
 }
 
 // abortStoresOnCancel aborts the subtasks' stores when the job is canceled
@@ -317,7 +343,10 @@ func (j *Job) fail(err error) {
 }
 
 // Wait blocks until the job ends and returns nil when it finished, the
-// first error otherwise (ErrStopped when stopped).
+// first error otherwise (ErrStopped when stopped). The job has ended once
+// its subtasks and the goroutines that drive its checkpoints have
+// returned: nothing the job started writes under its state or checkpoint
+// directories after Wait returns.
 func (j *Job) Wait() error {
 	<-j.done
 	return j.err
