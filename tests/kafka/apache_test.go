@@ -81,10 +81,31 @@ SET 'pipeline.name' = '%s';
 // (restart 1)").
 var restartRE = regexp.MustCompile(`(?m)^\[WARN\] (?:\S+: )?job \S+ \(\S+\) failed: (.+); restarting in `)
 
+// lostTxnRE matches the job's error for the transaction of a completed
+// checkpoint that the broker aborted (ErrTransactionLost): "the rows of
+// checkpoint 1 are lost: they were not committed: transaction ID
+// (producer id P, epoch E) is no longer open ...", or "... the broker has
+// moved transactional id ID past the transaction's epoch E ...".
+var lostTxnRE = regexp.MustCompile(`the rows of checkpoint (\d+) are lost: they were not committed[^:]*: (?:transaction (\S+) \(producer id (\d+), epoch \d+\) is no longer open|the broker has moved transactional id (\S+) past)`)
+
+// faultOutcome is how a job ended after a broker fault.
+type faultOutcome struct {
+	// restarts are the reasons of the job's restarts, in order.
+	restarts []string
+	// lostTxn is the transactional id whose rows the job reported lost
+	// ("" when it finished); the job then failed by its strategy.
+	lostTxn string
+}
+
 // runBrokerFault runs the job, applies fault after its first completed
-// checkpoint, waits for the job to finish and checks its committed
-// output; it returns the reasons of the job's restarts.
-func runBrokerFault(t *testing.T, b *broker, name string, txnTimeout time.Duration, sets []string, fault func(p *proc)) []string {
+// checkpoint and waits for the job to end. It checks what a
+// read_committed reader of out sees: when the job finished, every id
+// exactly once; when allowLost and the job failed reporting a checkpoint's
+// transaction lost (the broker aborted it by its timeout before the
+// commit reached it), every id before those of the lost transaction
+// exactly once and none after: nothing committed is lost or duplicated,
+// and the job says where its output stops.
+func runBrokerFault(t *testing.T, b *broker, name string, txnTimeout time.Duration, sets []string, allowLost bool, fault func(p *proc)) faultOutcome {
 	t.Helper()
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
@@ -96,42 +117,150 @@ func runBrokerFault(t *testing.T, b *broker, name string, txnTimeout time.Durati
 		t.Fatalf("the job ended before its first checkpoint: %v; output:\n%s", p.Wait(), p.Output())
 	}
 	fault(p)
-	if err := p.Wait(); err != nil {
-		t.Fatalf("want the job to finish after the fault, got %v; output:\n%s", err, p.Output())
-	}
+	waitErr := p.Wait()
 	out := p.Output()
-	var reasons []string
+	var o faultOutcome
 	for _, m := range restartRE.FindAllStringSubmatch(out, -1) {
-		reasons = append(reasons, m[1])
+		o.restarts = append(o.restarts, m[1])
 	}
-	t.Logf("the job finished after %v and %d restarts", p.Took(), len(reasons))
-	for i, r := range reasons {
-		if i < 5 || i == len(reasons)-1 {
+	if waitErr != nil {
+		m := lostTxnRE.FindStringSubmatch(out)
+		if !allowLost || m == nil {
+			t.Fatalf("want the job to finish after the fault, got %v; output:\n%s", waitErr, out)
+		}
+		o.lostTxn = m[2] + m[4]
+		t.Logf("the job failed after %v and %d restarts: the broker aborted transaction %s of checkpoint %s before its commit", p.Took(), len(o.restarts), o.lostTxn, m[1])
+	} else {
+		t.Logf("the job finished after %v and %d restarts", p.Took(), len(o.restarts))
+	}
+	for i, r := range o.restarts {
+		if i < 5 || i == len(o.restarts)-1 {
 			t.Logf("restart %d: %s", i+1, r)
 		}
 	}
 	t.Logf("the broker: %s", brokerState(b, "out"))
 	counts := idCounts(t, b, "out", brokerFaultRows)
-	if err := idProblems(counts, false); err != nil {
-		t.Errorf("committed records of out: %v; the broker: %s; output:\n%s", err, brokerState(b, "out"), lastLines(out, 40))
-	} else {
-		t.Logf("every one of the %d ids committed exactly once", brokerFaultRows)
+	if o.lostTxn == "" {
+		if err := idProblems(counts, false); err != nil {
+			t.Errorf("committed records of out: %v; the broker: %s; output:\n%s", err, brokerState(b, "out"), lastLines(out, 40))
+		} else {
+			t.Logf("every one of the %d ids committed exactly once", brokerFaultRows)
+		}
+		return o
 	}
-	return reasons
+	// The job failed at the commit of the lost transaction and never
+	// committed a later one (commits go in checkpoint order), so what
+	// is committed is every id before the lost transaction's first one,
+	// each once, and nothing from there on.
+	lost := txnIDs(t, b, "out", o.lostTxn)
+	if len(lost) == 0 {
+		t.Fatalf("transaction %s wrote no record of out, but the job reported its rows lost", o.lostTxn)
+	}
+	first := int64(brokerFaultRows + 1)
+	for id := range lost {
+		first = min(first, id)
+	}
+	var wrong []int
+	nWrong := 0
+	for id := 1; id <= brokerFaultRows; id++ {
+		want := uint8(0)
+		if int64(id) < first {
+			want = 1
+		}
+		if counts[id] != want {
+			if nWrong++; len(wrong) < 10 {
+				wrong = append(wrong, id)
+			}
+		}
+	}
+	if nWrong > 0 {
+		t.Errorf("want ids 1..%d committed once and none after (the lost transaction %s wrote %d ids from %d on); %d ids differ, first: %v; output:\n%s",
+			first-1, o.lostTxn, len(lost), first, nWrong, wrong, lastLines(out, 40))
+	} else {
+		t.Logf("ids 1..%d are committed exactly once, the lost transaction's %d ids from %d on and the rest are not", first-1, len(lost), first)
+	}
+	return o
+}
+
+// txnIDs returns the click ids of the records of topic written by the
+// producer of transactional id txn (read uncommitted, with the
+// transactions' markers, so that the end offsets are reached).
+func txnIDs(t *testing.T, b *broker, topic, txn string) map[int64]bool {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	described, err := adm.DescribeTransactions(ctx, txn)
+	if err != nil {
+		t.Fatalf("describing transaction %s: %v", txn, err)
+	}
+	d, ok := described[txn]
+	if !ok || d.Err != nil {
+		t.Fatalf("describing transaction %s: %v", txn, d.Err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := map[int32]kgo.Offset{}
+	left := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			parts[o.Partition] = kgo.NewOffset().AtStart()
+			left[o.Partition] = o.Offset
+		}
+	})
+	rd, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DisableClientMetrics(), kgo.KeepControlRecords(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	ids := map[int64]bool{}
+	for len(left) > 0 {
+		fs := rd.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s uncommitted: %v", topic, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset+1 >= left[r.Partition] {
+				delete(left, r.Partition)
+			}
+			if r.ProducerID != d.ProducerID || r.Attrs.IsControl() {
+				return
+			}
+			if id, ok, err := clickID(r.Value); err == nil && ok {
+				ids[id] = true
+			}
+		})
+	}
+	return ids
 }
 
 // TestBrokerPaused stops the Apache Kafka broker with SIGSTOP for longer
 // than the transaction timeout under a running exactly-once job and
-// resumes it: the broker then aborts the transactions that timed out, the
-// job restarts from its newest checkpoint where it must, and no committed
-// record is lost or duplicated. Apache Kafka only (kafka-dev runs in the
-// test's process tree too, but its transactions do not time out).
+// resumes it. The broker then answers the requests waiting in its sockets
+// and aborts the transactions it finds timed out, in an order of its own:
+// when the commit of a completed checkpoint's transaction comes first,
+// the job rides through; when the abort comes first, the rows of that
+// checkpoint are lost (Kafka's two-phase commit cannot get them back), and
+// the job says so at every restart until its strategy gives up. Either
+// way nothing else is lost and nothing is duplicated (runBrokerFault).
+// Apache Kafka only (kafka-dev's transactions do not time out while its
+// process is stopped).
 func TestBrokerPaused(t *testing.T) {
 	if !apacheLogged(t) {
 		return
 	}
 	onApache(t, 2, []string{"out"}, func(t *testing.T, b *broker) {
-		reasons := runBrokerFault(t, b, "paused", shortTxnTimeout, nil, func(*proc) {
+		// Restarts that fail the same way follow each other quickly.
+		sets := []string{"'restart-strategy.exponential-delay.max-backoff' = '1 s'"}
+		o := runBrokerFault(t, b, "paused", shortTxnTimeout, sets, true, func(*proc) {
 			if err := b.apache.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
@@ -153,10 +282,13 @@ func TestBrokerPaused(t *testing.T) {
 			resume()
 			t.Logf("the broker was stopped (SIGSTOP) for %v, then resumed", held)
 		})
-		for _, r := range reasons {
+		for _, r := range o.restarts {
 			if strings.TrimSpace(r) == "" {
 				t.Errorf("a restart without a reason")
 			}
+		}
+		if o.lostTxn != "" && len(o.restarts) == 0 {
+			t.Errorf("the job failed without restarting by its strategy")
 		}
 	})
 }
@@ -175,7 +307,7 @@ func TestBrokerKilled(t *testing.T) {
 		// job; the broker starts again once the job has failed (and its
 		// restarts fail too while the broker is away).
 		sets := []string{"'execution.checkpointing.timeout' = '5 s'"}
-		reasons := runBrokerFault(t, b, "killed", longTxnTimeout, sets, func(p *proc) {
+		o := runBrokerFault(t, b, "killed", longTxnTimeout, sets, false, func(p *proc) {
 			if err := b.apache.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +326,7 @@ func TestBrokerKilled(t *testing.T) {
 			}
 			t.Logf("the broker started again on its log dir in %v", time.Since(start).Round(time.Millisecond))
 		})
-		if len(reasons) == 0 {
+		if len(o.restarts) == 0 {
 			t.Errorf("want the job to restart saying why after the broker was killed; it did not restart")
 		}
 	})
@@ -222,6 +354,15 @@ func brokerState(b *broker, topic string) string {
 	} else {
 		fmt.Fprintf(&s, "last stable offsets: %v; ", err)
 	}
+	if ends, err := adm.ListEndOffsets(ctx, topic); err == nil {
+		if lsos, err := adm.ListCommittedOffsets(ctx, topic); err == nil {
+			ends.Each(func(o kadm.ListedOffset) {
+				if l, ok := lsos.Lookup(o.Topic, o.Partition); ok && l.Offset < o.Offset {
+					s.WriteString(heldBack(ctx, b, o.Topic, o.Partition, l.Offset, o.Offset))
+				}
+			})
+		}
+	}
 	if txns, err := adm.ListTransactions(ctx, nil, nil); err == nil {
 		for _, x := range txns.Sorted() {
 			fmt.Fprintf(&s, "transaction %s %s (producer %d); ", x.TxnID, x.State, x.ProducerID)
@@ -240,4 +381,72 @@ func apacheLogged(t *testing.T) bool {
 		return false
 	}
 	return true
+}
+
+// heldBack describes the records of a partition between its last stable
+// offset and its end offset, read uncommitted with the transactions'
+// markers: per producer id, its epochs, its data records (count, first
+// and last offset) and its markers, so that a transaction left open (a
+// hanging one) names its producer.
+func heldBack(ctx context.Context, b *broker, topic string, partition int32, from, end int64) string {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DisableClientMetrics(), kgo.KeepControlRecords(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}}))
+	if err != nil {
+		return err.Error()
+	}
+	defer cl.Close()
+	type producer struct {
+		epochs      map[int16]bool
+		n           int
+		first, last int64
+		markers     []string
+	}
+	byID := map[int64]*producer{}
+	var order []int64
+	next := from
+	for next < end && ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		if fs.IsClientClosed() || ctx.Err() != nil {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			next = r.Offset + 1
+			p := byID[r.ProducerID]
+			if p == nil {
+				p = &producer{epochs: map[int16]bool{}, first: -1}
+				byID[r.ProducerID] = p
+				order = append(order, r.ProducerID)
+			}
+			p.epochs[r.ProducerEpoch] = true
+			if r.Attrs.IsControl() {
+				kind := "marker"
+				if len(r.Key) >= 4 {
+					switch r.Key[3] {
+					case 0:
+						kind = "abort"
+					case 1:
+						kind = "commit"
+					}
+				}
+				p.markers = append(p.markers, fmt.Sprintf("%s@%d(epoch %d)", kind, r.Offset, r.ProducerEpoch))
+				return
+			}
+			if p.first < 0 {
+				p.first = r.Offset
+			}
+			p.last = r.Offset
+			p.n++
+		})
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s/%d held back from %d to %d (read up to %d): ", topic, partition, from, end, next)
+	for _, id := range order {
+		p := byID[id]
+		var epochs []string
+		for e := range p.epochs {
+			epochs = append(epochs, fmt.Sprint(e))
+		}
+		fmt.Fprintf(&s, "producer %d epochs %v: %d records %d..%d, markers %v; ", id, epochs, p.n, p.first, p.last, p.markers)
+	}
+	return s.String()
 }
