@@ -44,6 +44,11 @@ const (
 	// passThrough: INSERT INTO out SELECT * FROM clicks, out a kafka json
 	// table.
 	passThrough
+	// joinRegions: clicks JOIN apps (a kafka table of app_id -> region)
+	// into two sinks of one statement set: region_pv, an upsert-kafka
+	// count of clicks per region, and joined, a kafka json stream of the
+	// joined rows (click_id, app_id, region).
+	joinRegions
 )
 
 // jobSpec is a job file reading the clicks topic of a broker.
@@ -62,25 +67,27 @@ type jobSpec struct {
 func (j jobSpec) sql(b *broker) string {
 	var s strings.Builder
 	s.WriteString(sourceDDL(b, "clicks", j.name))
-	sinkOpts := func(connector string, more ...string) string {
-		o := []string{
-			fmt.Sprintf("'connector' = '%s'", connector),
-			fmt.Sprintf("'topic' = '%s'", j.out),
-			fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
-			fmt.Sprintf("'sink.delivery-guarantee' = '%s'", j.guarantee),
-		}
-		if j.guarantee == "exactly-once" {
-			o = append(o, fmt.Sprintf("'sink.transactional-id-prefix' = '%s-tx'", j.name))
-		}
-		o = append(o, more...)
-		return strings.Join(o, ",\n  ")
-	}
+	sinkOpts := func(connector string, more ...string) string { return j.sinkOpts(b, connector, more...) }
 	switch j.kind {
 	case upsertCounts:
 		fmt.Fprintf(&s, "CREATE TABLE pv (\n  app_id STRING,\n  pv BIGINT,\n  PRIMARY KEY (app_id) NOT ENFORCED\n) WITH (\n  %s\n);\n",
 			sinkOpts("upsert-kafka", "'key.format' = 'json'", "'value.format' = 'json'"))
 	case passThrough:
 		fmt.Fprintf(&s, "CREATE TABLE out (\n  %s\n) WITH (\n  %s\n);\n", clickColumns, sinkOpts("kafka", "'format' = 'json'"))
+	case joinRegions:
+		fmt.Fprintf(&s, "CREATE TABLE apps (app_id STRING, region STRING) WITH (\n  %s\n);\n",
+			strings.Join([]string{"'connector' = 'kafka'", "'topic' = 'apps'", fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
+				fmt.Sprintf("'properties.group.id' = '%s-apps'", j.name), "'scan.startup.mode' = 'earliest-offset'",
+				"'scan.bounded.mode' = 'latest-offset'", "'format' = 'json'"}, ",\n  "))
+		regions := j
+		regions.out = "region_pv"
+		regions.name = j.name + "-regions"
+		fmt.Fprintf(&s, "CREATE TABLE region_pv (\n  region STRING,\n  pv BIGINT,\n  PRIMARY KEY (region) NOT ENFORCED\n) WITH (\n  %s\n);\n",
+			regions.sinkOpts(b, "upsert-kafka", "'key.format' = 'json'", "'value.format' = 'json'"))
+		rows := j
+		rows.out = "joined"
+		fmt.Fprintf(&s, "CREATE TABLE joined (click_id BIGINT, app_id STRING, region STRING) WITH (\n  %s\n);\n",
+			rows.sinkOpts(b, "kafka", "'format' = 'json'"))
 	}
 	s.WriteString("SET 'execution.checkpointing.interval' = '200ms';\n")
 	s.WriteString("SET 'state.backend' = 'pebble';\n")
@@ -93,8 +100,29 @@ func (j jobSpec) sql(b *broker) string {
 		s.WriteString("INSERT INTO pv SELECT app_id, COUNT(*) FROM clicks GROUP BY app_id;\n")
 	case passThrough:
 		s.WriteString("INSERT INTO out SELECT * FROM clicks;\n")
+	case joinRegions:
+		s.WriteString("EXECUTE STATEMENT SET BEGIN\n" +
+			"INSERT INTO region_pv SELECT a.region, COUNT(*) FROM clicks c JOIN apps a ON c.app_id = a.app_id GROUP BY a.region;\n" +
+			"INSERT INTO joined SELECT c.click_id, c.app_id, a.region FROM clicks c JOIN apps a ON c.app_id = a.app_id;\n" +
+			"END;\n")
 	}
 	return s.String()
+}
+
+// sinkOpts are the WITH options of a sink table on topic j.out, with the
+// job's guarantee and, exactly-once, a transactional id prefix of j.name.
+func (j jobSpec) sinkOpts(b *broker, connector string, more ...string) string {
+	o := []string{
+		fmt.Sprintf("'connector' = '%s'", connector),
+		fmt.Sprintf("'topic' = '%s'", j.out),
+		fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
+		fmt.Sprintf("'sink.delivery-guarantee' = '%s'", j.guarantee),
+	}
+	if j.guarantee == "exactly-once" {
+		o = append(o, fmt.Sprintf("'sink.transactional-id-prefix' = '%s-tx'", j.name))
+	}
+	o = append(o, more...)
+	return strings.Join(o, ",\n  ")
 }
 
 // jobRun is a job file in its own directory with the data directory every

@@ -1,6 +1,9 @@
 package kafka
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +15,10 @@ import (
 const (
 	upsertRows = 4_000_000
 	idRows     = 2_000_000
-	apps       = 1000
+	// joinRows are the clicks of the join test, which keeps them all in
+	// its state.
+	joinRows = 500_000
+	apps     = 1000
 	// partitions of every topic: the jobs run with parallelism 2.
 	partitions = 4
 )
@@ -71,5 +77,83 @@ func TestAtLeastOnce(t *testing.T) {
 			t.Errorf("committed records of out: %v", err)
 		}
 		t.Logf("%d of %d click ids were written more than once", dupCount(counts), idRows)
+	})
+}
+
+// regions is the number of regions of TestJoinRegions; app a is in
+// region a % regions.
+const regions = 7
+
+func regionName(r int) string { return fmt.Sprintf("region-%d", r) }
+
+// TestJoinRegions joins the clicks with a Kafka table of the apps'
+// regions, in one job with two exactly-once sinks: the clicks per region
+// (upsert-kafka) and the joined rows (kafka), while the engine is killed
+// at every failpoint and at random moments. A read_committed reader must
+// see the true count of each region and every click joined exactly once
+// with its app's region.
+func TestJoinRegions(t *testing.T) {
+	forEachProtocol(t, partitions, []string{"clicks", "apps", "region_pv", "joined"}, func(t *testing.T, b *broker) {
+		rng := testenv.NewRand(t, seed, seedEnv)
+		dir := t.TempDir()
+		c := writeClicks(t, dir, joinRows, apps)
+		var lines strings.Builder
+		for a := 0; a < apps; a++ {
+			fmt.Fprintf(&lines, "%s:{\"app_id\":\"%s\",\"region\":\"%s\"}\n", appName(a), appName(a), regionName(a%regions))
+		}
+		produceFile(t, b, "apps", writeFile(t, dir, "apps.txt", lines.String()), true, -1)
+		produceFile(t, b, "clicks", c.file, true, -1)
+		r := newJobRun(t, b, jobSpec{name: "join", kind: joinRegions, guarantee: "exactly-once", out: "joined", sets: []string{parallel2}})
+		r.killEverywhere(rng)
+
+		// The count of each region.
+		want := make([]int64, regions)
+		for a, n := range c.counts {
+			want[a%regions] += n
+		}
+		last, _ := lastValues(t, b, "region_pv")
+		for reg := 0; reg < regions; reg++ {
+			key := fmt.Sprintf(`{"region":"%s"}`, regionName(reg))
+			uv, ok := last[key]
+			var got struct{ PV int64 }
+			if ok && uv.value != nil {
+				json.Unmarshal(uv.value["pv"], &got.PV)
+			}
+			if !ok || uv.value == nil || got.PV != want[reg] {
+				t.Errorf("region %s: want the count %d as its last committed value, got %v (present %v)", regionName(reg), want[reg], got.PV, ok)
+			}
+		}
+		if len(last) != regions {
+			t.Errorf("region_pv has %d keys, want %d", len(last), regions)
+		}
+
+		// Every click joined once, with its app's region.
+		counts := make([]uint8, joinRows+1)
+		consumeCommitted(t, b, "joined", func(rec record) error {
+			var row struct {
+				ClickID int64  `json:"click_id"`
+				AppID   string `json:"app_id"`
+				Region  string `json:"region"`
+			}
+			if err := json.Unmarshal(rec.value, &row); err != nil {
+				return err
+			}
+			if row.ClickID < 1 || row.ClickID > joinRows {
+				return fmt.Errorf("click_id %d outside 1..%d", row.ClickID, joinRows)
+			}
+			a := appOf(int(row.ClickID), apps)
+			if row.AppID != appName(a) || row.Region != regionName(a%regions) {
+				return fmt.Errorf("click %d joined as %s in %s, want %s in %s", row.ClickID, row.AppID, row.Region, appName(a), regionName(a%regions))
+			}
+			if counts[row.ClickID] < 255 {
+				counts[row.ClickID]++
+			}
+			return nil
+		})
+		if err := idProblems(counts, false); err != nil {
+			t.Errorf("committed records of joined: %v", err)
+		} else {
+			t.Logf("every one of the %d clicks committed joined exactly once; the %d regions' counts are true", joinRows, regions)
+		}
 	})
 }
