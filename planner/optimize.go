@@ -25,6 +25,7 @@ var rules = []rule{
 	{"constant folding", foldConstants},
 	{"projection pruning", pruneColumns},
 	{"window aggregation", windowAggregates},
+	{"window join", windowJoins},
 }
 
 func lookupAnd() (functions.Resolved, bool) {
