@@ -197,6 +197,9 @@ func (p *Planner) checkJoins(s *Sink) error {
 		return nil // a bad value is reported where the plan is laid out, at its place
 	}
 	return Inspect(s, func(n Node) error {
+		if err := checkWindowJoin(n); err != nil {
+			return err
+		}
 		j, ok := n.(*Join)
 		if !ok || par <= 1 || IsBounded(j) {
 			return nil

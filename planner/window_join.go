@@ -318,3 +318,23 @@ func (w *WindowJoin) physical(b *physBuilder, o *Operator) {
 	o.Parallelism = b.par
 	o.Inputs = []Edge{{From: lin, Partition: Hash, Keys: spec.LeftHash}, {From: rin, Partition: Hash, Keys: spec.RightHash}}
 }
+
+// checkWindowJoin rejects what a window join cannot do as asked: its late
+// rows are counted (SHOW JOBS), never routed, so a late-records table set
+// for its windows is an error rather than a table that stays empty.
+func checkWindowJoin(n Node) error {
+	w, ok := n.(*WindowJoin)
+	if !ok {
+		return nil
+	}
+	for _, side := range []struct {
+		in  Node
+		col int
+	}{{w.Left, w.LeftStart}, {w.Right, w.RightStart}} {
+		if tvf, _ := windowCol(side.in, side.col); tvf != nil && tvf.Late != nil {
+			return errAt(ErrUnsupported, w.Pos, "RESET '"+OptLateRecordsTable+"' for this statement: the job counts a window join's late rows (SHOW JOBS)",
+				"a window join does not route its late rows to the late-records table '%s' ('%s' applies to window aggregations)", tvf.Late.Table.Name, OptLateRecordsTable)
+		}
+	}
+	return nil
+}
