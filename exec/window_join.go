@@ -62,9 +62,15 @@ type windowJoinOp struct {
 	unstored []wjRef
 	gauge    windowGauge
 
+	// spare are the groups of fired windows, for new ones.
+	spare []*wjGroup
+
 	hashes []uint64
 	keyBuf []byte
 	buf    []byte
+	offs   []int // row i's columns are buf[offs[i]:offs[i+1]]
+	koffs  []int // row i's key starts at keyBuf[koffs[i]]; -1: a NULL key
+	sbuf   []byte
 }
 
 // wjInput is what the window join knows of one input.
@@ -192,7 +198,7 @@ func (j *windowJoinOp) open(t *taskContext) error {
 			if key[0] == 0 {
 				w.nullRows[s] = append(w.nullRows[s], r)
 			} else {
-				g := w.group(kg, key[1:])
+				g := j.group(w, kg, string(key[1:]))
 				g.rows[s] = append(g.rows[s], r)
 			}
 			j.rows++
@@ -217,12 +223,19 @@ func (j *windowJoinOp) window(start, end int64) *wjWindow {
 	return w
 }
 
-// group returns w's group of key, made on first use.
-func (w *wjWindow) group(kg int, key []byte) *wjGroup {
-	g, ok := w.byKey[string(key)]
+// group returns w's group of key, made on first use (from the groups of
+// fired windows, when there are).
+func (j *windowJoinOp) group(w *wjWindow, kg int, key string) *wjGroup {
+	g, ok := w.byKey[key]
 	if !ok {
-		g = &wjGroup{kg: kg, key: string(key)}
-		w.byKey[g.key] = g
+		if n := len(j.spare); n > 0 {
+			g = j.spare[n-1]
+			j.spare = j.spare[:n-1]
+		} else {
+			g = &wjGroup{}
+		}
+		g.kg, g.key = kg, key
+		w.byKey[key] = g
 		w.groups = append(w.groups, g)
 	}
 	return g
@@ -251,6 +264,25 @@ func (j *windowJoinOp) process(input int, b Batch, out *emitter) error {
 	for k, c := range me.hash {
 		functions.HashColumn(functions.Vec{Array: rec.Column(c), Type: me.hashT[k]}, n, h)
 	}
+	// The rows' columns and keys are encoded into two buffers, each made
+	// one string: a row held is a substring of its batch's (one allocation
+	// a batch, not one a row).
+	j.offs, j.koffs = j.offs[:0], j.koffs[:0]
+	j.buf, j.keyBuf = j.buf[:0], j.keyBuf[:0]
+	for i := 0; i < n; i++ {
+		j.offs = append(j.offs, len(j.buf))
+		for c := range me.colR {
+			j.buf = me.colR[c].encodeKey(j.buf, i)
+		}
+		j.koffs = append(j.koffs, len(j.keyBuf))
+		if !j.appendKey(me, i) {
+			j.keyBuf = j.keyBuf[:j.koffs[i]]
+			j.koffs[i] = -1
+		}
+	}
+	j.offs = append(j.offs, len(j.buf))
+	j.koffs = append(j.koffs, len(j.keyBuf))
+	rows, keys := string(j.buf), string(j.keyBuf)
 	var late int64
 	for i := 0; i < n; i++ {
 		if b.Op(i) != Insert {
@@ -261,20 +293,20 @@ func (j *windowJoinOp) process(input int, b Batch, out *emitter) error {
 			late++
 			continue
 		}
-		key, ok := j.encodeKey(me, i)
+		ok := j.koffs[i] >= 0
 		if !ok && !me.padded {
 			continue // a NULL key joins nothing, and nothing is emitted for it
-		}
-		j.buf = j.buf[:0]
-		for c := range me.colR {
-			j.buf = me.colR[c].encodeKey(j.buf, i)
 		}
 		w := j.window(start, end)
 		j.seq++
 		ref := wjRef{w: w, side: input, kg: state.KeyGroup(h[i], j.maxPar)}
-		r := wjRow{row: string(j.buf), seq: j.seq, kg: ref.kg}
+		r := wjRow{row: rows[j.offs[i]:j.offs[i+1]], seq: j.seq, kg: ref.kg}
 		if ok {
-			g := w.group(ref.kg, key)
+			kend := j.koffs[i+1]
+			for k := i + 1; j.koffs[k] < 0; k++ {
+				kend = j.koffs[k+1]
+			}
+			g := j.group(w, ref.kg, keys[j.koffs[i]:kend])
 			ref.g, ref.i = g, len(g.rows[input])
 			g.rows[input] = append(g.rows[input], r)
 		} else {
@@ -291,17 +323,16 @@ func (j *windowJoinOp) process(input int, b Batch, out *emitter) error {
 	return nil
 }
 
-// encodeKey encodes row i's join key into j.keyBuf; ok is false when a key
-// column is NULL.
-func (j *windowJoinOp) encodeKey(in *wjInput, i int) ([]byte, bool) {
-	j.keyBuf = j.keyBuf[:0]
+// appendKey appends row i's join key to j.keyBuf; false when a key column
+// is NULL.
+func (j *windowJoinOp) appendKey(in *wjInput, i int) bool {
 	for k := range in.keyR {
 		if in.keyR[k].isNull(i) {
-			return nil, false
+			return false
 		}
 		j.keyBuf = in.keyR[k].encodeKey(j.keyBuf, i)
 	}
-	return j.keyBuf, true
+	return true
 }
 
 // storeKey is the store key of a row: [end][start][marker, key][seq].
@@ -409,18 +440,26 @@ func (j *windowJoinOp) fireWindow(w *wjWindow, out *emitter) error {
 			for _, r := range g.rows[s] {
 				j.rows--
 				if r.stored {
-					j.buf = j.storeKey(j.buf[:0], w, g, r.seq)
-					j.space[s].Delete(&wb, g.kg, j.buf)
+					j.sbuf = j.storeKey(j.sbuf[:0], w, g, r.seq)
+					j.space[s].Delete(&wb, g.kg, j.sbuf)
 				}
 			}
 		}
 		for _, r := range w.nullRows[s] {
 			j.rows--
 			if r.stored {
-				j.buf = j.storeKey(j.buf[:0], w, nil, r.seq)
-				j.space[s].Delete(&wb, r.kg, j.buf)
+				j.sbuf = j.storeKey(j.sbuf[:0], w, nil, r.seq)
+				j.space[s].Delete(&wb, r.kg, j.sbuf)
 			}
 		}
+	}
+	for _, g := range w.groups {
+		for s := range g.rows {
+			clear(g.rows[s])
+			g.rows[s] = g.rows[s][:0]
+		}
+		g.key = ""
+		j.spare = append(j.spare, g)
 	}
 	if wb.Len() == 0 {
 		return nil
@@ -596,11 +635,11 @@ func (j *windowJoinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, e
 			} else {
 				r = &ref.w.nullRows[ref.side][ref.i]
 			}
-			j.buf = j.storeKey(j.buf[:0], ref.w, ref.g, r.seq)
+			j.sbuf = j.storeKey(j.sbuf[:0], ref.w, ref.g, r.seq)
 			v := checkpoint.AppendStateHeader(nil, stateVersion)
 			v = binary.AppendUvarint(v, uint64(len(r.row)))
 			v = append(v, r.row...)
-			j.space[ref.side].Put(&wb, ref.kg, j.buf, v)
+			j.space[ref.side].Put(&wb, ref.kg, j.sbuf, v)
 			r.stored = true
 		}
 		clear(j.unstored)
