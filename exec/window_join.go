@@ -376,8 +376,10 @@ func (j *windowJoinOp) fire(out *emitter) error {
 		}
 		fired = true
 	}
-	if fired {
-		// Forget the fired windows' rows that were never stored.
+	if fired && int64(len(j.unstored)) > 2*j.rows+1024 {
+		// Forget the fired windows' rows that were never stored, once they
+		// are most of the list (so each is looked at a bounded number of
+		// times).
 		keep := j.unstored[:0]
 		for _, ref := range j.unstored {
 			if j.windows[ref.w.end] == ref.w {
