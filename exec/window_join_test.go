@@ -2,9 +2,11 @@ package exec
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +36,8 @@ import (
 //	restore                  a new operator restored from the last checkpoint
 //	state                    rows in the store, open windows and rows held
 //	late                     the late records counted so far
+//	dump                     the stored rows: "kg key value" in hex, in key order
+//	load                     a new operator restored from rows given as dump prints them (and this build's layout entry)
 func TestWindowJoinOperator(t *testing.T) {
 	datadriven.Walk(t, "window_join_testdata", func(t *testing.T, path string) {
 		h := &wjHarness{t: t, dir: t.TempDir()}
@@ -232,6 +236,40 @@ func (h *wjHarness) run(t *testing.T, d *datadriven.TestData) string {
 		return fmt.Sprintf("stored left=%d right=%d; open windows=%d rows held=%d\n", stored[0], stored[1], len(h.op.ends), h.op.rows)
 	case "late":
 		return fmt.Sprintf("%d\n", h.job.lateRecords.Load())
+	case "dump":
+		var lines []string
+		h.op.t.store.Scan(func(kg int, k, v []byte) error {
+			if k[0] == spaceJoinLeft || k[0] == spaceJoinRight {
+				lines = append(lines, fmt.Sprintf("%d %x %x", kg, k, v))
+			}
+			return nil
+		})
+		sort.Strings(lines)
+		return strings.Join(lines, "\n") + "\n"
+	case "load":
+		h.close()
+		store := state.NewMemory()
+		var wb state.WriteBatch
+		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+			f := strings.Fields(line)
+			kg, _ := strconv.Atoi(f[0])
+			k, err1 := hex.DecodeString(f[1])
+			v, err2 := hex.DecodeString(f[2])
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: bad line %q", d.Pos, line)
+			}
+			wb.Put(kg, k, v)
+		}
+		if err := store.Apply(&wb); err != nil {
+			t.Fatal(err)
+		}
+		h.start(store, false)
+		if err := writeLayout(h.op.t, h.op.meta, h.op.maxPar, h.op.layout); err != nil {
+			t.Fatal(err)
+		}
+		h.op = nil // its store is the one restored
+		h.start(store, true)
+		return "ok\n"
 	}
 	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
 	return ""
