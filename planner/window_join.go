@@ -322,7 +322,17 @@ func (w *WindowJoin) physical(b *physBuilder, o *Operator) {
 // checkWindowJoin rejects what a window join cannot do as asked: its late
 // rows are counted (SHOW JOBS), never routed, so a late-records table set
 // for its windows is an error rather than a table that stays empty.
+//
+// A regular join of unbounded window table functions that equates their
+// window_start or window_end but is no window join (the windows differ,
+// only one of the two is equated, or they are processing-time windows) is
+// an error too, as in Flink: as a regular join it would keep every row
+// forever. Over bounded inputs it stays a regular join, which gives the
+// rows the window join would.
 func checkWindowJoin(n Node) error {
+	if j, ok := n.(*Join); ok && !IsBounded(j) {
+		return notWindowJoin(j)
+	}
 	w, ok := n.(*WindowJoin)
 	if !ok {
 		return nil
@@ -335,6 +345,41 @@ func checkWindowJoin(n Node) error {
 			return errAt(ErrUnsupported, w.Pos, "RESET '"+OptLateRecordsTable+"' for this statement: the job counts a window join's late rows (SHOW JOBS)",
 				"a window join does not route its late rows to the late-records table '%s' ('%s' applies to window aggregations)", tvf.Late.Table.Name, OptLateRecordsTable)
 		}
+	}
+	return nil
+}
+
+// notWindowJoin says why a join that equates window columns of two window
+// table functions was not made a window join (nil: it equates none).
+func notWindowJoin(j *Join) error {
+	nl, nr := len(j.Left.Schema()), len(j.Right.Schema())
+	var lw, rw *WindowTVF
+	seen := [2]bool{}
+	for _, p := range splitJoinCond(j.Cond, nl, nr).pairs {
+		if p.left.expr != nil || p.right.expr != nil {
+			continue
+		}
+		lt, lc := windowCol(j.Left, p.left.col)
+		rt, rc := windowCol(j.Right, p.right.col)
+		if lt == nil || rt == nil || lc != rc || lc == 2 {
+			continue
+		}
+		lw, rw = lt, rt
+		seen[lc] = true
+	}
+	switch {
+	case lw == nil:
+		return nil
+	case !sameWindow(lw.Window, rw.Window):
+		return errAt(ErrUnsupported, j.Pos, "window both sides with the same window table function, size, slide and offset",
+			"a window join needs the same windows on both sides, but the left is %s and the right %s", lw.Window, rw.Window)
+	case !seen[0] || !seen[1]:
+		return errAt(ErrUnsupported, j.Pos, "add L.window_start = R.window_start AND L.window_end = R.window_end",
+			"a window join must equate both window_start and window_end of its inputs; this join equates only %s",
+			map[bool]string{true: "window_start", false: "window_end"}[seen[0]])
+	case lw.Window.Proctime:
+		return errAt(ErrUnsupported, j.Pos, "window the inputs by an event-time attribute (a column with a WATERMARK)",
+			"window joins over processing-time windows are not supported")
 	}
 	return nil
 }
