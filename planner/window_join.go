@@ -24,8 +24,10 @@ import (
 // rows, padded, at that time. The other equalities are the join keys (the
 // hash edges), the rest is the residual condition.
 //
-// Not made window joins (they stay regular joins): windows that differ
-// between the sides and processing-time windows.
+// Not made window joins: windows that differ between the sides, a join
+// that equates only one of window_start and window_end, and
+// processing-time windows. Over bounded inputs they stay regular joins;
+// over unbounded ones they are errors (checkWindowJoin).
 
 // WindowJoinType is the kind of a window join: the regular join types plus
 // semi and anti joins (the left rows with a match, or without one, in the
