@@ -385,3 +385,20 @@ func notWindowJoin(j *Join) error {
 	}
 	return nil
 }
+
+// isRowtime reports whether output column col is a time attribute: the
+// window_time of a side that is never padded (a window's rows are emitted
+// when the watermark passes their window_time, before the watermark goes
+// on, so a window over it downstream finds none of them late).
+func (w *WindowJoin) isRowtime(col int) bool {
+	nl := len(w.Left.Schema())
+	in, c, padded := w.Left, col, w.Type.PadsLeft()
+	if col >= nl {
+		in, c, padded = w.Right, col-nl, w.Type.PadsRight()
+	}
+	if padded {
+		return false
+	}
+	_, which := windowCol(in, c)
+	return which == 2 && isRowtime(in, c)
+}
