@@ -118,6 +118,9 @@ type Metrics struct {
 	// watermark) and no late-records table was set; LateRouted counts those
 	// written to the late-records table instead.
 	LateRecords, LateRouted int64
+	// StateExpired counts the rows of regular joins dropped by their
+	// state TTL ('table.exec.state.ttl').
+	StateExpired int64
 	// OpenWindows counts the windows the window aggregations (TUMBLE, HOP,
 	// CUMULATE) hold state for, not fired yet, summed over their subtasks;
 	// WindowGroups the (window, key) groups in their state caches, which is
@@ -160,6 +163,8 @@ type Job struct {
 	// lateRecords counts records dropped as late (Metrics.LateRecords),
 	// lateRouted those routed to the late-records table.
 	lateRecords, lateRouted atomic.Int64
+	// stateExpired counts the rows state TTLs dropped (Metrics.StateExpired).
+	stateExpired atomic.Int64
 
 	// cp is the checkpoint side of the job (nil without checkpoints).
 	cp *checkpointing
@@ -372,7 +377,7 @@ func (j *Job) Cancel() {
 
 // Metrics returns the job's counters so far.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load(),
+	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load(), StateExpired: j.stateExpired.Load(),
 		Watermark: maxWatermark}
 	sinks := 0
 	for _, t := range j.tasks {
