@@ -248,11 +248,15 @@ func (b *binder) bindTemporalJoin(j *ast.Join, typ JoinType, left Node, right No
 	c, ok := e.(*ColumnRef)
 	if !ok || c.Index >= nl {
 		return nil, nil, errAt(ErrUnsupported, asOfPos, "name the probe side's time attribute, e.g. FOR SYSTEM_TIME AS OF o.ts",
-			"FOR SYSTEM_TIME AS OF must name a time attribute column of the join's left input, not %s", e)
+			"FOR SYSTEM_TIME AS OF must name a time attribute column of the join's left input (the probe side), not an expression or a column of the versioned table")
 	}
 	if isProctime(left, c.Index) {
 		return nil, nil, errAt(ErrUnsupported, asOfPos, "join on event time: FOR SYSTEM_TIME AS OF the left input's row-time column, against a versioned table with a PRIMARY KEY and a WATERMARK",
 			"a processing-time temporal join (FOR SYSTEM_TIME AS OF the PROCTIME() column '%s') is a lookup join, which needs a database connector; there is none yet", c.Name)
+	}
+	if c.T.Kind != types.Timestamp {
+		return nil, nil, errAt(ErrUnsupported, asOfPos, "name the left input's row-time column (the column of its WATERMARK FOR)",
+			"FOR SYSTEM_TIME AS OF %s: '%s' is %s, not a time attribute", c.Name, c.Name, c.T)
 	}
 	if !isRowtime(left, c.Index) {
 		return nil, nil, errAt(ErrUnsupported, asOfPos, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the left input's table", c.Name, c.Name),
@@ -297,7 +301,7 @@ func (b *binder) bindTemporalJoin(j *ast.Join, typ JoinType, left Node, right No
 			names = append(names, rs[k].Name)
 		}
 		return nil, nil, errAt(ErrUnsupported, onPos, fmt.Sprintf("add an equality for each key column to ON, e.g. %s = <probe column>", names[0]),
-			"the ON condition of a temporal join must equate every column of the versioned table '%s''s primary key (%s) with the left input", a.name, strings.Join(names, ", "))
+			"the ON condition of a temporal join must equate every column of the primary key (%s) of the versioned table '%s' with the left input", strings.Join(names, ", "), a.name)
 	}
 	return &TemporalJoin{Left: left, Right: right, Type: typ, Cond: cond, LeftTime: c.Index, RightTime: rtime, Pos: onPos}, sc, nil
 }
