@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -264,7 +263,7 @@ func (j *temporalJoinOp) setTimer(k *tjKey, time int64) {
 		return
 	}
 	k.timer = time
-	heap.Push(&j.timers, tjTimer{time: time, key: k})
+	j.timers.push(tjTimer{time: time, key: k})
 }
 
 // schedule sets k's timer at its earliest work after watermark wm: its
@@ -408,7 +407,7 @@ func (j *temporalJoinOp) encodeRow(in *temporalInput, i int) []byte {
 func (j *temporalJoinOp) watermark(wm int64, out *emitter) error {
 	j.outL, j.outR = j.outL[:0], j.outR[:0]
 	for j.timers.Len() > 0 && j.timers[0].time <= wm {
-		tm := heap.Pop(&j.timers).(tjTimer)
+		tm := j.timers.pop()
 		k := tm.key
 		if k.timer != tm.time {
 			continue // replaced by an earlier timer, or fired
@@ -684,17 +683,48 @@ type tjTimer struct {
 	key  *tjKey
 }
 
-// tjTimers is a min-heap of timers by time.
+// tjTimers is a min-heap of timers by time (typed, without container/heap's
+// interface calls: it is popped and pushed for every key that fires).
 type tjTimers []tjTimer
 
-func (h tjTimers) Len() int           { return len(h) }
-func (h tjTimers) Less(a, b int) bool { return h[a].time < h[b].time }
-func (h tjTimers) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
-func (h *tjTimers) Push(x any)        { *h = append(*h, x.(tjTimer)) }
-func (h *tjTimers) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	old[len(old)-1] = tjTimer{}
-	*h = old[:len(old)-1]
-	return x
+func (h tjTimers) Len() int { return len(h) }
+
+func (h *tjTimers) push(t tjTimer) {
+	*h = append(*h, t)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p].time <= s[i].time {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *tjTimers) pop() tjTimer {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = tjTimer{}
+	s = s[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && s[r].time < s[l].time {
+			m = r
+		}
+		if s[i].time <= s[m].time {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
