@@ -225,14 +225,28 @@ func (b *binder) noAsOf(n Node) error {
 	if !ok {
 		return nil
 	}
-	return errAt(ErrUnsupported, b.identPos(a.name), "write the versioned table on the right: FROM orders o JOIN "+a.name+" FOR SYSTEM_TIME AS OF o.ts AS r ON ...",
+	return errAt(ErrUnsupported, b.asOfTablePos(a.name, b.pos(a.expr)), "write the versioned table on the right: FROM orders o JOIN "+a.name+" FOR SYSTEM_TIME AS OF o.ts AS r ON ...",
 		"FOR SYSTEM_TIME AS OF applies to the right input of a join (a temporal join), but '%s' is not one", a.name)
+}
+
+// asOfTablePos is where the table name written before FOR SYSTEM_TIME AS
+// OF is: its last occurrence before the AS OF expression.
+func (b *binder) asOfTablePos(name string, asOf sql.Pos) sql.Pos {
+	pos := b.identPos(name)
+	for off := b.stmt.Pos().Offset; ; {
+		p, ok := sql.FindIdentAfter(b.stmt, name, off)
+		if !ok || p.Offset >= asOf.Offset {
+			return pos
+		}
+		pos, off = p, p.Offset+1
+	}
 }
 
 // bindTemporalJoin binds j, whose right input was written with FOR
 // SYSTEM_TIME AS OF: the checks of a temporal join, each at its place.
 func (b *binder) bindTemporalJoin(j *ast.Join, typ JoinType, left Node, right Node, sc *scope, a asOfTable) (Node, *scope, error) {
-	tablePos := b.identPos(a.name)
+	asOfPos := b.pos(a.expr)
+	tablePos := b.asOfTablePos(a.name, asOfPos)
 	if typ != InnerJoin && typ != LeftJoin {
 		return nil, nil, errAt(ErrUnsupported, tablePos, "write [INNER] JOIN or LEFT JOIN", "a temporal join (FOR SYSTEM_TIME AS OF) is an inner or a left join, not a %s", typ.SQL())
 	}
@@ -240,7 +254,6 @@ func (b *binder) bindTemporalJoin(j *ast.Join, typ JoinType, left Node, right No
 		return nil, nil, errAt(ErrUnsupported, tablePos, "write the condition with ON, e.g. ON o.k = r.k", "a temporal join (FOR SYSTEM_TIME AS OF) needs an ON condition")
 	}
 	nl := len(left.Schema())
-	asOfPos := b.pos(a.expr)
 	e, err := b.bindExpr(a.expr, sc, nil)
 	if err != nil {
 		return nil, nil, err
@@ -296,11 +309,14 @@ func (b *binder) bindTemporalJoin(j *ast.Join, typ JoinType, left Node, right No
 	}
 	if !containsAll(covered, pk) {
 		rs := right.Schema()
-		var names []string
+		var names, missing []string
 		for _, k := range pk {
 			names = append(names, rs[k].Name)
+			if !containsAll(covered, []int{k}) {
+				missing = append(missing, rs[k].Name)
+			}
 		}
-		return nil, nil, errAt(ErrUnsupported, onPos, fmt.Sprintf("add an equality for each key column to ON, e.g. %s = <probe column>", names[0]),
+		return nil, nil, errAt(ErrUnsupported, onPos, fmt.Sprintf("add to ON an equality of %s with a column of the left input", strings.Join(missing, " and ")),
 			"the ON condition of a temporal join must equate every column of the primary key (%s) of the versioned table '%s' with the left input", strings.Join(names, ", "), a.name)
 	}
 	return &TemporalJoin{Left: left, Right: right, Type: typ, Cond: cond, LeftTime: c.Index, RightTime: rtime, Pos: onPos}, sc, nil
