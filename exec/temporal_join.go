@@ -67,6 +67,11 @@ type temporalJoinOp struct {
 
 	keys   map[string]*tjKey
 	timers tjTimers
+	// slots numbers the keys for the timers (which hold no pointer, so
+	// that the heap costs the garbage collector nothing); free lists the
+	// numbers of forgotten keys.
+	slots []*tjKey
+	free  []int32
 	dirty  []*tjKey
 	seq    uint64
 	// nProbes and nVersions count what is held (for tests and metrics).
@@ -102,6 +107,7 @@ type tjKey struct {
 	// space and the 8-byte suffix.
 	gone   []tjGone
 	timer  int64 // noTimer when none is set
+	slot   int32
 	listed bool
 }
 
@@ -246,7 +252,22 @@ func (j *temporalJoinOp) key(kg int, key []byte) *tjKey {
 	}
 	k := &tjKey{key: string(key), kg: kg, timer: noTimer}
 	j.keys[k.key] = k
+	if n := len(j.free); n > 0 {
+		k.slot, j.free = j.free[n-1], j.free[:n-1]
+		j.slots[k.slot] = k
+	} else {
+		k.slot = int32(len(j.slots))
+		j.slots = append(j.slots, k)
+	}
 	return k
+}
+
+// forget drops k, which holds nothing, from memory (its removed entries
+// stay listed for the next flush).
+func (j *temporalJoinOp) forget(k *tjKey) {
+	delete(j.keys, k.key)
+	j.slots[k.slot] = nil
+	j.free = append(j.free, k.slot)
 }
 
 // touch lists k for the next flush.
@@ -263,7 +284,7 @@ func (j *temporalJoinOp) setTimer(k *tjKey, time int64) {
 		return
 	}
 	k.timer = time
-	j.timers.push(tjTimer{time: time, key: k})
+	j.timers.push(tjTimer{time: time, slot: k.slot})
 }
 
 // schedule sets k's timer at its earliest work after watermark wm: its
@@ -408,9 +429,9 @@ func (j *temporalJoinOp) watermark(wm int64, out *emitter) error {
 	j.outL, j.outR = j.outL[:0], j.outR[:0]
 	for j.timers.Len() > 0 && j.timers[0].time <= wm {
 		tm := j.timers.pop()
-		k := tm.key
-		if k.timer != tm.time {
-			continue // replaced by an earlier timer, or fired
+		k := j.slots[tm.slot]
+		if k == nil || k.timer != tm.time {
+			continue // replaced by an earlier timer, or fired, or its key forgotten
 		}
 		k.timer = noTimer
 		j.fire(k, wm)
@@ -469,7 +490,7 @@ func (j *temporalJoinOp) fire(k *tjKey, wm int64) {
 	j.touch(k)
 	j.schedule(k, wm)
 	if len(k.probes) == 0 && len(k.versions) == 0 {
-		delete(j.keys, k.key) // its removed entries are deleted at the next flush
+		j.forget(k)
 	}
 }
 
@@ -676,11 +697,12 @@ func (j *temporalJoinOp) endInput(out *emitter) error { return j.watermark(maxWa
 
 func (j *temporalJoinOp) close() error { return closeStore(j.t) }
 
-// tjTimer is a key's timer; one whose time is no longer the key's is
-// stale and skipped.
+// tjTimer is the timer of the key in a slot; one whose time is no longer
+// the key's is stale and skipped (a slot reused by another key with a
+// timer at the same time fires that key at its time, as it should).
 type tjTimer struct {
 	time int64
-	key  *tjKey
+	slot int32
 }
 
 // tjTimers is a min-heap of timers by time (typed, without container/heap's
