@@ -72,8 +72,8 @@ type temporalJoinOp struct {
 	// numbers of forgotten keys.
 	slots []*tjKey
 	free  []int32
-	dirty  []*tjKey
-	seq    uint64
+	dirty []*tjKey
+	seq   uint64
 	// nProbes and nVersions count what is held (for tests and metrics).
 	nProbes, nVersions int
 
