@@ -240,7 +240,7 @@ func (j *temporalJoinOp) restore() error {
 	}
 	for _, k := range j.keys {
 		sort.Slice(k.probes, func(a, b int) bool { return k.probes[a].seq < k.probes[b].seq })
-		j.schedule(k, minWatermark)
+		j.schedule(k)
 	}
 	return nil
 }
@@ -287,10 +287,10 @@ func (j *temporalJoinOp) setTimer(k *tjKey, time int64) {
 	j.timers.push(tjTimer{time: time, slot: k.slot})
 }
 
-// schedule sets k's timer at its earliest work after watermark wm: its
-// earliest probe row, a version after the first (which makes the first
-// droppable), or a leading deletion.
-func (j *temporalJoinOp) schedule(k *tjKey, wm int64) {
+// schedule sets k's timer at its earliest work: its earliest probe row, a
+// version after the first (which makes the first droppable), or a leading
+// deletion. After k fired at a watermark, all of them are after it.
+func (j *temporalJoinOp) schedule(k *tjKey) {
 	t := int64(noTimer)
 	for _, p := range k.probes {
 		t = min(t, p.time)
@@ -488,7 +488,7 @@ func (j *temporalJoinOp) fire(k *tjKey, wm int64) {
 		k.versions = k.versions[:n]
 	}
 	j.touch(k)
-	j.schedule(k, wm)
+	j.schedule(k)
 	if len(k.probes) == 0 && len(k.versions) == 0 {
 		j.forget(k)
 	}
