@@ -292,7 +292,7 @@ func (b *binder) bindTemporalJoin(j *ast.Join, typ JoinType, left Node, right No
 			"the versioned table '%s' of a temporal join has no time attribute (a column with a WATERMARK)", a.name)
 	}
 	if ModeOf(left) == Updating {
-		return nil, nil, errAt(ErrUnsupported, asOfPos, "join an append-only input (a table, or a query without aggregation)",
+		return nil, nil, errAt(ErrUnsupported, asOfPos, "join an append-only input: a table that is not a changelog, or a query over one without aggregation",
 			"the left input of a temporal join must be append-only, but it produces updates (from %s)", producer(left))
 	}
 	cond, err := b.bindBool(j.On.Expr, sc, nil, "ON")
