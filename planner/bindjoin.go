@@ -15,9 +15,16 @@ import (
 // USING and NATURAL come first, once, unqualified (see usingJoin).
 func (b *binder) bindJoin(j *ast.Join) (Node, *scope, error) {
 	if j.Right == nil {
-		return b.bindTableRef(j.Left)
+		n, sc, err := b.bindTableRef(j.Left)
+		if err == nil {
+			err = b.noAsOf(n)
+		}
+		return n, sc, err
 	}
 	left, lsc, err := b.bindTableRef(j.Left)
+	if err == nil {
+		err = b.noAsOf(left)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,6 +51,9 @@ func (b *binder) bindJoin(j *ast.Join) (Node, *scope, error) {
 	}
 	join := &Join{Left: left, Right: right, Type: typ, Pos: pos}
 	sc := &scope{cols: append(append([]scopeCol(nil), lsc.cols...), rsc.cols...)}
+	if a, ok := b.takeAsOf(right); ok {
+		return b.bindTemporalJoin(j, typ, left, right, sc, a)
+	}
 	if j.NaturalJoin {
 		var using []string
 		for _, c := range lsc.cols {

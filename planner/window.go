@@ -317,6 +317,8 @@ func isRowtime(n Node, col int) bool {
 		return col == nIn+2 && isRowtime(x.Input, x.Window.TimeCol)
 	case *WindowAggregate:
 		return col < len(x.Keys) && x.Keys[col] == WindowTimeKey
+	case *TemporalJoin: // the probe side's time attributes pass through
+		return col < len(x.Left.Schema()) && isRowtime(x.Left, col)
 	}
 	return false
 }
