@@ -66,7 +66,7 @@ func main() {
 	flag.IntVar(&c.parallelism, "parallelism", 2, "streamsql's 'parallelism.default'")
 	flag.DurationVar(&c.checkpoint, "checkpoint", time.Second, "checkpoint interval (streamsql) and transaction length (bare loop)")
 	flag.BoolVar(&c.classic, "classic-txn", false, "run kafka-dev with the classic (pre-KIP-890) transaction protocol")
-	flag.StringVar(&c.only, "only", allContenders, "comma-separated contenders to run: "+allContenders)
+	flag.StringVar(&c.only, "only", "", "comma-separated contenders to run, of "+allContenders+" (default: all; kstreams and flink only on Apache Kafka)")
 	flag.StringVar(&c.gokaStorage, "goka-storage", "memory", "goka's local table storage: memory or leveldb")
 	flag.StringVar(&c.results, "results", "RESULTS.md", "write the results (markdown) to this `file`; empty: do not")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up on a contender after this long")
@@ -90,10 +90,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kafkabench: --broker must be kafka-dev, apache or both")
 		os.Exit(2)
 	}
-	for _, k := range strings.Split(c.only, ",") {
-		if !strings.Contains(","+allContenders+",", ","+strings.TrimSpace(k)+",") {
-			fmt.Fprintf(os.Stderr, "kafkabench: unknown contender %q in --only (known: %s)\n", k, allContenders)
-			os.Exit(2)
+	if c.only == "" {
+		c.only = allContenders
+	} else {
+		for _, k := range strings.Split(c.only, ",") {
+			k = strings.TrimSpace(k)
+			if !strings.Contains(","+allContenders+",", ","+k+",") {
+				fmt.Fprintf(os.Stderr, "kafkabench: unknown contender %q in --only (known: %s)\n", k, allContenders)
+				os.Exit(2)
+			}
+			if javaOnly[k] && c.broker == kindKafkaDev {
+				fmt.Fprintf(os.Stderr, "kafkabench: %s runs on Apache Kafka only (--broker apache or both): %s\n", k, whyNotKafkaDev)
+				os.Exit(2)
+			}
 		}
 	}
 	if c.repo == "" {
@@ -112,6 +121,12 @@ func main() {
 // allContenders are the --only keys, in the order each round runs them.
 const allContenders = "eo,alo,bare,goka,kstreams,flink"
 
+// javaOnly are the contenders that run on Apache Kafka only.
+var javaOnly = map[string]bool{"kstreams": true, "flink": true}
+
+// whyNotKafkaDev is why the Java peers do not run on kafka-dev.
+const whyNotKafkaDev = "the Java clients reject two of kafka-dev's answers (a DescribeConfigs config source of -1: Kafka Streams fails creating its changelog topic; a DescribeTopicPartitions partition without eligible leader replicas: Flink's Kafka source fails listing the partitions)"
+
 // section is the part of a run on one broker.
 type section struct {
 	broker  *broker
@@ -126,7 +141,7 @@ func run(c config) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	want := func(name string) bool {
+	wantAny := func(name string) bool {
 		for _, s := range strings.Split(c.only, ",") {
 			if strings.TrimSpace(s) == name {
 				return true
@@ -140,7 +155,7 @@ func run(c config) error {
 		{"kstreams", "kstreams", "io.streamsql.bench.KStreamsCount"},
 		{"flink", "flink", "io.streamsql.bench.FlinkSqlCount"},
 	} {
-		if !want(p.key) {
+		if !wantAny(p.key) || c.broker == kindKafkaDev {
 			continue
 		}
 		jp, err := buildPeer(c.repo, p.dir, p.main)
@@ -157,11 +172,15 @@ func run(c config) error {
 	var sections []section
 	failed := false
 	for _, kind := range kinds {
+		want := func(name string) bool { return wantAny(name) && (kind == kindApache || !javaOnly[name]) }
 		s, err := runOn(c, kind, filepath.Join(work, kind), want, peers)
 		if err != nil {
 			return err
 		}
 		s.table = formatTable(c, s.in, s.results)
+		if kind == kindKafkaDev && (wantAny("kstreams") || wantAny("flink")) {
+			s.table += "- Kafka Streams and Flink ran on Apache Kafka only: " + whyNotKafkaDev + "\n"
+		}
 		fmt.Println()
 		fmt.Println("## " + s.broker.desc)
 		fmt.Println()

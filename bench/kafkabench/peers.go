@@ -76,7 +76,7 @@ func (p *javaPeer) java(c config, tmp string, args ...string) *exec.Cmd {
 // runKStreams runs the Kafka Streams program (bench/peers/kstreams) on its
 // own application id and output topic, killed once its output is complete.
 func runKStreams(ctx context.Context, c config, b *broker, in *input, work string, p *javaPeer, round int) result {
-	label := "Kafka Streams 4.4.0"
+	label := nameKStreams
 	app, topic := fmt.Sprintf("bench-kstreams-%d", round), fmt.Sprintf("pv_kstreams_%d", round)
 	dir := filepath.Join(work, app)
 	tmp, state := filepath.Join(dir, "tmp"), filepath.Join(dir, "state")
@@ -95,7 +95,7 @@ func runKStreams(ctx context.Context, c config, b *broker, in *input, work strin
 // runFlink runs the Flink SQL program (bench/peers/flink): a MiniCluster
 // in one JVM, ending when its bounded source is read.
 func runFlink(ctx context.Context, c config, b *broker, in *input, work string, p *javaPeer, round int) result {
-	label := "Flink 2.2.1 SQL"
+	label := nameFlink
 	name, topic := fmt.Sprintf("bench-flink-%d", round), fmt.Sprintf("pv_flink_%d", round)
 	dir := filepath.Join(work, name)
 	tmp, chk := filepath.Join(dir, "tmp"), filepath.Join(dir, "checkpoints")

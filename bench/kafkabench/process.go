@@ -65,6 +65,7 @@ func runChild(ctx context.Context, b *broker, in *input, ch child) result {
 		ch.cmd.Process.Kill()
 		if !processDone {
 			<-exited
+			err = fmt.Errorf("%w; output of %s:\n%s", err, name, tail(ch.out.String()))
 		}
 		r.err = err
 		return r

@@ -75,9 +75,9 @@ func (l *lockedBuffer) String() string {
 // runStreamsql runs the count job with `streamsql -f` and measures from
 // the start of the process until the committed output is complete.
 func runStreamsql(ctx context.Context, c config, b *broker, in *input, work string, exactlyOnce bool, round int) result {
-	name, topic, label := fmt.Sprintf("bench-alo-%d", round), fmt.Sprintf("pv_alo_%d", round), "streamsql at-least-once"
+	name, topic, label := fmt.Sprintf("bench-alo-%d", round), fmt.Sprintf("pv_alo_%d", round), nameALO
 	if exactlyOnce {
-		name, topic, label = fmt.Sprintf("bench-eo-%d", round), fmt.Sprintf("pv_eo_%d", round), "streamsql exactly-once"
+		name, topic, label = fmt.Sprintf("bench-eo-%d", round), fmt.Sprintf("pv_eo_%d", round), nameEO
 	}
 	note := fmt.Sprintf("parallelism %d, %v checkpoints, Pebble state", c.parallelism, c.checkpoint)
 	dir := filepath.Join(work, name)
