@@ -36,6 +36,35 @@ type broker struct {
 	// transactions)", "Apache Kafka 4.4.0 ...").
 	desc string
 	stop func()
+	// pid is the broker's process (the JVM for Apache Kafka), whose CPU
+	// time the table shows next to each contender's.
+	pid int
+}
+
+// cpu is the broker process's CPU time so far (user+sys, from
+// /proc/PID/stat; 0 where that cannot be read).
+func (b *broker) cpu() time.Duration {
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(b.pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: utime and stime are the 12th and 13th, in clock ticks
+	// (USER_HZ, 100 on Linux).
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(st[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	stt, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(ut+stt) * (time.Second / 100)
 }
 
 // startBroker starts a broker of the given kind with every topic created
@@ -116,6 +145,7 @@ func startKafkaDev(bin string, partitions int, classic bool, topics ...string) (
 		addr: "127.0.0.1:" + strconv.Itoa(port),
 		desc: fmt.Sprintf("kafka-dev (%s)", mode),
 		stop: k.stop,
+		pid:  k.cmd.Process.Pid,
 	}, nil
 }
 
@@ -172,6 +202,9 @@ func startApache(c config, work string, topics ...string) (*broker, error) {
 		addr: lines[len(lines)-1],
 		desc: fmt.Sprintf("Apache Kafka %s (single node, KRaft, scripts/apache-kafka.sh)", apacheVersion(c.repo)),
 		stop: stop,
+	}
+	if pid, err := os.ReadFile(filepath.Join(dir, "broker.pid")); err == nil {
+		b.pid, _ = strconv.Atoi(strings.TrimSpace(string(pid)))
 	}
 	logf("Apache Kafka started in %v", time.Since(start).Round(time.Millisecond))
 	if err := createTopics(b.addr, c.partitions, topics); err != nil {

@@ -7,20 +7,30 @@ import (
 	"time"
 )
 
-// A child's usage is its own rusage: a process that burns CPU reports it,
-// with its peak resident set.
+// A child's usage is its own: a process that burns CPU reports it, and
+// its peak resident set is its own too, not the high-water mark of this
+// (larger) process that started it, which ru_maxrss would report.
 func TestChildUsage(t *testing.T) {
+	ballast := make([]byte, 256<<20)
+	for i := range ballast {
+		ballast[i] = 1
+	}
 	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done`)
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	u := childUsage(cmd)
+	rss := startRSSSampler(cmd.Process.Pid)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	u := childUsage(cmd, rss.finish())
 	if u.cpu < 10*time.Millisecond {
 		t.Errorf("cpu = %v, want the loop's CPU time (at least 10ms)", u.cpu)
 	}
-	if u.maxRSS <= 0 || u.inProcess {
-		t.Errorf("maxRSS = %d, inProcess = %v; want a positive peak RSS of the child", u.maxRSS, u.inProcess)
+	if u.maxRSS <= 0 || u.maxRSS > 64<<20 || u.inProcess {
+		t.Errorf("maxRSS = %d, inProcess = %v; want the shell's own peak RSS (above 0, far below the parent's 256 MiB)", u.maxRSS, u.inProcess)
 	}
+	_ = ballast[len(ballast)-1]
 }
 
 // The self meter sees CPU burnt in this process, and a peak RSS at least
@@ -65,7 +75,7 @@ func TestFormatTableRatios(t *testing.T) {
 	}
 	got := formatTable(c, &input{took: time.Second}, rs)
 	for _, want := range []string{
-		"| streamsql exactly-once | 500000 | 500000 - 500000 | 2.00 | 2.00 | 2.00 - 2.00 | 100 | 0 |",
+		"| streamsql exactly-once | 500000 | 500000 - 500000 | 2.00 | 2.00 | 2.00 - 2.00 | 100 | 0.00 | 0 |",
 		"| bare franz-go loop | 1000000 | 1000000 - 1000000 | 1.00 | 1.00 | 1.00 - 1.00 | 100 * |",
 		"streamsql exactly-once / Kafka Streams 4.4.0: records/s per CPU second 3.50x of the medians (target >= 3x: met)",
 		"streamsql exactly-once / Flink 2.2.1 SQL: records/s per CPU second 2.00x of the medians (target >= 3x: NOT met)",

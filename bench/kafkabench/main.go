@@ -12,9 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -43,9 +45,12 @@ type result struct {
 	elapsed time.Duration // from start until the output was complete
 	outRecs int64         // committed output records read by the checker
 	usage   usage
-	note    string
-	round   int
-	err     error
+	// brokerCPU is the broker's CPU time over the contender's run (the
+	// checker's fetches included).
+	brokerCPU time.Duration
+	note      string
+	round     int
+	err       error
 }
 
 // cpuPerM is the CPU seconds the contender spent per million input
@@ -136,6 +141,10 @@ type section struct {
 }
 
 func run(c config) error {
+	// An interrupt (or SIGTERM) ends the contender that runs, stops the
+	// broker and removes the temporary directory before exiting.
+	base, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
 	work, err := os.MkdirTemp("", "kafkabench-")
 	if err != nil {
 		return err
@@ -173,7 +182,7 @@ func run(c config) error {
 	failed := false
 	for _, kind := range kinds {
 		want := func(name string) bool { return wantAny(name) && (kind == kindApache || !javaOnly[name]) }
-		s, err := runOn(c, kind, filepath.Join(work, kind), want, peers)
+		s, err := runOn(base, c, kind, filepath.Join(work, kind), want, peers)
 		if err != nil {
 			return err
 		}
@@ -204,7 +213,7 @@ func run(c config) error {
 
 // runOn starts a broker of the kind, produces the input and runs every
 // wanted contender --rounds times on it.
-func runOn(c config, kind, work string, want func(string) bool, peers map[string]*javaPeer) (section, error) {
+func runOn(base context.Context, c config, kind, work string, want func(string) bool, peers map[string]*javaPeer) (section, error) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return section{}, err
 	}
@@ -254,13 +263,18 @@ func runOn(c config, kind, work string, want func(string) bool, peers map[string
 			if !want(ct.key) {
 				continue
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+			if base.Err() != nil {
+				return section{}, fmt.Errorf("interrupted")
+			}
+			ctx, cancel := context.WithTimeout(base, c.timeout)
 			runtime.GC()
 			var m *selfMeter
 			if ct.inProcess {
 				m = startSelfMeter()
 			}
+			bcpu := b.cpu()
 			r := ct.fn(ctx, round)
+			r.brokerCPU = b.cpu() - bcpu
 			if m != nil {
 				r.usage = m.stop()
 			}
@@ -269,8 +283,9 @@ func runOn(c config, kind, work string, want func(string) bool, peers map[string
 			if r.err != nil {
 				logf("round %d, %s: FAILED: %v", round, r.name, r.err)
 			} else {
-				logf("round %d, %s: %d records in %v: %.0f records/s, %.2f CPU s per 1M records, peak RSS %s (%d output records)",
-					round, r.name, c.records, r.elapsed.Round(time.Millisecond), r.rate(c.records), r.cpuPerM(c.records), mib(r.usage.maxRSS), r.outRecs)
+				logf("round %d, %s: %d records in %v: %.0f records/s, %.2f CPU s per 1M records, peak RSS %s, broker %.2f CPU s per 1M (%d output records)",
+					round, r.name, c.records, r.elapsed.Round(time.Millisecond), r.rate(c.records), r.cpuPerM(c.records), mib(r.usage.maxRSS),
+					r.brokerCPU.Seconds()*1e6/float64(c.records), r.outRecs)
 			}
 			all = append(all, r)
 		}

@@ -37,6 +37,7 @@ func runChild(ctx context.Context, b *broker, in *input, ch child) result {
 		r.err = err
 		return r
 	}
+	rss := startRSSSampler(ch.cmd.Process.Pid)
 	exited := make(chan error, 1)
 	var exitedAt time.Time
 	go func() {
@@ -63,6 +64,7 @@ func runChild(ctx context.Context, b *broker, in *input, ch child) result {
 	})
 	if err != nil {
 		ch.cmd.Process.Kill()
+		rss.finish()
 		if !processDone {
 			<-exited
 			err = fmt.Errorf("%w; output of %s:\n%s", err, name, tail(ch.out.String()))
@@ -75,6 +77,7 @@ func runChild(ctx context.Context, b *broker, in *input, ch child) result {
 	killed := false
 	if !processDone {
 		if !ch.endsItself {
+			rss.sample()
 			ch.cmd.Process.Kill()
 			killed = true
 			<-exited
@@ -89,7 +92,7 @@ func runChild(ctx context.Context, b *broker, in *input, ch child) result {
 			}
 		}
 	}
-	r.usage = childUsage(ch.cmd)
+	r.usage = childUsage(ch.cmd, rss.finish())
 	if exitErr != nil {
 		r.err = fmt.Errorf("%s: %v; output:\n%s", name, exitErr, tail(ch.out.String()))
 		return r

@@ -82,17 +82,18 @@ func formatTable(c config, in *input, rs []result) string {
 	n := c.records
 	fmt.Fprintf(&b, "%d clicks, %d keys, %d partitions; Kafka -> COUNT(*) by key -> Kafka; records/s of input consumed until the committed output was complete; median of %d rounds (each round runs every contender once, in turn; each column's median is taken on its own).\n\n",
 		n, c.keys, c.partitions, c.rounds)
-	b.WriteString("| contender | records/s (median) | range over the rounds | seconds (median) | CPU s per 1M records (median) | range | peak RSS MiB (median) | output records read | notes |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| contender | records/s (median) | range over the rounds | seconds (median) | CPU s per 1M records (median) | range | peak RSS MiB (median) | broker CPU s per 1M records (median) | output records read | notes |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	type meds struct{ rate, cpu, bestRate, bestCPU float64 }
 	med := map[string]meds{}
 	rate := func(r result) float64 { return r.rate(n) }
 	cpu := func(r result) float64 { return r.cpuPerM(n) }
 	rss := func(r result) float64 { return float64(r.usage.maxRSS) / (1 << 20) }
+	brokerCPU := func(r result) float64 { return r.brokerCPU.Seconds() * 1e6 / float64(n) }
 	inProc := false
 	for _, s := range summarize(c, rs) {
 		if len(s.ok) == 0 {
-			fmt.Fprintf(&b, "| %s | failed | | | | | | | %s |\n", s.name, firstLine(s.failed[0].err.Error()))
+			fmt.Fprintf(&b, "| %s | failed | | | | | | | | %s |\n", s.name, firstLine(s.failed[0].err.Error()))
 			continue
 		}
 		m := s.median()
@@ -112,11 +113,11 @@ func formatTable(c config, in *input, rs []result) string {
 		if len(s.failed) > 0 {
 			note += fmt.Sprintf("; %d of %d rounds FAILED: %s", len(s.failed), len(s.failed)+len(s.ok), firstLine(s.failed[0].err.Error()))
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f - %.0f | %.2f | %.2f | %.2f - %.2f | %s | %d | %s |\n", s.name, s.medianOf(rate),
-			rlo, rhi, m.elapsed.Seconds(), s.medianOf(cpu), clo, chi, rssCell, m.outRecs, note)
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f - %.0f | %.2f | %.2f | %.2f - %.2f | %s | %.2f | %d | %s |\n", s.name, s.medianOf(rate),
+			rlo, rhi, m.elapsed.Seconds(), s.medianOf(cpu), clo, chi, rssCell, s.medianOf(brokerCPU), m.outRecs, note)
 	}
 	b.WriteString("\n")
-	b.WriteString("CPU is user+sys time. For a contender in a process of its own (streamsql, Kafka Streams, Flink) it is that process's rusage from its start until it exited by itself (streamsql, Flink) or was killed once its output was complete (Kafka Streams), and the peak RSS is its ru_maxrss: the whole process, the JVM's heap and RocksDB's native memory included. The broker's and the checker's CPU are not in it.")
+	b.WriteString("CPU is user+sys time. For a contender in a process of its own (streamsql, Kafka Streams, Flink) it is that process's rusage from its start until it exited by itself (streamsql, Flink) or was killed once its output was complete (Kafka Streams), and the peak RSS is its own high-water mark (VmHWM of /proc/PID/status, read every 100ms while it runs: not ru_maxrss, which for a child started with vfork, as Go starts one, includes the benchmark process's peak): the whole process, the JVM's heap and RocksDB's native memory included. The broker's and the checker's CPU are not in it; the broker's CPU over each contender's run (its JVM or kafka-dev process, from /proc; the checker's fetches included) is the column of its own.")
 	if inProc {
 		b.WriteString(" Contenders marked * run inside the benchmark process (bare loop, goka): their CPU is the delta of the benchmark process's own rusage over the contender's run, so it includes the checker reading the output topic (for goka one record per input record), and their peak RSS is the benchmark process's high-water mark (VmHWM, reset before the contender), which includes the checker and the benchmark's own memory.")
 	}

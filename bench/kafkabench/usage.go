@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -21,18 +22,62 @@ type usage struct {
 }
 
 // childUsage is the rusage of an exited (or killed) child process: its
-// user+sys CPU time and ru_maxrss, the peak resident set of that process
-// (Linux reports KiB).
-func childUsage(cmd *exec.Cmd) usage {
+// user+sys CPU time, with peak, the peak resident set sampled from the
+// process while it ran (see rssSampler).
+//
+// Not ru_maxrss: Go starts a child with vfork (CLONE_VM|CLONE_VFORK), and
+// the kernel folds the high-water mark of the memory the child shared
+// until its exec, this benchmark process's, into the child's ru_maxrss, so
+// a small child of a large parent reports the parent's peak.
+func childUsage(cmd *exec.Cmd, peak int64) usage {
 	st := cmd.ProcessState
 	if st == nil {
 		return usage{}
 	}
-	u := usage{cpu: st.UserTime() + st.SystemTime()}
-	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-		u.maxRSS = int64(ru.Maxrss) * 1024
+	return usage{cpu: st.UserTime() + st.SystemTime(), maxRSS: peak}
+}
+
+// rssSampler reads a running process's peak resident set (VmHWM of
+// /proc/PID/status, which the kernel keeps for the process since its exec)
+// every 100ms until stopped; the peak is the last value read, so growth
+// in the last 100ms of the process's life is missed.
+type rssSampler struct {
+	pid  int
+	peak atomic.Int64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startRSSSampler(pid int) *rssSampler {
+	s := &rssSampler{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			s.sample()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// sample reads the peak once (a zombie or gone process has none).
+func (s *rssSampler) sample() {
+	if v := vmHWM("/proc/" + strconv.Itoa(s.pid) + "/status"); v > s.peak.Load() {
+		s.peak.Store(v)
 	}
-	return u
+}
+
+// finish stops sampling and returns the peak in bytes (0: never read).
+func (s *rssSampler) finish() int64 {
+	close(s.stop)
+	<-s.done
+	return s.peak.Load()
 }
 
 // selfMeter measures this process while an in-process contender runs:
@@ -54,7 +99,7 @@ func startSelfMeter() *selfMeter {
 func (m *selfMeter) stop() usage {
 	u := usage{cpu: selfCPU() - m.cpu, inProcess: true}
 	if m.hwmReset {
-		u.maxRSS = vmHWM()
+		u.maxRSS = vmHWM("/proc/self/status")
 	}
 	return u
 }
@@ -67,9 +112,10 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// vmHWM is the VmHWM line of /proc/self/status in bytes (0 if unknown).
-func vmHWM() int64 {
-	st, err := os.ReadFile("/proc/self/status")
+// vmHWM is the VmHWM line of a /proc/PID/status file in bytes (0 if
+// unknown).
+func vmHWM(path string) int64 {
+	st, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
