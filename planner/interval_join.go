@@ -362,19 +362,19 @@ func checkIntervalJoins(n Node, par int) error {
 		lname, rname := ls[b.leftTime].Name, rs[b.rightTime].Name
 		if isProctime(j.Left, b.leftTime) || isProctime(j.Right, b.rightTime) {
 			return errAt(ErrUnsupported, pos, "bound the inputs' row-time columns (WATERMARK FOR) instead",
-				"processing-time interval joins are not supported: the condition bounds '%s' by '%s'", lname, rname)
+				"processing-time interval joins are not supported: the condition bounds the left input's '%s' by the right input's '%s'", lname, rname)
 		}
 		lt, rt := isRowtime(j.Left, b.leftTime), isRowtime(j.Right, b.rightTime)
 		switch {
 		case !lt && !rt:
 			return nil // a regular join with a time condition, as in Flink
 		case !lt || !rt:
-			col := lname
+			side, col := "left", lname
 			if lt {
-				col = rname
+				side, col = "right", rname
 			}
 			return errAt(ErrUnsupported, pos, fmt.Sprintf("declare WATERMARK FOR %s in its table (and read it unchanged), so that both bounds are over time attributes", col),
-				"the interval join condition bounds '%s' by '%s', but '%s' is not a time attribute: as a regular join it would keep both inputs in state forever", lname, rname, col)
+				"the interval join condition bounds the left input's '%s' by the right input's '%s', but the %s input's '%s' is not a time attribute: as a regular join it would keep both inputs in state forever", lname, rname, side, col)
 		case b.lower > b.upper:
 			return errAt(ErrUnsupported, pos, "swap the bounds",
 				"the interval join condition's lower bound (%s ms) is above its upper bound (%s ms): no pair of rows can join", boundMillis(b.lower), boundMillis(b.upper))
