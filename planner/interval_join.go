@@ -259,12 +259,18 @@ func parseTimeBound(e Expr, nl int) (timeBound, bool) {
 }
 
 // timeTerm reads e as a TIMESTAMP column plus a constant day-time offset:
-// col, col + INTERVAL, INTERVAL + col, col - INTERVAL (nested); the offset
-// in microseconds.
+// col, col + INTERVAL, INTERVAL + col, col - INTERVAL (nested, through
+// widening casts); the offset in microseconds.
 func timeTerm(e Expr) (col int, off int64, ok bool) {
 	switch x := e.(type) {
 	case *ColumnRef:
 		return x.Index, 0, x.T.Kind == types.Timestamp
+	case *Cast: // an implicit widening between TIMESTAMPs keeps the value
+		a := x.Arg.Type()
+		if x.T.Kind != types.Timestamp || a.Kind != types.Timestamp || x.T.Precision < a.Precision {
+			return 0, 0, false
+		}
+		return timeTerm(x.Arg)
 	case *Call:
 		if len(x.Args) != 2 || (x.Func != "+" && x.Func != "-") {
 			return 0, 0, false
