@@ -440,7 +440,11 @@ func (s *IntervalJoinSpec) WatermarkDelay() int64 {
 func (s *IntervalJoinSpec) Describe(o *Operator) string {
 	var eq []string
 	for i := range s.LeftKeys {
-		eq = append(eq, fmt.Sprintf("=(%s, %s)", s.describeLeftKeys[i], s.describeRightKeys[i]))
+		l, r := fmt.Sprintf("$%d", s.LeftKeys[i]), fmt.Sprintf("$%d", s.RightKeys[i])
+		if i < len(s.describeLeftKeys) {
+			l, r = s.describeLeftKeys[i], s.describeRightKeys[i]
+		}
+		eq = append(eq, fmt.Sprintf("=(%s, %s)", l, r))
 	}
 	d := "IntervalJoin(joinType=[" + s.Type.String() + "], keys=[" + strings.Join(eq, ", ") + "]"
 	d += ", leftLowerBound=" + boundMillis(s.Lower) + ", leftUpperBound=" + boundMillis(s.Upper)
