@@ -471,10 +471,10 @@ func (j *intervalJoinOp) expire(s int, out *emitter) error {
 	in := &j.side[s]
 	st := in.st
 	for len(st.timers) > 0 {
-		k := st.timers[0]
-		if k.first+in.rel > j.wm {
+		if st.timers[0].first+in.rel > j.wm {
 			return nil
 		}
+		k := st.timers[0].k
 		if err := st.load(k); err != nil {
 			return err
 		}
@@ -567,13 +567,12 @@ type ivKey struct {
 	kg     int
 	rows   []ivRow
 	loaded bool
-	// n is the key's rows (in rows when loaded), first the earliest time.
+	// n is the key's rows (in rows when loaded; 0: all expired, the key
+	// is forgotten at the next flush), first the earliest time.
 	n      int
 	first  int64
-	hi     int // index in timers
+	hi     int // index in timers (-1: none, no rows)
 	listed bool
-	// dead: all its rows expired (a new row of the key makes a new ivKey).
-	dead bool
 }
 
 // ivRow is one kept row.
@@ -650,9 +649,10 @@ func (s *ivState) add(k *ivKey, t int64, row string, matched bool) {
 	switch {
 	case k.hi < 0:
 		k.first = t
-		heap.Push(&s.timers, k)
+		heap.Push(&s.timers, ivTimer{first: t, k: k})
 	case t < k.first:
 		k.first = t
+		s.timers[k.hi].first = t
 		heap.Fix(&s.timers, k.hi)
 	}
 	s.list(k)
@@ -681,12 +681,15 @@ func (s *ivState) removeFront(k *ivKey, n int) {
 	s.held -= int64(n)
 	if k.n > 0 {
 		k.first = k.rows[0].t
+		s.timers[k.hi].first = k.first
 		heap.Fix(&s.timers, k.hi)
 		return
 	}
+	// The key stays (empty, its rows' memory with it) until the next
+	// write-back, so that a key whose rows come and go does not allocate
+	// each time.
 	heap.Remove(&s.timers, k.hi)
-	k.dead, k.rows = true, nil
-	delete(s.keys, k.key)
+	k.rows = k.rows[:0]
 }
 
 // storeKey is r's key in the side's key space: the join key, the time
@@ -724,9 +727,6 @@ func (s *ivState) flush() error {
 	s.deletes = s.deletes[:0]
 	for _, k := range s.dirty {
 		k.listed = false
-		if k.dead {
-			continue
-		}
 		for i := range k.rows {
 			r := &k.rows[i]
 			if !r.dirty {
@@ -746,6 +746,11 @@ func (s *ivState) flush() error {
 	}
 	clear(s.dirty)
 	s.dirty = s.dirty[:0]
+	for key, k := range s.keys {
+		if k.n == 0 {
+			delete(s.keys, key)
+		}
+	}
 	if s.batch.Len() == 0 {
 		return nil
 	}
@@ -781,10 +786,11 @@ func (s *ivState) restore() error {
 		if !ok {
 			k = &ivKey{key: string(jk), kg: kg, first: r.t, hi: -1}
 			s.keys[k.key] = k
-			heap.Push(&s.timers, k)
+			heap.Push(&s.timers, ivTimer{first: r.t, k: k})
 		}
 		if r.t < k.first {
 			k.first = r.t
+			s.timers[k.hi].first = r.t
 			heap.Fix(&s.timers, k.hi)
 		}
 		k.n++
@@ -795,25 +801,31 @@ func (s *ivState) restore() error {
 	return err
 }
 
-// ivTimers is a min-heap of keys by their earliest row's time.
-type ivTimers []*ivKey
+// ivTimers is a min-heap of the keys with rows by their earliest row's
+// time (kept in the entry too, so that comparisons read no key).
+type ivTimers []ivTimer
+
+type ivTimer struct {
+	first int64
+	k     *ivKey
+}
 
 func (h ivTimers) Len() int           { return len(h) }
 func (h ivTimers) Less(a, b int) bool { return h[a].first < h[b].first }
 func (h ivTimers) Swap(a, b int) {
 	h[a], h[b] = h[b], h[a]
-	h[a].hi, h[b].hi = a, b
+	h[a].k.hi, h[b].k.hi = a, b
 }
 func (h *ivTimers) Push(x any) {
-	k := x.(*ivKey)
-	k.hi = len(*h)
-	*h = append(*h, k)
+	e := x.(ivTimer)
+	e.k.hi = len(*h)
+	*h = append(*h, e)
 }
 func (h *ivTimers) Pop() any {
 	old := *h
-	k := old[len(old)-1]
-	old[len(old)-1] = nil
+	e := old[len(old)-1]
+	old[len(old)-1] = ivTimer{}
 	*h = old[:len(old)-1]
-	k.hi = -1
-	return k
+	e.k.hi = -1
+	return e
 }

@@ -34,7 +34,8 @@ import (
 //	watermark time       a watermark advance; prints what is emitted and the watermark forwarded
 //	end                  end of input; prints what is emitted
 //	checkpoint, restore  snapshot into a checkpoint; a new operator restored from the last one
-//	state                rows held per side in memory and in the store, keys with rows
+//	state                rows held per side in memory and in the store, keys with rows (and
+//	                     those whose rows all expired, kept until the next write-back)
 //	late                 the late rows counted so far
 func TestIntervalJoinOperator(t *testing.T) {
 	datadriven.Walk(t, "interval_join_testdata", func(t *testing.T, path string) {
@@ -244,7 +245,19 @@ func (h *ivHarness) run(t *testing.T, d *datadriven.TestData) string {
 		})
 		for s, name := range []string{"left", "right"} {
 			st := h.op.side[s].st
-			fmt.Fprintf(&b, "%s: held=%d in-memory=%d stored=%d keys=%d\n", name, st.held, st.rows, stored[s], len(st.keys))
+			keys, empty := 0, 0
+			for _, k := range st.keys {
+				if k.n > 0 {
+					keys++
+				} else {
+					empty++
+				}
+			}
+			fmt.Fprintf(&b, "%s: held=%d in-memory=%d stored=%d keys=%d", name, st.held, st.rows, stored[s], keys)
+			if empty > 0 {
+				fmt.Fprintf(&b, " empty-keys=%d", empty)
+			}
+			b.WriteString("\n")
 		}
 		return b.String()
 	case "late":
