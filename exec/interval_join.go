@@ -701,6 +701,20 @@ func (s *ivState) storeKey(k *ivKey, r *ivRow) []byte {
 	return binary.BigEndian.AppendUint64(b, r.seq)
 }
 
+// appendIvRow appends r's value in the store: the state header, whether
+// it matched (uvarint 0/1) and its columns (length-prefixed).
+func appendIvRow(dst []byte, r *ivRow) []byte {
+	dst = checkpoint.AppendStateHeader(dst, stateVersion)
+	m := uint64(0)
+	if r.matched {
+		m = 1
+	}
+	dst = binary.AppendUvarint(dst, m)
+	return appendBytes(dst, []byte(r.row))
+}
+
+// decode reads a stored row from the end of its key (time, seq) and its
+// value.
 func (s *ivState) decode(suffix, v []byte) (ivRow, error) {
 	if len(suffix) != 16 {
 		return ivRow{}, fmt.Errorf("%w: %s: an interval join row key ends in %d bytes", state.ErrCorrupt, s.owner, len(suffix))
@@ -732,15 +746,8 @@ func (s *ivState) flush() error {
 			if !r.dirty {
 				continue
 			}
-			v := checkpoint.AppendStateHeader(s.buf[:0], stateVersion)
-			m := uint64(0)
-			if r.matched {
-				m = 1
-			}
-			v = binary.AppendUvarint(v, m)
-			v = appendBytes(v, []byte(r.row))
-			s.buf = v
-			s.space.Put(&s.batch, k.kg, s.storeKey(k, r), append([]byte(nil), v...))
+			s.buf = appendIvRow(s.buf[:0], r)
+			s.space.Put(&s.batch, k.kg, s.storeKey(k, r), append([]byte(nil), s.buf...))
 			r.dirty, r.stored = false, true
 		}
 	}

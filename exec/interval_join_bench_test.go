@@ -29,7 +29,7 @@ import (
 // (sampled every 100 ms); ckpt-bytes, the largest checkpoint; peak-rss-MB,
 // the process's peak resident memory (VmHWM) at the end of the run.
 func BenchmarkIntervalJoin(b *testing.B) {
-	const rows = 1_000_000 // per stream
+	const rows = 5_000_000 // per stream
 	table := func(name string) string {
 		return fmt.Sprintf(`CREATE TABLE %s (k INT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
 			'connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '0',
