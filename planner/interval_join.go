@@ -305,14 +305,21 @@ func timeTerm(e Expr) (col int, off int64, ok bool) {
 // regular join: its condition must bound a time attribute of one
 // append-only input by one of the other, with a non-empty interval.
 func toIntervalJoin(j *Join) *IntervalJoin {
+	return intervalJoinOver(j, ModeOf(j.Left), ModeOf(j.Right))
+}
+
+// intervalJoinOver is toIntervalJoin given the inputs' modes (so that
+// Join.Mode, given them, does not infer them again: the cost stays linear
+// in the depth of nested joins).
+func intervalJoinOver(j *Join, left, right Mode) *IntervalJoin {
+	if left != AppendOnly || right != AppendOnly {
+		return nil
+	}
 	b, ok := findIntervalBounds(j)
 	if !ok || b.lower > b.upper {
 		return nil
 	}
 	if !isRowtime(j.Left, b.leftTime) || !isRowtime(j.Right, b.rightTime) {
-		return nil
-	}
-	if ModeOf(j.Left) != AppendOnly || ModeOf(j.Right) != AppendOnly {
 		return nil
 	}
 	return &IntervalJoin{Left: j.Left, Right: j.Right, Type: j.Type, LeftTime: b.leftTime, RightTime: b.rightTime,

@@ -113,7 +113,7 @@ func (j *Join) WithExpressions(es []Expr) Node {
 // will make an IntervalJoin appends (so that windows bound over it see an
 // append-only input).
 func (j *Join) Mode(in []Mode) Mode {
-	if ij := toIntervalJoin(j); ij != nil {
+	if ij := intervalJoinOver(j, in[0], in[1]); ij != nil {
 		return ij.Mode(in)
 	}
 	if j.Type != InnerJoin {

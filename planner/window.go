@@ -326,7 +326,9 @@ func isRowtime(n Node, col int) bool {
 		}
 		return isRowtime(x.Left, col)
 	case *Join:
-		if ij := toIntervalJoin(x); ij != nil {
+		// As the interval-joins rule will make it (an updating input is an
+		// error then, checkIntervalJoins).
+		if ij := intervalJoinOver(x, AppendOnly, AppendOnly); ij != nil {
 			return isRowtime(ij, col)
 		}
 	}
