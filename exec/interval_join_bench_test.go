@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -101,17 +100,6 @@ func BenchmarkIntervalJoin(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time (user and system) the process has used: on a
-// machine shared with other work, rows per CPU second say what the job
-// costs when wall time cannot.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // peakRSSMB is the process's peak resident set size (VmHWM) in MB, 0 where
