@@ -131,9 +131,8 @@ func goldenStates(t *testing.T) map[string][]byte {
 	out["count/v1"] = countCodec{}.Encode(nil, &n)
 
 	// An interval join's row: its key's end (time, seq), then its value.
-	st := newIvState(nil, "golden")
 	ir := ivRow{t: 1_700_000_000_000_000, seq: 7, row: "\x01\x01k", matched: true}
-	key := st.storeKey(&ivKey{key: "j"}, &ir)
+	key := appendStoreKey(nil, &ivKey{key: "j"}, ir.t, ir.seq)
 	out["interval-join/v1"] = appendIvRow(key[1:], &ir)
 	return out
 }

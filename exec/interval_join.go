@@ -490,7 +490,7 @@ func (j *intervalJoinOp) expire(s int, out *emitter) error {
 				}
 			}
 			if r.stored {
-				st.deletes = append(st.deletes, ivDelete{kg: k.kg, key: st.storeKey(k, r)})
+				st.deletes = append(st.deletes, ivDelete{k: k, t: r.t, seq: r.seq})
 			}
 			cut++
 		}
@@ -559,6 +559,7 @@ type ivState struct {
 	seq   uint64
 	batch state.WriteBatch
 	buf   []byte
+	kbuf  []byte
 }
 
 // ivKey is one join key's rows, in order of (time, seq).
@@ -585,9 +586,11 @@ type ivRow struct {
 	stored  bool
 }
 
+// ivDelete is a stored row that expired: its key, time and sequence number.
 type ivDelete struct {
-	kg  int
-	key []byte
+	k   *ivKey
+	t   int64
+	seq uint64
 }
 
 func newIvState(space *state.KeySpace, owner string) *ivState {
@@ -692,13 +695,13 @@ func (s *ivState) removeFront(k *ivKey, n int) {
 	k.rows = k.rows[:0]
 }
 
-// storeKey is r's key in the side's key space: the join key, the time
-// (sign flipped, so that keys sort by time) and the sequence number.
-func (s *ivState) storeKey(k *ivKey, r *ivRow) []byte {
-	b := make([]byte, 0, len(k.key)+16)
-	b = append(b, k.key...)
-	b = binary.BigEndian.AppendUint64(b, uint64(r.t)^1<<63)
-	return binary.BigEndian.AppendUint64(b, r.seq)
+// appendStoreKey appends the key of k's row at t with sequence number seq
+// in the side's key space: the join key, the time (sign flipped, so that
+// keys sort by time) and the sequence number.
+func appendStoreKey(dst []byte, k *ivKey, t int64, seq uint64) []byte {
+	dst = append(dst, k.key...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(t)^1<<63)
+	return binary.BigEndian.AppendUint64(dst, seq)
 }
 
 // appendIvRow appends r's value in the store: the state header, whether
@@ -735,7 +738,8 @@ func (s *ivState) decode(suffix, v []byte) (ivRow, error) {
 func (s *ivState) flush() error {
 	s.batch.Reset()
 	for _, d := range s.deletes {
-		s.space.Delete(&s.batch, d.kg, d.key)
+		s.kbuf = appendStoreKey(s.kbuf[:0], d.k, d.t, d.seq)
+		s.space.Delete(&s.batch, d.k.kg, s.kbuf)
 	}
 	clear(s.deletes)
 	s.deletes = s.deletes[:0]
@@ -747,7 +751,8 @@ func (s *ivState) flush() error {
 				continue
 			}
 			s.buf = appendIvRow(s.buf[:0], r)
-			s.space.Put(&s.batch, k.kg, s.storeKey(k, r), append([]byte(nil), s.buf...))
+			s.kbuf = appendStoreKey(s.kbuf[:0], k, r.t, r.seq)
+			s.space.Put(&s.batch, k.kg, s.kbuf, s.buf) // the batch copies both
 			r.dirty, r.stored = false, true
 		}
 	}
