@@ -22,13 +22,18 @@ import (
 //
 //	go test ./exec -run '^$' -bench IntervalJoin -benchtime 1x -count 3
 //
+// (STREAMSQL_BENCH_ROWS=n sets the rows per stream.)
+//
 // Metrics: rows/s, input rows of both streams per second of the whole job
 // (planning excluded); rows/cpu-s, the same per second of CPU time used by
 // the process (on a loaded machine wall time overstates the cost); held-rows, the most rows the join held at once
 // (sampled every 100 ms); ckpt-bytes, the largest checkpoint; peak-rss-MB,
 // the process's peak resident memory (VmHWM) at the end of the run.
 func BenchmarkIntervalJoin(b *testing.B) {
-	const rows = 5_000_000 // per stream
+	rows := 5_000_000 // per stream
+	if n, err := strconv.Atoi(os.Getenv("STREAMSQL_BENCH_ROWS")); err == nil && n > 0 {
+		rows = n
+	}
 	table := func(name string) string {
 		return fmt.Sprintf(`CREATE TABLE %s (k INT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
 			'connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '0',
