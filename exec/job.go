@@ -128,6 +128,9 @@ type Metrics struct {
 	// Options.StateCacheEntries. Each subtask updates both after every batch
 	// and every firing; they are what a state-stays-flat check samples.
 	OpenWindows, WindowGroups int64
+	// JoinRows counts the rows the interval joins hold in state (both
+	// sides, every subtask), updated after every batch and watermark.
+	JoinRows int64
 	// Watermark is the event time the output has reached: the lowest
 	// watermark over the sinks' inputs (microseconds since the epoch), or
 	// NoWatermark while some sink has not received one (no event time, or
@@ -391,6 +394,9 @@ func (j *Job) Metrics() Metrics {
 			windows, groups := w.windowState()
 			m.OpenWindows += windows
 			m.WindowGroups += groups
+		}
+		if j, ok := t.impl.(*intervalJoinOp); ok {
+			m.JoinRows += j.joinRows()
 		}
 		if _, ok := t.op.Spec.(*planner.SinkSpec); ok {
 			sinks++

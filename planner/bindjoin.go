@@ -207,6 +207,9 @@ func (p *Planner) checkJoins(s *Sink, stmtPos sql.Pos) error {
 	if err != nil {
 		return nil // a bad value is reported where the plan is laid out, at its place
 	}
+	if err := checkIntervalJoins(s, par); err != nil {
+		return err
+	}
 	ttl := p.Options.StateTTL
 	return Inspect(s, func(n Node) error {
 		if a, ok := n.(*Aggregate); ok && ttl > 0 {

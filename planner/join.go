@@ -109,8 +109,13 @@ func (j *Join) WithExpressions(es []Expr) Node {
 }
 
 // Mode: an inner join of append-only inputs appends; an outer join, or a
-// join of an updating input, updates.
+// join of an updating input, updates; a join that the interval-joins rule
+// will make an IntervalJoin appends (so that windows bound over it see an
+// append-only input).
 func (j *Join) Mode(in []Mode) Mode {
+	if ij := intervalJoinOver(j, in[0], in[1]); ij != nil {
+		return ij.Mode(in)
+	}
 	if j.Type != InnerJoin {
 		return Updating
 	}

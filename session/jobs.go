@@ -41,6 +41,9 @@ type JobInfo struct {
 	// window aggregations (exec.Metrics): windows not fired yet, and their
 	// (window, key) groups.
 	OpenWindows, WindowGroups int64
+	// JoinRows is the rows the running attempt's interval joins hold
+	// (exec.Metrics.JoinRows).
+	JoinRows int64
 	// Watermark is the event time the job's output has reached
 	// (exec.Metrics.Watermark; exec.NoWatermark when there is none).
 	Watermark int64
@@ -192,6 +195,7 @@ func (e *jobEntry) info() JobInfo {
 		info.LateRouted += m.LateRouted
 		info.StateExpired += m.StateExpired
 		info.OpenWindows, info.WindowGroups = m.OpenWindows, m.WindowGroups
+		info.JoinRows = m.JoinRows
 		info.Watermark = m.Watermark
 		if c := e.cur.Coordinator(); c != nil {
 			st := c.Stats()
