@@ -38,4 +38,16 @@ go build -o ./streamsql ./cmd/streamsql
 ./streamsql --data-dir "$(mktemp -d)" -f examples/windows.sql > /dev/null
 KAFKA_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 19092) \
   STREAMSQL=./streamsql examples/pageviews.sh > /dev/null
+# The same on Apache Kafka (KAFKA=apache), on a free port whose next port
+# (the controller's) is free too.
+KAFKA=apache KAFKA_PORT=$(python3 -c '
+import socket
+for _ in range(50):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    t = socket.socket()
+    try:
+        t.bind(("127.0.0.1", p + 1)); print(p); break
+    except OSError:
+        pass
+') STREAMSQL=./streamsql examples/pageviews.sh > /dev/null
 echo "all tests passed"

@@ -129,6 +129,11 @@ func goldenStates(t *testing.T) map[string][]byte {
 
 	n := int64(3)
 	out["count/v1"] = countCodec{}.Encode(nil, &n)
+
+	// An interval join's row: its key's end (time, seq), then its value.
+	ir := ivRow{t: 1_700_000_000_000_000, seq: 7, row: "\x01\x01k", matched: true}
+	key := appendStoreKey(nil, &ivKey{key: "j"}, ir.t, ir.seq)
+	out["interval-join/v1"] = appendIvRow(key[1:], &ir)
 	return out
 }
 
@@ -196,6 +201,16 @@ func TestStateGolden(t *testing.T) {
 			c := sessionCodec{fold: wf, keyT: keyT, owner: "golden"}
 			err = c.Decode(b, &ss)
 			again = c.Encode(nil, &ss)
+		case "interval-join/v1":
+			st := newIvState(nil, "golden")
+			var r ivRow
+			if len(b) < 16 {
+				err = fmt.Errorf("%d bytes", len(b))
+				break
+			}
+			if r, err = st.decode(b[:16], b[16:]); err == nil {
+				again = appendIvRow(append([]byte(nil), b[:16]...), &r)
+			}
 		case "count/v1":
 			var n int64
 			err = countCodec{}.Decode(b, &n)

@@ -118,6 +118,9 @@ type Metrics struct {
 	// watermark) and no late-records table was set; LateRouted counts those
 	// written to the late-records table instead.
 	LateRecords, LateRouted int64
+	// StateExpired counts the rows of regular joins dropped by their
+	// state TTL ('table.exec.state.ttl').
+	StateExpired int64
 	// OpenWindows counts the windows the window aggregations (TUMBLE, HOP,
 	// CUMULATE) hold state for, not fired yet, summed over their subtasks;
 	// WindowGroups the (window, key) groups in their state caches, which is
@@ -125,6 +128,9 @@ type Metrics struct {
 	// Options.StateCacheEntries. Each subtask updates both after every batch
 	// and every firing; they are what a state-stays-flat check samples.
 	OpenWindows, WindowGroups int64
+	// JoinRows counts the rows the interval joins hold in state (both
+	// sides, every subtask), updated after every batch and watermark.
+	JoinRows int64
 	// Watermark is the event time the output has reached: the lowest
 	// watermark over the sinks' inputs (microseconds since the epoch), or
 	// NoWatermark while some sink has not received one (no event time, or
@@ -160,6 +166,8 @@ type Job struct {
 	// lateRecords counts records dropped as late (Metrics.LateRecords),
 	// lateRouted those routed to the late-records table.
 	lateRecords, lateRouted atomic.Int64
+	// stateExpired counts the rows state TTLs dropped (Metrics.StateExpired).
+	stateExpired atomic.Int64
 
 	// cp is the checkpoint side of the job (nil without checkpoints).
 	cp *checkpointing
@@ -372,7 +380,7 @@ func (j *Job) Cancel() {
 
 // Metrics returns the job's counters so far.
 func (j *Job) Metrics() Metrics {
-	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load(),
+	m := Metrics{RecordsIn: j.recordsIn.Load(), RecordsOut: j.recordsOut.Load(), LateRecords: j.lateRecords.Load(), LateRouted: j.lateRouted.Load(), StateExpired: j.stateExpired.Load(),
 		Watermark: maxWatermark}
 	sinks := 0
 	for _, t := range j.tasks {
@@ -386,6 +394,9 @@ func (j *Job) Metrics() Metrics {
 			windows, groups := w.windowState()
 			m.OpenWindows += windows
 			m.WindowGroups += groups
+		}
+		if j, ok := t.impl.(*intervalJoinOp); ok {
+			m.JoinRows += j.joinRows()
 		}
 		if _, ok := t.op.Spec.(*planner.SinkSpec); ok {
 			sinks++

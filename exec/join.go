@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -140,6 +141,9 @@ func (j *joinOp) open(t *taskContext) error {
 	fresh := t.restored == nil
 	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, !j.spec.LeftUpdating, j.owner, fresh)
 	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, !j.spec.RightUpdating, j.owner, fresh)
+	for s := range j.side {
+		j.side[s].st.ttl = j.spec.TTL.Milliseconds()
+	}
 	if !fresh {
 		return checkLayout(t, j.meta, j.maxPar, j.owner, j.layout)
 	}
@@ -153,6 +157,10 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 	}
 	rec := b.Rec
 	me, other := &j.side[input], &j.side[1-input]
+	if j.spec.TTL > 0 {
+		now := time.Now().UnixMilli() // one clock read per batch
+		me.st.now, other.st.now = now, now
+	}
 	for k, c := range me.keys {
 		me.keyR[k].reset(me.keyT[k], rec.Column(c))
 	}
@@ -188,16 +196,16 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 		if err != nil {
 			return err
 		}
-		if ok2 != nil {
-			for _, r := range ok2.rows {
-				j.pairs = append(j.pairs, joinPair{row: i, other: r})
-			}
+		for _, r := range other.st.live(ok2) {
+			j.pairs = append(j.pairs, joinPair{row: i, other: r})
 		}
 		mine, err := me.st.lookup(kg, key, true)
 		if err != nil {
 			return err
 		}
-		keys[i] = mine
+		if keys[i] = mine; i == 0 || keys[i-1] != mine {
+			me.st.live(mine)
+		}
 	}
 	j.pairAt = append(j.pairAt, len(j.pairs))
 	if err := j.evalResidual(input, rec); err != nil {
@@ -288,10 +296,13 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 		return nil
 	}
 	id, row := j.encodeRow(me, i)
-	if retract {
-		if !me.st.remove(mine, id) {
+	if retract && !me.st.remove(mine, id) {
+		if me.st.ttl <= 0 {
 			return fmt.Errorf("%s: a retraction of a row the join does not hold: the input changelog is inconsistent", j.owner)
 		}
+		// The row expired (its TTL passed): its joined rows were
+		// emitted and stay; there is nothing left to retract.
+		return nil
 	}
 	if me.outer && matches == 0 {
 		if err := j.emitPadded(input, me, i, retract); err != nil {
@@ -480,8 +491,14 @@ func (j *joinOp) shrink() error {
 }
 
 func (j *joinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	now := time.Now().UnixMilli()
 	for s := range j.side {
-		if err := j.side[s].st.flush(); err != nil {
+		st := j.side[s].st
+		st.now = now
+		st.sweep()
+		j.t.job.stateExpired.Add(st.expired)
+		st.expired = 0
+		if err := st.flush(); err != nil {
 			return checkpoint.SubtaskState{}, err
 		}
 	}

@@ -28,8 +28,13 @@ import (
 // row. drop forgets every key (to bound memory); later uses load again.
 //
 // Store layout, in the side's key space: key = join key + identity;
-// value = state header, count, matches and, when the identity is not the
-// row, the row.
+// value = state header, count, matches, the time of the last write and,
+// when the identity is not the row, the row.
+//
+// With a TTL (planner.JoinSpec.TTL), a row not written for that long is
+// dropped when its key is next read, or at a checkpoint while its key is
+// in memory; it is counted (expired), and nothing is emitted for it, as
+// in Flink.
 type joinSideState struct {
 	space *state.KeySpace
 	spec  planner.JoinInputSpec
@@ -39,8 +44,13 @@ type joinSideState struct {
 	appendOnly   bool
 	seqBase, seq uint64
 	owner        string
-	keys         map[string]*joinKey
-	dirty        []*joinKey
+	// ttl (milliseconds; 0: none) and now (the batch's processing time,
+	// Unix milliseconds): a row written before now - ttl has expired.
+	ttl, now int64
+	// expired counts the rows (with their multiplicity) dropped by the TTL.
+	expired int64
+	keys    map[string]*joinKey
+	dirty   []*joinKey
 	// complete: the store holds no key that is not in keys (a fresh start,
 	// no drop since), so a new key needs no store read.
 	complete bool
@@ -86,9 +96,13 @@ type joinRow struct {
 	// matches is the number of rows of the other side it joins with
 	// (counted with their multiplicity): outer sides only.
 	matches int64
-	dirty   bool
-	stored  bool
-	gone    bool // removed: delete from the store at flush
+	// ts is when the row was last written (inserted, counted again, its
+	// matches changed), in Unix milliseconds of processing time: with a
+	// TTL it expires ts + TTL.
+	ts     int64
+	dirty  bool
+	stored bool
+	gone   bool // removed: delete from the store at flush
 }
 
 func newJoinSideState(space *state.KeySpace, spec planner.JoinInputSpec, appendOnly bool, owner string, fresh bool) *joinSideState {
@@ -146,8 +160,47 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 	return k, nil
 }
 
-// touchRow lists r as changed (its match count).
-func (s *joinSideState) touchRow(r *joinRow) { s.touch(r.key, r) }
+// touchRow lists r as changed (its match count): a write.
+func (s *joinSideState) touchRow(r *joinRow) {
+	r.ts = s.now
+	s.touch(r.key, r)
+}
+
+// live drops the rows of k whose TTL has passed and returns the others.
+func (s *joinSideState) live(k *joinKey) []*joinRow {
+	if s.ttl <= 0 || k == nil {
+		if k == nil {
+			return nil
+		}
+		return k.rows
+	}
+	for i := 0; i < len(k.rows); {
+		r := k.rows[i]
+		if s.now-r.ts <= s.ttl {
+			i++
+			continue
+		}
+		s.expired += r.n
+		r.n = 1
+		s.removeAt(k, i)
+	}
+	return k.rows
+}
+
+// sweep drops the expired rows of every key in memory (at a checkpoint:
+// keys nobody reads expire too). Keys only in the store wait until they
+// are read.
+func (s *joinSideState) sweep() {
+	if s.ttl <= 0 {
+		return
+	}
+	for _, k := range s.keys {
+		s.live(k)
+		if len(k.rows) == 0 && !k.listed {
+			delete(s.keys, k.key)
+		}
+	}
+}
 
 // touch lists r of k as changed.
 func (s *joinSideState) touch(k *joinKey, r *joinRow) {
@@ -169,7 +222,7 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 	if s.appendOnly {
 		r := s.newRow()
 		s.idbuf = s.nextID(s.idbuf)
-		*r = joinRow{key: k, id: string(s.idbuf), row: string(row), n: 1, matches: matches}
+		*r = joinRow{key: k, id: string(s.idbuf), row: string(row), n: 1, matches: matches, ts: s.now}
 		k.rows = append(k.rows, r)
 		s.rows++
 		s.touch(k, r)
@@ -182,11 +235,12 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 		} else {
 			r.row, r.matches = string(row), matches
 		}
+		r.ts = s.now
 		s.touch(k, r)
 		return
 	}
 	r := s.newRow()
-	*r = joinRow{key: k, id: string(id), n: 1, matches: matches}
+	*r = joinRow{key: k, id: string(id), n: 1, matches: matches, ts: s.now}
 	if s.rowIsID() {
 		r.row = r.id
 	} else {
@@ -205,10 +259,21 @@ func (s *joinSideState) remove(k *joinKey, id []byte) bool {
 		return false
 	}
 	r := k.rows[i]
-	s.touch(k, r)
-	if r.n--; r.n > 0 {
+	r.ts = s.now
+	if r.n > 1 {
+		r.n--
+		s.touch(k, r)
 		return true
 	}
+	s.removeAt(k, i)
+	return true
+}
+
+// removeAt removes the row at index i of k (one of its n: the last).
+func (s *joinSideState) removeAt(k *joinKey, i int) {
+	r := k.rows[i]
+	s.touch(k, r)
+	r.n = 0
 	r.gone = true
 	last := len(k.rows) - 1
 	if i != last {
@@ -217,9 +282,10 @@ func (s *joinSideState) remove(k *joinKey, id []byte) bool {
 	}
 	k.rows[last] = nil
 	k.rows = k.rows[:last]
-	delete(k.byID, r.id)
+	if !s.appendOnly {
+		delete(k.byID, r.id)
+	}
 	s.rows--
-	return true
 }
 
 // flushPart is the number of writes flush hands the store at a time.
@@ -280,6 +346,7 @@ func (s *joinSideState) encodeRow(dst []byte, r *joinRow) []byte {
 	v := checkpoint.AppendStateHeader(dst, stateVersion)
 	v = binary.AppendVarint(v, r.n)
 	v = binary.AppendVarint(v, r.matches)
+	v = binary.AppendVarint(v, r.ts)
 	if !s.rowIsID() {
 		v = binary.AppendUvarint(v, uint64(len(r.row)))
 		v = append(v, r.row...)
@@ -294,6 +361,7 @@ func (s *joinSideState) decodeRow(src []byte, r *joinRow) error {
 	}
 	r.n = d.varint()
 	r.matches = d.varint()
+	r.ts = d.varint()
 	if !s.rowIsID() {
 		r.row = string(d.bytes())
 	} else {

@@ -317,7 +317,7 @@ func (t *subtask) runOperator() (err error) {
 		switch el.Kind {
 		case KindBatch:
 			if al.active(el.From) {
-				if err := em.broadcast(Element{Kind: KindWatermark, Watermark: al.wm}); err != nil {
+				if err := em.broadcast(Element{Kind: KindWatermark, Watermark: t.outWatermark(al.wm)}); err != nil {
 					return err
 				}
 			}
@@ -382,7 +382,7 @@ func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) e
 				return fmt.Errorf("%s: %w", t.name(), err)
 			}
 		}
-		if err := em.broadcast(Element{Kind: KindWatermark, Watermark: wm}); err != nil {
+		if err := em.broadcast(Element{Kind: KindWatermark, Watermark: t.outWatermark(wm)}); err != nil {
 			return err
 		}
 	}
@@ -390,6 +390,26 @@ func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) e
 		return em.broadcast(Element{Kind: KindIdle})
 	}
 	return nil
+}
+
+// watermarkDelayer is an operator whose output runs behind its input in
+// event time (an interval join): the watermark it forwards is its input's
+// minus watermarkDelay (microseconds, not negative).
+type watermarkDelayer interface {
+	watermarkDelay() int64
+}
+
+// outWatermark is the watermark the subtask forwards for its combined
+// input watermark wm.
+func (t *subtask) outWatermark(wm int64) int64 {
+	d, ok := t.impl.(watermarkDelayer)
+	if !ok || wm == maxWatermark {
+		return wm
+	}
+	if wm < minWatermark+d.watermarkDelay() {
+		return minWatermark
+	}
+	return wm - d.watermarkDelay()
 }
 
 // aligner implements barrier alignment (exactly-once): once a channel has

@@ -81,6 +81,9 @@ type binder struct {
 	// depth is the nesting of the expression being bound; steps counts
 	// bindExpr calls, to look at the planning context now and then.
 	depth, steps int
+	// asOf holds the tables bound with FOR SYSTEM_TIME AS OF until their
+	// join takes them (temporal_join.go).
+	asOf map[Node]asOfTable
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {
@@ -215,9 +218,6 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 	switch src := ts.Source.(type) {
 	case *ast.TableName:
 		name := src.Name.O
-		if src.AsOf != nil {
-			return nil, nil, errAt(ErrUnsupported, b.identPos(name), "join the table without FOR SYSTEM_TIME AS OF (a regular join)", "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet")
-		}
 		if w, ok := sql.WindowOf(b.stmt, src); ok {
 			if alias == "" {
 				alias = w.Table
@@ -234,6 +234,9 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 		n, err := b.bindTableName(name)
 		if err != nil {
 			return nil, nil, err
+		}
+		if src.AsOf != nil {
+			b.markAsOf(n, name, src.AsOf.TsExpr) // a temporal join's right input (temporal_join.go)
 		}
 		return n, scopeOf(n, alias), nil
 	case *ast.SelectStmt, *ast.SetOprStmt:

@@ -15,9 +15,16 @@ import (
 // USING and NATURAL come first, once, unqualified (see usingJoin).
 func (b *binder) bindJoin(j *ast.Join) (Node, *scope, error) {
 	if j.Right == nil {
-		return b.bindTableRef(j.Left)
+		n, sc, err := b.bindTableRef(j.Left)
+		if err == nil {
+			err = b.noAsOf(n)
+		}
+		return n, sc, err
 	}
 	left, lsc, err := b.bindTableRef(j.Left)
+	if err == nil {
+		err = b.noAsOf(left)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,6 +51,9 @@ func (b *binder) bindJoin(j *ast.Join) (Node, *scope, error) {
 	}
 	join := &Join{Left: left, Right: right, Type: typ, Pos: pos}
 	sc := &scope{cols: append(append([]scopeCol(nil), lsc.cols...), rsc.cols...)}
+	if a, ok := b.takeAsOf(right); ok {
+		return b.bindTemporalJoin(j, typ, left, right, sc, a)
+	}
 	if j.NaturalJoin {
 		var using []string
 		for _, c := range lsc.cols {
@@ -190,15 +200,28 @@ func containsFold(list []string, s string) bool {
 // checkJoins rejects joins the runtime cannot run as planned: one with no
 // equality between its inputs runs on one subtask, which an unbounded
 // input allows only at parallelism 1 (bounded inputs end, so one subtask
-// does for them).
-func (p *Planner) checkJoins(s *Sink) error {
+// does for them). It also refuses a state TTL where it is not
+// implemented (group aggregations), rather than ignore it.
+func (p *Planner) checkJoins(s *Sink, stmtPos sql.Pos) error {
 	par, err := p.Parallelism()
 	if err != nil {
 		return nil // a bad value is reported where the plan is laid out, at its place
 	}
+	if err := checkIntervalJoins(s, par); err != nil {
+		return err
+	}
+	ttl := p.Options.StateTTL
 	return Inspect(s, func(n Node) error {
 		if err := checkWindowJoin(n); err != nil {
 			return err
+		}
+		if a, ok := n.(*Aggregate); ok && ttl > 0 {
+			what := "GROUP BY"
+			if len(a.Aggs) == 0 {
+				what = "DISTINCT"
+			}
+			return errAt(ErrUnsupported, stmtPos, "RESET 'table.exec.state.ttl' for this statement",
+				"'table.exec.state.ttl' applies to regular joins only so far: the %s of this query would keep its state for ever", what)
 		}
 		j, ok := n.(*Join)
 		if !ok || par <= 1 || IsBounded(j) {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -108,8 +109,13 @@ func (j *Join) WithExpressions(es []Expr) Node {
 }
 
 // Mode: an inner join of append-only inputs appends; an outer join, or a
-// join of an updating input, updates.
+// join of an updating input, updates; a join that the interval-joins rule
+// will make an IntervalJoin appends (so that windows bound over it see an
+// append-only input).
 func (j *Join) Mode(in []Mode) Mode {
+	if ij := intervalJoinOver(j, in[0], in[1]); ij != nil {
+		return ij.Mode(in)
+	}
 	if j.Type != InnerJoin {
 		return Updating
 	}
@@ -371,19 +377,23 @@ func (s JoinInputSpec) String() string {
 // columns; nil: TRUE) is TRUE. The output carries +I and -D only: every
 // change of an input becomes the insertion or deletion of joined rows.
 type JoinSpec struct {
-	Type                 JoinType
-	LeftKeys, RightKeys  []int
-	Residual             Expr
-	LeftWidth            int
-	RightWidth           int
-	LeftInput            JoinInputSpec
-	RightInput           JoinInputSpec
-	LeftUnique           []int // the left input's unique key (HasUniqueKey)
-	RightUnique          []int
-	LeftSchema           types.Schema
-	RightSchema          types.Schema
-	LeftUpdating         bool
-	RightUpdating        bool
+	Type                JoinType
+	LeftKeys, RightKeys []int
+	Residual            Expr
+	LeftWidth           int
+	RightWidth          int
+	LeftInput           JoinInputSpec
+	RightInput          JoinInputSpec
+	LeftUnique          []int // the left input's unique key (HasUniqueKey)
+	RightUnique         []int
+	LeftSchema          types.Schema
+	RightSchema         types.Schema
+	LeftUpdating        bool
+	RightUpdating       bool
+	// TTL: a stored row not written for this long (processing time) is
+	// dropped ('table.exec.state.ttl'; 0: never). Not part of the
+	// identity: a changed TTL keeps the state.
+	TTL                  time.Duration
 	describeLeftKeyNames []string
 	describeRightKeys    []string
 }
@@ -410,6 +420,9 @@ func (s *JoinSpec) Describe(o *Operator) string {
 	d += ", select=[" + strings.Join(o.Schema.Names(), ", ") + "]"
 	d += ", leftInputSpec=[" + describeInputSpec(s.LeftInput, s.LeftUnique, s.LeftSchema) + "]"
 	d += ", rightInputSpec=[" + describeInputSpec(s.RightInput, s.RightUnique, s.RightSchema) + "]"
+	if s.TTL > 0 {
+		d += ", stateTtl=[" + s.TTL.String() + "]"
+	}
 	return d + ")"
 }
 
@@ -506,6 +519,7 @@ func (j *Join) physical(b *physBuilder, o *Operator) {
 		LeftSchema: lin.Schema, RightSchema: rin.Schema,
 		LeftUpdating: lin.Mode == Updating, RightUpdating: rin.Mode == Updating,
 		describeLeftKeyNames: lNames, describeRightKeys: rNames,
+		TTL: b.ttl,
 	}
 	spec.LeftInput, spec.LeftUnique = inputSpec(UpsertKeyOf(j.Left), lKeys)
 	spec.RightInput, spec.RightUnique = inputSpec(UpsertKeyOf(j.Right), rKeys)

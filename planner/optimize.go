@@ -24,6 +24,7 @@ var rules = []rule{
 	{"predicate pushdown", pushPredicates},
 	{"constant folding", foldConstants},
 	{"projection pruning", pruneColumns},
+	{"interval joins", intervalJoins},
 	{"window aggregation", windowAggregates},
 	{"window join", windowJoins},
 }

@@ -23,6 +23,9 @@ type JobOptions struct {
 	// LateRecordsTable names the table late records of window aggregations
 	// go to ('table.exec.late-records.table'; "": they are dropped and counted).
 	LateRecordsTable string
+	// StateTTL is how long a regular join keeps a row nobody wrote
+	// ('table.exec.state.ttl'; 0: for ever).
+	StateTTL time.Duration
 }
 
 // MaxKeyGroups is the upper bound of 'pipeline.max-parallelism', as Flink's.
@@ -42,11 +45,13 @@ var (
 		"a source split that produced nothing for this long stops holding the watermark back, unless its table sets 'scan.watermark.idle-timeout'; 0: never")
 	OptLateRecords = config.String(OptLateRecordsTable, "",
 		"the table late records of window aggregations go to (they are dropped and counted without it)")
+	OptStateTTL = config.Duration("table.exec.state.ttl", 0, false,
+		"a regular join drops a stored row written (inserted, or its match count changed) longer ago than this, in processing time; 0: rows are kept for ever")
 )
 
 // JobOptionDefs lists the options ParseJobOptions reads.
 func JobOptionDefs() []config.Def {
-	return []config.Def{OptParallelism, OptMaxParallelism, OptIdleTimeoutDefault, OptLateRecords}
+	return []config.Def{OptParallelism, OptMaxParallelism, OptIdleTimeoutDefault, OptLateRecords, OptStateTTL}
 }
 
 // ParseJobOptions reads the job options from a session's SET map (other
@@ -60,6 +65,7 @@ func ParseJobOptions(m map[string]string) (JobOptions, error) {
 		config.Into(&o.MaxParallelism, OptMaxParallelism, m),
 		config.Into(&o.SourceIdleTimeout, OptIdleTimeoutDefault, m),
 		config.Into(&o.LateRecordsTable, OptLateRecords, m),
+		config.Into(&o.StateTTL, OptStateTTL, m),
 	)
 	if err != nil {
 		return JobOptions{}, err

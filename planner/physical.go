@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/types"
@@ -104,7 +105,7 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	if par > maxPar {
 		return nil, fmt.Errorf("'parallelism.default' (%d) exceeds 'pipeline.max-parallelism' (%d)", par, maxPar)
 	}
-	b := &physBuilder{par: par, memo: map[string]*Operator{}, ids: map[string]bool{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
+	b := &physBuilder{par: par, ttl: p.Options.StateTTL, memo: map[string]*Operator{}, ids: map[string]bool{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
 	for _, s := range sinks {
 		b.build(s)
 		if !IsBounded(s) {
@@ -119,6 +120,7 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 
 type physBuilder struct {
 	par  int
+	ttl  time.Duration // table.exec.state.ttl
 	memo map[string]*Operator
 	ids  map[string]bool
 	g    *Graph

@@ -71,7 +71,7 @@ func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) 
 	if err := checkModes(out, stmt); err != nil {
 		return nil, err
 	}
-	if err := p.checkJoins(out); err != nil {
+	if err := p.checkJoins(out, stmt.Pos()); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -124,7 +124,7 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 	if err := checkModes(out, ins); err != nil {
 		return nil, err
 	}
-	if err := p.checkJoins(out); err != nil {
+	if err := p.checkJoins(out, ins.Pos()); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -291,7 +291,8 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 
 // isRowtime reports whether column col of n is a time attribute: a scan's
 // row-time column with a watermark, carried through filters, projections
-// (as a plain column), unions and windows, or a window's window_time.
+// (as a plain column), unions, windows and interval joins, or a window's
+// window_time.
 func isRowtime(n Node, col int) bool {
 	switch x := n.(type) {
 	case *Scan:
@@ -319,6 +320,19 @@ func isRowtime(n Node, col int) bool {
 		return col < len(x.Keys) && x.Keys[col] == WindowTimeKey
 	case *WindowJoin:
 		return x.isRowtime(col) // window_join.go
+	case *TemporalJoin: // the probe side's time attributes pass through
+		return col < len(x.Left.Schema()) && isRowtime(x.Left, col)
+	case *IntervalJoin:
+		if nl := len(x.Left.Schema()); col >= nl {
+			return isRowtime(x.Right, col-nl)
+		}
+		return isRowtime(x.Left, col)
+	case *Join:
+		// As the interval-joins rule will make it (an updating input is an
+		// error then, checkIntervalJoins).
+		if ij := intervalJoinOver(x, AppendOnly, AppendOnly); ij != nil {
+			return isRowtime(ij, col)
+		}
 	}
 	return false
 }

@@ -30,6 +30,8 @@ type JobInfo struct {
 	// LateRouted those written to the late-records table instead
 	// ('table.exec.late-records.table').
 	Skipped, Late, LateRouted int64
+	// StateExpired counts the join rows dropped by 'table.exec.state.ttl'.
+	StateExpired int64
 	// Tombstones counts the Kafka messages without a value that the plain
 	// kafka source skipped (exec.Metrics.Tombstones). The sources keep
 	// the count in their snapshots, so it is the latest attempt's, not a
@@ -39,6 +41,9 @@ type JobInfo struct {
 	// window aggregations (exec.Metrics): windows not fired yet, and their
 	// (window, key) groups.
 	OpenWindows, WindowGroups int64
+	// JoinRows is the rows the running attempt's interval joins hold
+	// (exec.Metrics.JoinRows).
+	JoinRows int64
 	// Watermark is the event time the job's output has reached
 	// (exec.Metrics.Watermark; exec.NoWatermark when there is none).
 	Watermark int64
@@ -133,6 +138,7 @@ type jobEntry struct {
 	// checkpoint by the next one).
 	tombstones int64
 	routed     int64
+	expired    int64 // join rows dropped by the state TTL, of finished attempts
 	// watermark is the last ended attempt's (exec.Metrics.Watermark).
 	watermark int64
 	lastStats checkpoint.Stats
@@ -177,7 +183,7 @@ func (e *jobEntry) info() JobInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
-		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Tombstones: e.tombstones, Late: e.late, LateRouted: e.routed, Checkpoints: e.lastStats,
+		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Tombstones: e.tombstones, Late: e.late, LateRouted: e.routed, StateExpired: e.expired, Checkpoints: e.lastStats,
 		Watermark: e.watermark, LastErr: e.lastErr, LastFailure: e.lastFailure}
 	if e.cur != nil {
 		m := e.cur.Metrics()
@@ -187,7 +193,9 @@ func (e *jobEntry) info() JobInfo {
 		info.Tombstones = m.Tombstones
 		info.Late += m.LateRecords
 		info.LateRouted += m.LateRouted
+		info.StateExpired += m.StateExpired
 		info.OpenWindows, info.WindowGroups = m.OpenWindows, m.WindowGroups
+		info.JoinRows = m.JoinRows
 		info.Watermark = m.Watermark
 		if c := e.cur.Coordinator(); c != nil {
 			st := c.Stats()
@@ -300,7 +308,7 @@ func (r *jobRegistry) table() *Result {
 		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
 		{Name: "skipped", Type: types.BigIntType}, {Name: "tombstones", Type: types.BigIntType},
 		{Name: "late dropped", Type: types.BigIntType},
-		{Name: "late routed", Type: types.BigIntType}, {Name: "watermark", Type: types.StringType},
+		{Name: "late routed", Type: types.BigIntType}, {Name: "state expired", Type: types.BigIntType}, {Name: "watermark", Type: types.StringType},
 		{Name: "last failure", Type: types.StringType}, {Name: "error", Type: types.StringType},
 	}}
 	for _, e := range r.all() {
@@ -322,7 +330,7 @@ func (r *jobRegistry) table() *Result {
 				byteSize(c.LastSize), byteSize(c.LastIncremental))
 		}
 		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
-			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Tombstones, j.Late, j.LateRouted,
+			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Tombstones, j.Late, j.LateRouted, j.StateExpired,
 			watermarkText(j.Watermark), failedAt, errText})
 	}
 	return res

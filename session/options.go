@@ -147,8 +147,6 @@ const (
 	// OptRuntimeMode is Flink's 'execution.runtime-mode': only 'streaming'
 	// (the default) is implemented; 'batch' is refused.
 	OptRuntimeMode = "execution.runtime-mode"
-	// OptStateTTL is Flink's 'table.exec.state.ttl', not supported yet.
-	OptStateTTL = "table.exec.state.ttl"
 )
 
 // aliases are the other names Flink accepts for an option (older ones,
@@ -163,9 +161,7 @@ var aliases = map[string]string{
 
 // refused are keys of Flink that are known but not implemented: SET of
 // one is an error saying so.
-var refused = map[string]string{
-	OptStateTTL: "option '" + OptStateTTL + "' is not supported yet: state is kept until a window fires, and for ever by GROUP BY without windows",
-}
+var refused = map[string]string{}
 
 // refusedValues are values known but not implemented, per option: SET
 // of one is an error saying so.

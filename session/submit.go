@@ -321,6 +321,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.skipped += m.Skipped
 		e.tombstones = m.Tombstones
 		e.late += m.LateRecords
+		e.expired += m.StateExpired
 		e.routed += m.LateRouted
 		e.watermark = m.Watermark
 		if c := cur.Coordinator(); c != nil {

@@ -18,7 +18,7 @@ import (
 // records together with the consumed offsets in one transaction per
 // checkpoint interval (exactly-once).
 func runBare(ctx context.Context, c config, b *broker, in *input, round int) result {
-	r := result{name: "bare franz-go loop", note: fmt.Sprintf("exactly-once: one transaction per %v with the offsets (GroupTransactSession)", c.checkpoint)}
+	r := result{name: nameBare, note: fmt.Sprintf("exactly-once: one transaction per %v with the offsets (GroupTransactSession)", c.checkpoint)}
 	ends, err := endOffsets(ctx, b.addr, "clicks")
 	if err != nil {
 		r.err = err

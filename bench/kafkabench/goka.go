@@ -61,7 +61,7 @@ func (pvCodec) Decode(b []byte) (any, error) {
 // id) in its group table (goka.Persist) and emitting each new count to
 // pv_goka: goka's at-least-once.
 func runGoka(ctx context.Context, c config, b *broker, in *input, work string, round int) result {
-	r := result{name: "goka v1.1.16", note: fmt.Sprintf("at-least-once, %s storage, default sarama settings but reading from the oldest offset", c.gokaStorage)}
+	r := result{name: nameGoka, note: fmt.Sprintf("at-least-once, %s storage, default sarama settings but reading from the oldest offset", c.gokaStorage)}
 	cfg := goka.DefaultConfig()
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
 	goka.ReplaceGlobalConfig(cfg)

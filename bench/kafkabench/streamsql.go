@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 )
 
 // jobSQL is the streamsql job: Kafka -> COUNT(*) by app_id -> upsert-kafka.
@@ -76,83 +75,24 @@ func (l *lockedBuffer) String() string {
 // runStreamsql runs the count job with `streamsql -f` and measures from
 // the start of the process until the committed output is complete.
 func runStreamsql(ctx context.Context, c config, b *broker, in *input, work string, exactlyOnce bool, round int) result {
-	name, topic, label := fmt.Sprintf("bench-alo-%d", round), fmt.Sprintf("pv_alo_%d", round), "streamsql at-least-once"
+	name, topic, label := fmt.Sprintf("bench-alo-%d", round), fmt.Sprintf("pv_alo_%d", round), nameALO
 	if exactlyOnce {
-		name, topic, label = fmt.Sprintf("bench-eo-%d", round), fmt.Sprintf("pv_eo_%d", round), "streamsql exactly-once"
+		name, topic, label = fmt.Sprintf("bench-eo-%d", round), fmt.Sprintf("pv_eo_%d", round), nameEO
 	}
-	r := result{name: label, note: fmt.Sprintf("parallelism %d, %v checkpoints, Pebble state", c.parallelism, c.checkpoint)}
+	note := fmt.Sprintf("parallelism %d, %v checkpoints, Pebble state", c.parallelism, c.checkpoint)
 	dir := filepath.Join(work, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		r.err = err
-		return r
+		return result{name: label, err: err}
 	}
 	file := filepath.Join(dir, "job.sql")
 	if err := os.WriteFile(file, []byte(jobSQL(c, b, name, topic, exactlyOnce)), 0o644); err != nil {
-		r.err = err
-		return r
+		return result{name: label, err: err}
 	}
-	chk, err := startChecker(b.addr, topic, in.counts)
-	if err != nil {
-		r.err = err
-		return r
-	}
-	defer chk.close()
-	var out lockedBuffer
+	out := &lockedBuffer{}
 	cmd := exec.Command(c.streamsql, "--data-dir", filepath.Join(dir, "data"), "-f", file)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		r.err = err
-		return r
-	}
-	exited := make(chan error, 1)
-	var exitedAt time.Time
-	go func() {
-		err := cmd.Wait()
-		exitedAt = time.Now()
-		exited <- err
-	}()
-	var exitErr error
-	processDone := false
-	err = chk.wait(ctx, func() error {
-		if processDone {
-			return fmt.Errorf("streamsql exited (%v) before the output was complete (%d output records read); output:\n%s", exitErr, chk.recs.Load(), out.String())
-		}
-		select {
-		case exitErr = <-exited:
-			processDone = true
-			if exitErr != nil {
-				return fmt.Errorf("streamsql failed: %v; output:\n%s", exitErr, out.String())
-			}
-		default:
-		}
-		return nil
-	})
-	if err != nil {
-		cmd.Process.Kill()
-		if !processDone {
-			<-exited
-		}
-		r.err = err
-		return r
-	}
-	r.elapsed = chk.at.Sub(start)
-	r.outRecs = chk.recs.Load()
-	if !processDone {
-		select {
-		case exitErr = <-exited:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			exitErr = fmt.Errorf("still running 60s after its output was complete")
-			<-exited
-		}
-	}
-	if exitErr != nil {
-		r.err = fmt.Errorf("streamsql: %v; output:\n%s", exitErr, out.String())
-		return r
-	}
-	r.note += fmt.Sprintf("; the process ran %v in all", exitedAt.Sub(start).Round(time.Millisecond))
-	if s := strings.TrimSpace(out.String()); s != "" {
+	cmd.Stdout, cmd.Stderr = out, out
+	r := runChild(ctx, b, in, child{label: label, note: note, cmd: cmd, out: out, topic: topic, endsItself: true})
+	if s := strings.TrimSpace(out.String()); s != "" && r.err == nil {
 		logf("%s output:\n%s", label, s)
 	}
 	return r

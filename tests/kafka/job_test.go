@@ -49,6 +49,11 @@ const (
 	// count of clicks per region, and joined, a kafka json stream of the
 	// joined rows (click_id, app_id, region).
 	joinRegions
+	// temporalRegions: clicks (with a watermark on ts) JOIN the versioned
+	// table app_regions (upsert-kafka, a watermark on its ts) FOR
+	// SYSTEM_TIME AS OF the click's ts, into joined (click_id, app_id,
+	// region), a kafka json stream.
+	temporalRegions
 )
 
 // jobSpec is a job file reading the clicks topic of a broker.
@@ -66,7 +71,12 @@ type jobSpec struct {
 // sql is the job file.
 func (j jobSpec) sql(b *broker) string {
 	var s strings.Builder
-	s.WriteString(sourceDDL(b, "clicks", j.name))
+	if j.kind == temporalRegions {
+		s.WriteString(strings.Replace(sourceDDL(b, "clicks", j.name), "ts       TIMESTAMP(3)",
+			"ts       TIMESTAMP(3),\n  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND", 1))
+	} else {
+		s.WriteString(sourceDDL(b, "clicks", j.name))
+	}
 	sinkOpts := func(connector string, more ...string) string { return j.sinkOpts(b, connector, more...) }
 	switch j.kind {
 	case upsertCounts:
@@ -88,6 +98,13 @@ func (j jobSpec) sql(b *broker) string {
 		rows.out = "joined"
 		fmt.Fprintf(&s, "CREATE TABLE joined (click_id BIGINT, app_id STRING, region STRING) WITH (\n  %s\n);\n",
 			rows.sinkOpts(b, "kafka", "'format' = 'json'"))
+	case temporalRegions:
+		fmt.Fprintf(&s, "CREATE TABLE app_regions (\n  app_id STRING,\n  region STRING,\n  ts TIMESTAMP(3),\n  PRIMARY KEY (app_id) NOT ENFORCED,\n  WATERMARK FOR ts AS ts\n) WITH (\n  %s\n);\n",
+			strings.Join([]string{"'connector' = 'upsert-kafka'", "'topic' = 'app_regions'", fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
+				fmt.Sprintf("'properties.group.id' = '%s-regions'", j.name), "'scan.bounded.mode' = 'latest-offset'",
+				"'key.format' = 'raw'", "'value.format' = 'json'"}, ",\n  "))
+		fmt.Fprintf(&s, "CREATE TABLE joined (click_id BIGINT, app_id STRING, region STRING) WITH (\n  %s\n);\n",
+			j.sinkOpts(b, "kafka", "'format' = 'json'"))
 	}
 	s.WriteString("SET 'execution.checkpointing.interval' = '200ms';\n")
 	s.WriteString("SET 'state.backend' = 'pebble';\n")
@@ -105,6 +122,8 @@ func (j jobSpec) sql(b *broker) string {
 			"INSERT INTO region_pv SELECT a.region, COUNT(*) FROM clicks c JOIN apps a ON c.app_id = a.app_id GROUP BY a.region;\n" +
 			"INSERT INTO joined SELECT c.click_id, c.app_id, a.region FROM clicks c JOIN apps a ON c.app_id = a.app_id;\n" +
 			"END;\n")
+	case temporalRegions:
+		s.WriteString("INSERT INTO joined SELECT c.click_id, c.app_id, r.region FROM clicks c JOIN app_regions FOR SYSTEM_TIME AS OF c.ts AS r ON c.app_id = r.app_id;\n")
 	}
 	return s.String()
 }

@@ -157,3 +157,73 @@ func TestJoinRegions(t *testing.T) {
 		}
 	})
 }
+
+// regionMove is when every app moves to another region in
+// TestTemporalRegions: the clicks before it join the first version of
+// their app's region, the clicks from it on the second.
+const regionMove = 250 * time.Second
+
+// temporalRegion is the region app a is in at event time at (since
+// baseTime).
+func temporalRegion(a int, at time.Duration) string {
+	if at < regionMove {
+		return regionName(a % regions)
+	}
+	return regionName((a + 3) % regions)
+}
+
+// TestTemporalRegions joins the clicks with the versions of their apps'
+// regions (an upsert-kafka versioned table, each app moving region once)
+// FOR SYSTEM_TIME AS OF the click's time, into an exactly-once kafka
+// stream, while the engine is killed at every failpoint and at random
+// moments: a read_committed reader must see every click once, with the
+// region its app had at the click's time.
+func TestTemporalRegions(t *testing.T) {
+	forEachProtocol(t, partitions, []string{"clicks", "app_regions", "joined"}, func(t *testing.T, b *broker) {
+		rng := testenv.NewRand(t, seed, seedEnv)
+		dir := t.TempDir()
+		c := writeClicks(t, dir, joinRows, apps)
+		var lines strings.Builder
+		for _, at := range []time.Duration{0, regionMove} {
+			for a := 0; a < apps; a++ {
+				// The key is the app id as text ('key.format' = 'raw'):
+				// kcat splits key and value at the first ':'.
+				fmt.Fprintf(&lines, "%s:{\"app_id\":\"%s\",\"region\":\"%s\",\"ts\":\"%s\"}\n",
+					appName(a), appName(a), temporalRegion(a, at), baseTime.Add(at).Format("2006-01-02 15:04:05.000"))
+			}
+		}
+		produceFile(t, b, "app_regions", writeFile(t, dir, "app_regions.txt", lines.String()), true, -1)
+		produceFile(t, b, "clicks", c.file, true, -1)
+		r := newJobRun(t, b, jobSpec{name: "temporal", kind: temporalRegions, guarantee: "exactly-once", out: "joined", sets: []string{parallel2}})
+		r.killEverywhere(rng)
+
+		counts := make([]uint8, joinRows+1)
+		consumeCommitted(t, b, "joined", func(rec record) error {
+			var row struct {
+				ClickID int64  `json:"click_id"`
+				AppID   string `json:"app_id"`
+				Region  string `json:"region"`
+			}
+			if err := json.Unmarshal(rec.value, &row); err != nil {
+				return err
+			}
+			if row.ClickID < 1 || row.ClickID > joinRows {
+				return fmt.Errorf("click_id %d outside 1..%d", row.ClickID, joinRows)
+			}
+			a := appOf(int(row.ClickID), apps)
+			want := temporalRegion(a, time.Duration(row.ClickID)*time.Millisecond)
+			if row.AppID != appName(a) || row.Region != want {
+				return fmt.Errorf("click %d joined as %s in %s, want %s in %s", row.ClickID, row.AppID, row.Region, appName(a), want)
+			}
+			if counts[row.ClickID] < 255 {
+				counts[row.ClickID]++
+			}
+			return nil
+		})
+		if err := idProblems(counts, false); err != nil {
+			t.Errorf("committed records of joined: %v", err)
+		} else {
+			t.Logf("every one of the %d clicks committed once, joined with its app's region at its time", joinRows)
+		}
+	})
+}

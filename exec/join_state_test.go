@@ -1,0 +1,84 @@
+package exec
+
+import (
+	"testing"
+
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+)
+
+// TestJoinRowsExpire: with a TTL a stored row that nobody wrote for
+// longer is dropped, counted with its multiplicity, when its key is read
+// or at a checkpoint's sweep, and deleted from the store; a write (a
+// second equal row, a changed match count) keeps a row alive.
+func TestJoinRowsExpire(t *testing.T) {
+	store := state.NewMemory()
+	st := newJoinSideState(state.NewKeySpace(store, spaceJoinLeft, "left rows"), planner.NoUniqueKey, false, "test", true)
+	st.ttl = 1000
+	key := []byte("k1")
+	k, err := st.lookup(0, key, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.now = 10_000
+	st.add(k, []byte("a"), []byte("a"), 0)
+	st.add(k, []byte("a"), []byte("a"), 0) // a second equal row
+	st.add(k, []byte("b"), []byte("b"), 0)
+	st.now = 10_800
+	st.touchRow(k.rows[k.byID["b"]]) // b written again
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := countStored(t, store); got != 2 {
+		t.Fatalf("stored rows after the flush: %d, want 2", got)
+	}
+
+	st.now = 11_001 // a expired (written at 10000), b not (10800)
+	if live := st.live(k); len(live) != 1 || live[0].id != "b" {
+		t.Fatalf("live rows: %v, want only b", ids(live))
+	}
+	if st.expired != 2 {
+		t.Errorf("expired: %d, want 2 (a was there twice)", st.expired)
+	}
+	st.now = 12_000 // b expires too; nobody reads the key: the sweep finds it
+	st.sweep()
+	if st.expired != 3 {
+		t.Errorf("expired after the sweep: %d, want 3", st.expired)
+	}
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := countStored(t, store); got != 0 {
+		t.Errorf("stored rows after expiry: %d, want 0", got)
+	}
+	if len(st.keys) != 0 {
+		t.Errorf("keys in memory after expiry: %d, want 0", len(st.keys))
+	}
+
+	// Without a TTL nothing expires.
+	st2 := newJoinSideState(state.NewKeySpace(state.NewMemory(), spaceJoinLeft, "left rows"), planner.NoUniqueKey, true, "test", true)
+	k2, _ := st2.lookup(0, key, true)
+	st2.add(k2, nil, []byte("x"), 0)
+	st2.now = 1 << 40
+	st2.sweep()
+	if live := st2.live(k2); len(live) != 1 || st2.expired != 0 {
+		t.Errorf("without a TTL: %d live rows, %d expired; want 1 and 0", len(live), st2.expired)
+	}
+}
+
+func countStored(t *testing.T, s state.Store) int {
+	t.Helper()
+	n := 0
+	if err := s.Scan(func(int, []byte, []byte) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func ids(rows []*joinRow) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.id)
+	}
+	return out
+}
