@@ -212,6 +212,9 @@ func (p *Planner) checkJoins(s *Sink, stmtPos sql.Pos) error {
 	}
 	ttl := p.Options.StateTTL
 	return Inspect(s, func(n Node) error {
+		if err := checkWindowJoin(n); err != nil {
+			return err
+		}
 		if a, ok := n.(*Aggregate); ok && ttl > 0 {
 			what := "GROUP BY"
 			if len(a.Aggs) == 0 {

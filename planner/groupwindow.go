@@ -107,7 +107,7 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 	// The input's own window aggregations are planned later (rule
 	// windowAggregates); judge the input as they will make it, so that
 	// windows can be stacked on a window's rowtime.
-	probe := windowAggregates(input)
+	probe := windowJoins(windowAggregates(input))
 	if ModeOf(probe) == Updating {
 		return nil, nil, nil, errAt(ErrUnsupported, pos, "window an append-only table or view, or aggregate with GROUP BY without a window", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}

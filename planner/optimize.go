@@ -26,6 +26,7 @@ var rules = []rule{
 	{"projection pruning", pruneColumns},
 	{"interval joins", intervalJoins},
 	{"window aggregation", windowAggregates},
+	{"window join", windowJoins},
 }
 
 func lookupAnd() (functions.Resolved, bool) {

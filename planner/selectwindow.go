@@ -60,7 +60,7 @@ func (b *binder) selectWindow(sel *ast.SelectStmt, input Node, sc *scope) (*ast.
 	}
 
 	// The time attribute of the input.
-	probe := windowAggregates(input)
+	probe := windowJoins(windowAggregates(input))
 	timeCol := -1
 	for i := range sc.cols {
 		if isRowtime(probe, i) {

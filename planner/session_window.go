@@ -80,7 +80,7 @@ func checkWindowInput(input Node, col int, kind string, pos, colPos sql.Pos) err
 		return errAt(ErrTypeMismatch, colPos, "declare it TIMESTAMP(3) with a WATERMARK FOR clause",
 			"the time column '%s' of %s must be a TIMESTAMP, it is %s", in[col].Name, kind, in[col].Type)
 	}
-	probe := windowAggregates(input)
+	probe := windowJoins(windowAggregates(input))
 	if ModeOf(probe) == Updating {
 		return errAt(ErrUnsupported, pos, "window an append-only table or view, or aggregate with GROUP BY without a window", "%s over an updating input (from %s) is not supported: windows need an append-only input", kind, producer(probe))
 	}

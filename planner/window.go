@@ -242,7 +242,7 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 	// windowAggregates); judge the input as they will make it, so that a
 	// window can be stacked on a window's window_time (Flink's cascading
 	// window aggregation), as a group window can (groupwindow.go).
-	probe := windowAggregates(input)
+	probe := windowJoins(windowAggregates(input))
 	if ModeOf(probe) == Updating {
 		return nil, errAt(ErrUnsupported, w.Pos, "window an append-only table or view, or aggregate with GROUP BY without a window", "%s over an updating input (from %s) is not supported: windows need an append-only input", w.Kind, producer(probe))
 	}
@@ -318,6 +318,8 @@ func isRowtime(n Node, col int) bool {
 		return col == nIn+2 && isRowtime(x.Input, x.Window.TimeCol)
 	case *WindowAggregate:
 		return col < len(x.Keys) && x.Keys[col] == WindowTimeKey
+	case *WindowJoin:
+		return x.isRowtime(col) // window_join.go
 	case *TemporalJoin: // the probe side's time attributes pass through
 		return col < len(x.Left.Schema()) && isRowtime(x.Left, col)
 	case *IntervalJoin:
