@@ -18,7 +18,10 @@ const (
 	// joinRows are the clicks of the join test, which keeps them all in
 	// its state.
 	joinRows = 500_000
-	apps     = 1000
+	// temporalRows are the clicks of the temporal join test: its join
+	// is fast enough that fewer would end before the random kills land.
+	temporalRows = idRows
+	apps         = 1000
 	// partitions of every topic: the jobs run with parallelism 2.
 	partitions = 4
 )
@@ -182,7 +185,7 @@ func TestTemporalRegions(t *testing.T) {
 	forEachProtocol(t, partitions, []string{"clicks", "app_regions", "joined"}, func(t *testing.T, b *broker) {
 		rng := testenv.NewRand(t, seed, seedEnv)
 		dir := t.TempDir()
-		c := writeClicks(t, dir, joinRows, apps)
+		c := writeClicks(t, dir, temporalRows, apps)
 		var lines strings.Builder
 		for _, at := range []time.Duration{0, regionMove} {
 			for a := 0; a < apps; a++ {
@@ -197,7 +200,7 @@ func TestTemporalRegions(t *testing.T) {
 		r := newJobRun(t, b, jobSpec{name: "temporal", kind: temporalRegions, guarantee: "exactly-once", out: "joined", sets: []string{parallel2}})
 		r.killEverywhere(rng)
 
-		counts := make([]uint8, joinRows+1)
+		counts := make([]uint8, temporalRows+1)
 		consumeCommitted(t, b, "joined", func(rec record) error {
 			var row struct {
 				ClickID int64  `json:"click_id"`
@@ -207,8 +210,8 @@ func TestTemporalRegions(t *testing.T) {
 			if err := json.Unmarshal(rec.value, &row); err != nil {
 				return err
 			}
-			if row.ClickID < 1 || row.ClickID > joinRows {
-				return fmt.Errorf("click_id %d outside 1..%d", row.ClickID, joinRows)
+			if row.ClickID < 1 || row.ClickID > temporalRows {
+				return fmt.Errorf("click_id %d outside 1..%d", row.ClickID, temporalRows)
 			}
 			a := appOf(int(row.ClickID), apps)
 			want := temporalRegion(a, time.Duration(row.ClickID)*time.Millisecond)
@@ -223,7 +226,7 @@ func TestTemporalRegions(t *testing.T) {
 		if err := idProblems(counts, false); err != nil {
 			t.Errorf("committed records of joined: %v", err)
 		} else {
-			t.Logf("every one of the %d clicks committed once, joined with its app's region at its time", joinRows)
+			t.Logf("every one of the %d clicks committed once, joined with its app's region at its time", temporalRows)
 		}
 	})
 }
