@@ -488,30 +488,8 @@ func (j *IntervalJoin) physical(b *physBuilder, o *Operator) {
 	ls, rs := j.Left.Schema(), j.Right.Schema()
 	nl, nr := len(ls), len(rs)
 	cond := splitJoinCond(j.Rest, nl, nr)
-	left, right := j.Left, j.Right
-	var lp, rp *Project
-	var lKeys, rKeys []int
-	var lNames, rNames []string
-	out := j.Schema()
-	for _, p := range cond.pairs {
-		lc, lname := keyColumn(&lp, left, p.left)
-		rc, rname := keyColumn(&rp, right, p.right)
-		if p.left.expr == nil {
-			lname = out[lc].Name
-		}
-		if p.right.expr == nil {
-			rname = out[nl+rc].Name
-		}
-		lKeys, rKeys = append(lKeys, lc), append(rKeys, rc)
-		lNames, rNames = append(lNames, lname), append(rNames, rname)
-	}
-	if lp != nil {
-		left = lp
-	}
-	if rp != nil {
-		right = rp
-	}
-	lin, rin := b.build(left), b.build(right)
+	ki := layJoinKeys(b, j.Left, j.Right, cond.pairs, j.Schema())
+	lin, rin, lKeys, rKeys, lNames, rNames := ki.left, ki.right, ki.lKeys, ki.rKeys, ki.lNames, ki.rNames
 	o.Spec = &IntervalJoinSpec{
 		Type: j.Type, LeftKeys: lKeys, RightKeys: rKeys, Residual: cond.residual,
 		LeftWidth: nl, RightWidth: nr, LeftTime: j.LeftTime, RightTime: j.RightTime,

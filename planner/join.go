@@ -489,30 +489,8 @@ func (j *Join) physical(b *physBuilder, o *Operator) {
 	ls, rs := j.Left.Schema(), j.Right.Schema()
 	nl, nr := len(ls), len(rs)
 	cond := splitJoinCond(j.Cond, nl, nr)
-	left, right := j.Left, j.Right
-	var lp, rp *Project
-	var lKeys, rKeys []int
-	var lNames, rNames []string
-	out := j.Schema()
-	for _, p := range cond.pairs {
-		lc, lname := keyColumn(&lp, left, p.left)
-		rc, rname := keyColumn(&rp, right, p.right)
-		if p.left.expr == nil {
-			lname = out[lc].Name
-		}
-		if p.right.expr == nil {
-			rname = out[nl+rc].Name
-		}
-		lKeys, rKeys = append(lKeys, lc), append(rKeys, rc)
-		lNames, rNames = append(lNames, lname), append(rNames, rname)
-	}
-	if lp != nil {
-		left = lp
-	}
-	if rp != nil {
-		right = rp
-	}
-	lin, rin := b.build(left), b.build(right)
+	ki := layJoinKeys(b, j.Left, j.Right, cond.pairs, j.Schema())
+	lin, rin, lKeys, rKeys, lNames, rNames := ki.left, ki.right, ki.lKeys, ki.rKeys, ki.lNames, ki.rNames
 	spec := &JoinSpec{
 		Type: j.Type, LeftKeys: lKeys, RightKeys: rKeys, Residual: cond.residual,
 		LeftWidth: nl, RightWidth: nr,
@@ -531,6 +509,44 @@ func (j *Join) physical(b *physBuilder, o *Operator) {
 	}
 	o.Parallelism = b.par
 	o.Inputs = []Edge{{From: lin, Partition: Hash, Keys: lKeys}, {From: rin, Partition: Hash, Keys: rKeys}}
+}
+
+// joinKeys are a join's inputs laid out with their keys (layJoinKeys).
+type joinKeys struct {
+	left, right    *Operator
+	lKeys, rKeys   []int
+	lNames, rNames []string // each key as EXPLAIN names it
+}
+
+// layJoinKeys builds a two-input join's inputs with the equalities pairs
+// as their keys: a key that is a column is that column (named as in
+// names, the columns the join's condition reads: left then right), one
+// that is an expression is computed by a projection below the join that
+// appends it to its input's columns.
+func layJoinKeys(b *physBuilder, left, right Node, pairs []joinPair, names []types.Column) joinKeys {
+	nl := len(left.Schema())
+	var lp, rp *Project
+	var k joinKeys
+	for _, p := range pairs {
+		lc, lname := keyColumn(&lp, left, p.left)
+		rc, rname := keyColumn(&rp, right, p.right)
+		if p.left.expr == nil {
+			lname = names[lc].Name
+		}
+		if p.right.expr == nil {
+			rname = names[nl+rc].Name
+		}
+		k.lKeys, k.rKeys = append(k.lKeys, lc), append(k.rKeys, rc)
+		k.lNames, k.rNames = append(k.lNames, lname), append(k.rNames, rname)
+	}
+	if lp != nil {
+		left = lp
+	}
+	if rp != nil {
+		right = rp
+	}
+	k.left, k.right = b.build(left), b.build(right)
+	return k
 }
 
 // keyColumn returns the input column of one side of a join key, appending

@@ -102,29 +102,14 @@ func (t *TemporalJoin) physical(b *physBuilder, o *Operator) {
 	ls, rs := t.Left.Schema(), t.Right.Schema()
 	nl, nr := len(ls), len(rs)
 	cond := splitJoinCond(t.Cond, nl, nr)
-	left, right := t.Left, t.Right
-	var lp, rp *Project
 	spec := &TemporalJoinSpec{Type: t.Type, Residual: cond.residual, LeftWidth: nl, RightWidth: nr, LeftTime: t.LeftTime, RightTime: t.RightTime}
 	out := t.Schema()
-	for _, p := range cond.pairs {
-		lc, lname := keyColumn(&lp, left, p.left)
-		rc, rname := keyColumn(&rp, right, p.right)
-		if p.left.expr == nil {
-			lname = out[lc].Name
-		}
-		if p.right.expr == nil {
-			rname = out[nl+rc].Name
-		}
-		spec.LeftKeys, spec.RightKeys = append(spec.LeftKeys, lc), append(spec.RightKeys, rc)
-		spec.describeKeys = append(spec.describeKeys, fmt.Sprintf("=(%s, %s)", lname, rname))
+	ki := layJoinKeys(b, t.Left, t.Right, cond.pairs, out)
+	lin, rin := ki.left, ki.right
+	spec.LeftKeys, spec.RightKeys = ki.lKeys, ki.rKeys
+	for i := range ki.lNames {
+		spec.describeKeys = append(spec.describeKeys, fmt.Sprintf("=(%s, %s)", ki.lNames[i], ki.rNames[i]))
 	}
-	if lp != nil {
-		left = lp
-	}
-	if rp != nil {
-		right = rp
-	}
-	lin, rin := b.build(left), b.build(right)
 	spec.LeftSchema, spec.RightSchema = lin.Schema, rin.Schema
 	spec.RightUpdating = rin.Mode == Updating
 	spec.describeTimes = [2]string{out[t.LeftTime].Name, out[nl+t.RightTime].Name}

@@ -273,30 +273,13 @@ func (w *WindowJoin) physical(b *physBuilder, o *Operator) {
 	ls, rs := w.Left.Schema(), w.Right.Schema()
 	nl, nr := len(ls), len(rs)
 	cond := w.split()
-	left, right := w.Left, w.Right
-	var lp, rp *Project
-	var lKeys, rKeys []int
-	var eq []string
 	names := w.condSchema()
-	for _, p := range cond.pairs {
-		lc, lname := keyColumn(&lp, left, p.left)
-		rc, rname := keyColumn(&rp, right, p.right)
-		if p.left.expr == nil {
-			lname = names[lc].Name
-		}
-		if p.right.expr == nil {
-			rname = names[nl+rc].Name
-		}
-		lKeys, rKeys = append(lKeys, lc), append(rKeys, rc)
-		eq = append(eq, fmt.Sprintf("=(%s, %s)", lname, rname))
+	ki := layJoinKeys(b, w.Left, w.Right, cond.pairs, names)
+	lin, rin, lKeys, rKeys := ki.left, ki.right, ki.lKeys, ki.rKeys
+	var eq []string
+	for i := range ki.lNames {
+		eq = append(eq, fmt.Sprintf("=(%s, %s)", ki.lNames[i], ki.rNames[i]))
 	}
-	if lp != nil {
-		left = lp
-	}
-	if rp != nil {
-		right = rp
-	}
-	lin, rin := b.build(left), b.build(right)
 	spec := &WindowJoinSpec{
 		Type: w.Type, Window: w.Window, LeftKeys: lKeys, RightKeys: rKeys,
 		LeftStart: w.LeftStart, LeftEnd: w.LeftEnd, RightStart: w.RightStart, RightEnd: w.RightEnd,
