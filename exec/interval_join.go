@@ -330,30 +330,9 @@ func (j *intervalJoinOp) evalResidual(input int, rec arrow.RecordBatch) error {
 	}
 	bs := j.bs
 	j.bs, j.rows = saved, savedRows
-	cols := make([]arrow.Array, len(bs))
-	for i, b := range bs {
-		cols[i] = b.NewArray()
-		b.Release()
-	}
-	cand := array.NewRecordBatch(j.outSch, cols, int64(len(j.pairs)))
-	for _, c := range cols {
-		c.Release()
-	}
-	defer cand.Release()
-	m, err := j.residual.evalArray(j.t.fctx, cand)
-	if err != nil {
-		return err
-	}
-	defer m.Release()
-	mask := m.(*array.Boolean)
-	if cap(j.mask) < len(j.pairs) {
-		j.mask = make([]bool, len(j.pairs))
-	}
-	j.mask = j.mask[:len(j.pairs)]
-	for i := range j.mask {
-		j.mask[i] = mask.IsValid(i) && mask.Value(i)
-	}
-	return nil
+	var err error
+	j.mask, err = residualMask(j.t, j.residual, j.outSch, bs, len(j.pairs), j.mask)
+	return err
 }
 
 func (j *intervalJoinOp) builders() {

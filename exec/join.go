@@ -252,30 +252,39 @@ func (j *joinOp) evalResidual(input int, rec arrow.RecordBatch) error {
 			return err
 		}
 	}
+	var err error
+	j.mask, err = residualMask(j.t, j.residual, j.outSch, bs, len(j.pairs), j.mask)
+	return err
+}
+
+// residualMask evaluates a join's residual condition over the n candidate
+// pairs appended to bs (which it releases) as one batch of sch, and
+// returns in mask (reused) whether each holds (TRUE; NULL is not).
+func residualMask(t *taskContext, residual *evaluator, sch *arrow.Schema, bs []array.Builder, n int, mask []bool) ([]bool, error) {
 	cols := make([]arrow.Array, len(bs))
 	for i, b := range bs {
 		cols[i] = b.NewArray()
 		b.Release()
 	}
-	cand := array.NewRecordBatch(j.outSch, cols, int64(len(j.pairs)))
+	cand := array.NewRecordBatch(sch, cols, int64(n))
 	for _, c := range cols {
 		c.Release()
 	}
 	defer cand.Release()
-	m, err := j.residual.evalArray(j.t.fctx, cand)
+	m, err := residual.evalArray(t.fctx, cand)
 	if err != nil {
-		return err
+		return mask, err
 	}
 	defer m.Release()
-	mask := m.(*array.Boolean)
-	if cap(j.mask) < len(j.pairs) {
-		j.mask = make([]bool, len(j.pairs))
+	verdict := m.(*array.Boolean)
+	if cap(mask) < n {
+		mask = make([]bool, n)
 	}
-	j.mask = j.mask[:len(j.pairs)]
-	for i := range j.mask {
-		j.mask[i] = mask.IsValid(i) && mask.Value(i)
+	mask = mask[:n]
+	for i := range mask {
+		mask[i] = verdict.IsValid(i) && verdict.Value(i)
 	}
-	return nil
+	return mask, nil
 }
 
 // apply joins row i of b (of input) with its matches, emits the changes
