@@ -54,6 +54,11 @@ const (
 	// SYSTEM_TIME AS OF the click's ts, into joined (click_id, app_id,
 	// region), a kafka json stream.
 	temporalRegions
+	// intervalImps: clicks LEFT JOIN imps (a kafka json stream of
+	// impressions, click_id and ts, both with watermarks) ON the click id
+	// and the click within 10 s after its impression, into joined
+	// (click_id, imp_id), a kafka json stream.
+	intervalImps
 )
 
 // jobSpec is a job file reading the clicks topic of a broker.
@@ -71,7 +76,7 @@ type jobSpec struct {
 // sql is the job file.
 func (j jobSpec) sql(b *broker) string {
 	var s strings.Builder
-	if j.kind == temporalRegions {
+	if j.kind == temporalRegions || j.kind == intervalImps {
 		s.WriteString(strings.Replace(sourceDDL(b, "clicks", j.name), "ts       TIMESTAMP(3)",
 			"ts       TIMESTAMP(3),\n  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND", 1))
 	} else {
@@ -98,6 +103,13 @@ func (j jobSpec) sql(b *broker) string {
 		rows.out = "joined"
 		fmt.Fprintf(&s, "CREATE TABLE joined (click_id BIGINT, app_id STRING, region STRING) WITH (\n  %s\n);\n",
 			rows.sinkOpts(b, "kafka", "'format' = 'json'"))
+	case intervalImps:
+		fmt.Fprintf(&s, "CREATE TABLE imps (\n  click_id BIGINT,\n  ts TIMESTAMP(3),\n  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND\n) WITH (\n  %s\n);\n",
+			strings.Join([]string{"'connector' = 'kafka'", "'topic' = 'imps'", fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
+				fmt.Sprintf("'properties.group.id' = '%s-imps'", j.name), "'scan.startup.mode' = 'earliest-offset'",
+				"'scan.bounded.mode' = 'latest-offset'", "'format' = 'json'"}, ",\n  "))
+		fmt.Fprintf(&s, "CREATE TABLE joined (click_id BIGINT, imp_id BIGINT) WITH (\n  %s\n);\n",
+			j.sinkOpts(b, "kafka", "'format' = 'json'"))
 	case temporalRegions:
 		fmt.Fprintf(&s, "CREATE TABLE app_regions (\n  app_id STRING,\n  region STRING,\n  ts TIMESTAMP(3),\n  PRIMARY KEY (app_id) NOT ENFORCED,\n  WATERMARK FOR ts AS ts\n) WITH (\n  %s\n);\n",
 			strings.Join([]string{"'connector' = 'upsert-kafka'", "'topic' = 'app_regions'", fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
@@ -124,6 +136,9 @@ func (j jobSpec) sql(b *broker) string {
 			"END;\n")
 	case temporalRegions:
 		s.WriteString("INSERT INTO joined SELECT c.click_id, c.app_id, r.region FROM clicks c JOIN app_regions FOR SYSTEM_TIME AS OF c.ts AS r ON c.app_id = r.app_id;\n")
+	case intervalImps:
+		s.WriteString("INSERT INTO joined SELECT c.click_id, i.click_id FROM clicks c LEFT JOIN imps i\n" +
+			"  ON c.click_id = i.click_id AND c.ts BETWEEN i.ts AND i.ts + INTERVAL '10' SECOND;\n")
 	}
 	return s.String()
 }

@@ -21,6 +21,9 @@ const (
 	// temporalRows are the clicks of the temporal join test: its join
 	// is fast enough that fewer would end before the random kills land.
 	temporalRows = idRows
+	// intervalRows are the clicks of the interval join test, and as many
+	// impressions.
+	intervalRows = 1_000_000
 	apps         = 1000
 	// partitions of every topic: the jobs run with parallelism 2.
 	partitions = 4
@@ -227,6 +230,70 @@ func TestTemporalRegions(t *testing.T) {
 			t.Errorf("committed records of joined: %v", err)
 		} else {
 			t.Logf("every one of the %d clicks committed once, joined with its app's region at its time", temporalRows)
+		}
+	})
+}
+
+// impressionLag is how long before its click an impression of
+// TestIntervalImpressions was shown: within the join's 10 s bound, except
+// for every 5th click, whose impression is too old to join.
+func impressionLag(id int) time.Duration {
+	if id%5 == 0 {
+		return 30 * time.Second
+	}
+	return 2 * time.Second
+}
+
+// TestIntervalImpressions joins the clicks with a second stream, their
+// impressions, in an event-time interval join (LEFT: a click whose
+// impression is older than the bound leaves with NULL once the watermark
+// passes it) into an exactly-once kafka stream, while the engine is
+// killed at every failpoint and at random moments: a read_committed
+// reader must see every click once, with its impression's id when that
+// was within the bound and NULL when not.
+func TestIntervalImpressions(t *testing.T) {
+	forEachProtocol(t, partitions, []string{"clicks", "imps", "joined"}, func(t *testing.T, b *broker) {
+		rng := testenv.NewRand(t, seed, seedEnv)
+		dir := t.TempDir()
+		c := writeClicks(t, dir, intervalRows, apps)
+		var lines strings.Builder
+		for id := 1; id <= intervalRows; id++ {
+			at := baseTime.Add(time.Duration(id)*time.Millisecond - impressionLag(id))
+			fmt.Fprintf(&lines, "%d:{\"click_id\":%d,\"ts\":\"%s\"}\n", id, id, at.Format("2006-01-02 15:04:05.000"))
+		}
+		produceFile(t, b, "imps", writeFile(t, dir, "imps.txt", lines.String()), true, -1)
+		produceFile(t, b, "clicks", c.file, true, -1)
+		r := newJobRun(t, b, jobSpec{name: "interval", kind: intervalImps, guarantee: "exactly-once", out: "joined", sets: []string{parallel2}})
+		r.killEverywhere(rng)
+
+		counts := make([]uint8, intervalRows+1)
+		consumeCommitted(t, b, "joined", func(rec record) error {
+			var row struct {
+				ClickID int64  `json:"click_id"`
+				ImpID   *int64 `json:"imp_id"`
+			}
+			if err := json.Unmarshal(rec.value, &row); err != nil {
+				return err
+			}
+			if row.ClickID < 1 || row.ClickID > intervalRows {
+				return fmt.Errorf("click_id %d outside 1..%d", row.ClickID, intervalRows)
+			}
+			inBound := impressionLag(int(row.ClickID)) <= 10*time.Second
+			switch {
+			case inBound && (row.ImpID == nil || *row.ImpID != row.ClickID):
+				return fmt.Errorf("click %d: want its impression %d joined, got %s", row.ClickID, row.ClickID, rec.value)
+			case !inBound && row.ImpID != nil:
+				return fmt.Errorf("click %d: its impression is 30 s older and must not join, got %s", row.ClickID, rec.value)
+			}
+			if counts[row.ClickID] < 255 {
+				counts[row.ClickID]++
+			}
+			return nil
+		})
+		if err := idProblems(counts, false); err != nil {
+			t.Errorf("committed records of joined: %v", err)
+		} else {
+			t.Logf("every one of the %d clicks committed once, joined with its impression within the bound or with NULL", intervalRows)
 		}
 	})
 }
