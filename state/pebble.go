@@ -385,6 +385,27 @@ func (s *PebbleStore) ScanPrefix(kg int, prefix []byte, fn func(key, value []byt
 	return iterPebble(s.db, lo, PrefixEnd(lo), func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)
 }
 
+// ScanRange calls fn for every entry of key group kg whose key is in
+// [start, end) (end nil: to the end of the key group), in key order; key
+// and value are valid only during the call.
+func (s *PebbleStore) ScanRange(kg int, start, end []byte, fn func(key, value []byte) error) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := checkKeyGroup(kg); err != nil {
+		return err
+	}
+	g := binary.BigEndian.AppendUint16(nil, uint16(kg))
+	lo := append(append([]byte(nil), g...), start...)
+	var hi []byte
+	if end != nil {
+		hi = append(append([]byte(nil), g...), end...)
+	} else {
+		hi = PrefixEnd(g)
+	}
+	return iterPebble(s.db, lo, hi, func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)
+}
+
 // readErr marks Pebble's corruption errors (a damaged sstable, possibly
 // one linked from a checkpoint on restore) with ErrCorrupt.
 func (s *PebbleStore) readErr(err error) error {

@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
+
+	"github.com/RaduBerinde/btreemap"
 )
 
 // ErrClosed is returned by a Store used after Close.
@@ -24,6 +27,10 @@ type Store interface {
 	// ScanPrefix calls fn, in key order, for every entry of key group kg
 	// whose key starts with prefix. fn must not keep key or value.
 	ScanPrefix(kg int, prefix []byte, fn func(key, value []byte) error) error
+	// ScanRange calls fn, in key order, for every entry of key group kg
+	// whose key is in [start, end) (end nil: no upper bound). fn must not
+	// keep key or value; an error it returns ends the scan and is returned.
+	ScanRange(kg int, start, end []byte, fn func(key, value []byte) error) error
 	// Checkpoint writes a durable copy of everything applied so far into
 	// dir, which must not exist yet. Backends may share unchanged files with
 	// earlier checkpoints (hard links), which IncrementalSize accounts for.
@@ -92,15 +99,19 @@ func (b *WriteBatch) Len() int { return len(b.ops) }
 // Reset empties the batch for reuse.
 func (b *WriteBatch) Reset() { b.ops, b.buf = b.ops[:0], b.buf[:0] }
 
-// Memory is the in-memory backend: a map per key group.
+// Memory is the in-memory backend: an ordered tree of keys per key
+// group, so that prefix and range scans visit only what they return.
 type Memory struct {
 	mu     sync.Mutex
-	groups map[int]map[string][]byte
+	groups map[int]*btreemap.BTreeMap[string, []byte]
 	closed bool
 }
 
 // NewMemory returns an empty in-memory store.
-func NewMemory() *Memory { return &Memory{groups: map[int]map[string][]byte{}} }
+func NewMemory() *Memory { return &Memory{groups: map[int]*btreemap.BTreeMap[string, []byte]{}} }
+
+// view is b as a string for a lookup that does not keep it.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func (m *Memory) Get(kg int, key []byte) ([]byte, bool, error) {
 	m.mu.Lock()
@@ -108,7 +119,11 @@ func (m *Memory) Get(kg int, key []byte) ([]byte, bool, error) {
 	if m.closed {
 		return nil, false, ErrClosed
 	}
-	v, ok := m.groups[kg][string(key)]
+	g := m.groups[kg]
+	if g == nil {
+		return nil, false, nil
+	}
+	_, v, ok := g.Get(view(key))
 	return v, ok, nil
 }
 
@@ -122,13 +137,13 @@ func (m *Memory) Apply(b *WriteBatch) error {
 		op := &b.ops[i]
 		g := m.groups[op.kg]
 		if g == nil {
-			g = map[string][]byte{}
+			g = btreemap.New[string, []byte](32, strings.Compare)
 			m.groups[op.kg] = g
 		}
 		if op.del {
-			delete(g, string(b.key(op)))
+			g.Delete(view(b.key(op)))
 		} else {
-			g[string(b.key(op))] = append([]byte(nil), b.value(op)...)
+			g.ReplaceOrInsert(string(b.key(op)), append([]byte(nil), b.value(op)...))
 		}
 	}
 	return nil
@@ -146,13 +161,8 @@ func (m *Memory) Scan(fn func(kg int, key, value []byte) error) error {
 	}
 	sort.Ints(kgs)
 	for _, kg := range kgs {
-		keys := make([]string, 0, len(m.groups[kg]))
-		for k := range m.groups[kg] {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if err := fn(kg, []byte(k), m.groups[kg][k]); err != nil {
+		for k, v := range m.groups[kg].Ascend(btreemap.Min[string](), btreemap.Max[string]()) {
+			if err := fn(kg, []byte(k), v); err != nil {
 				return err
 			}
 		}
@@ -161,21 +171,25 @@ func (m *Memory) Scan(fn func(kg int, key, value []byte) error) error {
 }
 
 func (m *Memory) ScanPrefix(kg int, prefix []byte, fn func(key, value []byte) error) error {
+	return m.ScanRange(kg, prefix, PrefixEnd(prefix), fn)
+}
+
+func (m *Memory) ScanRange(kg int, start, end []byte, fn func(key, value []byte) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return ErrClosed
 	}
 	g := m.groups[kg]
-	var keys []string
-	for k := range g {
-		if strings.HasPrefix(k, string(prefix)) {
-			keys = append(keys, k)
-		}
+	if g == nil {
+		return nil
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := fn([]byte(k), g[k]); err != nil {
+	hi := btreemap.Max[string]()
+	if end != nil {
+		hi = btreemap.LT(string(end))
+	}
+	for k, v := range g.Ascend(btreemap.GE(string(start)), hi) {
+		if err := fn([]byte(k), v); err != nil {
 			return err
 		}
 	}
