@@ -510,6 +510,12 @@ func (j *joinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) 
 		if err := st.flush(); err != nil {
 			return checkpoint.SubtaskState{}, err
 		}
+		lo, hi := state.KeyGroupRange(j.t.subtask, j.maxPar, j.t.op.Parallelism)
+		if err := st.sweepStore(lo, hi); err != nil {
+			return checkpoint.SubtaskState{}, err
+		}
+		j.t.job.stateExpired.Add(st.expired)
+		st.expired = 0
 	}
 	if err := writeLayout(j.t, j.meta, j.maxPar, j.layout); err != nil {
 		return checkpoint.SubtaskState{}, err

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -61,6 +62,11 @@ type joinSideState struct {
 	idbuf    []byte
 	// slab hands out rows in chunks (fewer, larger allocations).
 	slab []joinRow
+	// sweeper walks the stored rows for those the TTL dropped that no key
+	// in memory holds any more (sweepStore); written counts the rows
+	// written since its last walk.
+	sweeper *state.Sweeper
+	written int
 }
 
 // newRow returns a zeroed row from the slab.
@@ -202,8 +208,45 @@ func (s *joinSideState) sweep() {
 	}
 }
 
+// minSweep is the fewest stored rows a checkpoint's sweepStore visits.
+const minSweep = 1000
+
+// sweepStore deletes from the store the rows whose TTL has passed, after a
+// flush (so the rows in memory, all live after sweep, are stored as they
+// are): the rows of keys dropped from memory are read again only when
+// their key comes back, which may be never. Each call visits at least
+// twice as many stored rows as were written since the last (and
+// minSweep), resuming where the last stopped, so cleanup keeps pace with
+// the rows added: the store holds about the rows of the last TTL.
+func (s *joinSideState) sweepStore(kgStart, kgEnd int) error {
+	if s.ttl <= 0 {
+		return nil
+	}
+	if s.sweeper == nil {
+		s.sweeper = state.NewSweeper(s.space, kgStart, kgEnd)
+	}
+	var err error
+	_, _, serr := s.sweeper.Sweep(max(minSweep, 2*s.written), func(_ int, _, v []byte) bool {
+		d, derr := newStateDecoder(v, s.owner)
+		if derr != nil {
+			err = derr
+			return false
+		}
+		n, _, ts := d.varint(), d.varint(), d.varint()
+		if d.err != nil || ts+s.ttl > s.now {
+			err = cmp.Or(err, d.err)
+			return false
+		}
+		s.expired += n
+		return true
+	})
+	s.written = 0
+	return cmp.Or(serr, err)
+}
+
 // touch lists r of k as changed.
 func (s *joinSideState) touch(k *joinKey, r *joinRow) {
+	s.written++
 	if !r.dirty {
 		r.dirty = true
 		k.changed = append(k.changed, r)
