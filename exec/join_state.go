@@ -29,7 +29,12 @@ import (
 //
 // Store layout, in the side's key space: key = join key + identity;
 // value = state header, count, matches, the time of the last write and,
-// when the identity is not the row, the row.
+// when the identity is not the row, the row. An append-only side's rows
+// are stored in runs instead (joinRunVersion): key = join key + a
+// sequence number, value = the rows a flush wrote for that key (the new
+// ones; all of the key's when one of its stored rows changed or went, the
+// old entries deleted), so a flush writes one entry per key and a load
+// reads one per run. Entries of the older per-row form are still read.
 //
 // With a TTL (planner.JoinSpec.TTL), a row not written for that long is
 // dropped when its key is next read, or at a checkpoint while its key is
@@ -61,6 +66,25 @@ type joinSideState struct {
 	idbuf    []byte
 	// slab hands out rows in chunks (fewer, larger allocations).
 	slab []joinRow
+	// arena holds the encoded columns of added rows (append-only sides):
+	// rows are substrings of its chunks, not an allocation each.
+	arena []byte
+}
+
+// joinArenaChunk is the size of a chunk of joinSideState.arena.
+const joinArenaChunk = 64 << 10
+
+// keep returns row as a string held in the arena.
+func (s *joinSideState) keep(row []byte) string {
+	if len(row) > joinArenaChunk/8 {
+		return string(row)
+	}
+	if cap(s.arena)-len(s.arena) < len(row) {
+		s.arena = make([]byte, 0, joinArenaChunk)
+	}
+	off := len(s.arena)
+	s.arena = append(s.arena, row...)
+	return unsafeString(s.arena[off:len(s.arena):len(s.arena)])
 }
 
 // newRow returns a zeroed row from the slab.
@@ -82,15 +106,21 @@ type joinKey struct {
 	kg   int
 	rows []*joinRow
 	byID map[string]int // identity -> index in rows
-	// changed rows since the last flush.
+	// changed rows since the last flush (not on append-only sides: their
+	// new rows are those not stored).
 	changed []*joinRow
 	listed  bool
+	// entries (append-only sides) are the identities of the key's entries
+	// in the store; rewrite: one of its stored rows changed or went, so
+	// the next flush deletes them and writes all its rows anew.
+	entries []string
+	rewrite bool
 }
 
 // joinRow is one stored row.
 type joinRow struct {
 	key *joinKey
-	id  string
+	id  string // "" on append-only sides (see joinKey.entries)
 	row string // encoded columns (encodeKey form); == id for NoUniqueKey
 	n   int64  // equal rows (NoUniqueKey); 1 otherwise
 	// matches is the number of rows of the other side it joins with
@@ -132,7 +162,11 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 	if !s.complete {
 		err := s.space.ScanPrefix(kg, key, func(sk, v []byte) error {
 			if k == nil {
-				k = &joinKey{key: string(key), kg: kg, byID: map[string]int{}}
+				k = s.newKey(kg, key)
+			}
+			if s.appendOnly {
+				k.entries = append(k.entries, string(sk[len(key):]))
+				return s.decodeEntry(v, k)
 			}
 			r := s.newRow()
 			*r = joinRow{key: k, id: string(sk[len(key):]), stored: true}
@@ -154,10 +188,20 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 		if !create {
 			return nil, nil
 		}
-		k = &joinKey{key: string(key), kg: kg, byID: map[string]int{}}
+		k = s.newKey(kg, key)
 	}
 	s.keys[k.key] = k
 	return k, nil
+}
+
+// newKey returns an empty key (without identities on an append-only
+// side: its rows are never looked up).
+func (s *joinSideState) newKey(kg int, key []byte) *joinKey {
+	k := &joinKey{key: string(key), kg: kg}
+	if !s.appendOnly {
+		k.byID = map[string]int{}
+	}
+	return k
 }
 
 // touchRow lists r as changed (its match count): a write.
@@ -204,7 +248,12 @@ func (s *joinSideState) sweep() {
 
 // touch lists r of k as changed.
 func (s *joinSideState) touch(k *joinKey, r *joinRow) {
-	if !r.dirty {
+	switch {
+	case s.appendOnly:
+		if r.stored {
+			k.rewrite = true
+		}
+	case !r.dirty:
 		r.dirty = true
 		k.changed = append(k.changed, r)
 	}
@@ -221,8 +270,7 @@ func (s *joinSideState) touch(k *joinKey, r *joinRow) {
 func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 	if s.appendOnly {
 		r := s.newRow()
-		s.idbuf = s.nextID(s.idbuf)
-		*r = joinRow{key: k, id: string(s.idbuf), row: string(row), n: 1, matches: matches, ts: s.now}
+		*r = joinRow{key: k, row: s.keep(row), n: 1, matches: matches, ts: s.now}
 		k.rows = append(k.rows, r)
 		s.rows++
 		s.touch(k, r)
@@ -278,7 +326,9 @@ func (s *joinSideState) removeAt(k *joinKey, i int) {
 	last := len(k.rows) - 1
 	if i != last {
 		k.rows[i] = k.rows[last]
-		k.byID[k.rows[i].id] = i
+		if !s.appendOnly {
+			k.byID[k.rows[i].id] = i
+		}
 	}
 	k.rows[last] = nil
 	k.rows = k.rows[:last]
@@ -296,6 +346,11 @@ const flushPart = 16 << 10
 func (s *joinSideState) flush() error {
 	s.batch.Reset()
 	for _, k := range s.dirty {
+		if s.appendOnly {
+			if err := s.flushRuns(k); err != nil {
+				return err
+			}
+		}
 		for _, r := range k.changed {
 			s.buf = append(append(s.buf[:0], k.key...), r.id...)
 			switch {
@@ -329,6 +384,104 @@ func (s *joinSideState) flush() error {
 		return nil
 	}
 	return s.space.Store().Apply(&s.batch)
+}
+
+// joinRunRows is the most rows one run entry holds.
+const joinRunRows = 4096
+
+// flushRuns writes an append-only side's key k: its new rows as a run,
+// or, when a stored row changed or went, all its rows in place of its
+// entries.
+func (s *joinSideState) flushRuns(k *joinKey) error {
+	if k.rewrite {
+		for _, e := range k.entries {
+			s.buf = append(append(s.buf[:0], k.key...), e...)
+			s.space.Delete(&s.batch, k.kg, s.buf)
+		}
+		clear(k.entries)
+		k.entries = k.entries[:0]
+		for _, r := range k.rows {
+			r.stored = false
+		}
+		k.rewrite = false
+	}
+	for first := 0; ; {
+		for first < len(k.rows) && k.rows[first].stored {
+			first++
+		}
+		if first == len(k.rows) {
+			return nil
+		}
+		s.vbuf = checkpoint.AppendStateHeader(s.vbuf[:0], joinRunVersion)
+		var run []*joinRow
+		for i := first; i < len(k.rows) && len(run) < joinRunRows; i++ {
+			if r := k.rows[i]; !r.stored {
+				run = append(run, r)
+			}
+		}
+		s.vbuf = binary.AppendUvarint(s.vbuf, uint64(len(run)))
+		for _, r := range run {
+			s.vbuf = binary.AppendVarint(s.vbuf, r.matches)
+			s.vbuf = binary.AppendVarint(s.vbuf, r.ts)
+			s.vbuf = binary.AppendUvarint(s.vbuf, uint64(len(r.row)))
+			s.vbuf = append(s.vbuf, r.row...)
+			r.stored = true
+		}
+		s.idbuf = s.nextID(s.idbuf)
+		s.buf = append(append(s.buf[:0], k.key...), s.idbuf...)
+		s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
+		k.entries = append(k.entries, string(s.idbuf))
+		if s.batch.Len() >= flushPart {
+			if err := s.space.Store().Apply(&s.batch); err != nil {
+				return err
+			}
+			s.batch.Reset()
+		}
+	}
+}
+
+// joinRunVersion is the version of an append-only side's run entries
+// (joinSideState.flushRuns); its single rows (stateVersion) are still
+// read.
+const joinRunVersion = 2
+
+// decodeEntry adds the rows of a stored entry of an append-only side to
+// k: a run, or one row of the older per-row form.
+func (s *joinSideState) decodeEntry(v []byte, k *joinKey) error {
+	ver, rest, err := checkpoint.ReadStateHeader(v, s.owner, stateVersion, joinRunVersion)
+	if err != nil {
+		return err
+	}
+	if ver == stateVersion {
+		r := s.newRow()
+		*r = joinRow{key: k, stored: true}
+		if err := s.decodeRow(v, r); err != nil {
+			return err
+		}
+		if r.n != 1 {
+			return fmt.Errorf("%w: %s: an append-only join row with count %d", state.ErrCorrupt, s.owner, r.n)
+		}
+		k.rows = append(k.rows, r)
+		s.rows++
+		return nil
+	}
+	// One copy, never written again: the rows are views of it.
+	d := decoder{src: append([]byte(nil), rest...), owner: s.owner}
+	n := d.uvarint()
+	if d.err == nil && (n == 0 || n > uint64(len(d.src))) {
+		return fmt.Errorf("%w: %s: a join run of %d rows in %d bytes", state.ErrCorrupt, s.owner, n, len(d.src))
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		r := s.newRow()
+		*r = joinRow{key: k, n: 1, stored: true}
+		r.matches = d.varint()
+		r.ts = d.varint()
+		r.row = unsafeString(d.bytes())
+		k.rows = append(k.rows, r)
+		s.rows++
+	}
+	d.end()
+	return d.err
 }
 
 // drop flushes and forgets every key.
