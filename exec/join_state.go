@@ -55,7 +55,10 @@ type joinSideState struct {
 	// expired counts the rows (with their multiplicity) dropped by the TTL.
 	expired int64
 	keys    map[string]*joinKey
-	dirty   []*joinKey
+	// gen counts the times keys lost a key: a link to one of them
+	// (joinKey.peer) made in an earlier generation may be stale.
+	gen   uint64
+	dirty []*joinKey
 	// complete: the store holds no key that is not in keys (a fresh start,
 	// no drop since), so a new key needs no store read.
 	complete bool
@@ -115,6 +118,10 @@ type joinKey struct {
 	// the next flush deletes them and writes all its rows anew.
 	entries []string
 	rewrite bool
+	// peer is the other side's rows of the same key, as found in the other
+	// side's generation peerGen (see joinSideState.gen).
+	peer    *joinKey
+	peerGen uint64
 }
 
 // joinRow is one stored row.
@@ -194,6 +201,26 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 	return k, nil
 }
 
+// forget removes k from the keys in memory.
+func (s *joinSideState) forget(k *joinKey) {
+	delete(s.keys, k.key)
+	s.gen++
+}
+
+// peerOf returns the other side's (o's) rows of mine's key (encoded as
+// key), nil when it has none: through mine's link while o has forgotten
+// no key since it was made, else by o.lookup (which then makes the link).
+func (s *joinSideState) peerOf(o *joinSideState, mine *joinKey, key []byte) (*joinKey, error) {
+	if mine.peer != nil && mine.peerGen == o.gen {
+		return mine.peer, nil
+	}
+	k, err := o.lookup(mine.kg, key, false)
+	if k != nil {
+		mine.peer, mine.peerGen = k, o.gen
+	}
+	return k, err
+}
+
 // newKey returns an empty key (without identities on an append-only
 // side: its rows are never looked up).
 func (s *joinSideState) newKey(kg int, key []byte) *joinKey {
@@ -241,7 +268,7 @@ func (s *joinSideState) sweep() {
 	for _, k := range s.keys {
 		s.live(k)
 		if len(k.rows) == 0 && !k.listed {
-			delete(s.keys, k.key)
+			s.forget(k)
 		}
 	}
 }
@@ -375,7 +402,7 @@ func (s *joinSideState) flush() error {
 		clear(k.changed)
 		k.changed, k.listed = k.changed[:0], false
 		if len(k.rows) == 0 {
-			delete(s.keys, k.key)
+			s.forget(k)
 		}
 	}
 	clear(s.dirty)
@@ -490,6 +517,7 @@ func (s *joinSideState) drop() error {
 		return err
 	}
 	clear(s.keys)
+	s.gen++
 	s.rows = 0
 	s.complete = false
 	return nil
@@ -545,6 +573,19 @@ func appendEncodedRow(bs []array.Builder, ts []types.T, row string) error {
 // appendEncodedCell appends the first cell of src (colReader.encodeKey's
 // form) to b and returns the rest.
 func appendEncodedCell(b array.Builder, t types.T, src string) (string, error) {
+	if len(src) >= 9 && src[0] != 0 { // the common integer columns, not NULL
+		switch bb := b.(type) {
+		case *array.Int64Builder:
+			bb.Append(int64(binary.BigEndian.Uint64([]byte(src[1:9]))))
+			return src[9:], nil
+		case *array.Int32Builder:
+			bb.Append(int32(binary.BigEndian.Uint64([]byte(src[1:9]))))
+			return src[9:], nil
+		case *array.TimestampBuilder:
+			bb.Append(arrow.Timestamp(binary.BigEndian.Uint64([]byte(src[1:9]))))
+			return src[9:], nil
+		}
+	}
 	if src == "" {
 		return "", fmt.Errorf("%w: a join row ends before its columns", state.ErrCorrupt)
 	}
