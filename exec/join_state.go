@@ -67,36 +67,41 @@ type joinSideState struct {
 	buf      []byte
 	vbuf     []byte
 	idbuf    []byte
-	// slab hands out rows in chunks (fewer, larger allocations).
-	slab []joinRow
-	// arena holds the encoded columns of added rows (append-only sides):
-	// rows are substrings of its chunks, not an allocation each.
-	arena []byte
 }
 
-// joinArenaChunk is the size of a chunk of joinSideState.arena.
-const joinArenaChunk = 64 << 10
+// The chunks of a key's rows (joinKey.slab) and of their columns
+// (joinKey.arena) double from the first size up to the largest, so that a
+// key's rows lie together in memory (a probe reads them in a few cache
+// lines) without an allocation each.
+const (
+	joinSlabFirst, joinSlabMax   = 4, 256
+	joinArenaFirst, joinArenaMax = 256, 64 << 10
+)
 
-// keep returns row as a string held in the arena.
-func (s *joinSideState) keep(row []byte) string {
-	if len(row) > joinArenaChunk/8 {
+// keep returns row as a string held in k's arena.
+func (k *joinKey) keep(row []byte) string {
+	if len(row) > joinArenaMax/8 {
 		return string(row)
 	}
-	if cap(s.arena)-len(s.arena) < len(row) {
-		s.arena = make([]byte, 0, joinArenaChunk)
+	if cap(k.arena)-len(k.arena) < len(row) {
+		size := min(max(2*cap(k.arena), joinArenaFirst), joinArenaMax)
+		for size < len(row) {
+			size *= 2
+		}
+		k.arena = make([]byte, 0, size)
 	}
-	off := len(s.arena)
-	s.arena = append(s.arena, row...)
-	return unsafeString(s.arena[off:len(s.arena):len(s.arena)])
+	off := len(k.arena)
+	k.arena = append(k.arena, row...)
+	return unsafeString(k.arena[off:len(k.arena):len(k.arena)])
 }
 
-// newRow returns a zeroed row from the slab.
-func (s *joinSideState) newRow() *joinRow {
-	if len(s.slab) == 0 {
-		s.slab = make([]joinRow, 256)
+// newRow returns a zeroed row from k's slab.
+func (k *joinKey) newRow() *joinRow {
+	if len(k.slab) == 0 {
+		k.slab = make([]joinRow, min(max(2*cap(k.slab), joinSlabFirst), joinSlabMax))
 	}
-	r := &s.slab[0]
-	s.slab = s.slab[1:]
+	r := &k.slab[0]
+	k.slab = k.slab[1:]
 	return r
 }
 
@@ -122,6 +127,10 @@ type joinKey struct {
 	// side's generation peerGen (see joinSideState.gen).
 	peer    *joinKey
 	peerGen uint64
+	// slab and arena hand out its rows and (on append-only sides) their
+	// columns.
+	slab  []joinRow
+	arena []byte
 }
 
 // joinRow is one stored row.
@@ -175,7 +184,7 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 				k.entries = append(k.entries, string(sk[len(key):]))
 				return s.decodeEntry(v, k)
 			}
-			r := s.newRow()
+			r := k.newRow()
 			*r = joinRow{key: k, id: string(sk[len(key):]), stored: true}
 			if err := s.decodeRow(v, r); err != nil {
 				return err
@@ -296,8 +305,8 @@ func (s *joinSideState) touch(k *joinKey, r *joinRow) {
 // again without its retraction: the newer row wins, as in Flink).
 func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 	if s.appendOnly {
-		r := s.newRow()
-		*r = joinRow{key: k, row: s.keep(row), n: 1, matches: matches, ts: s.now}
+		r := k.newRow()
+		*r = joinRow{key: k, row: k.keep(row), n: 1, matches: matches, ts: s.now}
 		k.rows = append(k.rows, r)
 		s.rows++
 		s.touch(k, r)
@@ -314,7 +323,7 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 		s.touch(k, r)
 		return
 	}
-	r := s.newRow()
+	r := k.newRow()
 	*r = joinRow{key: k, id: string(id), n: 1, matches: matches, ts: s.now}
 	if s.rowIsID() {
 		r.row = r.id
@@ -480,7 +489,7 @@ func (s *joinSideState) decodeEntry(v []byte, k *joinKey) error {
 		return err
 	}
 	if ver == stateVersion {
-		r := s.newRow()
+		r := k.newRow()
 		*r = joinRow{key: k, stored: true}
 		if err := s.decodeRow(v, r); err != nil {
 			return err
@@ -499,7 +508,7 @@ func (s *joinSideState) decodeEntry(v []byte, k *joinKey) error {
 		return fmt.Errorf("%w: %s: a join run of %d rows in %d bytes", state.ErrCorrupt, s.owner, n, len(d.src))
 	}
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		r := s.newRow()
+		r := k.newRow()
 		*r = joinRow{key: k, n: 1, stored: true}
 		r.matches = d.varint()
 		r.ts = d.varint()
