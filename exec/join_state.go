@@ -67,6 +67,7 @@ type joinSideState struct {
 	buf      []byte
 	vbuf     []byte
 	idbuf    []byte
+	run      []*joinRow
 }
 
 // The chunks of a key's rows (joinKey.slab) and of their columns
@@ -448,21 +449,15 @@ func (s *joinSideState) flushRuns(k *joinKey) error {
 		if first == len(k.rows) {
 			return nil
 		}
-		s.vbuf = checkpoint.AppendStateHeader(s.vbuf[:0], joinRunVersion)
-		var run []*joinRow
-		for i := first; i < len(k.rows) && len(run) < joinRunRows; i++ {
+		s.run = s.run[:0]
+		for i := first; i < len(k.rows) && len(s.run) < joinRunRows; i++ {
 			if r := k.rows[i]; !r.stored {
-				run = append(run, r)
+				s.run = append(s.run, r)
+				r.stored = true
 			}
 		}
-		s.vbuf = binary.AppendUvarint(s.vbuf, uint64(len(run)))
-		for _, r := range run {
-			s.vbuf = binary.AppendVarint(s.vbuf, r.matches)
-			s.vbuf = binary.AppendVarint(s.vbuf, r.ts)
-			s.vbuf = binary.AppendUvarint(s.vbuf, uint64(len(r.row)))
-			s.vbuf = append(s.vbuf, r.row...)
-			r.stored = true
-		}
+		s.vbuf = appendJoinRun(s.vbuf[:0], s.run)
+		clear(s.run)
 		s.idbuf = s.nextID(s.idbuf)
 		s.buf = append(append(s.buf[:0], k.key...), s.idbuf...)
 		s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
@@ -474,6 +469,21 @@ func (s *joinSideState) flushRuns(k *joinKey) error {
 			s.batch.Reset()
 		}
 	}
+}
+
+// appendJoinRun appends the run entry of rows: the state header
+// (joinRunVersion), the number of rows, and each row's matches, time and
+// columns (length-prefixed).
+func appendJoinRun(dst []byte, rows []*joinRow) []byte {
+	dst = checkpoint.AppendStateHeader(dst, joinRunVersion)
+	dst = binary.AppendUvarint(dst, uint64(len(rows)))
+	for _, r := range rows {
+		dst = binary.AppendVarint(dst, r.matches)
+		dst = binary.AppendVarint(dst, r.ts)
+		dst = binary.AppendUvarint(dst, uint64(len(r.row)))
+		dst = append(dst, r.row...)
+	}
+	return dst
 }
 
 // joinRunVersion is the version of an append-only side's run entries
