@@ -112,9 +112,69 @@ var IdleTimeoutOption = config.Duration(OptIdleTimeout, 0, false,
 	"a split of this source that produced nothing for this long stops holding the watermark back; 0: never; unset: the job's 'table.exec.source.idle-timeout'").
 	ShowDefault("the job's 'table.exec.source.idle-timeout'")
 
+// Watermark alignment (Flink's FLIP-182): the sources of a job whose tables
+// name the same group read no further while their watermark is more than
+// the group's max drift ahead of the group's smallest.
+const (
+	OptAlignGroup          = "scan.watermark.alignment.group"
+	OptAlignMaxDrift       = "scan.watermark.alignment.max-drift"
+	OptAlignUpdateInterval = "scan.watermark.alignment.update-interval"
+)
+
+// AlignGroupOption and AlignMaxDriftOption are the alignment options'
+// definitions (OptAlignUpdateInterval is refused: see Alignment).
+var (
+	AlignGroupOption = config.String(OptAlignGroup, "",
+		"the watermark alignment group of this source: the sources of a job in one group pause while their watermark is more than the group's max drift ahead of its smallest; needs 'scan.watermark.alignment.max-drift' and a WATERMARK")
+	AlignMaxDriftOption = config.Duration(OptAlignMaxDrift, 0, true,
+		"how far this source's watermark may run ahead of the smallest of its alignment group before it pauses; needs 'scan.watermark.alignment.group'")
+)
+
 // TableOptionDefs lists the table (WITH) options the engine reads itself,
 // whatever the connector: CREATE TABLE validates them by these definitions.
-func TableOptionDefs() []config.Def { return []config.Def{IdleTimeoutOption} }
+func TableOptionDefs() []config.Def {
+	return []config.Def{IdleTimeoutOption, AlignGroupOption, AlignMaxDriftOption}
+}
+
+// WatermarkAlignment is a source table's watermark alignment; the zero
+// value (no group) is none.
+type WatermarkAlignment struct {
+	Group    string
+	MaxDrift time.Duration
+}
+
+// Alignment returns t's watermark alignment: a group and a max drift
+// both, on a table with a WATERMARK, or neither. The update interval is
+// refused: the sources of a job share their watermarks in process, and a
+// paused one resumes as soon as the group's smallest allows it.
+func Alignment(t *Table) (WatermarkAlignment, error) {
+	var a WatermarkAlignment
+	if _, ok := t.Options[OptAlignUpdateInterval]; ok {
+		return a, fmt.Errorf("%w: '%s' is not implemented: the sources of an alignment group share their watermarks at once, "+
+			"and a paused one resumes as soon as the group allows; leave it out", ErrBadOption, OptAlignUpdateInterval)
+	}
+	g, hasGroup := t.Options[OptAlignGroup]
+	d, hasDrift := t.Options[OptAlignMaxDrift]
+	if !hasGroup && !hasDrift {
+		return a, nil
+	}
+	if hasDrift {
+		var err error
+		if a.MaxDrift, err = AlignMaxDriftOption.Parse(d); err != nil {
+			return a, badOption{err}
+		}
+	}
+	switch {
+	case !hasDrift:
+		return a, fmt.Errorf("%w: '%s' needs '%s'", ErrBadOption, OptAlignGroup, OptAlignMaxDrift)
+	case !hasGroup || g == "":
+		return a, fmt.Errorf("%w: '%s' needs a non-empty '%s'", ErrBadOption, OptAlignMaxDrift, OptAlignGroup)
+	case t.WatermarkExpr == "":
+		return a, fmt.Errorf("%w: '%s' needs a WATERMARK FOR clause: a source aligns its watermark", ErrBadOption, OptAlignGroup)
+	}
+	a.Group = g
+	return a, nil
+}
 
 // IdleTimeout returns t's 'scan.watermark.idle-timeout' and whether it is
 // set (CREATE TABLE validated it; the error is for a catalog written
@@ -129,7 +189,7 @@ func IdleTimeout(t *Table) (d time.Duration, set bool, err error) {
 }
 
 // sourceOptions are the options of every source connector.
-var sourceOptions = []string{OptIdleTimeout}
+var sourceOptions = []string{OptIdleTimeout, OptAlignGroup, OptAlignMaxDrift, OptAlignUpdateInterval}
 
 // badOption is a value error of a table option: its message is the
 // value's own (config.Error: key, value, what is allowed), and it matches
@@ -174,6 +234,9 @@ func checkOptions(t *Table) error {
 	}
 	if _, _, err := IdleTimeout(t); err != nil {
 		return badOption{err}
+	}
+	if _, err := Alignment(t); err != nil {
+		return err
 	}
 	for _, r := range c.Required {
 		if _, ok := t.Options[r]; !ok {

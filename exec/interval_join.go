@@ -53,7 +53,7 @@ func init() {
 // per join key once read (one prefix scan), written back at checkpoint
 // barriers (new rows, changed match flags, deletions of expired ones),
 // never read-modify-written per row, and forgotten from memory (not from
-// the store) past Options.StateCacheEntries. Which keys hold rows, and the
+// the store) past Options.StateCacheEntries keys in memory. Which keys hold rows, and the
 // earliest time of each, is always in memory (a min-heap of keys by time,
 // Flink's cleanup timers; rebuilt by a scan on restore), so expiry touches
 // only the keys it expires. The watermark is kept in the checkpoint, so a
@@ -485,10 +485,12 @@ func (j *intervalJoinOp) setGauge() {
 // joinRows reports the rows held (Metrics.JoinRows).
 func (j *intervalJoinOp) joinRows() int64 { return j.held.Load() }
 
-// shrink bounds the memory of the rows held: past the cache's size, both
-// sides are written back and forgotten until read again.
+// shrink bounds the memory of the rows held: past the cache's size in
+// join keys whose rows are in memory (state.backend.cache.max-entries, as
+// the regular join's keys and the aggregates' groups), both sides are
+// written back and forgotten until read again.
 func (j *intervalJoinOp) shrink() error {
-	if j.side[0].st.rows+j.side[1].st.rows <= j.t.job.opts.StateCacheEntries {
+	if j.side[0].st.loaded+j.side[1].st.loaded <= j.t.job.opts.StateCacheEntries {
 		return nil
 	}
 	for s := range j.side {
@@ -532,13 +534,15 @@ type ivState struct {
 	timers  ivTimers
 	dirty   []*ivKey
 	deletes []ivDelete
-	// rows is the rows in memory; held all rows (memory or store).
-	rows  int
-	held  int64
-	seq   uint64
-	batch state.WriteBatch
-	buf   []byte
-	kbuf  []byte
+	// rows is the rows in memory; held all rows (memory or store);
+	// loaded the keys whose rows are in memory.
+	rows   int
+	held   int64
+	loaded int
+	seq    uint64
+	batch  state.WriteBatch
+	buf    []byte
+	kbuf   []byte
 }
 
 // ivKey is one join key's rows, in order of (time, seq).
@@ -587,6 +591,7 @@ func (s *ivState) get(kg int, key []byte, create bool) (*ivKey, error) {
 	}
 	k := &ivKey{key: string(key), kg: kg, loaded: true, hi: -1}
 	s.keys[k.key] = k
+	s.loaded++
 	return k, nil
 }
 
@@ -610,6 +615,7 @@ func (s *ivState) load(k *ivKey) error {
 		return fmt.Errorf("%w: %s: a join key holds %d rows in the store, %d expected", state.ErrCorrupt, s.owner, len(k.rows), k.n)
 	}
 	k.loaded = true
+	s.loaded++
 	s.rows += len(k.rows)
 	return nil
 }
@@ -740,6 +746,9 @@ func (s *ivState) flush() error {
 	for key, k := range s.keys {
 		if k.n == 0 {
 			delete(s.keys, key)
+			if k.loaded {
+				s.loaded--
+			}
 		}
 	}
 	if s.batch.Len() == 0 {
@@ -757,7 +766,7 @@ func (s *ivState) drop() error {
 	for _, k := range s.keys {
 		k.rows, k.loaded = nil, false
 	}
-	s.rows = 0
+	s.rows, s.loaded = 0, 0
 	return nil
 }
 

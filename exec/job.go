@@ -168,6 +168,9 @@ type Job struct {
 	lateRecords, lateRouted atomic.Int64
 	// stateExpired counts the rows state TTLs dropped (Metrics.StateExpired).
 	stateExpired atomic.Int64
+	// align is the job's watermark alignment groups by name.
+	alignMu sync.Mutex
+	align   map[string]*alignGroup
 
 	// cp is the checkpoint side of the job (nil without checkpoints).
 	cp *checkpointing

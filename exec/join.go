@@ -192,16 +192,16 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 			continue // a NULL key joins nothing
 		}
 		kg := state.KeyGroup(h[i], j.maxPar)
-		ok2, err := other.st.lookup(kg, key, false)
+		mine, err := me.st.lookup(kg, key, true)
+		if err != nil {
+			return err
+		}
+		ok2, err := me.st.peerOf(other.st, mine, key)
 		if err != nil {
 			return err
 		}
 		for _, r := range other.st.live(ok2) {
 			j.pairs = append(j.pairs, joinPair{row: i, other: r})
-		}
-		mine, err := me.st.lookup(kg, key, true)
-		if err != nil {
-			return err
 		}
 		if keys[i] = mine; i == 0 || keys[i-1] != mine {
 			me.st.live(mine)
@@ -213,6 +213,7 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 	}
 	// Step 2: apply the rows in order.
 	j.startOutput()
+	j.reserve(n)
 	for i := 0; i < n; i++ {
 		if err := j.apply(input, b, i, keys[i]); err != nil {
 			j.abortOutput()
@@ -245,6 +246,9 @@ func (j *joinOp) evalResidual(input int, rec arrow.RecordBatch) error {
 		return nil
 	}
 	bs := j.builders()
+	for _, b := range bs {
+		b.Reserve(len(j.pairs))
+	}
 	me := &j.side[input]
 	for _, p := range j.pairs {
 		if err := j.appendPair(bs, input, me, p.row, p.other.row); err != nil {
@@ -460,6 +464,24 @@ func (j *joinOp) builders() []array.Builder {
 		bs[i] = array.NewBuilder(j.t.mem, t.ArrowType())
 	}
 	return bs
+}
+
+// reserve makes room in the output for the joined rows of the pairs that
+// hold and one more row per input row (a padded or retracted one), so
+// that appending seldom grows a buffer.
+func (j *joinOp) reserve(n int) {
+	rows := len(j.pairs)
+	if j.residual != nil {
+		rows = 0
+		for _, ok := range j.mask[:len(j.pairs)] {
+			if ok {
+				rows++
+			}
+		}
+	}
+	for _, b := range j.bs {
+		b.Reserve(rows + n)
+	}
 }
 
 func (j *joinOp) startOutput() {

@@ -30,7 +30,12 @@ import (
 //
 // Store layout, in the side's key space: key = join key + identity;
 // value = state header, count, matches, the time of the last write and,
-// when the identity is not the row, the row.
+// when the identity is not the row, the row. An append-only side's rows
+// are stored in runs instead (joinRunVersion): key = join key + a
+// sequence number, value = the rows a flush wrote for that key (the new
+// ones; all of the key's when one of its stored rows changed or went, the
+// old entries deleted), so a flush writes one entry per key and a load
+// reads one per run. Entries of the older per-row form are still read.
 //
 // With a TTL (planner.JoinSpec.TTL), a row not written for that long is
 // dropped when its key is next read, or at a checkpoint while its key is
@@ -51,7 +56,10 @@ type joinSideState struct {
 	// expired counts the rows (with their multiplicity) dropped by the TTL.
 	expired int64
 	keys    map[string]*joinKey
-	dirty   []*joinKey
+	// gen counts the times keys lost a key: a link to one of them
+	// (joinKey.peer) made in an earlier generation may be stale.
+	gen   uint64
+	dirty []*joinKey
 	// complete: the store holds no key that is not in keys (a fresh start,
 	// no drop since), so a new key needs no store read.
 	complete bool
@@ -60,8 +68,7 @@ type joinSideState struct {
 	buf      []byte
 	vbuf     []byte
 	idbuf    []byte
-	// slab hands out rows in chunks (fewer, larger allocations).
-	slab []joinRow
+	run      []*joinRow
 	// sweeper walks the stored rows for those the TTL dropped that no key
 	// in memory holds any more (sweepStore); written counts the rows
 	// written since its last walk.
@@ -69,13 +76,39 @@ type joinSideState struct {
 	written int
 }
 
-// newRow returns a zeroed row from the slab.
-func (s *joinSideState) newRow() *joinRow {
-	if len(s.slab) == 0 {
-		s.slab = make([]joinRow, 256)
+// The chunks of a key's rows (joinKey.slab) and of their columns
+// (joinKey.arena) double from the first size up to the largest, so that a
+// key's rows lie together in memory (a probe reads them in a few cache
+// lines) without an allocation each.
+const (
+	joinSlabFirst, joinSlabMax   = 4, 256
+	joinArenaFirst, joinArenaMax = 256, 64 << 10
+)
+
+// keep returns row as a string held in k's arena.
+func (k *joinKey) keep(row []byte) string {
+	if len(row) > joinArenaMax/8 {
+		return string(row)
 	}
-	r := &s.slab[0]
-	s.slab = s.slab[1:]
+	if cap(k.arena)-len(k.arena) < len(row) {
+		size := min(max(2*cap(k.arena), joinArenaFirst), joinArenaMax)
+		for size < len(row) {
+			size *= 2
+		}
+		k.arena = make([]byte, 0, size)
+	}
+	off := len(k.arena)
+	k.arena = append(k.arena, row...)
+	return unsafeString(k.arena[off:len(k.arena):len(k.arena)])
+}
+
+// newRow returns a zeroed row from k's slab.
+func (k *joinKey) newRow() *joinRow {
+	if len(k.slab) == 0 {
+		k.slab = make([]joinRow, min(max(2*cap(k.slab), joinSlabFirst), joinSlabMax))
+	}
+	r := &k.slab[0]
+	k.slab = k.slab[1:]
 	return r
 }
 
@@ -88,15 +121,29 @@ type joinKey struct {
 	kg   int
 	rows []*joinRow
 	byID map[string]int // identity -> index in rows
-	// changed rows since the last flush.
+	// changed rows since the last flush (not on append-only sides: their
+	// new rows are those not stored).
 	changed []*joinRow
 	listed  bool
+	// entries (append-only sides) are the identities of the key's entries
+	// in the store; rewrite: one of its stored rows changed or went, so
+	// the next flush deletes them and writes all its rows anew.
+	entries []string
+	rewrite bool
+	// peer is the other side's rows of the same key, as found in the other
+	// side's generation peerGen (see joinSideState.gen).
+	peer    *joinKey
+	peerGen uint64
+	// slab and arena hand out its rows and (on append-only sides) their
+	// columns.
+	slab  []joinRow
+	arena []byte
 }
 
 // joinRow is one stored row.
 type joinRow struct {
 	key *joinKey
-	id  string
+	id  string // "" on append-only sides (see joinKey.entries)
 	row string // encoded columns (encodeKey form); == id for NoUniqueKey
 	n   int64  // equal rows (NoUniqueKey); 1 otherwise
 	// matches is the number of rows of the other side it joins with
@@ -138,9 +185,13 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 	if !s.complete {
 		err := s.space.ScanPrefix(kg, key, func(sk, v []byte) error {
 			if k == nil {
-				k = &joinKey{key: string(key), kg: kg, byID: map[string]int{}}
+				k = s.newKey(kg, key)
 			}
-			r := s.newRow()
+			if s.appendOnly {
+				k.entries = append(k.entries, string(sk[len(key):]))
+				return s.decodeEntry(v, k)
+			}
+			r := k.newRow()
 			*r = joinRow{key: k, id: string(sk[len(key):]), stored: true}
 			if err := s.decodeRow(v, r); err != nil {
 				return err
@@ -160,10 +211,40 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 		if !create {
 			return nil, nil
 		}
-		k = &joinKey{key: string(key), kg: kg, byID: map[string]int{}}
+		k = s.newKey(kg, key)
 	}
 	s.keys[k.key] = k
 	return k, nil
+}
+
+// forget removes k from the keys in memory.
+func (s *joinSideState) forget(k *joinKey) {
+	delete(s.keys, k.key)
+	s.gen++
+}
+
+// peerOf returns the other side's (o's) rows of mine's key (encoded as
+// key), nil when it has none: through mine's link while o has forgotten
+// no key since it was made, else by o.lookup (which then makes the link).
+func (s *joinSideState) peerOf(o *joinSideState, mine *joinKey, key []byte) (*joinKey, error) {
+	if mine.peer != nil && mine.peerGen == o.gen {
+		return mine.peer, nil
+	}
+	k, err := o.lookup(mine.kg, key, false)
+	if k != nil {
+		mine.peer, mine.peerGen = k, o.gen
+	}
+	return k, err
+}
+
+// newKey returns an empty key (without identities on an append-only
+// side: its rows are never looked up).
+func (s *joinSideState) newKey(kg int, key []byte) *joinKey {
+	k := &joinKey{key: string(key), kg: kg}
+	if !s.appendOnly {
+		k.byID = map[string]int{}
+	}
+	return k
 }
 
 // touchRow lists r as changed (its match count): a write.
@@ -203,7 +284,7 @@ func (s *joinSideState) sweep() {
 	for _, k := range s.keys {
 		s.live(k)
 		if len(k.rows) == 0 && !k.listed {
-			delete(s.keys, k.key)
+			s.forget(k)
 		}
 	}
 }
@@ -227,14 +308,9 @@ func (s *joinSideState) sweepStore(kgStart, kgEnd int) error {
 	}
 	var err error
 	_, _, serr := s.sweeper.Sweep(max(minSweep, 2*s.written), func(_ int, _, v []byte) bool {
-		d, derr := newStateDecoder(v, s.owner)
-		if derr != nil {
-			err = derr
-			return false
-		}
-		n, _, ts := d.varint(), d.varint(), d.varint()
-		if d.err != nil || ts+s.ttl > s.now {
-			err = cmp.Or(err, d.err)
+		n, newest, derr := s.entryTimes(v)
+		if derr != nil || newest+s.ttl > s.now {
+			err = cmp.Or(err, derr)
 			return false
 		}
 		s.expired += n
@@ -244,10 +320,37 @@ func (s *joinSideState) sweepStore(kgStart, kgEnd int) error {
 	return cmp.Or(serr, err)
 }
 
+// entryTimes reads a stored entry's rows (with their multiplicity) and
+// the newest of their write times: a single row, or an append-only run,
+// which expires only as a whole.
+func (s *joinSideState) entryTimes(v []byte) (n, newest int64, err error) {
+	ver, rest, err := checkpoint.ReadStateHeader(v, s.owner, stateVersion, joinRunVersion)
+	if err != nil {
+		return 0, 0, err
+	}
+	d := decoder{src: rest, owner: s.owner}
+	if ver == stateVersion {
+		n, _, newest = d.varint(), d.varint(), d.varint()
+		return n, newest, d.err
+	}
+	rows := d.uvarint()
+	for i := uint64(0); i < rows && d.err == nil; i++ {
+		d.varint() // matches
+		newest = max(newest, d.varint())
+		d.bytes()
+	}
+	return int64(rows), newest, d.err
+}
+
 // touch lists r of k as changed.
 func (s *joinSideState) touch(k *joinKey, r *joinRow) {
 	s.written++
-	if !r.dirty {
+	switch {
+	case s.appendOnly:
+		if r.stored {
+			k.rewrite = true
+		}
+	case !r.dirty:
 		r.dirty = true
 		k.changed = append(k.changed, r)
 	}
@@ -263,9 +366,8 @@ func (s *joinSideState) touch(k *joinKey, r *joinRow) {
 // again without its retraction: the newer row wins, as in Flink).
 func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 	if s.appendOnly {
-		r := s.newRow()
-		s.idbuf = s.nextID(s.idbuf)
-		*r = joinRow{key: k, id: string(s.idbuf), row: string(row), n: 1, matches: matches, ts: s.now}
+		r := k.newRow()
+		*r = joinRow{key: k, row: k.keep(row), n: 1, matches: matches, ts: s.now}
 		k.rows = append(k.rows, r)
 		s.rows++
 		s.touch(k, r)
@@ -282,7 +384,7 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 		s.touch(k, r)
 		return
 	}
-	r := s.newRow()
+	r := k.newRow()
 	*r = joinRow{key: k, id: string(id), n: 1, matches: matches, ts: s.now}
 	if s.rowIsID() {
 		r.row = r.id
@@ -321,7 +423,9 @@ func (s *joinSideState) removeAt(k *joinKey, i int) {
 	last := len(k.rows) - 1
 	if i != last {
 		k.rows[i] = k.rows[last]
-		k.byID[k.rows[i].id] = i
+		if !s.appendOnly {
+			k.byID[k.rows[i].id] = i
+		}
 	}
 	k.rows[last] = nil
 	k.rows = k.rows[:last]
@@ -339,6 +443,11 @@ const flushPart = 16 << 10
 func (s *joinSideState) flush() error {
 	s.batch.Reset()
 	for _, k := range s.dirty {
+		if s.appendOnly {
+			if err := s.flushRuns(k); err != nil {
+				return err
+			}
+		}
 		for _, r := range k.changed {
 			s.buf = append(append(s.buf[:0], k.key...), r.id...)
 			switch {
@@ -363,7 +472,7 @@ func (s *joinSideState) flush() error {
 		clear(k.changed)
 		k.changed, k.listed = k.changed[:0], false
 		if len(k.rows) == 0 {
-			delete(s.keys, k.key)
+			s.forget(k)
 		}
 	}
 	clear(s.dirty)
@@ -374,12 +483,120 @@ func (s *joinSideState) flush() error {
 	return s.space.Store().Apply(&s.batch)
 }
 
+// joinRunRows is the most rows one run entry holds.
+const joinRunRows = 4096
+
+// flushRuns writes an append-only side's key k: its new rows as a run,
+// or, when a stored row changed or went, all its rows in place of its
+// entries.
+func (s *joinSideState) flushRuns(k *joinKey) error {
+	if k.rewrite {
+		for _, e := range k.entries {
+			s.buf = append(append(s.buf[:0], k.key...), e...)
+			s.space.Delete(&s.batch, k.kg, s.buf)
+		}
+		clear(k.entries)
+		k.entries = k.entries[:0]
+		for _, r := range k.rows {
+			r.stored = false
+		}
+		k.rewrite = false
+	}
+	for first := 0; ; {
+		for first < len(k.rows) && k.rows[first].stored {
+			first++
+		}
+		if first == len(k.rows) {
+			return nil
+		}
+		s.run = s.run[:0]
+		for i := first; i < len(k.rows) && len(s.run) < joinRunRows; i++ {
+			if r := k.rows[i]; !r.stored {
+				s.run = append(s.run, r)
+				r.stored = true
+			}
+		}
+		s.vbuf = appendJoinRun(s.vbuf[:0], s.run)
+		clear(s.run)
+		s.idbuf = s.nextID(s.idbuf)
+		s.buf = append(append(s.buf[:0], k.key...), s.idbuf...)
+		s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
+		k.entries = append(k.entries, string(s.idbuf))
+		if s.batch.Len() >= flushPart {
+			if err := s.space.Store().Apply(&s.batch); err != nil {
+				return err
+			}
+			s.batch.Reset()
+		}
+	}
+}
+
+// appendJoinRun appends the run entry of rows: the state header
+// (joinRunVersion), the number of rows, and each row's matches, time and
+// columns (length-prefixed).
+func appendJoinRun(dst []byte, rows []*joinRow) []byte {
+	dst = checkpoint.AppendStateHeader(dst, joinRunVersion)
+	dst = binary.AppendUvarint(dst, uint64(len(rows)))
+	for _, r := range rows {
+		dst = binary.AppendVarint(dst, r.matches)
+		dst = binary.AppendVarint(dst, r.ts)
+		dst = binary.AppendUvarint(dst, uint64(len(r.row)))
+		dst = append(dst, r.row...)
+	}
+	return dst
+}
+
+// joinRunVersion is the version of an append-only side's run entries
+// (joinSideState.flushRuns); its single rows (stateVersion) are still
+// read.
+const joinRunVersion = 2
+
+// decodeEntry adds the rows of a stored entry of an append-only side to
+// k: a run, or one row of the older per-row form.
+func (s *joinSideState) decodeEntry(v []byte, k *joinKey) error {
+	ver, rest, err := checkpoint.ReadStateHeader(v, s.owner, stateVersion, joinRunVersion)
+	if err != nil {
+		return err
+	}
+	if ver == stateVersion {
+		r := k.newRow()
+		*r = joinRow{key: k, stored: true}
+		if err := s.decodeRow(v, r); err != nil {
+			return err
+		}
+		if r.n != 1 {
+			return fmt.Errorf("%w: %s: an append-only join row with count %d", state.ErrCorrupt, s.owner, r.n)
+		}
+		k.rows = append(k.rows, r)
+		s.rows++
+		return nil
+	}
+	// One copy, never written again: the rows are views of it.
+	d := decoder{src: append([]byte(nil), rest...), owner: s.owner}
+	n := d.uvarint()
+	if d.err == nil && (n == 0 || n > uint64(len(d.src))) {
+		return fmt.Errorf("%w: %s: a join run of %d rows in %d bytes", state.ErrCorrupt, s.owner, n, len(d.src))
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		r := k.newRow()
+		*r = joinRow{key: k, n: 1, stored: true}
+		r.matches = d.varint()
+		r.ts = d.varint()
+		r.row = unsafeString(d.bytes())
+		k.rows = append(k.rows, r)
+		s.rows++
+	}
+	d.end()
+	return d.err
+}
+
 // drop flushes and forgets every key.
 func (s *joinSideState) drop() error {
 	if err := s.flush(); err != nil {
 		return err
 	}
 	clear(s.keys)
+	s.gen++
 	s.rows = 0
 	s.complete = false
 	return nil
@@ -435,6 +652,19 @@ func appendEncodedRow(bs []array.Builder, ts []types.T, row string) error {
 // appendEncodedCell appends the first cell of src (colReader.encodeKey's
 // form) to b and returns the rest.
 func appendEncodedCell(b array.Builder, t types.T, src string) (string, error) {
+	if len(src) >= 9 && src[0] != 0 { // the common integer columns, not NULL
+		switch bb := b.(type) {
+		case *array.Int64Builder:
+			bb.Append(int64(binary.BigEndian.Uint64([]byte(src[1:9]))))
+			return src[9:], nil
+		case *array.Int32Builder:
+			bb.Append(int32(binary.BigEndian.Uint64([]byte(src[1:9]))))
+			return src[9:], nil
+		case *array.TimestampBuilder:
+			bb.Append(arrow.Timestamp(binary.BigEndian.Uint64([]byte(src[1:9]))))
+			return src[9:], nil
+		}
+	}
 	if src == "" {
 		return "", fmt.Errorf("%w: a join row ends before its columns", state.ErrCorrupt)
 	}

@@ -1,8 +1,13 @@
 package exec
 
 import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 )
@@ -81,4 +86,86 @@ func ids(rows []*joinRow) []string {
 		out = append(out, r.id)
 	}
 	return out
+}
+
+// TestJoinRuns: an append-only side writes a key's new rows as one run
+// entry per flush; a change of a stored row (its match count) rewrites the
+// key as one run in place of its entries; a restart reads the runs and the
+// older per-row entries back with their counts, matches and columns.
+func TestJoinRuns(t *testing.T) {
+	store := state.NewMemory()
+	space := state.NewKeySpace(store, spaceJoinLeft, "left rows")
+	st := newJoinSideState(space, planner.NoUniqueKey, true, "test", true)
+	key := []byte("k1")
+	k, err := st.lookup(0, key, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.now = 5
+	st.add(k, nil, []byte("a"), 0)
+	st.add(k, nil, []byte("b"), 2)
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	st.add(k, nil, []byte("c"), 0)
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := countStored(t, store); got != 2 {
+		t.Fatalf("entries after two flushes of new rows: %d, want 2 (one run each)", got)
+	}
+	// A row of the older per-row form (stateVersion): count, matches, time, row.
+	old := checkpoint.AppendStateHeader(nil, stateVersion)
+	old = binary.AppendVarint(old, 1)
+	old = binary.AppendVarint(old, 7)
+	old = binary.AppendVarint(old, 3)
+	old = appendBytes(old, []byte("old"))
+	var b state.WriteBatch
+	space.Put(&b, 0, append(append([]byte(nil), key...), "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"...), old)
+	if err := store.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+
+	restored := func() *joinKey {
+		t.Helper()
+		st = newJoinSideState(space, planner.NoUniqueKey, true, "test", false)
+		k, err := st.lookup(0, key, false)
+		if err != nil || k == nil {
+			t.Fatalf("lookup after a restart: %v, %v", k, err)
+		}
+		return k
+	}
+	k = restored()
+	if got, want := runRows(k), "a/0/5 b/2/5 c/0/5 old/7/3"; got != want {
+		t.Fatalf("rows read back: %s, want %s", got, want)
+	}
+	st.now = 9
+	for _, r := range k.rows {
+		if r.row == "b" {
+			r.matches--
+			st.touchRow(r)
+		}
+	}
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := countStored(t, store); got != 1 {
+		t.Fatalf("entries after a stored row changed: %d, want 1 (the key rewritten)", got)
+	}
+	if got, want := runRows(restored()), "a/0/5 b/1/9 c/0/5 old/7/3"; got != want {
+		t.Fatalf("rows read back after the rewrite: %s, want %s", got, want)
+	}
+}
+
+// runRows lists k's rows as row/matches/time, sorted.
+func runRows(k *joinKey) string {
+	var out []string
+	for _, r := range k.rows {
+		if r.n != 1 {
+			return fmt.Sprintf("row %q with count %d", r.row, r.n)
+		}
+		out = append(out, fmt.Sprintf("%s/%d/%d", r.row, r.matches, r.ts))
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
 }

@@ -35,6 +35,10 @@ type subtask struct {
 	source Source
 	// wm generates a source's watermarks (nil: its table has none).
 	wm *watermarkGen
+	// align is the source's watermark alignment group (nil: none) and
+	// alignDrift its max drift in microseconds.
+	align      *alignGroup
+	alignDrift int64
 	// scanB computes the computed columns a source reads and pt stamps
 	// its processing time (nil: none; proctime.go).
 	scanB *scanBuilder
@@ -77,6 +81,10 @@ func (t *subtask) build() error {
 			return err
 		}
 		t.scanB, t.pt = newScanBuilder(t, sc), newProctimeGen(sc)
+		if w := sc.Watermark; w != nil && w.Alignment.Group != "" {
+			t.align, t.alignDrift = t.job.alignGroupOf(w.Alignment.Group), w.Alignment.MaxDrift.Microseconds()
+			t.align.join(t)
+		}
 		switch r := t.restored; {
 		case r == nil:
 		case r.rescaled != nil:
@@ -155,6 +163,7 @@ func (t *subtask) runSource() (err error) {
 			err = fmt.Errorf("%s: close: %w", t.name(), cerr)
 		}
 	}()
+	defer t.announce(true)
 	if err := t.source.Open(ctx); err != nil {
 		return fmt.Errorf("%s: %w", t.name(), err)
 	}
@@ -164,12 +173,20 @@ func (t *subtask) runSource() (err error) {
 			return errCanceled
 		}
 		// Between two batches: control messages. A source at its end waits
-		// for them (checkpoints, then the order to finish).
+		// for them (checkpoints, then the order to finish); so does one
+		// paused by its watermark alignment group, until the group lets
+		// it read on.
 		for {
 			var c control
-			if ended {
+			paused, moved := false, (<-chan struct{})(nil)
+			if !ended && t.wm != nil {
+				paused, moved = t.align.pause(t.wm.emitted, t.alignDrift)
+			}
+			if ended || paused {
 				select {
 				case c = <-t.ctl:
+				case <-moved:
+					continue
 				case <-ctx.Done():
 					return errCanceled
 				}
@@ -223,6 +240,7 @@ func (t *subtask) runSource() (err error) {
 			if err := t.wm.forward(t.source, em, now); err != nil {
 				return err
 			}
+			t.announce(false)
 			if err := t.pt.forward(em, now); err != nil {
 				return err
 			}
@@ -231,6 +249,7 @@ func (t *subtask) runSource() (err error) {
 			if err := t.wm.forward(t.source, em, now); err != nil {
 				return err
 			}
+			t.announce(false)
 			if err := t.pt.forward(em, now); err != nil {
 				return err
 			}
@@ -242,6 +261,7 @@ func (t *subtask) runSource() (err error) {
 			if err := t.wm.end(em); err != nil {
 				return err
 			}
+			t.announce(true)
 			if t.job.cp == nil {
 				return em.broadcast(Element{Kind: KindEnd})
 			}
@@ -253,6 +273,19 @@ func (t *subtask) runSource() (err error) {
 			return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 		}
 	}
+}
+
+// announce tells the source's alignment group (if any) its watermark, or
+// that its input ended (or it stopped).
+func (t *subtask) announce(ended bool) {
+	if t.align == nil {
+		return
+	}
+	if ended || t.wm == nil {
+		t.align.announce(t, maxWatermark, false, true)
+		return
+	}
+	t.align.announce(t, t.wm.emitted, t.wm.idle, false)
 }
 
 func (t *subtask) runOperator() (err error) {

@@ -25,6 +25,9 @@ type Watermark struct {
 	// else the job's 'table.exec.source.idle-timeout' (0, the default:
 	// never).
 	IdleTimeout time.Duration
+	// Alignment is the table's watermark alignment group and max drift
+	// (none: no group).
+	Alignment catalog.WatermarkAlignment
 }
 
 // String is the expression as EXPLAIN shows it.
@@ -112,7 +115,11 @@ func (b *binder) bindWatermark(t *catalog.Table) (*Watermark, error) {
 	if !set {
 		timeout = b.p.Options.SourceIdleTimeout
 	}
-	return &Watermark{Column: col, Expr: foldExpr(e), IdleTimeout: timeout}, nil
+	align, err := catalog.Alignment(t)
+	if err != nil {
+		return nil, errAt(ErrUnsupported, b.identPos(t.Name), "", "table '%s': %v", t.Name, err)
+	}
+	return &Watermark{Column: col, Expr: foldExpr(e), IdleTimeout: timeout, Alignment: align}, nil
 }
 
 // watermarkNeed extends need (over s's fields) with the fields s's
