@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -32,6 +33,17 @@ import (
 // keyed group key + aggregate index + value, so that a checkpoint writes
 // only the values that changed; the layout (aggLayout) per key group
 // (spaceMeta), checked on restore.
+//
+// With a state TTL (planner.GroupAggSpec.TTL, Flink's idle state
+// retention) every group records when a row last reached it (processing
+// time, one clock read per batch). A group not written for the TTL is
+// dropped with its value sets when it is next read or, while it is in
+// memory, at a checkpoint (sweep), and counted (Metrics.StateExpired);
+// nothing is emitted for it. The next row of its key starts a new group,
+// emitted +I as a first row is, as Flink does. With a TTL a retraction
+// for a group that has no rows (expired, or never seen), or of a value its
+// value set lacks, is ignored, as Flink ignores it with state cleaning on;
+// without one it is an error, the input being inconsistent.
 type groupAggOp struct {
 	t        *taskContext
 	spec     *planner.Aggregate
@@ -56,6 +68,15 @@ type groupAggOp struct {
 	hashes []uint64
 	buf    []byte
 	sawAny bool
+
+	// ttl (milliseconds; 0: none), now (this batch's processing time,
+	// Unix milliseconds), clock (reads it; time.Now unless a test sets
+	// it) and expired (groups dropped, not yet added to the job's count).
+	ttl, now int64
+	clock    func() int64
+	expired  int64
+	setRef   state.SetRef
+	owner2   []byte
 }
 
 // group is the state of one group.
@@ -67,6 +88,9 @@ type group struct {
 	prev    []scalar
 	emitted bool
 	touched bool
+	// ts is when a row last reached the group (processing time, Unix
+	// milliseconds), kept with a state TTL (0 otherwise).
+	ts int64
 }
 
 func newGroupAgg(t *subtask) (*groupAggOp, error) {
@@ -77,8 +101,11 @@ func newGroupAgg(t *subtask) (*groupAggOp, error) {
 		a.keyT = append(a.keyT, in[k].Type)
 	}
 	a.maxPar = t.job.graph.MaxParallelism
+	a.ttl = sp.TTL.Milliseconds()
 	return a, a.init()
 }
+
+func wallClock() int64 { return time.Now().UnixMilli() }
 
 // init builds what newGroupAgg's fields determine.
 func (a *groupAggOp) init() error {
@@ -90,6 +117,10 @@ func (a *groupAggOp) init() error {
 	a.keyR = make([]colReader, len(a.spec.Keys))
 	a.cur = make([]scalar, len(a.spec.Aggs))
 	a.layout = aggLayout("group aggregate", a.keyT, fold.defs)
+	if a.clock == nil {
+		a.clock = wallClock
+	}
+	a.x.lenient = a.ttl > 0
 	return nil
 }
 
@@ -135,6 +166,9 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	for j, k := range a.spec.Keys {
 		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: a.keyT[j]}, n, h)
 	}
+	if a.ttl > 0 {
+		a.now = a.clock() // one clock read per batch
+	}
 	for i := 0; i < n; i++ {
 		a.buf = a.buf[:0]
 		for j := range a.keyR {
@@ -146,6 +180,21 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 			return err
 		}
 		g := &e.Value
+		if !created && a.ttl > 0 && a.now-g.ts > a.ttl {
+			if err := a.expire(e); err != nil {
+				return err
+			}
+			created = true
+		}
+		retract := b.Op(i).IsRetract()
+		if retract && g.rows <= 0 && a.ttl > 0 {
+			// Flink: no accumulator from a retraction (the group expired,
+			// or its rows came before the job did).
+			if created {
+				a.cache.Delete(e)
+			}
+			continue
+		}
 		if created {
 			a.initGroup(g, rec, i)
 		}
@@ -154,19 +203,21 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 			a.touched = append(a.touched, e)
 		}
 		sign := int64(1)
-		if b.Op(i).IsRetract() {
+		if retract {
 			sign = -1
 			if g.rows <= 0 {
 				return a.retractError(g)
 			}
 		}
 		g.rows += sign
+		g.ts = a.now
 		a.x.kg, a.x.key = kg, e.Key
 		if err := a.fold.add(g.accs, &a.x, i, sign); err != nil {
 			return err
 		}
 	}
 	a.sawAny = a.sawAny || n > 0
+	a.countExpired()
 	if err := a.flushChanges(out); err != nil {
 		return err
 	}
@@ -183,6 +234,80 @@ func (a *groupAggOp) shrink() error {
 		}
 	}
 	return a.cache.Shrink(max)
+}
+
+// expire drops the state of e's group, whose TTL passed: its value sets
+// and its results; e stays in the cache, as a group about to be created.
+func (a *groupAggOp) expire(e *state.Entry[group]) error {
+	if err := a.dropSets(e); err != nil {
+		return err
+	}
+	g := &e.Value
+	g.rows, g.emitted = 0, false
+	a.expired++
+	return nil
+}
+
+// dropSets empties the value sets of e's group.
+func (a *groupAggOp) dropSets(e *state.Entry[group]) error {
+	for j := range a.fold.defs {
+		if !a.fold.defs[j].spaced {
+			continue
+		}
+		a.owner2 = append(append(a.owner2[:0], e.Key...), byte(j))
+		a.setRef = state.SetRef{}
+		set, err := a.sets.Lookup(&a.setRef, e.KG, a.owner2)
+		if err != nil {
+			return err
+		}
+		type vc struct {
+			v string
+			n int64
+		}
+		var all []vc
+		set.Ascend(func(v string, n int64) bool { all = append(all, vc{v, n}); return true })
+		for _, x := range all {
+			if _, err := a.sets.Add(set, []byte(x.v), -x.n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sweep drops the groups in memory whose TTL has passed (at a checkpoint:
+// groups nobody reads expire too). Groups only in the store (the cache
+// forgot them: state.backend.cache.max-entries) wait until they are read.
+func (a *groupAggOp) sweep() error {
+	if a.ttl <= 0 {
+		return nil
+	}
+	now := a.clock()
+	var dead []*state.Entry[group]
+	a.cache.Range(func(e *state.Entry[group]) bool {
+		if now-e.Value.ts > a.ttl {
+			dead = append(dead, e)
+		}
+		return true
+	})
+	for _, e := range dead {
+		if err := a.dropSets(e); err != nil {
+			return err
+		}
+		a.cache.Delete(e)
+		a.expired++
+	}
+	a.countExpired()
+	return nil
+}
+
+// countExpired adds the groups expired since the last call to the job's
+// count.
+func (a *groupAggOp) countExpired() {
+	if a.expired > 0 {
+		a.t.job.stateExpired.Add(a.expired)
+		a.expired = 0
+	}
 }
 
 func (a *groupAggOp) retractError(g *group) error {
@@ -424,6 +549,9 @@ func appendTyped(b array.Builder, t types.T, i int64, f float64, d decimal128.Nu
 // snapshot writes the dirty groups, the changed set values and the
 // layout to the store, and checkpoints the store.
 func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	if err := a.sweep(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
 	if err := a.cache.Flush(); err != nil {
 		return checkpoint.SubtaskState{}, err
 	}

@@ -23,8 +23,9 @@ type JobOptions struct {
 	// LateRecordsTable names the table late records of window aggregations
 	// go to ('table.exec.late-records.table'; "": they are dropped and counted).
 	LateRecordsTable string
-	// StateTTL is how long a regular join keeps a row nobody wrote
-	// ('table.exec.state.ttl'; 0: for ever).
+	// StateTTL is how long a regular join keeps a row and a group
+	// aggregation a group nobody wrote ('table.exec.state.ttl'; 0: for
+	// ever); a STATE_TTL hint overrides it for the inputs it names.
 	StateTTL time.Duration
 }
 
@@ -46,7 +47,7 @@ var (
 	OptLateRecords = config.String(OptLateRecordsTable, "",
 		"the table late records of window aggregations go to (they are dropped and counted without it)")
 	OptStateTTL = config.Duration("table.exec.state.ttl", 0, false,
-		"a regular join drops a stored row written (inserted, or its match count changed) longer ago than this, in processing time; 0: rows are kept for ever")
+		"a regular join drops a stored row, and a group aggregation (GROUP BY, DISTINCT) a group, written (inserted, updated, or a join row's match count changed) longer ago than this, in processing time; the STATE_TTL hint overrides it per input; window aggregates and window, interval and temporal joins keep none; 0: state is kept for ever")
 )
 
 // JobOptionDefs lists the options ParseJobOptions reads.

@@ -206,7 +206,7 @@ func (x *Project) physical(b *physBuilder, o *Operator) {
 // parallelism 1.
 func (x *Aggregate) physical(b *physBuilder, o *Operator) {
 	in := b.build(x.Input)
-	o.Spec = &GroupAggSpec{Agg: x, InputUpdating: ModeOf(x.Input) == Updating}
+	o.Spec = &GroupAggSpec{Agg: x, InputUpdating: ModeOf(x.Input) == Updating, TTL: ttlOf(x.stateTTL, b.ttl)}
 	if len(x.Keys) == 0 {
 		o.Parallelism = 1
 		o.Inputs = []Edge{{From: in, Partition: Global}}
