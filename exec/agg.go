@@ -44,6 +44,15 @@ import (
 // for a group that has no rows (expired, or never seen), or of a value its
 // value set lacks, is ignored, as Flink ignores it with state cleaning on;
 // without one it is an error, the input being inconsistent.
+//
+// With mini-batches (planner.GroupAggSpec.MiniBatchSize, Flink's
+// 'table.exec.mini-batch.*') the batches of a mini-batch fold into the
+// groups as they come, but the changes are emitted once for the whole
+// mini-batch: a group updated a hundred times in it emits one -U/+U. A
+// mini-batch ends when it holds MiniBatchSize rows, when
+// MiniBatchLatency has passed since its first row (timedOperator), before
+// a checkpoint's snapshot (bufferingOperator: its changes precede the
+// barrier) and at the end of the input.
 type groupAggOp struct {
 	t        *taskContext
 	spec     *planner.Aggregate
@@ -77,6 +86,13 @@ type groupAggOp struct {
 	expired  int64
 	setRef   state.SetRef
 	owner2   []byte
+
+	// mbSize (rows; 0: no mini-batches) and mbLatency (milliseconds)
+	// bound a mini-batch; buffered counts its rows, due (Unix
+	// milliseconds, processing time) is when it must end (0: empty).
+	mbSize         int
+	mbLatency, due int64
+	buffered       int
 }
 
 // group is the state of one group.
@@ -102,6 +118,7 @@ func newGroupAgg(t *subtask) (*groupAggOp, error) {
 	}
 	a.maxPar = t.job.graph.MaxParallelism
 	a.ttl = sp.TTL.Milliseconds()
+	a.mbSize, a.mbLatency = sp.MiniBatchSize, sp.MiniBatchLatency.Milliseconds()
 	return a, a.init()
 }
 
@@ -218,10 +235,42 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	}
 	a.sawAny = a.sawAny || n > 0
 	a.countExpired()
+	if a.mbSize > 0 {
+		a.buffered += n
+		if a.buffered < a.mbSize && a.cache.Len() <= a.t.job.opts.StateCacheEntries {
+			if a.due == 0 && len(a.touched) > 0 {
+				a.due = a.clock() + max(a.mbLatency, 1)
+			}
+			return nil
+		}
+	}
+	return a.flushBuffered(out)
+}
+
+// flushBuffered ends the mini-batch: it emits the changes of the groups
+// touched since the last flush (without mini-batches: by the last batch).
+func (a *groupAggOp) flushBuffered(out *emitter) error {
+	a.buffered, a.due = 0, 0
 	if err := a.flushChanges(out); err != nil {
 		return err
 	}
 	return a.shrink()
+}
+
+// deadline is when the open mini-batch must end (timedOperator).
+func (a *groupAggOp) deadline() (time.Time, bool) {
+	if a.due == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(a.due), true
+}
+
+// onTimer ends the open mini-batch if it is due.
+func (a *groupAggOp) onTimer(out *emitter) error {
+	if a.due == 0 || a.clock() < a.due {
+		return nil
+	}
+	return a.flushBuffered(out)
 }
 
 // shrink bounds the memory of the cached groups and of the value sets
@@ -567,6 +616,9 @@ func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, err
 // endInput emits the row of a global aggregate over an input that had no
 // rows (COUNT(*) = 0, the others NULL), as SQL requires.
 func (a *groupAggOp) endInput(out *emitter) error {
+	if err := a.flushBuffered(out); err != nil {
+		return err
+	}
 	if len(a.spec.Keys) > 0 || a.sawAny {
 		return nil
 	}

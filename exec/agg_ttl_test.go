@@ -31,9 +31,8 @@ import (
 //	init [ttl=SECONDS] [minibatch=ROWS latency=SECONDS]  a new operator at clock 0; prints nothing
 //	clock SECONDS                  set the processing-time clock
 //	batch                          one input batch, a row per line "op k v"; prints what is emitted
-//	timer                          the mini-batch timer fires if due; prints what is emitted
-//	barrier                        what the operator emits before a checkpoint's snapshot
-//	checkpoint                     snapshot into a checkpoint and keep it
+//	timer                          the mini-batch timer, if due; prints what is emitted
+//	checkpoint                     what the operator emits before the barrier, then a snapshot kept as the last checkpoint
 //	restore                        a new operator restored from the last checkpoint
 //	end                            end of input; prints what is emitted
 //	state                          groups and set values in the store, cached groups, expired count
@@ -169,6 +168,10 @@ func (h *groupAggHarness) run(t *testing.T, d *datadriven.TestData) string {
 			switch a.Key {
 			case "ttl":
 				h.spec.TTL = seconds(t, a.Vals[0])
+			case "minibatch":
+				h.spec.MiniBatchSize, _ = strconv.Atoi(a.Vals[0])
+			case "latency":
+				h.spec.MiniBatchLatency = seconds(t, a.Vals[0])
 			default:
 				t.Fatalf("init: unknown argument %s", a.Key)
 			}
@@ -187,7 +190,20 @@ func (h *groupAggHarness) run(t *testing.T, d *datadriven.TestData) string {
 			return "error: " + err.Error() + "\n"
 		}
 		return h.emitted()
+	case "timer":
+		if at, ok := h.op.deadline(); ok && h.clock < at.UnixMilli() {
+			return fmt.Sprintf("(not due: the mini-batch ends at %s s)\n", strconv.FormatFloat(float64(at.UnixMilli()-clockBase)/1000, 'f', -1, 64))
+		}
+		if err := h.op.onTimer(h.em); err != nil {
+			return "error: " + err.Error() + "\n"
+		}
+		return h.emitted()
 	case "checkpoint":
+		// As the subtask does: what the operator holds back goes
+		// downstream before the barrier, then the snapshot.
+		if err := h.op.flushBuffered(h.em); err != nil {
+			return "error: " + err.Error() + "\n"
+		}
 		h.n++
 		rel := fmt.Sprintf("chk-%d", h.n)
 		if _, err := h.op.snapshot(&snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {

@@ -125,6 +125,14 @@ type GroupAggSpec struct {
 	// aggregate's input; 0: never). Not part of the identity: a changed
 	// TTL keeps the state.
 	TTL time.Duration
+	// MiniBatchLatency and MiniBatchSize (both positive, or both zero: no
+	// mini-batches) bound a mini-batch: the aggregate folds its input as
+	// it comes but emits each changed group's change once per mini-batch,
+	// when MiniBatchLatency has passed since its first row, when it holds
+	// MiniBatchSize rows, before a checkpoint barrier and at the end of
+	// the input ('table.exec.mini-batch.*'). Not part of the identity.
+	MiniBatchLatency time.Duration
+	MiniBatchSize    int
 }
 
 func (*GroupAggSpec) Kind() string { return KindGroupAggregate }
@@ -132,6 +140,9 @@ func (g *GroupAggSpec) Describe(*Operator) string {
 	d := describeAgg(g.Agg)
 	if g.TTL > 0 {
 		d = d[:len(d)-1] + ", stateTtl=[" + g.TTL.String() + "])"
+	}
+	if g.MiniBatchSize > 0 {
+		d = d[:len(d)-1] + fmt.Sprintf(", miniBatch=[%s, %d rows])", g.MiniBatchLatency, g.MiniBatchSize)
 	}
 	return d
 }
