@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -32,6 +33,26 @@ import (
 // keyed group key + aggregate index + value, so that a checkpoint writes
 // only the values that changed; the layout (aggLayout) per key group
 // (spaceMeta), checked on restore.
+//
+// With a state TTL (planner.GroupAggSpec.TTL, Flink's idle state
+// retention) every group records when a row last reached it (processing
+// time, one clock read per batch). A group not written for the TTL is
+// dropped with its value sets when it is next read or, while it is in
+// memory, at a checkpoint (sweep), and counted (Metrics.StateExpired);
+// nothing is emitted for it. The next row of its key starts a new group,
+// emitted +I as a first row is, as Flink does. With a TTL a retraction
+// for a group that has no rows (expired, or never seen), or of a value its
+// value set lacks, is ignored, as Flink ignores it with state cleaning on;
+// without one it is an error, the input being inconsistent.
+//
+// With mini-batches (planner.GroupAggSpec.MiniBatchSize, Flink's
+// 'table.exec.mini-batch.*') the batches of a mini-batch fold into the
+// groups as they come, but the changes are emitted once for the whole
+// mini-batch: a group updated a hundred times in it emits one -U/+U. A
+// mini-batch ends when it holds MiniBatchSize rows, when
+// MiniBatchLatency has passed since its first row (timedOperator), before
+// a checkpoint's snapshot (bufferingOperator: its changes precede the
+// barrier) and at the end of the input.
 type groupAggOp struct {
 	t        *taskContext
 	spec     *planner.Aggregate
@@ -56,6 +77,22 @@ type groupAggOp struct {
 	hashes []uint64
 	buf    []byte
 	sawAny bool
+
+	// ttl (milliseconds; 0: none), now (this batch's processing time,
+	// Unix milliseconds), clock (reads it; time.Now unless a test sets
+	// it) and expired (groups dropped, not yet added to the job's count).
+	ttl, now int64
+	clock    func() int64
+	expired  int64
+	setRef   state.SetRef
+	owner2   []byte
+
+	// mbSize (rows; 0: no mini-batches) and mbLatency (milliseconds)
+	// bound a mini-batch; buffered counts its rows, due (Unix
+	// milliseconds, processing time) is when it must end (0: empty).
+	mbSize         int
+	mbLatency, due int64
+	buffered       int
 }
 
 // group is the state of one group.
@@ -67,6 +104,9 @@ type group struct {
 	prev    []scalar
 	emitted bool
 	touched bool
+	// ts is when a row last reached the group (processing time, Unix
+	// milliseconds), kept with a state TTL (0 otherwise).
+	ts int64
 }
 
 func newGroupAgg(t *subtask) (*groupAggOp, error) {
@@ -77,8 +117,12 @@ func newGroupAgg(t *subtask) (*groupAggOp, error) {
 		a.keyT = append(a.keyT, in[k].Type)
 	}
 	a.maxPar = t.job.graph.MaxParallelism
+	a.ttl = sp.TTL.Milliseconds()
+	a.mbSize, a.mbLatency = sp.MiniBatchSize, sp.MiniBatchLatency.Milliseconds()
 	return a, a.init()
 }
+
+func wallClock() int64 { return time.Now().UnixMilli() }
 
 // init builds what newGroupAgg's fields determine.
 func (a *groupAggOp) init() error {
@@ -90,6 +134,10 @@ func (a *groupAggOp) init() error {
 	a.keyR = make([]colReader, len(a.spec.Keys))
 	a.cur = make([]scalar, len(a.spec.Aggs))
 	a.layout = aggLayout("group aggregate", a.keyT, fold.defs)
+	if a.clock == nil {
+		a.clock = wallClock
+	}
+	a.x.lenient = a.ttl > 0
 	return nil
 }
 
@@ -135,6 +183,9 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	for j, k := range a.spec.Keys {
 		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: a.keyT[j]}, n, h)
 	}
+	if a.ttl > 0 {
+		a.now = a.clock() // one clock read per batch
+	}
 	for i := 0; i < n; i++ {
 		a.buf = a.buf[:0]
 		for j := range a.keyR {
@@ -146,6 +197,21 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 			return err
 		}
 		g := &e.Value
+		if !created && a.ttl > 0 && a.now-g.ts > a.ttl {
+			if err := a.expire(e); err != nil {
+				return err
+			}
+			created = true
+		}
+		retract := b.Op(i).IsRetract()
+		if retract && g.rows <= 0 && a.ttl > 0 {
+			// Flink: no accumulator from a retraction (the group expired,
+			// or its rows came before the job did).
+			if created {
+				a.cache.Delete(e)
+			}
+			continue
+		}
 		if created {
 			a.initGroup(g, rec, i)
 		}
@@ -154,23 +220,57 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 			a.touched = append(a.touched, e)
 		}
 		sign := int64(1)
-		if b.Op(i).IsRetract() {
+		if retract {
 			sign = -1
 			if g.rows <= 0 {
 				return a.retractError(g)
 			}
 		}
 		g.rows += sign
+		g.ts = a.now
 		a.x.kg, a.x.key = kg, e.Key
 		if err := a.fold.add(g.accs, &a.x, i, sign); err != nil {
 			return err
 		}
 	}
 	a.sawAny = a.sawAny || n > 0
+	a.countExpired()
+	if a.mbSize > 0 {
+		a.buffered += n
+		if a.buffered < a.mbSize && a.cache.Len() <= a.t.job.opts.StateCacheEntries {
+			if a.due == 0 && len(a.touched) > 0 {
+				a.due = a.clock() + max(a.mbLatency, 1)
+			}
+			return nil
+		}
+	}
+	return a.flushBuffered(out)
+}
+
+// flushBuffered ends the mini-batch: it emits the changes of the groups
+// touched since the last flush (without mini-batches: by the last batch).
+func (a *groupAggOp) flushBuffered(out *emitter) error {
+	a.buffered, a.due = 0, 0
 	if err := a.flushChanges(out); err != nil {
 		return err
 	}
 	return a.shrink()
+}
+
+// deadline is when the open mini-batch must end (timedOperator).
+func (a *groupAggOp) deadline() (time.Time, bool) {
+	if a.due == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(a.due), true
+}
+
+// onTimer ends the open mini-batch if it is due.
+func (a *groupAggOp) onTimer(out *emitter) error {
+	if a.due == 0 || a.clock() < a.due {
+		return nil
+	}
+	return a.flushBuffered(out)
 }
 
 // shrink bounds the memory of the cached groups and of the value sets
@@ -183,6 +283,80 @@ func (a *groupAggOp) shrink() error {
 		}
 	}
 	return a.cache.Shrink(max)
+}
+
+// expire drops the state of e's group, whose TTL passed: its value sets
+// and its results; e stays in the cache, as a group about to be created.
+func (a *groupAggOp) expire(e *state.Entry[group]) error {
+	if err := a.dropSets(e); err != nil {
+		return err
+	}
+	g := &e.Value
+	g.rows, g.emitted = 0, false
+	a.expired++
+	return nil
+}
+
+// dropSets empties the value sets of e's group.
+func (a *groupAggOp) dropSets(e *state.Entry[group]) error {
+	for j := range a.fold.defs {
+		if !a.fold.defs[j].spaced {
+			continue
+		}
+		a.owner2 = append(append(a.owner2[:0], e.Key...), byte(j))
+		a.setRef = state.SetRef{}
+		set, err := a.sets.Lookup(&a.setRef, e.KG, a.owner2)
+		if err != nil {
+			return err
+		}
+		type vc struct {
+			v string
+			n int64
+		}
+		var all []vc
+		set.Ascend(func(v string, n int64) bool { all = append(all, vc{v, n}); return true })
+		for _, x := range all {
+			if _, err := a.sets.Add(set, []byte(x.v), -x.n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sweep drops the groups in memory whose TTL has passed (at a checkpoint:
+// groups nobody reads expire too). Groups only in the store (the cache
+// forgot them: state.backend.cache.max-entries) wait until they are read.
+func (a *groupAggOp) sweep() error {
+	if a.ttl <= 0 {
+		return nil
+	}
+	now := a.clock()
+	var dead []*state.Entry[group]
+	a.cache.Range(func(e *state.Entry[group]) bool {
+		if now-e.Value.ts > a.ttl {
+			dead = append(dead, e)
+		}
+		return true
+	})
+	for _, e := range dead {
+		if err := a.dropSets(e); err != nil {
+			return err
+		}
+		a.cache.Delete(e)
+		a.expired++
+	}
+	a.countExpired()
+	return nil
+}
+
+// countExpired adds the groups expired since the last call to the job's
+// count.
+func (a *groupAggOp) countExpired() {
+	if a.expired > 0 {
+		a.t.job.stateExpired.Add(a.expired)
+		a.expired = 0
+	}
 }
 
 func (a *groupAggOp) retractError(g *group) error {
@@ -424,6 +598,9 @@ func appendTyped(b array.Builder, t types.T, i int64, f float64, d decimal128.Nu
 // snapshot writes the dirty groups, the changed set values and the
 // layout to the store, and checkpoints the store.
 func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	if err := a.sweep(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
 	if err := a.cache.Flush(); err != nil {
 		return checkpoint.SubtaskState{}, err
 	}
@@ -439,6 +616,9 @@ func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, err
 // endInput emits the row of a global aggregate over an input that had no
 // rows (COUNT(*) = 0, the others NULL), as SQL requires.
 func (a *groupAggOp) endInput(out *emitter) error {
+	if err := a.flushBuffered(out); err != nil {
+		return err
+	}
 	if len(a.spec.Keys) > 0 || a.sawAny {
 		return nil
 	}

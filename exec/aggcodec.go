@@ -25,14 +25,21 @@ import (
 // the old version, rather than changing the golden bytes.
 
 // groupCodec encodes a group of the group aggregate: key values, row
-// counts, the accumulators, and the results as last emitted.
+// counts, the accumulators, the results as last emitted, and (from
+// version 2, groupStateVersion) when a row last reached the group.
 type groupCodec struct {
 	a     *groupAggOp
 	owner string
 }
 
+// groupStateVersion is the version of groupCodec's encoding: 2 added the
+// time of the last write (state TTL). Version 1 entries still decode; they
+// count as written when first read (with a TTL, a restored group lives at
+// least one TTL).
+const groupStateVersion = 2
+
 func (c groupCodec) Encode(dst []byte, g *group) []byte {
-	dst = checkpoint.AppendStateHeader(dst, stateVersion)
+	dst = checkpoint.AppendStateHeader(dst, groupStateVersion)
 	dst = appendKey(dst, g.key)
 	dst = binary.AppendVarint(dst, g.rows)
 	dst = appendBool(dst, g.emitted)
@@ -42,14 +49,15 @@ func (c groupCodec) Encode(dst []byte, g *group) []byte {
 			dst = appendScalarState(dst, &g.prev[j])
 		}
 	}
-	return dst
+	return binary.AppendVarint(dst, g.ts)
 }
 
 func (c groupCodec) Decode(src []byte, g *group) error {
-	d, err := newStateDecoder(src, c.owner)
+	version, rest, err := checkpoint.ReadStateHeader(src, c.owner, 1, groupStateVersion)
 	if err != nil {
 		return err
 	}
+	d := decoder{src: rest, owner: c.owner}
 	g.key = d.key(c.a.keyT)
 	g.rows = d.varint()
 	g.emitted = d.bool()
@@ -59,6 +67,13 @@ func (c groupCodec) Decode(src []byte, g *group) error {
 		for j := range g.prev {
 			d.scalar(&g.prev[j])
 		}
+	}
+	g.ts = 0
+	if version >= 2 {
+		g.ts = d.varint()
+	}
+	if g.ts == 0 {
+		g.ts = c.a.now
 	}
 	d.end()
 	return d.err

@@ -341,6 +341,9 @@ type foldCtx struct {
 	key   string
 	idx   int
 	owner []byte
+	// lenient: a retraction of a value the group's set lacks is ignored
+	// (a state TTL dropped it), not an error.
+	lenient bool
 }
 
 // set returns the value set ref points at, looking it up when needed.

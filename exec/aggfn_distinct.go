@@ -32,6 +32,9 @@ func (a *distinctAcc) add(x *foldCtx, v *aggValue, sign int64) error {
 		if err != nil {
 			return err
 		}
+		if sign < 0 && x.lenient && set.Count(k) == 0 {
+			return nil
+		}
 		if n, err = x.sets.Add(set, k, sign); err != nil {
 			return err
 		}

@@ -46,6 +46,9 @@ func (a *minMaxAcc) add(x *foldCtx, v *aggValue, sign int64) error {
 	if err != nil {
 		return err
 	}
+	if sign < 0 && x.lenient && set.Count(k) == 0 {
+		return nil
+	}
 	n, err := x.sets.Add(set, k, sign)
 	if err != nil {
 		return err

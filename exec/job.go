@@ -118,8 +118,9 @@ type Metrics struct {
 	// watermark) and no late-records table was set; LateRouted counts those
 	// written to the late-records table instead.
 	LateRecords, LateRouted int64
-	// StateExpired counts the rows of regular joins dropped by their
-	// state TTL ('table.exec.state.ttl').
+	// StateExpired counts the rows of regular joins and the groups of
+	// group aggregations dropped by their state TTL
+	// ('table.exec.state.ttl', the STATE_TTL hint).
 	StateExpired int64
 	// OpenWindows counts the windows the window aggregations (TUMBLE, HOP,
 	// CUMULATE) hold state for, not fired yet, summed over their subtasks;

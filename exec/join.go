@@ -142,7 +142,7 @@ func (j *joinOp) open(t *taskContext) error {
 	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, !j.spec.LeftUpdating, j.owner, fresh)
 	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, !j.spec.RightUpdating, j.owner, fresh)
 	for s := range j.side {
-		j.side[s].st.ttl = j.spec.TTL.Milliseconds()
+		j.side[s].st.ttl = j.spec.TTL[s].Milliseconds()
 	}
 	if !fresh {
 		return checkLayout(t, j.meta, j.maxPar, j.owner, j.layout)
@@ -157,7 +157,7 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 	}
 	rec := b.Rec
 	me, other := &j.side[input], &j.side[1-input]
-	if j.spec.TTL > 0 {
+	if j.spec.TTL != [2]time.Duration{} {
 		now := time.Now().UnixMilli() // one clock read per batch
 		me.st.now, other.st.now = now, now
 	}

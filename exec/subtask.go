@@ -316,8 +316,15 @@ func (t *subtask) runOperator() (err error) {
 	if t.job.cp != nil && t.job.cp.mode == checkpoint.AtLeastOnce {
 		al.tracker = newBarrierTracker(t.numSenders)
 	}
-	// aligned takes the snapshot of checkpoint b and sends its barrier on.
+	// aligned takes the snapshot of checkpoint b and sends its barrier on;
+	// output the operator holds back goes first (minibatch.go).
+	buffering, _ := t.impl.(bufferingOperator)
 	aligned := func(b Barrier) error {
+		if buffering != nil {
+			if err := buffering.flushBuffered(em); err != nil {
+				return fmt.Errorf("%s: %w", t.name(), err)
+			}
+		}
 		if err := t.snapshotOperator(b.ID); err != nil {
 			return err
 		}
@@ -328,17 +335,27 @@ func (t *subtask) runOperator() (err error) {
 		return nil
 	}
 	var done []Barrier
+	tm := &opTimer{}
+	tm.op, _ = t.impl.(timedOperator)
+	defer tm.stop()
 	for {
 		var el Element
 		if q, ok := al.next(); ok {
 			el = q
 		} else {
+			tm.arm()
 			select {
 			case <-ctx.Done():
 				return errCanceled
 			case c := <-t.ctl:
 				if err := t.handleControl(c); err != nil {
 					return err
+				}
+				continue
+			case <-tm.C:
+				tm.C = nil
+				if err := tm.op.onTimer(em); err != nil {
+					return fmt.Errorf("%s: %w", t.name(), err)
 				}
 				continue
 			case el = <-t.inbox:

@@ -84,6 +84,10 @@ type binder struct {
 	// asOf holds the tables bound with FOR SYSTEM_TIME AS OF until their
 	// join takes them (temporal_join.go).
 	asOf map[Node]asOfTable
+	// inputs are the FROM inputs of the SELECT block being bound, hints
+	// the statement's STATE_TTL hints (state_ttl.go).
+	inputs []blockInput
+	hints  *hintLog
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {
@@ -226,6 +230,7 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 			if err != nil {
 				return nil, nil, err
 			}
+			b.inputs = append(b.inputs, blockInput{name: alias, table: w.Table, node: n, window: true})
 			return n, scopeOf(n, alias), nil
 		}
 		if alias == "" {
@@ -238,12 +243,14 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 		if src.AsOf != nil {
 			b.markAsOf(n, name, src.AsOf.TsExpr) // a temporal join's right input (temporal_join.go)
 		}
+		b.inputs = append(b.inputs, blockInput{name: alias, table: name, node: n})
 		return n, scopeOf(n, alias), nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		n, err := b.bindQuery(src)
 		if err != nil {
 			return nil, nil, err
 		}
+		b.inputs = append(b.inputs, blockInput{name: alias, node: n})
 		return n, scopeOf(n, alias), nil
 	}
 	return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported FROM source %T", ts.Source)
@@ -303,7 +310,7 @@ func (b *binder) expandView(v *catalog.View) (Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("view %s: stored query is not a query", v.Name)
 	}
-	inner := &binder{p: b.p, stmt: sel, viewDepth: b.viewDepth + 1}
+	inner := &binder{p: b.p, stmt: sel, viewDepth: b.viewDepth + 1, hints: b.hints}
 	n, err := inner.bindQuery(sel.Query)
 	if err == nil {
 		err = markEmit(sel, n)
@@ -337,10 +344,17 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	if len(sel.WindowSpecs) > 0 {
 		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "OVER windows are not supported yet")
 	}
+	hints, err := b.readTTLHints(sel)
+	if err != nil {
+		return nil, err
+	}
+	defer func(in []blockInput) { b.inputs = in }(b.inputs)
+	b.inputs = nil
 	input, sc, err := b.bindFrom(sel.From)
 	if err != nil {
 		return nil, err
 	}
+	from, inputs := input, b.inputs
 	if sel.Where != nil {
 		cond, err := b.bindBool(sel.Where, sc, nil, "WHERE")
 		if err != nil {
@@ -426,12 +440,24 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		proj.Names = append(proj.Names, name)
 	}
 	var out Node = proj
+	grouped, _ := input.(*Aggregate)
 	if sel.Distinct {
 		keys := make([]int, len(proj.Exprs))
 		for i := range keys {
 			keys[i] = i
 		}
-		out = &Aggregate{Input: out, Keys: keys}
+		// With a GROUP BY too, the hint goes to the GROUP BY (the first
+		// aggregate over the input).
+		d := &Aggregate{Input: out, Keys: keys}
+		if grouped == nil {
+			grouped = d
+		}
+		out = d
+	}
+	if hints != nil {
+		if err := b.applyTTLHints(hints, inputs, from, grouped); err != nil {
+			return nil, err
+		}
 	}
 	return b.orderLimit(out, sc, agg, sel.OrderBy, sel.Limit)
 }

@@ -200,8 +200,7 @@ func containsFold(list []string, s string) bool {
 // checkJoins rejects joins the runtime cannot run as planned: one with no
 // equality between its inputs runs on one subtask, which an unbounded
 // input allows only at parallelism 1 (bounded inputs end, so one subtask
-// does for them). It also refuses a state TTL where it is not
-// implemented (group aggregations), rather than ignore it.
+// does for them).
 func (p *Planner) checkJoins(s *Sink, stmtPos sql.Pos) error {
 	par, err := p.Parallelism()
 	if err != nil {
@@ -210,18 +209,9 @@ func (p *Planner) checkJoins(s *Sink, stmtPos sql.Pos) error {
 	if err := checkIntervalJoins(s, par); err != nil {
 		return err
 	}
-	ttl := p.Options.StateTTL
 	return Inspect(s, func(n Node) error {
 		if err := checkWindowJoin(n); err != nil {
 			return err
-		}
-		if a, ok := n.(*Aggregate); ok && ttl > 0 {
-			what := "GROUP BY"
-			if len(a.Aggs) == 0 {
-				what = "DISTINCT"
-			}
-			return errAt(ErrUnsupported, stmtPos, "RESET 'table.exec.state.ttl' for this statement",
-				"'table.exec.state.ttl' applies to regular joins only so far: the %s of this query would keep its state for ever", what)
 		}
 		j, ok := n.(*Join)
 		if !ok || par <= 1 || IsBounded(j) {

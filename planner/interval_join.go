@@ -322,6 +322,7 @@ func intervalJoinOver(j *Join, left, right Mode) *IntervalJoin {
 	if !isRowtime(j.Left, b.leftTime) || !isRowtime(j.Right, b.rightTime) {
 		return nil
 	}
+	noTTL("an interval join", j.stateTTL[:]...)
 	return &IntervalJoin{Left: j.Left, Right: j.Right, Type: j.Type, LeftTime: b.leftTime, RightTime: b.rightTime,
 		Lower: b.lower, Upper: b.upper, Rest: b.rest, Pos: j.Pos}
 }

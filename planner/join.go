@@ -53,6 +53,9 @@ type Join struct {
 	// has none), for errors.
 	Pos  sql.Pos
 	cols types.Schema
+	// stateTTL are the STATE_TTL hints of the left and right side (nil:
+	// the job's TTL; state_ttl.go).
+	stateTTL [2]*ttlHint
 }
 
 // Schema: the left columns then the right ones; the columns of a padded
@@ -236,7 +239,7 @@ func (j *Join) prune(need []bool) (Node, map[int]int) {
 			m[nl+i] = nl2 + rm[i]
 		}
 	}
-	out := &Join{Left: l, Right: r, Type: j.Type, Pos: j.Pos}
+	out := &Join{Left: l, Right: r, Type: j.Type, Pos: j.Pos, stateTTL: j.stateTTL}
 	if j.Cond != nil {
 		out.Cond = remapColumns(j.Cond, m)
 	}
@@ -390,10 +393,11 @@ type JoinSpec struct {
 	RightSchema         types.Schema
 	LeftUpdating        bool
 	RightUpdating       bool
-	// TTL: a stored row not written for this long (processing time) is
-	// dropped ('table.exec.state.ttl'; 0: never). Not part of the
-	// identity: a changed TTL keeps the state.
-	TTL                  time.Duration
+	// TTL of the left and the right input's state: a stored row not
+	// written for this long (processing time) is dropped
+	// ('table.exec.state.ttl', or the STATE_TTL hint naming that input; 0:
+	// never). Not part of the identity: a changed TTL keeps the state.
+	TTL                  [2]time.Duration
 	describeLeftKeyNames []string
 	describeRightKeys    []string
 }
@@ -420,10 +424,21 @@ func (s *JoinSpec) Describe(o *Operator) string {
 	d += ", select=[" + strings.Join(o.Schema.Names(), ", ") + "]"
 	d += ", leftInputSpec=[" + describeInputSpec(s.LeftInput, s.LeftUnique, s.LeftSchema) + "]"
 	d += ", rightInputSpec=[" + describeInputSpec(s.RightInput, s.RightUnique, s.RightSchema) + "]"
-	if s.TTL > 0 {
-		d += ", stateTtl=[" + s.TTL.String() + "]"
+	switch {
+	case s.TTL[0] == s.TTL[1] && s.TTL[0] > 0:
+		d += ", stateTtl=[" + s.TTL[0].String() + "]"
+	case s.TTL[0] != s.TTL[1]:
+		d += ", stateTtl=[left=" + describeTTL(s.TTL[0]) + ", right=" + describeTTL(s.TTL[1]) + "]"
 	}
 	return d + ")"
+}
+
+// describeTTL prints a TTL of EXPLAIN (0: none).
+func describeTTL(d time.Duration) string {
+	if d <= 0 {
+		return "none"
+	}
+	return d.String()
 }
 
 func describeInputSpec(s JoinInputSpec, unique []int, sch types.Schema) string {
@@ -497,7 +512,7 @@ func (j *Join) physical(b *physBuilder, o *Operator) {
 		LeftSchema: lin.Schema, RightSchema: rin.Schema,
 		LeftUpdating: lin.Mode == Updating, RightUpdating: rin.Mode == Updating,
 		describeLeftKeyNames: lNames, describeRightKeys: rNames,
-		TTL: b.ttl,
+		TTL: [2]time.Duration{ttlOf(j.stateTTL[0], b.ttl), ttlOf(j.stateTTL[1], b.ttl)},
 	}
 	spec.LeftInput, spec.LeftUnique = inputSpec(UpsertKeyOf(j.Left), lKeys)
 	spec.RightInput, spec.RightUnique = inputSpec(UpsertKeyOf(j.Right), rKeys)

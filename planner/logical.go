@@ -135,6 +135,9 @@ type Aggregate struct {
 	// emitAt is set when the query asks for EMIT ON WINDOW CLOSE (emit.go):
 	// the aggregate must become a WindowAggregate.
 	emitAt *sql.Pos
+	// stateTTL is the STATE_TTL hint naming the aggregate's input (nil:
+	// the job's TTL; state_ttl.go).
+	stateTTL *ttlHint
 }
 
 // Union concatenates inputs of the same row type (UNION ALL).

@@ -23,9 +23,19 @@ type JobOptions struct {
 	// LateRecordsTable names the table late records of window aggregations
 	// go to ('table.exec.late-records.table'; "": they are dropped and counted).
 	LateRecordsTable string
-	// StateTTL is how long a regular join keeps a row nobody wrote
-	// ('table.exec.state.ttl'; 0: for ever).
+	// StateTTL is how long a regular join keeps a row and a group
+	// aggregation a group nobody wrote ('table.exec.state.ttl'; 0: for
+	// ever); a STATE_TTL hint overrides it for the inputs it names.
 	StateTTL time.Duration
+	// MiniBatch makes group aggregations emit each changed group once per
+	// mini-batch ('table.exec.mini-batch.enabled'); a mini-batch ends when
+	// MiniBatchLatency has passed since its first row
+	// ('table.exec.mini-batch.allow-latency'), when it holds MiniBatchSize
+	// rows ('table.exec.mini-batch.size'), at a checkpoint barrier and at
+	// the end of the input. Both are required (positive) when enabled.
+	MiniBatch        bool
+	MiniBatchLatency time.Duration
+	MiniBatchSize    int
 }
 
 // MaxKeyGroups is the upper bound of 'pipeline.max-parallelism', as Flink's.
@@ -45,13 +55,20 @@ var (
 		"a source split that produced nothing for this long stops holding the watermark back, unless its table sets 'scan.watermark.idle-timeout'; 0: never")
 	OptLateRecords = config.String(OptLateRecordsTable, "",
 		"the table late records of window aggregations go to (they are dropped and counted without it)")
+	OptMiniBatch = config.Bool("table.exec.mini-batch.enabled", false,
+		"group aggregations (GROUP BY, DISTINCT) fold their input into their state as it comes but emit each changed group once per mini-batch, ended by 'table.exec.mini-batch.allow-latency', 'table.exec.mini-batch.size', a checkpoint barrier or the end of the input; both options are required when enabled")
+	OptMiniBatchLatency = config.Duration("table.exec.mini-batch.allow-latency", 0, false,
+		"with mini-batches, the longest a change waits in one (processing time); required (positive) when 'table.exec.mini-batch.enabled'")
+	OptMiniBatchSize = config.Int("table.exec.mini-batch.size", 0, 0, 1<<30,
+		"with mini-batches, the most input rows one holds; required (positive) when 'table.exec.mini-batch.enabled'").ShowDefault("none")
 	OptStateTTL = config.Duration("table.exec.state.ttl", 0, false,
-		"a regular join drops a stored row written (inserted, or its match count changed) longer ago than this, in processing time; 0: rows are kept for ever")
+		"a regular join drops a stored row, and a group aggregation (GROUP BY, DISTINCT) a group, written (inserted, updated, or a join row's match count changed) longer ago than this, in processing time; the STATE_TTL hint overrides it per input; window aggregates and window, interval and temporal joins keep none; 0: state is kept for ever")
 )
 
 // JobOptionDefs lists the options ParseJobOptions reads.
 func JobOptionDefs() []config.Def {
-	return []config.Def{OptParallelism, OptMaxParallelism, OptIdleTimeoutDefault, OptLateRecords, OptStateTTL}
+	return []config.Def{OptParallelism, OptMaxParallelism, OptIdleTimeoutDefault, OptLateRecords, OptStateTTL,
+		OptMiniBatch, OptMiniBatchLatency, OptMiniBatchSize}
 }
 
 // ParseJobOptions reads the job options from a session's SET map (other
@@ -66,6 +83,9 @@ func ParseJobOptions(m map[string]string) (JobOptions, error) {
 		config.Into(&o.SourceIdleTimeout, OptIdleTimeoutDefault, m),
 		config.Into(&o.LateRecordsTable, OptLateRecords, m),
 		config.Into(&o.StateTTL, OptStateTTL, m),
+		config.Into(&o.MiniBatch, OptMiniBatch, m),
+		config.Into(&o.MiniBatchLatency, OptMiniBatchLatency, m),
+		config.Into(&o.MiniBatchSize, OptMiniBatchSize, m),
 	)
 	if err != nil {
 		return JobOptions{}, err
@@ -97,6 +117,12 @@ func (o JobOptions) check() error {
 	case d.Parallelism > d.MaxParallelism:
 		return &config.Error{Key: OptParallelism.Key(), Value: strconv.Itoa(d.Parallelism),
 			Allowed: "at most 'pipeline.max-parallelism' (" + strconv.Itoa(d.MaxParallelism) + ")"}
+	case d.MiniBatch && d.MiniBatchLatency <= 0:
+		return &config.Error{Key: OptMiniBatchLatency.Key(), Value: config.FormatDuration(d.MiniBatchLatency),
+			Allowed: "a positive duration when 'table.exec.mini-batch.enabled' is true (as Flink)"}
+	case d.MiniBatch && d.MiniBatchSize <= 0:
+		return &config.Error{Key: OptMiniBatchSize.Key(), Value: strconv.Itoa(d.MiniBatchSize),
+			Allowed: "a positive number of rows when 'table.exec.mini-batch.enabled' is true (as Flink)"}
 	}
 	return nil
 }

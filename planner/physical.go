@@ -105,7 +105,7 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	if par > maxPar {
 		return nil, fmt.Errorf("'parallelism.default' (%d) exceeds 'pipeline.max-parallelism' (%d)", par, maxPar)
 	}
-	b := &physBuilder{par: par, ttl: p.Options.StateTTL, memo: map[string]*Operator{}, ids: map[string]bool{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
+	b := &physBuilder{par: par, ttl: p.Options.StateTTL, opts: p.Options, memo: map[string]*Operator{}, ids: map[string]bool{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
 	for _, s := range sinks {
 		b.build(s)
 		if !IsBounded(s) {
@@ -121,6 +121,7 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 type physBuilder struct {
 	par  int
 	ttl  time.Duration // table.exec.state.ttl
+	opts JobOptions
 	memo map[string]*Operator
 	ids  map[string]bool
 	g    *Graph
@@ -206,7 +207,11 @@ func (x *Project) physical(b *physBuilder, o *Operator) {
 // parallelism 1.
 func (x *Aggregate) physical(b *physBuilder, o *Operator) {
 	in := b.build(x.Input)
-	o.Spec = &GroupAggSpec{Agg: x, InputUpdating: ModeOf(x.Input) == Updating}
+	spec := &GroupAggSpec{Agg: x, InputUpdating: ModeOf(x.Input) == Updating, TTL: ttlOf(x.stateTTL, b.ttl)}
+	if b.opts.MiniBatch {
+		spec.MiniBatchLatency, spec.MiniBatchSize = b.opts.MiniBatchLatency, b.opts.MiniBatchSize
+	}
+	o.Spec = spec
 	if len(x.Keys) == 0 {
 		o.Parallelism = 1
 		o.Inputs = []Edge{{From: in, Partition: Global}}

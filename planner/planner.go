@@ -52,7 +52,7 @@ func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) 
 	if err := p.ctxErr(); err != nil {
 		return nil, err
 	}
-	b := &binder{p: p, stmt: stmt}
+	b := &binder{p: p, stmt: stmt, hints: &hintLog{}}
 	n, err := b.bindQuery(q)
 	if err != nil {
 		return nil, err
@@ -74,6 +74,9 @@ func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) 
 	if err := p.checkJoins(out, stmt.Pos()); err != nil {
 		return nil, err
 	}
+	if err := checkTTLHints(b.hints); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -82,7 +85,7 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 	if err := p.ctxErr(); err != nil {
 		return nil, err
 	}
-	b := &binder{p: p, stmt: ins}
+	b := &binder{p: p, stmt: ins, hints: &hintLog{}}
 	t, ok := p.Catalog.Table(ins.Table)
 	if !ok {
 		hint := ""
@@ -125,6 +128,9 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 		return nil, err
 	}
 	if err := p.checkJoins(out, ins.Pos()); err != nil {
+		return nil, err
+	}
+	if err := checkTTLHints(b.hints); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 )
@@ -119,11 +120,33 @@ type GroupAggSpec struct {
 	Agg *Aggregate
 	// InputUpdating says retractions arrive.
 	InputUpdating bool
+	// TTL: a group not written for this long (processing time) is dropped
+	// ('table.exec.state.ttl', or the STATE_TTL hint naming the
+	// aggregate's input; 0: never). Not part of the identity: a changed
+	// TTL keeps the state.
+	TTL time.Duration
+	// MiniBatchLatency and MiniBatchSize (both positive, or both zero: no
+	// mini-batches) bound a mini-batch: the aggregate folds its input as
+	// it comes but emits each changed group's change once per mini-batch,
+	// when MiniBatchLatency has passed since its first row, when it holds
+	// MiniBatchSize rows, before a checkpoint barrier and at the end of
+	// the input ('table.exec.mini-batch.*'). Not part of the identity.
+	MiniBatchLatency time.Duration
+	MiniBatchSize    int
 }
 
-func (*GroupAggSpec) Kind() string                { return KindGroupAggregate }
-func (g *GroupAggSpec) Describe(*Operator) string { return describeAgg(g.Agg) }
-func (g *GroupAggSpec) KeepsKeyedState() bool     { return true }
+func (*GroupAggSpec) Kind() string { return KindGroupAggregate }
+func (g *GroupAggSpec) Describe(*Operator) string {
+	d := describeAgg(g.Agg)
+	if g.TTL > 0 {
+		d = d[:len(d)-1] + ", stateTtl=[" + g.TTL.String() + "])"
+	}
+	if g.MiniBatchSize > 0 {
+		d = d[:len(d)-1] + fmt.Sprintf(", miniBatch=[%s, %d rows])", g.MiniBatchLatency, g.MiniBatchSize)
+	}
+	return d
+}
+func (g *GroupAggSpec) KeepsKeyedState() bool { return true }
 func (g *GroupAggSpec) Identity(w *IDWriter) {
 	w.Ints(g.Agg.Keys)
 	w.AggCalls(g.Agg.Aggs)

@@ -398,6 +398,7 @@ func toWindowAggregate(a *Aggregate) *WindowAggregate {
 	}
 	spec := tvf.Window
 	spec.TimeCol = timeCol
+	noTTL("a window aggregate", a.stateTTL)
 	wa := &WindowAggregate{Input: in, Window: spec, cols: a.Schema(), EmitOnWindowClose: a.emitAt != nil, emitAt: a.emitAt}
 	if tvf.Late != nil {
 		m := map[int]int{}

@@ -181,6 +181,7 @@ func toWindowJoin(j *Join) *WindowJoin {
 		return nil
 	}
 	w.Window = lw.Window
+	noTTL("a window join", j.stateTTL[:]...)
 	return w
 }
 

@@ -30,7 +30,8 @@ type JobInfo struct {
 	// LateRouted those written to the late-records table instead
 	// ('table.exec.late-records.table').
 	Skipped, Late, LateRouted int64
-	// StateExpired counts the join rows dropped by 'table.exec.state.ttl'.
+	// StateExpired counts the join rows and aggregate groups dropped by
+	// their state TTL ('table.exec.state.ttl', the STATE_TTL hint).
 	StateExpired int64
 	// Tombstones counts the Kafka messages without a value that the plain
 	// kafka source skipped (exec.Metrics.Tombstones). The sources keep
@@ -138,7 +139,7 @@ type jobEntry struct {
 	// checkpoint by the next one).
 	tombstones int64
 	routed     int64
-	expired    int64 // join rows dropped by the state TTL, of finished attempts
+	expired    int64 // join rows and groups dropped by the state TTL, of finished attempts
 	// watermark is the last ended attempt's (exec.Metrics.Watermark).
 	watermark int64
 	lastStats checkpoint.Stats

@@ -46,7 +46,6 @@ milliseconds. Booleans are 'true' or 'false'; choices are compared without regar
 	b.WriteString("## Other names\n\nFlink's older and newer names of some options set the same option: " + strings.Join(al, ", ") +
 		". RisingWave's `RW_IMPLICIT_FLUSH` (true, false, on, off) is `table.dml-sync` and `STREAMING_PARALLELISM` " +
 		"(0 resets it) is `parallelism.default`.\n\n")
-	b.WriteString("## Refused\n\nKnown to Flink but not implemented, so refused with a message saying so: `" + OptRuntimeMode + "` = 'batch'; " +
-		"`table.exec.state.ttl` for a job with a GROUP BY or DISTINCT (it applies to regular joins so far).\n")
+	b.WriteString("## Refused\n\nKnown to Flink but not implemented, so refused with a message saying so: `" + OptRuntimeMode + "` = 'batch'.\n")
 	return b.String()
 }

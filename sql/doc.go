@@ -92,7 +92,8 @@
 //     back as TiDB's stale-read form: TableName.AsOf.TsExpr is the time
 //     attribute.
 //   - Table hints: FROM t /*+ OPTIONS('k'='v') */ gives TableOptions for
-//     that table reference; other hints, and query hints, are comments.
+//     that table reference; query hints: SELECT /*+ STATE_TTL('t' = '1d') */
+//     gives StateTTLHints for that SELECT; other hints are comments.
 //   - TRY_CAST is a CAST for which IsTryCast holds.
 //   - Statements of other dialects (UPDATE, DELETE, ALTER, CREATE INDEX,
 //     ...) are reported as not supported rather than as syntax errors.

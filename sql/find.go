@@ -108,3 +108,16 @@ func TableOptions(stmt Statement, tn *ast.TableName) []Option {
 	}
 	return m.tables[tn].options
 }
+
+// StateTTLHints returns the entries of the STATE_TTL hints of SELECT sel
+// of stmt: SELECT /*+ STATE_TTL('orders' = '1d', 'o' = '12h') */ ...; each
+// Option's Key names an input of the query block (a table, view or alias)
+// and its Value is the TTL as written, its Pos that of the key. Nil when
+// sel has none.
+func StateTTLHints(stmt Statement, sel *ast.SelectStmt) []Option {
+	m := metaOf(stmt)
+	if m == nil || len(m.stateTTLAt) == 0 || sel.Fields == nil || len(sel.Fields.Fields) == 0 {
+		return nil
+	}
+	return m.stateTTLAt[sel.Fields.Fields[0].Offset]
+}

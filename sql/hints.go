@@ -117,3 +117,130 @@ func closeWord(a, b string) bool {
 	}
 	return a[i:] == b[i+1:]
 }
+
+// queryHint reads the query hints of the comment c after the SELECT at
+// toks[i]: /*+ STATE_TTL('orders' = '1d', 'o' = '12h') */, Flink's syntax.
+// Several hints may be listed, separated by commas; hints other than
+// STATE_TTL are ignored, as table hints other than OPTIONS are. Within one
+// STATE_TTL a key given twice takes its last value; across STATE_TTL hints
+// the first one to name a key wins (Flink's rules). The entries are filed
+// under the offset of the SELECT's first field (after DISTINCT or ALL),
+// where StateTTLHints finds them.
+func (p *stmtParser) queryHint(c span, i, hi int) *Error {
+	base := c.off + 3
+	toks := lex(p.sc.text[base : c.end-2]).toks
+	var got []Option
+	k := 0
+	for k < len(toks) {
+		name := toks[k]
+		if name.kind != tokIdent {
+			return nil // not a hint list we read: a comment
+		}
+		k++
+		if k >= len(toks) || !toks[k].isPunct("(") {
+			if name.is("STATE_TTL") {
+				return p.stateTTLSyntax(base, toks, k, c)
+			}
+			if k < len(toks) && toks[k].isPunct(",") {
+				k++
+			}
+			continue
+		}
+		end := k + 1
+		for depth := 1; end < len(toks); end++ {
+			if toks[end].isPunct("(") {
+				depth++
+			} else if toks[end].isPunct(")") {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+		}
+		if name.is("STATE_TTL") {
+			opts, err := p.stateTTLArgs(base, toks, k+1, end, c)
+			if err != nil {
+				return err
+			}
+			for _, o := range opts {
+				if !hasKey(got, o.Key) {
+					got = append(got, o)
+				}
+			}
+		}
+		k = end + 1
+		if k < len(toks) && toks[k].isPunct(",") {
+			k++
+		}
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	j := i + 1
+	for j < hi && (p.sc.toks[j].is("DISTINCT") || p.sc.toks[j].is("ALL") || p.sc.toks[j].is("DISTINCTROW")) {
+		j++
+	}
+	if j >= hi {
+		return nil
+	}
+	p.meta.stateTTLAt[p.sc.toks[j].off] = got
+	return nil
+}
+
+// stateTTLArgs reads the 'key' = 'value' pairs of toks[lo:hi] (a key may
+// also be a name).
+func (p *stmtParser) stateTTLArgs(base int, toks []token, lo, hi int, c span) ([]Option, *Error) {
+	if hi >= len(toks) {
+		return nil, p.stateTTLSyntax(base, toks, hi, c)
+	}
+	var opts []Option
+	k := lo
+	for k < hi {
+		key := toks[k]
+		if key.kind != tokString && !key.isName() {
+			return nil, p.stateTTLSyntax(base, toks, k, c)
+		}
+		if k+2 >= hi || !toks[k+1].isPunct("=") || toks[k+2].kind != tokString {
+			return nil, p.stateTTLSyntax(base, toks, k+1, c)
+		}
+		o := Option{Key: key.val, Value: toks[k+2].val, Pos: p.sc.pos(base + key.off)}
+		replaced := false
+		for x := range opts {
+			if strings.EqualFold(opts[x].Key, o.Key) {
+				opts[x], replaced = o, true // the last value of a key wins
+			}
+		}
+		if !replaced {
+			opts = append(opts, o)
+		}
+		k += 3
+		if k < hi {
+			if !toks[k].isPunct(",") {
+				return nil, p.stateTTLSyntax(base, toks, k, c)
+			}
+			k++
+		}
+	}
+	if len(opts) == 0 {
+		return nil, p.stateTTLSyntax(base, toks, lo, c)
+	}
+	return opts, nil
+}
+
+func (p *stmtParser) stateTTLSyntax(base int, toks []token, k int, c span) *Error {
+	off := c.end - 2
+	if k < len(toks) {
+		off = base + toks[k].off
+	}
+	e := p.errAt(off, "syntax error in STATE_TTL hint")
+	e.Hint = "name each input and its TTL, as in /*+ STATE_TTL('orders' = '1d', 'o' = '12h') */"
+	return e
+}
+
+func hasKey(opts []Option, key string) bool {
+	for _, o := range opts {
+		if strings.EqualFold(o.Key, key) {
+			return true
+		}
+	}
+	return false
+}

@@ -68,6 +68,9 @@ type stmtMeta struct {
 	distinctAt map[int]bool    // offset of the right operand of IS DISTINCT FROM
 	placed     map[string]bool // placeholder names found as tables in the AST
 	emitAt     *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
+	// stateTTLAt are the STATE_TTL hints of the SELECTs, by the offset of
+	// the first select field (hints.go).
+	stateTTLAt map[int][]Option
 
 	// sc is the script the statement was parsed from: its line index turns
 	// an offset into a Pos without rescanning the statement (ExprPos).
@@ -81,6 +84,7 @@ func newMeta() *stmtMeta {
 		intervalAt: map[int]Interval{}, intervals: map[ast.ExprNode]Interval{},
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
 		tableAt: map[string]*tableNote{}, tables: map[*ast.TableName]*tableNote{}, distinctAt: map[int]bool{}, placed: map[string]bool{},
+		stateTTLAt: map[int][]Option{},
 	}
 }
 

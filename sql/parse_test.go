@@ -14,6 +14,7 @@ import (
 //
 //	parse            the statements of the input, or the error
 //	exprs            every expression with its ExprPos and the original text there
+//	tables           every table reference, join and SELECT's STATE_TTL hints
 //	fields           the text of every select field, as the TiDB AST holds it
 //	complete         Complete(input)
 //	find name=N [stmt=K] [after=OFF]
@@ -85,6 +86,14 @@ func TestDatadriven(t *testing.T) {
 									w.Kind, w.Pos, w.Table, w.TablePos, w.TimeCol, w.TimeColPos, w.Size, w.Slide, w.Gap, w.Offset, w.PartitionBy)
 							}
 							b.WriteString("\n")
+						case *ast.SelectStmt:
+							if hs := StateTTLHints(s, x); len(hs) > 0 {
+								b.WriteString("select")
+								for _, o := range hs {
+									fmt.Fprintf(&b, " state-ttl '%s'='%s' @%s", o.Key, o.Value, o.Pos)
+								}
+								b.WriteString("\n")
+							}
 						case *ast.Join:
 							if x.Right != nil {
 								fmt.Fprintf(&b, "join %s\n", map[ast.JoinType]string{ast.CrossJoin: "inner", ast.LeftJoin: "left", ast.RightJoin: "right", FullJoin: "full"}[x.Tp])

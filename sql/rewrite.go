@@ -57,11 +57,8 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 		}
 		if t.is("SELECT") && len(p.sc.comments) > 0 {
 			if c, ok := p.hintAfter(i, hi); ok {
-				body := lex(p.sc.text[c.off+3 : c.end-2]).toks
-				if len(body) > 0 && body[0].is("STATE_TTL") {
-					e := p.errAt(c.off+3+body[0].off, "the STATE_TTL hint is not supported yet")
-					e.Hint = "SET 'table.exec.state.ttl' sets the TTL of the job's regular joins"
-					return nil, e
+				if err := p.queryHint(c, i, hi); err != nil {
+					return nil, err
 				}
 			}
 		}

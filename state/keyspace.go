@@ -241,6 +241,14 @@ func (c *CountedSets) Add(s *CountedSet, v []byte, delta int64) (int64, error) {
 	return sv.n, nil
 }
 
+// Count is the count of v in s (0: not in it).
+func (s *CountedSet) Count(v []byte) int64 {
+	if sv := s.counts[string(v)]; sv != nil {
+		return sv.n
+	}
+	return 0
+}
+
 // Len is the number of distinct values of s.
 func (s *CountedSet) Len() int { return len(s.counts) }
 

@@ -50,6 +50,9 @@ SET 'execution.checkpointing.interval' = '%[6]dms';
 SET 'execution.checkpointing.mode' = '%[7]s';
 SET 'parallelism.default' = '%[8]d';
 SET 'pipeline.name' = '%[2]s';
+SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '1 s';
+SET 'table.exec.mini-batch.size' = '50000';
 INSERT INTO pv SELECT app_id, COUNT(*) AS pv FROM clicks GROUP BY app_id;
 `, b.addr, name, topic, guarantee, txn, c.checkpoint.Milliseconds(), mode, c.parallelism)
 }

@@ -42,6 +42,10 @@ public final class FlinkSqlCount {
         conf.setString("execution.checkpointing.dir", "file://" + chkDir);
         conf.setString("state.backend.type", "rocksdb");
         conf.setString("pipeline.name", name);
+        // The same mini-batches as the streamsql job (bench/kafkabench/streamsql.go).
+        conf.setString("table.exec.mini-batch.enabled", "true");
+        conf.setString("table.exec.mini-batch.allow-latency", "1 s");
+        conf.setString("table.exec.mini-batch.size", "50000");
         TableEnvironment env = TableEnvironment.create(
                 EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
 
