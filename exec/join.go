@@ -45,9 +45,9 @@ type joinOp struct {
 	// emitSch, for a semi or anti join, is the schema it emits (the left
 	// columns); outSch and outT are then the pairs' (semi_join.go).
 	emitSch *arrow.Schema
-	maxPar   int
-	meta     *state.KeySpace
-	layout   string
+	maxPar  int
+	meta    *state.KeySpace
+	layout  string
 
 	// per batch
 	hashes  []uint64
