@@ -443,6 +443,11 @@ func (*JoinSpec) KeepsKeyedState() bool { return true }
 func (s *JoinSpec) Describe(o *Operator) string {
 	var eq []string
 	for i := range s.LeftKeys {
+		if i >= len(s.describeLeftKeyNames) || i >= len(s.describeRightKeys) {
+			// A spec made by hand (tests): the key columns' names.
+			eq = append(eq, fmt.Sprintf("=(%s, %s)", s.LeftSchema[s.LeftKeys[i]].Name, s.RightSchema[s.RightKeys[i]].Name))
+			continue
+		}
 		eq = append(eq, fmt.Sprintf("=(%s, %s)", s.describeLeftKeyNames[i], s.describeRightKeys[i]))
 	}
 	d := "Join(joinType=[" + s.Type.String() + "]"
