@@ -42,9 +42,12 @@ type joinOp struct {
 	residual *evaluator
 	outSch   *arrow.Schema
 	outT     []types.T
-	maxPar   int
-	meta     *state.KeySpace
-	layout   string
+	// emitSch, for a semi or anti join, is the schema it emits (the left
+	// columns); outSch and outT are then the pairs' (semi_join.go).
+	emitSch *arrow.Schema
+	maxPar  int
+	meta    *state.KeySpace
+	layout  string
 
 	// per batch
 	hashes  []uint64
@@ -88,6 +91,9 @@ func newJoin(t *subtask) (*joinOp, error) {
 	j := &joinOp{spec: sp, outSch: t.op.Schema.Arrow(), maxPar: t.job.graph.MaxParallelism}
 	for _, c := range t.op.Schema {
 		j.outT = append(j.outT, c.Type)
+	}
+	if sp.Type.LeftOnly() {
+		j.semiAntiSchemas(t)
 	}
 	if sp.Residual != nil {
 		j.residual = compileExpr(sp.Residual)
@@ -294,6 +300,9 @@ func residualMask(t *taskContext, residual *evaluator, sch *arrow.Schema, bs []a
 // apply joins row i of b (of input) with its matches, emits the changes
 // and updates the state.
 func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
+	if j.emitSch != nil {
+		return j.applySemiAnti(input, b, i, mine)
+	}
 	me, other := &j.side[input], &j.side[1-input]
 	retract := b.Op(i).IsRetract()
 	var matches int64
@@ -495,15 +504,18 @@ func (j *joinOp) abortOutput() {
 }
 
 func (j *joinOp) flushOutput(out *emitter) error {
-	bs := j.bs
+	bs, sch := j.bs, j.outSch
 	j.bs = nil
+	if j.emitSch != nil {
+		bs, sch = j.leftColumns(bs)
+	}
 	ops := j.ops
 	if !anyRetract(ops) {
 		ops = nil
 	} else {
 		ops = append([]RowKind(nil), ops...)
 	}
-	return emitColumns(j.outSch, bs, len(j.ops), ops, out)
+	return emitColumns(sch, bs, len(j.ops), ops, out)
 }
 
 // shrink bounds the memory of the rows held: past the cache's size in

@@ -151,6 +151,17 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 			agg.keyT = append(agg.keyT, x.Type())
 		}
 	}
+	extra := b.groupExtra
+	b.groupExtra = nil
+	for _, k := range extra {
+		// The domain of a decorrelated subquery (subquery.go).
+		c := sc.cols[k]
+		x := &ColumnRef{Index: k, Name: c.name, T: c.t}
+		keys = append(keys, add(x, fmt.Sprintf("$corr%d", len(keys))))
+		agg.keyStrs = append(agg.keyStrs, x.String())
+		agg.keyExprs = append(agg.keyExprs, x)
+		agg.keyT = append(agg.keyT, x.Type())
+	}
 	nKeys := len(pre.Exprs)
 	// Collect the aggregate calls.
 	var calls []aggNode

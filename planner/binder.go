@@ -44,6 +44,12 @@ type scopeCol struct {
 	// hidden: a column of a join's USING, visible only qualified (l.k)
 	// and to l.*, while the merged column is k.
 	hidden bool
+	// outer, if not nil, makes this a column of an enclosing query seen
+	// by a subquery (subquery.go): resolved only when no column of the
+	// subquery's own has the name, never part of *, and its use recorded
+	// (as column outerIdx of the enclosing scope).
+	outer    *corrUse
+	outerIdx int
 }
 
 // scope is the set of columns an expression may name.
@@ -88,6 +94,14 @@ type binder struct {
 	// the statement's STATE_TTL hints (state_ttl.go).
 	inputs []blockInput
 	hints  *hintLog
+	// inject, when set, is the domain of a correlated subquery whose
+	// SELECT block is about to be bound (subquery.go); sub is the input
+	// that the subqueries of the expressions being bound join onto.
+	inject *corrInject
+	sub    *subqInput
+	// groupExtra are scope columns the next bindAggregate groups by as
+	// well (a decorrelated subquery's domain).
+	groupExtra []int
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {
@@ -350,17 +364,28 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	}
 	defer func(in []blockInput) { b.inputs = in }(b.inputs)
 	b.inputs = nil
+	// A decorrelated subquery's block: its FROM joined to the domain.
+	inj := b.inject
+	b.inject = nil
+	defer func(s *subqInput) { b.sub = s }(b.sub)
+	b.sub = nil
 	input, sc, err := b.bindFrom(sel.From)
 	if err != nil {
 		return nil, err
 	}
 	from, inputs := input, b.inputs
+	if inj != nil {
+		input, sc = inj.join(input, sc)
+	}
 	if sel.Where != nil {
-		cond, err := b.bindBool(sel.Where, sc, nil, "WHERE")
-		if err != nil {
+		if input, err = b.bindWhere(sel.Where, input, sc); err != nil {
 			return nil, err
 		}
-		input = &Filter{Input: input, Cond: cond}
+	}
+	if inj != nil && sel.GroupBy == nil && (sel.Having != nil || anyAggregate(sel.Fields.Fields)) {
+		if input, sc, err = b.padEmpty(inj, input, sc); err != nil {
+			return nil, err
+		}
 	}
 	// Windows in the select list: TUMBLE(size) AS w ... GROUP BY w
 	// (selectwindow.go), planned as group windows.
@@ -402,9 +427,15 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 
 	var agg *aggScope
 	if needAgg {
+		if inj != nil {
+			b.groupExtra = inj.keys
+		}
 		input, agg, err = b.bindAggregate(input, sc, sel, fields, having, orderItems)
 		if err != nil {
 			return nil, err
+		}
+		if inj != nil && inj.marker >= 0 {
+			markerFilters(input.(*Aggregate), inj.marker, sc.cols[inj.marker].t)
 		}
 		if having != nil {
 			cond, err := b.bindBool(having, sc, agg, "HAVING")
@@ -416,6 +447,11 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	}
 
 	proj := &Project{Input: input}
+	done := func() Node { return input }
+	if agg == nil {
+		// Subqueries of the select list join onto the input.
+		done = b.withSubqInput(input, sc)
+	}
 	for i, f := range fields {
 		var e Expr
 		if f.ref != nil {
@@ -439,6 +475,20 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		proj.Exprs = append(proj.Exprs, e)
 		proj.Names = append(proj.Names, name)
 	}
+	proj.Input = done()
+	if inj != nil {
+		// The domain's columns follow the select list.
+		for k, at := range inj.keys {
+			var e Expr = &ColumnRef{Index: at, Name: sc.cols[at].name, T: sc.cols[at].t}
+			if agg != nil {
+				if e, err = agg.rebind(e.(*ColumnRef), b, b.stmt.Pos()); err != nil {
+					return nil, err
+				}
+			}
+			proj.Exprs = append(proj.Exprs, e)
+			proj.Names = append(proj.Names, fmt.Sprintf("$corr%d", k))
+		}
+	}
 	var out Node = proj
 	grouped, _ := input.(*Aggregate)
 	if sel.Distinct {
@@ -459,7 +509,63 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 			return nil, err
 		}
 	}
+	if inj != nil {
+		return out, nil // ORDER BY has no meaning in a subquery without LIMIT
+	}
 	return b.orderLimit(out, sc, agg, sel.OrderBy, sel.Limit)
+}
+
+// anyAggregate reports whether a select list has an aggregate call.
+func anyAggregate(fs []*ast.SelectField) bool {
+	for _, f := range fs {
+		if f.Expr != nil && hasAggregate(f.Expr) {
+			return true
+		}
+	}
+	return false
+}
+
+// bindWhere filters input (scope sc) by a WHERE condition: its conjuncts
+// [NOT] EXISTS and x [NOT] IN (subquery) become semi and anti joins, the
+// rest a Filter (whose subqueries join onto the input below it).
+func (b *binder) bindWhere(where ast.ExprNode, input Node, sc *scope) (Node, error) {
+	width := len(input.Schema())
+	conj := whereConjuncts(where)
+	rest := conj[:0:0]
+	for _, c := range conj {
+		n, ok, err := b.semiAntiConjunct(c, input, sc)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			input = n
+			continue
+		}
+		rest = append(rest, c)
+	}
+	if len(rest) == 0 {
+		return input, nil
+	}
+	done := b.withSubqInput(input, sc)
+	var cond Expr
+	if len(rest) == len(conj) {
+		x, err := b.bindBool(where, sc, nil, "WHERE")
+		if err != nil {
+			done()
+			return nil, err
+		}
+		cond = x
+	} else {
+		for _, c := range rest {
+			x, err := b.bindBool(c, sc, nil, "WHERE")
+			if err != nil {
+				done()
+				return nil, err
+			}
+			cond = andMaybe(cond, x)
+		}
+	}
+	return trimTo(&Filter{Input: done(), Cond: cond}, width), nil
 }
 
 func (b *binder) bindValues(rows []*ast.RowExpr) (Node, error) {
@@ -534,6 +640,9 @@ func (b *binder) expandFields(fs []*ast.SelectField, sc *scope) ([]selectField, 
 			qual := f.WildCard.Table.O
 			found := false
 			for i, c := range sc.cols {
+				if c.outer != nil {
+					continue
+				}
 				if (qual == "" && !c.hidden) || (qual != "" && strings.EqualFold(c.qual, qual)) {
 					out = append(out, selectField{ref: &ColumnRef{Index: i, Name: c.name, T: c.t}, name: c.name, pos: b.stmt.Pos()})
 					found = true
@@ -681,20 +790,29 @@ func (b *binder) bindBool(e ast.ExprNode, sc *scope, agg *aggScope, clause strin
 func (b *binder) resolveColumn(cn *ast.ColumnName, sc *scope, e ast.ExprNode) (*ColumnRef, error) {
 	name, qual := cn.Name.O, cn.Table.O
 	found := -1
-	for i, c := range sc.cols {
-		if !strings.EqualFold(c.name, name) {
-			continue
-		}
-		if qual != "" && !strings.EqualFold(c.qual, qual) {
-			continue
-		}
-		if qual == "" && c.hidden {
-			continue
+	// The subquery's own columns first, then those of enclosing queries.
+	for _, outer := range []bool{false, true} {
+		for i, c := range sc.cols {
+			if (c.outer != nil) != outer || !strings.EqualFold(c.name, name) {
+				continue
+			}
+			if qual != "" && !strings.EqualFold(c.qual, qual) {
+				continue
+			}
+			if qual == "" && c.hidden {
+				continue
+			}
+			if found >= 0 {
+				return nil, errAt(ErrUnknownColumn, b.identPos(name), "qualify it with its table", "column '%s' is ambiguous", name)
+			}
+			found = i
 		}
 		if found >= 0 {
-			return nil, errAt(ErrUnknownColumn, b.identPos(name), "qualify it with its table", "column '%s' is ambiguous", name)
+			if c := sc.cols[found]; c.outer != nil && c.outerIdx >= 0 {
+				c.outer.used[c.outerIdx] = true
+			}
+			break
 		}
-		found = i
 	}
 	if found < 0 {
 		found = sc.windowField(qual, name) // w.start of a window w below

@@ -186,17 +186,25 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 	case *ast.TrimDirectionExpr:
 		return &Literal{Value: e.Direction.String(), T: types.StringType}, nil
 	case *ast.SubqueryExpr:
+		if x, err := b.scalarSubqueryJoin(e, sc); x != nil || err != nil {
+			return x, err
+		}
 		return b.scalarSubquery(e)
 	case *ast.ExistsSubqueryExpr:
 		sq, ok := e.Sel.(*ast.SubqueryExpr)
 		if !ok {
 			return nil, errAt(ErrUnsupported, b.pos(e), "", "unsupported EXISTS form")
 		}
+		if x, err := b.existsJoin(sq, e.Not, sc, b.pos(e)); x != nil || err != nil {
+			return x, err
+		}
 		rows, _, err := b.runSubquery(sq)
 		if err != nil {
 			return nil, err
 		}
 		return &Literal{Value: (len(rows) > 0) != e.Not, T: types.BooleanType}, nil
+	case *ast.CompareSubqueryExpr:
+		return b.bindCompareSubquery(e, sc, agg)
 	case *ast.AggregateFuncExpr:
 		return nil, errAt(ErrUnsupported, b.pos(e), "", "aggregate function %s is not allowed here", strings.ToUpper(e.F))
 	case *ast.DefaultExpr:
@@ -345,6 +353,18 @@ func (b *binder) bindIn(e *ast.PatternInExpr, sc *scope, agg *aggScope) (Expr, e
 		sq, ok := e.Sel.(*ast.SubqueryExpr)
 		if !ok {
 			return nil, errAt(ErrUnsupported, b.pos(e), "", "unsupported IN form")
+		}
+		if agg == nil {
+			if s, err := b.bindSubquery(sq, sc, nil, true); err != nil {
+				return nil, err
+			} else if s != nil {
+				// Correlated, or over unbounded tables: a join.
+				in, err := b.quantifiedJoin(x, "=", false, sq, sc, b.pos(e))
+				if err != nil || !e.Not {
+					return in, err
+				}
+				return b.call("NOT", b.pos(e), in)
+			}
 		}
 		rows, cols, err := b.runSubquery(sq)
 		if err != nil {

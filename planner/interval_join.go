@@ -312,7 +312,7 @@ func toIntervalJoin(j *Join) *IntervalJoin {
 // Join.Mode, given them, does not infer them again: the cost stays linear
 // in the depth of nested joins).
 func intervalJoinOver(j *Join, left, right Mode) *IntervalJoin {
-	if left != AppendOnly || right != AppendOnly {
+	if j.Type.LeftOnly() || left != AppendOnly || right != AppendOnly {
 		return nil
 	}
 	b, ok := findIntervalBounds(j)

@@ -19,16 +19,26 @@ const (
 	LeftJoin
 	RightJoin
 	FullJoin
+	// LeftSemi: the left rows that have a match (EXISTS, IN), each once
+	// however many matches it has; the output is the left columns.
+	LeftSemi
+	// LeftAnti: the left rows that have no match (NOT EXISTS, NOT IN);
+	// the output is the left columns.
+	LeftAnti
 )
 
 func (t JoinType) String() string {
-	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"}[t]
+	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin", "LeftSemiJoin", "LeftAntiJoin"}[t]
 }
 
 // SQL is the type as written in a query.
 func (t JoinType) SQL() string {
-	return [...]string{"INNER JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}[t]
+	return [...]string{"INNER JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "semi join (EXISTS / IN)", "anti join (NOT EXISTS / NOT IN)"}[t]
 }
+
+// LeftOnly reports whether the output is the left columns alone (semi and
+// anti joins).
+func (t JoinType) LeftOnly() bool { return t == LeftSemi || t == LeftAnti }
 
 // padsLeft reports whether the join emits rows of the right input with the
 // left columns NULL (a right or full outer join); padsRight the reverse.
@@ -60,9 +70,23 @@ type Join struct {
 
 // Schema: the left columns then the right ones; the columns of a padded
 // side become nullable, and a name seen before gets a numeric suffix (as
-// Flink's id, id0), so that EXPLAIN names each column once.
+// Flink's id, id0), so that EXPLAIN names each column once. A semi or anti
+// join's output is the left columns.
 func (j *Join) Schema() types.Schema {
 	if j.cols != nil {
+		return j.cols
+	}
+	if j.Type.LeftOnly() {
+		j.cols = j.Left.Schema()
+		return j.cols
+	}
+	return j.condSchema()
+}
+
+// condSchema is the schema Cond reads: the left columns then the right
+// ones (for a semi or anti join too).
+func (j *Join) condSchema() types.Schema {
+	if j.cols != nil && !j.Type.LeftOnly() {
 		return j.cols
 	}
 	l, r := j.Left.Schema(), j.Right.Schema()
@@ -86,7 +110,9 @@ func (j *Join) Schema() types.Schema {
 	for _, c := range r {
 		add(c, j.Type.padsRight())
 	}
-	j.cols = out
+	if !j.Type.LeftOnly() {
+		j.cols = out
+	}
 	return out
 }
 
@@ -114,8 +140,16 @@ func (j *Join) WithExpressions(es []Expr) Node {
 // Mode: an inner join of append-only inputs appends; an outer join, or a
 // join of an updating input, updates; a join that the interval-joins rule
 // will make an IntervalJoin appends (so that windows bound over it see an
-// append-only input).
+// append-only input). A semi join of append-only inputs appends (a left row
+// goes out when its first match comes, and no match ever goes); an anti
+// join updates (a left row goes out until its first match comes).
 func (j *Join) Mode(in []Mode) Mode {
+	switch j.Type {
+	case LeftSemi:
+		return anyUpdating(in)
+	case LeftAnti:
+		return Updating
+	}
 	if ij := intervalJoinOver(j, in[0], in[1]); ij != nil {
 		return ij.Mode(in)
 	}
@@ -131,6 +165,9 @@ func (j *Join) Mode(in []Mode) Mode {
 // the other side's columns may be padded).
 func (j *Join) UpsertKey(in [][]int) []int {
 	lk, rk := in[0], in[1]
+	if j.Type.LeftOnly() {
+		return lk // each left row goes out at most once
+	}
 	nl := len(j.Left.Schema())
 	keys := splitJoinCond(j.Cond, nl, len(j.Right.Schema()))
 	var lKeys, rKeys []int
@@ -188,7 +225,7 @@ func (j *Join) Describe() string {
 // describeExpr prints e, which reads the join's output, with the output's
 // column names (unique, unlike the names the columns were bound by).
 func (j *Join) describeExpr(e Expr) string {
-	s := j.Schema()
+	s := j.condSchema()
 	return mapExpr(e, func(x Expr) Expr {
 		if c, ok := x.(*ColumnRef); ok && c.Index < len(s) {
 			n := *c
@@ -410,6 +447,11 @@ func (*JoinSpec) KeepsKeyedState() bool { return true }
 func (s *JoinSpec) Describe(o *Operator) string {
 	var eq []string
 	for i := range s.LeftKeys {
+		if i >= len(s.describeLeftKeyNames) || i >= len(s.describeRightKeys) {
+			// A spec made by hand (tests): the key columns' names.
+			eq = append(eq, fmt.Sprintf("=(%s, %s)", s.LeftSchema[s.LeftKeys[i]].Name, s.RightSchema[s.RightKeys[i]].Name))
+			continue
+		}
 		eq = append(eq, fmt.Sprintf("=(%s, %s)", s.describeLeftKeyNames[i], s.describeRightKeys[i]))
 	}
 	d := "Join(joinType=[" + s.Type.String() + "]"
@@ -419,7 +461,11 @@ func (s *JoinSpec) Describe(o *Operator) string {
 		d += ", keys=[]"
 	}
 	if s.Residual != nil {
-		d += ", residual=[" + describeOver(s.Residual, o.Schema) + "]"
+		sch := o.Schema
+		if s.Type.LeftOnly() { // the residual reads the left then the right columns
+			sch = append(append(types.Schema{}, s.LeftSchema[:s.LeftWidth]...), s.RightSchema[:s.RightWidth]...)
+		}
+		d += ", residual=[" + describeOver(s.Residual, sch) + "]"
 	}
 	d += ", select=[" + strings.Join(o.Schema.Names(), ", ") + "]"
 	d += ", leftInputSpec=[" + describeInputSpec(s.LeftInput, s.LeftUnique, s.LeftSchema) + "]"
@@ -504,7 +550,7 @@ func (j *Join) physical(b *physBuilder, o *Operator) {
 	ls, rs := j.Left.Schema(), j.Right.Schema()
 	nl, nr := len(ls), len(rs)
 	cond := splitJoinCond(j.Cond, nl, nr)
-	ki := layJoinKeys(b, j.Left, j.Right, cond.pairs, j.Schema())
+	ki := layJoinKeys(b, j.Left, j.Right, cond.pairs, j.condSchema())
 	lin, rin, lKeys, rKeys, lNames, rNames := ki.left, ki.right, ki.lKeys, ki.rKeys, ki.lNames, ki.rNames
 	spec := &JoinSpec{
 		Type: j.Type, LeftKeys: lKeys, RightKeys: rKeys, Residual: cond.residual,

@@ -31,8 +31,8 @@ import (
 
 // WindowJoinType is the kind of a window join: the regular join types plus
 // semi and anti joins (the left rows with a match, or without one, in the
-// window). Semi and anti joins come from IN / EXISTS subqueries, which the
-// binder does not plan yet; the node and the operator take them.
+// window). Semi and anti joins come from IN / EXISTS subqueries between
+// two window table functions (subquery.go).
 type WindowJoinType uint8
 
 // The window join types.
@@ -59,7 +59,7 @@ func (t WindowJoinType) PadsLeft() bool  { return t == WindowRight || t == Windo
 func (t WindowJoinType) LeftOnly() bool { return t == WindowSemi || t == WindowAnti }
 
 func windowJoinType(t JoinType) WindowJoinType {
-	return [...]WindowJoinType{WindowInner, WindowLeft, WindowRight, WindowFull}[t]
+	return [...]WindowJoinType{WindowInner, WindowLeft, WindowRight, WindowFull, WindowSemi, WindowAnti}[t]
 }
 
 // WindowJoin joins the rows of Left and Right that are in the same window
