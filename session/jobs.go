@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -119,8 +120,11 @@ type jobEntry struct {
 	folder string
 	// checkpointing is whether the job was submitted with checkpoints on.
 	checkpointing bool
-	// pos is where its statement starts.
+	// pos is where its statement starts, text the statement; graph is
+	// its physical plan.
 	pos   sql.Pos
+	text  string
+	graph *planner.Graph
 	start time.Time
 	done  chan struct{}
 	// stopc is closed by stop: it ends a wait before a restart.
@@ -151,6 +155,9 @@ type jobEntry struct {
 	repeated    int
 	// restarting is set from a failure until the restart runs.
 	restarting bool
+	// prevSubtasks are the subtask counters of the ended attempts, summed
+	// (JobDetail).
+	prevSubtasks []exec.SubtaskMetrics
 }
 
 func (e *jobEntry) attempt() *exec.Job {
