@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
@@ -137,4 +138,63 @@ func (e *jobEntry) subtaskMetrics() []exec.SubtaskMetrics {
 		out = append(out, sum[k])
 	}
 	return out
+}
+
+// SetOptions are the options SET in the session (not the defaults).
+func (s *Session) SetOptions() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.opts)
+}
+
+// ReplaceOptions makes opts the options SET in the session, as if RESET
+// then SET one by one; on an error nothing changes.
+func (s *Session) ReplaceOptions(opts map[string]string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.opts
+	s.opts = maps.Clone(opts)
+	if s.opts == nil {
+		s.opts = map[string]string{}
+	}
+	if err := s.update("", "", false); err != nil {
+		s.opts = old
+		return err
+	}
+	return nil
+}
+
+// StopWithSavepoint stops the job with the given id with a savepoint (STOP
+// JOB ... WITH SAVEPOINT) and returns the savepoint's path.
+func (s *Session) StopWithSavepoint(ctx context.Context, id string) (string, error) {
+	e := s.jobs.find(id)
+	if e == nil {
+		return "", fmt.Errorf("%w '%s'", ErrNoSuchJob, id)
+	}
+	return s.savepointAndStop(ctx, e)
+}
+
+// StopWithCheckpoint takes a final checkpoint of the job with the given id
+// and stops it, keeping its checkpoints (whatever the retention option
+// says), so that submitting its statement again resumes from that
+// checkpoint. It returns the checkpoint's id; a job without checkpointing,
+// or whose final checkpoint fails, is stopped all the same, its error said.
+func (s *Session) StopWithCheckpoint(ctx context.Context, id string) (int64, error) {
+	e := s.jobs.find(id)
+	if e == nil {
+		return 0, fmt.Errorf("%w '%s'", ErrNoSuchJob, id)
+	}
+	e.mu.Lock()
+	e.keep = true
+	e.mu.Unlock()
+	defer e.stop()
+	cur := e.attempt()
+	if cur == nil || cur.Coordinator() == nil {
+		return 0, fmt.Errorf("job %s (%s) has no running attempt with checkpointing", e.id, e.name)
+	}
+	md, err := cur.Coordinator().Checkpoint(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return md.ID, nil
 }

@@ -158,6 +158,9 @@ type jobEntry struct {
 	// prevSubtasks are the subtask counters of the ended attempts, summed
 	// (JobDetail).
 	prevSubtasks []exec.SubtaskMetrics
+	// keep leaves the job's checkpoints in place when it is stopped
+	// (StopWithCheckpoint).
+	keep bool
 }
 
 func (e *jobEntry) attempt() *exec.Job {

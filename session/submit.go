@@ -336,7 +336,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			e.lastStats.Failed += st.Failed
 			progressed = st.Completed > 0
 		}
-		stopped := e.stopped
+		stopped, keep := e.stopped, e.keep
 		e.cur = nil
 		failed := err != nil && !stopped && !errors.Is(err, exec.ErrStopped)
 		if failed {
@@ -353,7 +353,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.mu.Unlock()
 		if !failed {
 			e.finish(err)
-			if stopped && jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.Options.RetainOnCancel {
+			if stopped && !keep && jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.Options.RetainOnCancel {
 				os.RemoveAll(jp.storage.Root())
 			}
 			return
