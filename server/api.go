@@ -198,6 +198,7 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 			writeError(w, 409, err)
 			return
 		}
+		s.untrack(id, true)
 		writeJSON(w, 200, map[string]any{"status": "CANCELED", "savepoint": path})
 		return
 	}
@@ -210,6 +211,7 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 409, err)
 		return
 	}
+	s.untrack(id, true)
 	writeJSON(w, 200, map[string]any{"status": "CANCELED"})
 }
 

@@ -287,24 +287,37 @@ func (s *Server) track(j runningJob) {
 	done := s.sess.JobDone(j.ID)
 	go func() {
 		<-done
-		s.mu.Lock()
-		if s.shuttingDown {
-			s.mu.Unlock()
-			return
-		}
-		for i, r := range s.running {
-			if r.ID == j.ID {
-				s.running = append(s.running[:i], s.running[i+1:]...)
-				break
-			}
-		}
-		s.mu.Unlock()
-		info, _ := s.sess.JobDetail(j.ID)
-		s.logf("[INFO] job %s (%s) %s", j.ID, j.Name, info.Status)
-		if err := s.save(); err != nil {
-			s.logf("[ERROR] recording the end of job %s: %v", j.ID, err)
-		}
+		s.untrack(j.ID, true)
 	}()
+}
+
+// untrack removes a job that ended from the registry, unless the server is
+// shutting down (then it stays, to be resumed). onEnd logs its end.
+func (s *Server) untrack(id string, onEnd bool) {
+	s.mu.Lock()
+	if s.shuttingDown {
+		s.mu.Unlock()
+		return
+	}
+	found := false
+	for i, r := range s.running {
+		if r.ID == id {
+			s.running = append(s.running[:i], s.running[i+1:]...)
+			found = true
+			break
+		}
+	}
+	s.mu.Unlock()
+	if !found {
+		return
+	}
+	if onEnd {
+		info, _ := s.sess.JobDetail(id)
+		s.logf("[INFO] job %s (%s) %s", id, info.Name, info.Status)
+	}
+	if err := s.save(); err != nil {
+		s.logf("[ERROR] recording the end of job %s: %v", id, err)
+	}
 }
 
 func (s *Server) setSavepoint(id, path string) {
