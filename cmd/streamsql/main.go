@@ -117,8 +117,7 @@ func runRoot(args []string) int {
 	}
 	if o.serverURL != "" {
 		if o.file == "" {
-			fmt.Fprintln(os.Stderr, "[ERROR] --server takes -f FILE (the shell against a server is not available in this version)")
-			return 2
+			return runRemoteShell(o.serverURL)
 		}
 		return runRemoteFile(o.serverURL, o.file, o.wait)
 	}

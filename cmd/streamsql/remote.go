@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,45 +43,12 @@ func runRemoteFile(url, path string, wait bool) int {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
 	}
-	resp, err := http.Post(url+"/api/v1/statements", "text/plain", strings.NewReader(string(src)))
+	r, err := postStatements(url, string(src))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
 	}
-	defer resp.Body.Close()
-	var r remoteResponse
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		fmt.Fprintf(os.Stderr, "[ERROR] %s: bad response (%s): %v\n", url, resp.Status, err)
-		return 1
-	}
-	var jobs []string
-	for _, res := range r.Results {
-		switch res.Kind {
-		case "rows":
-			// The server sends each value as the shell prints it.
-			res2 := &session.Result{Kind: session.ResultRows}
-			for _, c := range res.Columns {
-				res2.Columns = append(res2.Columns, types.Column{Name: c.Name, Type: types.StringType})
-			}
-			for _, row := range res.Rows {
-				vals := make([]types.Value, len(row))
-				for i, v := range row {
-					if v != nil {
-						vals[i] = *v
-					}
-				}
-				res2.Rows = append(res2.Rows, vals)
-			}
-			printResult(os.Stdout, res2)
-		case "text":
-			fmt.Println(res.Text)
-		default:
-			fmt.Println(res.Message)
-		}
-		if res.JobID != "" {
-			jobs = append(jobs, res.JobID)
-		}
-	}
+	jobs := printRemote(r)
 	if r.Error != "" {
 		at := path
 		if r.Line > 0 {
@@ -111,6 +79,85 @@ func runRemoteFile(url, path string, wait bool) int {
 		}
 	}
 	return 0
+}
+
+// printRemote prints the results of one request as the shell prints them
+// and returns the ids of the jobs submitted.
+func printRemote(r remoteResponse) []string {
+	var jobs []string
+	for _, res := range r.Results {
+		switch res.Kind {
+		case "rows":
+			// The server sends each value as the shell prints it.
+			res2 := &session.Result{Kind: session.ResultRows}
+			for _, c := range res.Columns {
+				res2.Columns = append(res2.Columns, types.Column{Name: c.Name, Type: types.StringType})
+			}
+			for _, row := range res.Rows {
+				vals := make([]types.Value, len(row))
+				for i, v := range row {
+					if v != nil {
+						vals[i] = *v
+					}
+				}
+				res2.Rows = append(res2.Rows, vals)
+			}
+			printResult(os.Stdout, res2)
+		case "text":
+			fmt.Println(res.Text)
+		default:
+			fmt.Println(res.Message)
+		}
+		if res.JobID != "" {
+			jobs = append(jobs, res.JobID)
+		}
+	}
+	return jobs
+}
+
+// runRemoteShell reads statements from stdin (each ends with ';' at the
+// end of a line) and runs each on the server at url, printing results and
+// errors as the shell does. It returns at the end of the input.
+func runRemoteShell(url string) int {
+	url = strings.TrimRight(url, "/")
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 16<<20)
+	var stmt strings.Builder
+	code := 0
+	for in.Scan() {
+		line := in.Text()
+		stmt.WriteString(line + "\n")
+		if !strings.HasSuffix(strings.TrimSpace(line), ";") {
+			continue
+		}
+		text := stmt.String()
+		stmt.Reset()
+		r, err := postStatements(url, text)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+			code = 1
+			continue
+		}
+		printRemote(r)
+		if r.Error != "" {
+			fmt.Fprintf(os.Stderr, "[ERROR] %s\n", r.Error)
+			code = 1
+		}
+	}
+	return code
+}
+
+func postStatements(url, text string) (remoteResponse, error) {
+	var r remoteResponse
+	resp, err := http.Post(url+"/api/v1/statements", "text/plain", strings.NewReader(text))
+	if err != nil {
+		return r, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return r, fmt.Errorf("%s: bad response (%s): %v", url, resp.Status, err)
+	}
+	return r, nil
 }
 
 type remoteJob struct {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -276,5 +277,44 @@ func TestServer(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "server", "jobs.json"))
 	if err != nil || strings.TrimSpace(string(data)) != "[]" {
 		t.Fatalf("a job stopped through the API is still to be resumed: %v %s", err, data)
+	}
+}
+
+// TestClients: `streamsql --server URL` as a shell reading statements
+// from stdin, and `-f --wait` waiting for a bounded job to finish.
+func TestClients(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	url := "http://" + addr
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	file := filepath.Join(t.TempDir(), "bounded.sql")
+	os.WriteFile(file, []byte(`CREATE TABLE nums (n BIGINT) WITH ('connector'='datagen', 'number-of-rows'='5000');
+CREATE TABLE out (n BIGINT) WITH ('connector'='blackhole');
+INSERT INTO out SELECT n FROM nums;
+`), 0o644)
+	client := testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-f", file, "--wait")
+	if err := client.Wait(); err != nil {
+		t.Fatalf("-f --wait: %v\n%s", err, client.Output())
+	}
+	var jobs jobsResponse
+	getJSON(t, url+"/api/v1/jobs", &jobs)
+	if len(jobs.Jobs) != 1 || jobs.Jobs[0].Status != "FINISHED" || jobs.Jobs[0].RecordsIn != 5000 {
+		t.Fatalf("after --wait: %+v", jobs)
+	}
+
+	sh := exec.Command(bin, "--server", url)
+	sh.Stdin = strings.NewReader("SHOW TABLES;\nSELECT 40 +\n  2 AS answer;\nSELEC 1;\n")
+	out, err := sh.CombinedOutput()
+	for _, want := range []string{"| nums", "| out", "answer", "42", `unknown statement "SELEC 1"`} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("shell output lacks %q (err %v):\n%s", want, err, out)
+		}
+	}
+	if err == nil {
+		t.Fatalf("shell with a failed statement exited 0:\n%s", out)
 	}
 }
