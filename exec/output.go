@@ -34,7 +34,7 @@ type output struct {
 	targets   []target
 	// bp is the sending subtask's backpressure counter.
 	bp *atomic.Int64
-	rr        int
+	rr int
 
 	// scratch for hash partitioning, reused across batches
 	hashes []uint64

@@ -208,9 +208,11 @@ func (s *Server) resume() error {
 	}
 	base := s.sess.Options()
 	for _, j := range jobs {
-		opts := j.Options
+		// The savepoint it was stopped with, else its latest checkpoint:
+		// never the path it was first restored from.
+		opts := clone(j.Options)
+		delete(opts, session.OptRecoveryPath)
 		if j.Savepoint != "" {
-			opts = clone(opts)
 			opts[session.OptRecoveryPath] = j.Savepoint
 		}
 		if err := s.sess.ReplaceOptions(opts); err != nil {
