@@ -199,6 +199,7 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 		for i := 0; i < op.Parallelism; i++ {
 			t := &subtask{job: j, op: op, index: i}
 			t.inWatermark.Store(minWatermark)
+			t.m.outWatermark.Store(minWatermark)
 			byOp[op] = append(byOp[op], t)
 			j.tasks = append(j.tasks, t)
 		}
@@ -213,7 +214,7 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 				r.inputs = append(r.inputs, 0)
 			}
 			for si, s := range senders {
-				out := &output{edge: e, input: inputIdx, partition: e.Partition, keys: e.Keys, maxPar: g.MaxParallelism, sender: si}
+				out := &output{edge: e, input: inputIdx, partition: e.Partition, keys: e.Keys, maxPar: g.MaxParallelism, sender: si, bp: &s.m.backpressured}
 				for ri, r := range receivers {
 					if !connected(e.Partition, si, ri) {
 						continue
@@ -411,6 +412,49 @@ func (j *Job) Metrics() Metrics {
 		m.Watermark = NoWatermark
 	}
 	return m
+}
+
+// SubtaskMetrics are one subtask's counters (Job.SubtaskMetrics).
+type SubtaskMetrics struct {
+	// Operator is the stable operator id (planner identity), Name its
+	// EXPLAIN name; Subtask its index, from 0.
+	Operator, Name string
+	Subtask        int
+	// RecordsIn counts the rows the subtask took in (a source: read),
+	// RecordsOut the rows it emitted (a sink: none).
+	RecordsIn, RecordsOut int64
+	// Busy is the time spent processing batches, Backpressured the time
+	// blocked on a full downstream inbox.
+	Busy, Backpressured time.Duration
+	// Watermark is the last watermark the subtask sent downstream (a
+	// sink: its input's), NoWatermark when none yet.
+	Watermark int64
+	// StateEntries is the entries its operator keeps in state where the
+	// operator reports it (window groups, interval join rows), else -1.
+	StateEntries int64
+}
+
+// SubtaskMetrics snapshots the counters of every subtask, in plan order.
+// It reads atomics only: a scrape costs the job nothing.
+func (j *Job) SubtaskMetrics() []SubtaskMetrics {
+	out := make([]SubtaskMetrics, 0, len(j.tasks))
+	for _, t := range j.tasks {
+		m := SubtaskMetrics{Operator: t.op.ID, Name: t.op.Name(), Subtask: t.index,
+			RecordsIn: t.m.recordsIn.Load(), RecordsOut: t.m.recordsOut.Load(),
+			Busy: time.Duration(t.m.busy.Load()), Backpressured: time.Duration(t.m.backpressured.Load()),
+			Watermark: t.m.outWatermark.Load(), StateEntries: -1}
+		if len(t.outputs) == 0 && len(t.lateOutputs) == 0 {
+			m.Watermark = t.inWatermark.Load()
+		}
+		if w, ok := t.impl.(windowStateGauge); ok {
+			_, m.StateEntries = w.windowState()
+		}
+		if ij, ok := t.impl.(*intervalJoinOp); ok {
+			m.StateEntries = ij.joinRows()
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // windowStateGauge is an operator that keeps windows open: it reports how

@@ -3,6 +3,8 @@ package exec
 import (
 	"context"
 	"errors"
+	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -30,7 +32,9 @@ type output struct {
 	maxPar    int
 	sender    int
 	targets   []target
-	rr        int
+	// bp is the sending subtask's backpressure counter.
+	bp *atomic.Int64
+	rr int
 
 	// scratch for hash partitioning, reused across batches
 	hashes []uint64
@@ -71,6 +75,7 @@ func (e *emitter) emitTo(outs []*output, b Batch) error {
 		b.Rec.Release()
 		return nil
 	}
+	e.task.m.recordsOut.Add(int64(b.Len()))
 	for i, o := range outs {
 		if i < len(outs)-1 {
 			b.Rec.Retain()
@@ -85,11 +90,14 @@ func (e *emitter) emitTo(outs []*output, b Batch) error {
 // broadcast sends a control element (watermark, barrier, end) to every
 // receiver of every output.
 func (e *emitter) broadcast(el Element) error {
+	if el.Kind == KindWatermark {
+		e.task.m.outWatermark.Store(el.Watermark)
+	}
 	for _, outs := range [2][]*output{e.task.outputs, e.task.lateOutputs} {
 		for _, o := range outs {
 			for _, t := range o.targets {
 				el.Input, el.From = o.input, t.from
-				if err := send(e.task.job.ctx, t.task, el); err != nil {
+				if err := send(e.task.job.ctx, t.task, el, &e.task.m.backpressured); err != nil {
 					return err
 				}
 			}
@@ -98,7 +106,17 @@ func (e *emitter) broadcast(el Element) error {
 	return nil
 }
 
-func send(ctx context.Context, t *subtask, el Element) error {
+// send puts el in t's inbox; bp, the sender's backpressure counter, gets
+// the time spent waiting for room when the inbox is full (only then is the
+// clock read).
+func send(ctx context.Context, t *subtask, el Element, bp *atomic.Int64) error {
+	select {
+	case t.inbox <- el:
+		return nil
+	default:
+	}
+	start := time.Now()
+	defer func() { bp.Add(int64(time.Since(start))) }()
 	select {
 	case t.inbox <- el:
 		return nil
@@ -111,7 +129,7 @@ func send(ctx context.Context, t *subtask, el Element) error {
 }
 
 func (o *output) to(ctx context.Context, t target, b Batch) error {
-	return send(ctx, t.task, Element{Kind: KindBatch, Batch: b, Input: o.input, From: t.from})
+	return send(ctx, t.task, Element{Kind: KindBatch, Batch: b, Input: o.input, From: t.from}, o.bp)
 }
 
 func (o *output) sendBatch(ctx context.Context, b Batch) error {

@@ -55,6 +55,29 @@ type subtask struct {
 	// context, which CURRENT_WATERMARK reads it from.
 	inWatermark atomic.Int64
 	fctx        *functions.Context
+	// m are the subtask's counters (SubtaskMetrics), added to once per
+	// batch by its goroutine and read by any.
+	m subtaskCounters
+}
+
+// subtaskCounters are one subtask's metrics: atomics its goroutine adds to
+// once per batch (never per row), read at any time by Job.SubtaskMetrics.
+type subtaskCounters struct {
+	recordsIn, recordsOut atomic.Int64
+	// busy is the time spent processing batches, backpressured the time
+	// blocked sending to a full inbox downstream (nanoseconds).
+	busy, backpressured atomic.Int64
+	// outWatermark is the last watermark the subtask sent downstream.
+	outWatermark atomic.Int64
+}
+
+// timedProcess runs fn, the processing of one batch, and adds its
+// duration, less the time blocked downstream meanwhile, to the busy time.
+func (t *subtask) timedProcess(fn func() error) error {
+	start, bp := time.Now(), t.m.backpressured.Load()
+	err := fn()
+	t.m.busy.Add(int64(time.Since(start)) - (t.m.backpressured.Load() - bp))
+	return err
 }
 
 // addSender registers one more sending channel on input and returns its
@@ -224,17 +247,20 @@ func (t *subtask) runSource() (err error) {
 		switch {
 		case err == nil:
 			t.job.recordsIn.Add(int64(b.Len()))
+			t.m.recordsIn.Add(int64(b.Len()))
 			now := time.Now()
-			if t.scanB != nil {
-				if b, err = t.scanB.build(b, t.pt.stamp(now)); err != nil {
+			if err := t.timedProcess(func() error {
+				if t.scanB != nil {
+					if b, err = t.scanB.build(b, t.pt.stamp(now)); err != nil {
+						return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
+					}
+				}
+				if err := t.wm.observe(t.source, b, now); err != nil {
+					b.Rec.Release()
 					return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
 				}
-			}
-			if err := t.wm.observe(t.source, b, now); err != nil {
-				b.Rec.Release()
-				return fmt.Errorf("source %s: %w", scanOf(t.op).Table.Name, err)
-			}
-			if err := em.emit(b); err != nil {
+				return em.emit(b)
+			}); err != nil {
 				return err
 			}
 			if err := t.wm.forward(t.source, em, now); err != nil {
@@ -371,7 +397,8 @@ func (t *subtask) runOperator() (err error) {
 					return err
 				}
 			}
-			err := t.impl.process(el.Input, el.Batch, em)
+			t.m.recordsIn.Add(int64(el.Batch.Len()))
+			err := t.timedProcess(func() error { return t.impl.process(el.Input, el.Batch, em) })
 			el.Batch.Rec.Release()
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -120,8 +121,11 @@ type jobEntry struct {
 	folder string
 	// checkpointing is whether the job was submitted with checkpoints on.
 	checkpointing bool
-	// pos is where its statement starts.
+	// pos is where its statement starts, text the statement; graph is
+	// its physical plan.
 	pos   sql.Pos
+	text  string
+	graph *planner.Graph
 	start time.Time
 	done  chan struct{}
 	// stopc is closed by stop: it ends a wait before a restart.
@@ -152,6 +156,12 @@ type jobEntry struct {
 	repeated    int
 	// restarting is set from a failure until the restart runs.
 	restarting bool
+	// prevSubtasks are the subtask counters of the ended attempts, summed
+	// (JobDetail).
+	prevSubtasks []exec.SubtaskMetrics
+	// keep leaves the job's checkpoints in place when it is stopped
+	// (StopWithCheckpoint).
+	keep bool
 }
 
 func (e *jobEntry) attempt() *exec.Job {

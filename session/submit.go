@@ -238,7 +238,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 			return nil, sql.Errorf(st.Pos(), "job %s: recording its plan: %v", name, err)
 		}
 	}
-	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.opts.Checkpoint != nil, pos: st.Pos(), start: start,
+	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.opts.Checkpoint != nil, pos: st.Pos(), text: st.Text(), graph: g, start: start,
 		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	submitted = true
@@ -314,8 +314,10 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		cur := e.attempt()
 		err := cur.Wait()
 		m := cur.Metrics()
+		subs := e.subtaskMetrics()
 		progressed := false
 		e.mu.Lock()
+		e.prevSubtasks = subs
 		e.in += m.RecordsIn
 		e.out += m.RecordsOut
 		e.skipped += m.Skipped
@@ -334,7 +336,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			e.lastStats.Failed += st.Failed
 			progressed = st.Completed > 0
 		}
-		stopped := e.stopped
+		stopped, keep := e.stopped, e.keep
 		e.cur = nil
 		failed := err != nil && !stopped && !errors.Is(err, exec.ErrStopped)
 		if failed {
@@ -351,7 +353,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.mu.Unlock()
 		if !failed {
 			e.finish(err)
-			if stopped && jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.Options.RetainOnCancel {
+			if stopped && !keep && jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.Options.RetainOnCancel {
 				os.RemoveAll(jp.storage.Root())
 			}
 			return

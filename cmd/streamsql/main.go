@@ -38,6 +38,8 @@ func run(args []string) int {
 			return 0
 		case "kafka-dev":
 			return runKafkaDev(args[1:])
+		case "server":
+			return runServer(args[1:])
 		case "bench":
 			fmt.Fprintf(os.Stderr, "[ERROR] 'streamsql %s' is not available in this version\n", args[0])
 			return 2
@@ -54,6 +56,10 @@ type rootOptions struct {
 	fresh     bool
 	restore   string
 	savepoint bool
+	// serverURL sends the statements to a streamsql server (--server);
+	// wait makes -f wait for the jobs it submitted there to end.
+	serverURL string
+	wait      bool
 }
 
 func newRootFlags(o *rootOptions) *flag.FlagSet {
@@ -65,6 +71,8 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.BoolVar(&o.fresh, "fresh", false, "discard the checkpoints of the jobs submitted instead of resuming from them")
 	fs.StringVar(&o.restore, "s", "", "restore the jobs from the checkpoint or savepoint at `PATH` (SET 'execution.state-recovery.path')")
 	fs.BoolVar(&o.savepoint, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (SET '"+session.OptSavepointOnStop+"' = 'true')")
+	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL` (with -f)")
+	fs.BoolVar(&o.wait, "wait", false, "with --server and -f: wait for the submitted jobs to end")
 	fs.Usage = func() { usage(fs.Output(), fs) }
 	return fs
 }
@@ -76,6 +84,9 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file of statements, then wait for its jobs
   streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
                                                     run sqllogictest files
+  streamsql server [--data-dir DIR] [--http ADDR] [--savepoint-on-stop]
+                                                    run jobs behind a REST API (docs/API.md)
+  streamsql --server URL -f FILE.sql [--wait]       submit a file's statements to a server
   streamsql version                                 print the version
 
 The data directory (--data-dir, default ./streamsql-data) has one owner at a
@@ -102,6 +113,16 @@ func runRoot(args []string) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "[ERROR] unexpected argument %q (see streamsql -h)\n", fs.Arg(0))
+		return 2
+	}
+	if o.serverURL != "" {
+		if o.file == "" {
+			return runRemoteShell(o.serverURL)
+		}
+		return runRemoteFile(o.serverURL, o.file, o.wait)
+	}
+	if o.wait {
+		fmt.Fprintln(os.Stderr, "[ERROR] --wait is for --server (without it, -f always waits)")
 		return 2
 	}
 	sess, err := session.Open(o.dataDir)

@@ -1,0 +1,313 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/session"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	mux.HandleFunc("GET /api/v1/jobs", s.listJobs)
+	mux.HandleFunc("GET /api/v1/jobs/{id}", s.getJob)
+	mux.HandleFunc("GET /api/v1/jobs/{id}/checkpoints", s.getCheckpoints)
+	mux.HandleFunc("GET /api/v1/jobs/{id}/exceptions", s.getExceptions)
+	mux.HandleFunc("POST /api/v1/jobs/{id}/stop", s.stopJob)
+	mux.HandleFunc("POST /api/v1/jobs/{id}/savepoints", s.savepoint)
+	mux.HandleFunc("POST /api/v1/statements", s.statements)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(s.metrics)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// apiError is every error's body: the message the shell prints.
+type apiError struct {
+	Error string `json:"error"`
+	// Line and Column place a statement's error (1-based; 0 unknown).
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	e := apiError{Error: err.Error()}
+	var se *sql.Error
+	if errors.As(err, &se) {
+		e.Line, e.Column = se.Pos.Line, se.Pos.Col
+	}
+	if errors.Is(err, session.ErrNoSuchJob) {
+		code = http.StatusNotFound
+	}
+	writeJSON(w, code, e)
+}
+
+// jobSummary is a job in GET /api/v1/jobs.
+type jobSummary struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Status       string    `json:"status"`
+	Start        time.Time `json:"start_time"`
+	DurationMs   int64     `json:"duration_ms"`
+	Restarts     int       `json:"restarts"`
+	RestoredFrom int64     `json:"restored_from_checkpoint"`
+	RecordsIn    int64     `json:"records_in"`
+	RecordsOut   int64     `json:"records_out"`
+	LateDropped  int64     `json:"late_dropped"`
+	LateRouted   int64     `json:"late_routed"`
+	// Watermark is the output's event time (RFC 3339), absent without one.
+	Watermark string `json:"watermark,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func summary(j session.JobInfo) jobSummary {
+	s := jobSummary{ID: j.ID, Name: j.Name, Status: j.Status, Start: j.Start, DurationMs: j.Duration.Milliseconds(),
+		Restarts: j.Restarts, RestoredFrom: j.RestoredFrom, RecordsIn: j.RecordsIn, RecordsOut: j.RecOut,
+		LateDropped: j.Late, LateRouted: j.LateRouted, Watermark: watermarkText(j.Watermark)}
+	if j.Err != nil {
+		s.Error = j.Err.Error()
+	}
+	return s
+}
+
+func watermarkText(wm int64) string {
+	switch wm {
+	case exec.NoWatermark:
+		return ""
+	case math.MaxInt64:
+		return "end of input"
+	}
+	return time.UnixMicro(wm).UTC().Format(time.RFC3339Nano)
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	out := []jobSummary{}
+	for _, j := range s.sess.Jobs() {
+		out = append(out, summary(j))
+	}
+	writeJSON(w, 200, map[string]any{"jobs": out})
+}
+
+type subtaskJSON struct {
+	Subtask        int     `json:"subtask"`
+	RecordsIn      int64   `json:"records_in"`
+	RecordsOut     int64   `json:"records_out"`
+	BusySeconds    float64 `json:"busy_seconds"`
+	BackpressuredS float64 `json:"backpressured_seconds"`
+	Watermark      string  `json:"watermark,omitempty"`
+	StateEntries   *int64  `json:"state_entries,omitempty"`
+}
+
+type operatorJSON struct {
+	ID          string                `json:"id"`
+	Name        string                `json:"name"`
+	Parallelism int                   `json:"parallelism"`
+	Inputs      []session.InputDetail `json:"inputs"`
+	Subtasks    []subtaskJSON         `json:"subtasks"`
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	d, err := s.sess.JobDetail(r.PathValue("id"))
+	if err != nil {
+		writeError(w, 404, err)
+		return
+	}
+	ops := []operatorJSON{}
+	for _, o := range d.Operators {
+		oj := operatorJSON{ID: o.ID, Name: o.Name, Parallelism: o.Parallelism, Inputs: o.Inputs}
+		for _, m := range o.Subtasks {
+			sj := subtaskJSON{Subtask: m.Subtask, RecordsIn: m.RecordsIn, RecordsOut: m.RecordsOut,
+				BusySeconds: m.Busy.Seconds(), BackpressuredS: m.Backpressured.Seconds(), Watermark: watermarkText(m.Watermark)}
+			if m.StateEntries >= 0 {
+				v := m.StateEntries
+				sj.StateEntries = &v
+			}
+			oj.Subtasks = append(oj.Subtasks, sj)
+		}
+		ops = append(ops, oj)
+	}
+	writeJSON(w, 200, map[string]any{"job": summary(d.JobInfo), "statement": d.Statement, "plan": map[string]any{"operators": ops}})
+}
+
+func (s *Server) getCheckpoints(w http.ResponseWriter, r *http.Request) {
+	d, err := s.sess.JobDetail(r.PathValue("id"))
+	if err != nil {
+		writeError(w, 404, err)
+		return
+	}
+	c := d.Checkpoints
+	out := map[string]any{"counts": map[string]int{"completed": c.Completed, "failed": c.Failed}, "restored": d.RestoredFrom}
+	if c.LastID > 0 {
+		out["latest"] = map[string]any{"id": c.LastID, "status": "COMPLETED", "completed_at": c.LastCompleted,
+			"duration_ms": c.LastDuration.Milliseconds(), "size_bytes": c.LastSize, "incremental_bytes": c.LastIncremental}
+	}
+	writeJSON(w, 200, out)
+}
+
+func (s *Server) getExceptions(w http.ResponseWriter, r *http.Request) {
+	d, err := s.sess.JobDetail(r.PathValue("id"))
+	if err != nil {
+		writeError(w, 404, err)
+		return
+	}
+	out := []map[string]any{}
+	if d.LastErr != nil {
+		out = append(out, map[string]any{"time": d.LastFailure, "message": d.LastErr.Error(), "final": false})
+	}
+	if d.Err != nil {
+		out = append(out, map[string]any{"time": d.Start.Add(d.Duration), "message": d.Err.Error(), "final": true})
+	}
+	writeJSON(w, 200, map[string]any{"exceptions": out})
+}
+
+func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	withSavepoint := r.URL.Query().Get("savepoint") == "true"
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if withSavepoint {
+		path, err := s.sess.StopWithSavepoint(r.Context(), id)
+		if err != nil {
+			writeError(w, 409, err)
+			return
+		}
+		s.untrack(id, true)
+		writeJSON(w, 200, map[string]any{"status": "CANCELED", "savepoint": path})
+		return
+	}
+	if _, err := s.sess.JobDetail(id); err != nil {
+		writeError(w, 404, err)
+		return
+	}
+	text := fmt.Sprintf("STOP JOB '%s'", id)
+	if _, err := s.sess.Execute(r.Context(), text); err != nil {
+		writeError(w, 409, err)
+		return
+	}
+	s.untrack(id, true)
+	writeJSON(w, 200, map[string]any{"status": "CANCELED"})
+}
+
+func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
+	path, err := s.sess.Savepoint(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, 409, err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"savepoint": path})
+}
+
+// resultJSON is one statement's result.
+type resultJSON struct {
+	// Kind is "ok", "rows", "text" or "job".
+	Kind    string       `json:"kind"`
+	Message string       `json:"message,omitempty"`
+	Columns []columnJSON `json:"columns,omitempty"`
+	// Rows hold each value as the shell prints it (null for NULL).
+	Rows  [][]*string `json:"rows,omitempty"`
+	Text  string      `json:"text,omitempty"`
+	JobID string      `json:"job_id,omitempty"`
+}
+
+type columnJSON struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// statements runs the SQL text of the body, statement by statement; the
+// first error ends it (the results so far come with it).
+func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if err != nil {
+		writeError(w, 400, err)
+		return
+	}
+	stmts, err := sql.Parse(string(body))
+	if err != nil {
+		writeError(w, 400, err)
+		return
+	}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	results := []resultJSON{}
+	for _, st := range stmts {
+		res, err := s.sess.ExecuteStatement(context.Background(), st)
+		if err != nil {
+			e := apiError{Error: err.Error()}
+			var se *sql.Error
+			if errors.As(err, &se) {
+				e.Line, e.Column = se.Pos.Line, se.Pos.Col
+			}
+			writeJSON(w, 400, map[string]any{"error": e.Error, "line": e.Line, "column": e.Column, "results": results})
+			return
+		}
+		rj := resultJSON{Message: res.Message, Text: res.Text, JobID: res.JobID}
+		switch res.Kind {
+		case session.ResultOK:
+			rj.Kind = "ok"
+		case session.ResultText:
+			rj.Kind = "text"
+		case session.ResultJob:
+			rj.Kind = "job"
+			s.logf("[INFO] job %s submitted: %s", res.JobID, oneLine(st.Text()))
+			if d, err := s.sess.JobDetail(res.JobID); err == nil && d.Status != "FINISHED" && d.Status != "FAILED" {
+				s.track(runningJob{ID: res.JobID, Name: d.Name, Statement: st.Text(), Options: s.sess.SetOptions()})
+			}
+		case session.ResultRows:
+			rj.Kind = "rows"
+			for _, c := range res.Columns {
+				rj.Columns = append(rj.Columns, columnJSON{Name: c.Name, Type: c.Type.String()})
+			}
+			rj.Rows = [][]*string{}
+			for _, row := range res.Rows {
+				out := make([]*string, len(row))
+				for i, v := range row {
+					if v != nil {
+						t := types.Format(res.Columns[i].Type, v)
+						out[i] = &t
+					}
+				}
+				rj.Rows = append(rj.Rows, out)
+			}
+		}
+		results = append(results, rj)
+	}
+	writeJSON(w, 200, map[string]any{"results": results})
+}
+
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\t' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,349 @@
+// Package server is the long-running streamsql process (`streamsql
+// server`): it owns a data directory through one session, runs the jobs
+// submitted to it over a REST API (docs/API.md), resumes on start the jobs
+// that were running when it stopped, and serves Prometheus metrics.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/fsutil"
+	"github.com/streamsql/streamsql/session"
+	"github.com/streamsql/streamsql/sql"
+)
+
+// Options configure a Server. DataDir and HTTPAddr are required.
+type Options struct {
+	// DataDir is the data directory the server owns (locked until Close).
+	DataDir string
+	// HTTPAddr is where the API listens (host:port; port 0 picks one).
+	HTTPAddr string
+	// SavepointOnStop makes Shutdown stop the jobs with a savepoint, which
+	// the next start restores; else with a final checkpoint.
+	SavepointOnStop bool
+	// Log receives one line per event (default os.Stderr).
+	Log io.Writer
+}
+
+// ErrBadOptions is wrapped by Open's error for options it cannot run with.
+var ErrBadOptions = errors.New("bad server options")
+
+func (o *Options) validate() error {
+	switch {
+	case o.DataDir == "":
+		return fmt.Errorf("%w: --data-dir is required", ErrBadOptions)
+	case o.HTTPAddr == "":
+		return fmt.Errorf("%w: --http is required", ErrBadOptions)
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	return nil
+}
+
+// Server runs jobs of one data directory and serves the API.
+type Server struct {
+	opts Options
+	sess *session.Session
+	ln   net.Listener
+	http *http.Server
+
+	// stmtMu runs statements one at a time (the session's options are
+	// shared by every client).
+	stmtMu sync.Mutex
+	logMu  sync.Mutex
+
+	mu sync.Mutex
+	// running are the jobs submitted and not ended, as recorded in
+	// <data-dir>/server/jobs.json for the next start.
+	running      []runningJob
+	shuttingDown bool
+	metrics      *collector
+}
+
+// runningJob is one job the server resumes when it starts again: the
+// statement that submitted it and the session options then.
+type runningJob struct {
+	ID, Name  string
+	Statement string
+	Options   map[string]string
+	// Savepoint, when set, is the savepoint it was stopped with, which the
+	// next start restores ('execution.state-recovery.path').
+	Savepoint string `json:",omitempty"`
+}
+
+func (s *Server) registryPath() string { return filepath.Join(s.opts.DataDir, "server", "jobs.json") }
+
+// Open locks the data directory, resumes the jobs that were running when
+// the server last stopped and starts listening. Serve then serves the API.
+func Open(o Options) (*Server, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	sess, err := session.Open(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, sess: sess}
+	s.metrics = newCollector(s)
+	sess.OnJobEvent(s.jobEvent)
+	if err := s.resume(); err != nil {
+		sess.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", o.HTTPAddr)
+	if err != nil {
+		sess.Close()
+		return nil, err
+	}
+	s.ln = ln
+	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.logf("[INFO] streamsql server on http://%s, data dir %s", ln.Addr(), o.DataDir)
+	return s, nil
+}
+
+// Addr is the address the API listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve serves the API until Shutdown; it returns nil after Shutdown.
+func (s *Server) Serve() error {
+	if err := s.http.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the API and the jobs: with a savepoint each
+// (Options.SavepointOnStop), else with a final checkpoint where the job
+// has checkpointing; the next start resumes them. It releases the data dir.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shuttingDown = true
+	s.mu.Unlock()
+	s.http.Shutdown(ctx)
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	var first error
+	for _, j := range s.sess.Jobs() {
+		if j.Status != "RUNNING" && j.Status != "RESTARTING" {
+			continue
+		}
+		if s.opts.SavepointOnStop {
+			path, err := s.sess.StopWithSavepoint(ctx, j.ID)
+			if err != nil {
+				s.logf("[ERROR] job %s (%s): %v", j.ID, j.Name, err)
+				first = cmpErr(first, err)
+				continue
+			}
+			s.logf("[INFO] job %s (%s) stopped with savepoint %s", j.ID, j.Name, path)
+			s.setSavepoint(j.ID, path)
+			continue
+		}
+		id, err := s.sess.StopWithCheckpoint(ctx, j.ID)
+		switch {
+		case err != nil:
+			s.logf("[WARN] job %s (%s) stopped without a final checkpoint: %v", j.ID, j.Name, err)
+		default:
+			s.logf("[INFO] job %s (%s) stopped after final checkpoint %d", j.ID, j.Name, id)
+		}
+	}
+	s.sess.StopJobs()
+	s.logf("[INFO] Stopped.")
+	return cmpErr(first, s.sess.Close())
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func (s *Server) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.opts.Log, format+"\n", args...)
+}
+
+// jobEvent logs a failure or restart as `streamsql -f` prints it.
+func (s *Server) jobEvent(ev session.JobEvent) {
+	switch {
+	case ev.Kind == session.JobRestarted && ev.Checkpoint > 0:
+		s.logf("[INFO] job %s (%s) restarted from checkpoint %d (restart %d)", ev.ID, ev.Name, ev.Checkpoint, ev.Restarts)
+	case ev.Kind == session.JobRestarted:
+		s.logf("[INFO] job %s (%s) restarted from the start (restart %d, no checkpoint completed yet)", ev.ID, ev.Name, ev.Restarts)
+	case ev.Final:
+		s.logf("[ERROR] job %s (%s) failed: %v", ev.ID, ev.Name, ev.Err)
+	default:
+		s.logf("[WARN] job %s (%s) failed: %v; restarting in %v (restart %d)", ev.ID, ev.Name, ev.Err, ev.Delay, ev.Restarts+1)
+	}
+}
+
+// resume submits again the jobs of the registry: each through the same
+// path as `streamsql -f` run again, so that it resumes from its latest
+// checkpoint in its job folder (jobs/<name>/checkpoints, with plan.json
+// naming the plan that took them), or from the savepoint it was stopped
+// with.
+func (s *Server) resume() error {
+	data, err := os.ReadFile(s.registryPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var jobs []runningJob
+	if err := json.Unmarshal(data, &jobs); err != nil {
+		return fmt.Errorf("%s: %w", s.registryPath(), err)
+	}
+	base := s.sess.Options()
+	for _, j := range jobs {
+		// The savepoint it was stopped with, else its latest checkpoint:
+		// never the path it was first restored from.
+		opts := clone(j.Options)
+		delete(opts, session.OptRecoveryPath)
+		if j.Savepoint != "" {
+			opts[session.OptRecoveryPath] = j.Savepoint
+		}
+		if err := s.sess.ReplaceOptions(opts); err != nil {
+			s.logf("[ERROR] job %s (%s) not resumed: %v", j.ID, j.Name, err)
+			continue
+		}
+		stmts, err := sql.Parse(j.Statement)
+		if err != nil || len(stmts) != 1 {
+			s.logf("[ERROR] job %s (%s) not resumed: its statement does not parse: %v", j.ID, j.Name, err)
+			continue
+		}
+		r, err := s.sess.ExecuteStatement(context.Background(), stmts[0])
+		if err != nil {
+			s.logf("[ERROR] job %s (%s) not resumed: %v", j.ID, j.Name, err)
+			continue
+		}
+		for _, line := range splitLines(r.Message) {
+			s.logf("%s", line)
+		}
+		info, _ := s.sess.JobDetail(r.JobID)
+		from := "from the start (no checkpoint)"
+		if info.RestoredFrom > 0 {
+			from = fmt.Sprintf("from checkpoint %d", info.RestoredFrom)
+		}
+		if j.Savepoint != "" {
+			from = "from savepoint " + j.Savepoint
+		}
+		s.logf("[INFO] resumed job %s (%s) as %s %s (%s)", j.ID, j.Name, r.JobID, from,
+			filepath.Join(s.opts.DataDir, "jobs", j.Name, "plan.json"))
+		s.track(runningJob{ID: r.JobID, Name: j.Name, Statement: j.Statement, Options: j.Options})
+	}
+	if err := s.sess.ReplaceOptions(base); err != nil {
+		return err
+	}
+	return s.save()
+}
+
+func clone(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		if i > 0 {
+			out = append(out, s[:i])
+		}
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
+}
+
+// track records a submitted job in the registry until it ends by itself
+// (finished, failed, or stopped through the API); a job the server stops
+// on shutdown stays recorded, to be resumed.
+func (s *Server) track(j runningJob) {
+	s.mu.Lock()
+	s.running = append(s.running, j)
+	s.mu.Unlock()
+	if err := s.save(); err != nil {
+		s.logf("[ERROR] recording job %s: %v", j.ID, err)
+	}
+	done := s.sess.JobDone(j.ID)
+	go func() {
+		<-done
+		s.untrack(j.ID, true)
+	}()
+}
+
+// untrack removes a job that ended from the registry, unless the server is
+// shutting down (then it stays, to be resumed). onEnd logs its end.
+func (s *Server) untrack(id string, onEnd bool) {
+	s.mu.Lock()
+	if s.shuttingDown {
+		s.mu.Unlock()
+		return
+	}
+	found := false
+	for i, r := range s.running {
+		if r.ID == id {
+			s.running = append(s.running[:i], s.running[i+1:]...)
+			found = true
+			break
+		}
+	}
+	s.mu.Unlock()
+	if !found {
+		return
+	}
+	if onEnd {
+		info, _ := s.sess.JobDetail(id)
+		s.logf("[INFO] job %s (%s) %s", id, info.Name, info.Status)
+	}
+	if err := s.save(); err != nil {
+		s.logf("[ERROR] recording the end of job %s: %v", id, err)
+	}
+}
+
+func (s *Server) setSavepoint(id, path string) {
+	s.mu.Lock()
+	for i := range s.running {
+		if s.running[i].ID == id {
+			s.running[i].Savepoint = path
+		}
+	}
+	s.mu.Unlock()
+	if err := s.save(); err != nil {
+		s.logf("[ERROR] recording the savepoint of job %s: %v", id, err)
+	}
+}
+
+func (s *Server) save() error {
+	s.mu.Lock()
+	data, err := json.MarshalIndent(s.running, "", "  ")
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.registryPath()), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(s.registryPath(), append(data, '\n'))
+}

@@ -1,0 +1,320 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/streamsql/streamsql/internal/testenv"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "streamsql-server-test-")
+	if err != nil {
+		panic(err)
+	}
+	bin, err = testenv.BuildStreamsql(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitFor polls cond until it holds, failing the test after a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func startServer(t *testing.T, dir, addr string) *testenv.Proc {
+	p := testenv.StartProc(t, 3*time.Minute, nil, bin, "server", "--data-dir", dir, "--http", addr)
+	waitFor(t, "the server's /healthz", func() bool {
+		select {
+		case <-p.Done():
+			t.Fatalf("server exited: %v\n%s", p.Err, p.Output())
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	return p
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: %v: %s", url, err, body)
+	}
+	return resp.StatusCode
+}
+
+type jobsResponse struct {
+	Jobs []struct {
+		ID, Name, Status string
+		RecordsIn        int64 `json:"records_in"`
+		Restored         int64 `json:"restored_from_checkpoint"`
+	} `json:"jobs"`
+}
+
+func post(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "text/plain", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("POST %s: %v: %s", url, err, data)
+	}
+	return resp.StatusCode, out
+}
+
+// metric is the sum of a metric's samples whose labels include want.
+func metric(t *testing.T, addr, name string, want map[string]string) (float64, bool) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	f, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+	sum, found := 0.0, false
+	for _, m := range f.Metric {
+		match := 0
+		for _, l := range m.Label {
+			if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+				match++
+			}
+		}
+		if match < len(want) {
+			continue
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			sum += m.Counter.GetValue()
+		case m.Gauge != nil:
+			sum += m.Gauge.GetValue()
+		}
+	}
+	return sum, found
+}
+
+const tables = `
+CREATE TABLE src (id BIGINT) WITH ('connector'='datagen', 'rows-per-second'='2000');
+CREATE TABLE dst (id BIGINT) WITH ('connector'='blackhole');
+SET 'execution.checkpointing.interval' = '200ms';
+`
+
+// TestServer submits a job with `streamsql --server URL -f`, reads it back
+// over the API and /metrics, kills the server with SIGKILL, sees the job
+// resumed from its checkpoint by the next server, which a second server
+// cannot share, and stops it cleanly with SIGTERM.
+func TestServer(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := startServer(t, dir, addr)
+
+	// A syntax error through the API: the shell's message, line and column.
+	code, body := post(t, api+"/statements", "SELECT 1;\nSELEC 2;")
+	if code != 400 || body["line"] != float64(2) || body["column"] != float64(1) || !strings.Contains(body["error"].(string), `unknown statement "SELEC 2"`) {
+		t.Fatalf("syntax error: %d %v", code, body)
+	}
+	// A bounded SELECT's rows as JSON.
+	code, body = post(t, api+"/statements", "SELECT 1 + 1 AS two;")
+	if code != 200 || !strings.Contains(fmt.Sprint(body["results"]), "two") || !strings.Contains(fmt.Sprint(body["results"]), "[[2]]") {
+		t.Fatalf("SELECT: %d %v", code, body)
+	}
+
+	file := filepath.Join(t.TempDir(), "job.sql")
+	os.WriteFile(file, []byte(tables+"INSERT INTO dst SELECT id FROM src;\n"), 0o644)
+	client := testenv.StartProc(t, time.Minute, nil, bin, "--server", "http://"+addr, "-f", file)
+	if err := client.Wait(); err != nil || !strings.Contains(client.Output(), "Job ID:") {
+		t.Fatalf("streamsql --server -f: %v\n%s", err, client.Output())
+	}
+	var jobs jobsResponse
+	waitFor(t, "the job to read rows", func() bool {
+		getJSON(t, api+"/jobs", &jobs)
+		return len(jobs.Jobs) == 1 && jobs.Jobs[0].Status == "RUNNING" && jobs.Jobs[0].RecordsIn > 0
+	})
+	id := jobs.Jobs[0].ID
+	var detail struct {
+		Plan struct {
+			Operators []struct {
+				ID       string
+				Subtasks []struct {
+					RecordsIn int64 `json:"records_in"`
+				}
+			}
+		}
+	}
+	if code := getJSON(t, api+"/jobs/"+id, &detail); code != 200 || len(detail.Plan.Operators) < 2 {
+		t.Fatalf("GET job: %d %+v", code, detail)
+	}
+	var missing struct{ Error string }
+	if code := getJSON(t, api+"/jobs/nosuch", &missing); code != 404 || !strings.Contains(missing.Error, "no such job") {
+		t.Fatalf("unknown job: %d %+v", code, missing)
+	}
+
+	// The metrics move.
+	labels := map[string]string{"job": id}
+	for _, name := range []string{"streamsql_operator_records_in_total", "streamsql_operator_records_out_total",
+		"streamsql_operator_busy_seconds_total", "streamsql_checkpoints_total"} {
+		first, ok := metric(t, addr, name, labels)
+		if !ok {
+			t.Fatalf("/metrics has no %s", name)
+		}
+		waitFor(t, name+" to move", func() bool {
+			v, _ := metric(t, addr, name, labels)
+			return v > first
+		})
+	}
+	for _, name := range []string{"streamsql_operator_backpressured_seconds_total", "streamsql_checkpoint_duration_seconds",
+		"streamsql_checkpoint_size_bytes", "streamsql_job_restarts_total", "streamsql_late_records_total"} {
+		if _, ok := metric(t, addr, name, labels); !ok {
+			t.Fatalf("/metrics has no %s", name)
+		}
+	}
+	waitFor(t, "a completed checkpoint", func() bool {
+		v, _ := metric(t, addr, "streamsql_checkpoints_total", map[string]string{"job": id, "status": "completed"})
+		return v >= 2
+	})
+
+	// SIGKILL: the next server resumes the job from its checkpoint.
+	srv.Signal(syscall.SIGKILL)
+	srv.Wait()
+	srv = startServer(t, dir, addr)
+	waitFor(t, "the resumed job", func() bool {
+		getJSON(t, api+"/jobs", &jobs)
+		return len(jobs.Jobs) == 1 && jobs.Jobs[0].Status == "RUNNING" && jobs.Jobs[0].RecordsIn > 0
+	})
+	if jobs.Jobs[0].Restored == 0 || !strings.Contains(srv.Output(), "resumed job "+id) {
+		t.Fatalf("job not resumed from a checkpoint: %+v\n%s", jobs, srv.Output())
+	}
+
+	// The data dir's lock refuses a second server.
+	second := testenv.StartProc(t, time.Minute, nil, bin, "server", "--data-dir", dir, "--http", freeAddr(t))
+	if err := second.Wait(); err == nil || !strings.Contains(second.Output(), "is in use by process") {
+		t.Fatalf("a second server on the data dir: %v\n%s", err, second.Output())
+	}
+
+	// SIGTERM stops the job with a final checkpoint, and exits 0.
+	srv.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil || !strings.Contains(srv.Output(), "stopped after final checkpoint") {
+		t.Fatalf("SIGTERM: %v\n%s", err, srv.Output())
+	}
+	// ... which the next start resumes from.
+	srv = startServer(t, dir, addr)
+	waitFor(t, "the job resumed after SIGTERM", func() bool {
+		getJSON(t, api+"/jobs", &jobs)
+		return len(jobs.Jobs) == 1 && jobs.Jobs[0].Status == "RUNNING"
+	})
+	if jobs.Jobs[0].Restored == 0 {
+		t.Fatalf("not resumed from the final checkpoint: %+v\n%s", jobs, srv.Output())
+	}
+	// Stop with a savepoint through the API: the job ends, and is not resumed again.
+	code, body = post(t, api+"/jobs/"+jobs.Jobs[0].ID+"/stop?savepoint=true", "")
+	if code != 200 || body["savepoint"] == "" {
+		t.Fatalf("stop with savepoint: %d %v", code, body)
+	}
+	srv.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, srv.Output())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "server", "jobs.json"))
+	if err != nil || strings.TrimSpace(string(data)) != "[]" {
+		t.Fatalf("a job stopped through the API is still to be resumed: %v %s", err, data)
+	}
+}
+
+// TestClients: `streamsql --server URL` as a shell reading statements
+// from stdin, and `-f --wait` waiting for a bounded job to finish.
+func TestClients(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	url := "http://" + addr
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	file := filepath.Join(t.TempDir(), "bounded.sql")
+	os.WriteFile(file, []byte(`CREATE TABLE nums (n BIGINT) WITH ('connector'='datagen', 'number-of-rows'='5000');
+CREATE TABLE out (n BIGINT) WITH ('connector'='blackhole');
+INSERT INTO out SELECT n FROM nums;
+`), 0o644)
+	client := testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-f", file, "--wait")
+	if err := client.Wait(); err != nil {
+		t.Fatalf("-f --wait: %v\n%s", err, client.Output())
+	}
+	var jobs jobsResponse
+	getJSON(t, url+"/api/v1/jobs", &jobs)
+	if len(jobs.Jobs) != 1 || jobs.Jobs[0].Status != "FINISHED" || jobs.Jobs[0].RecordsIn != 5000 {
+		t.Fatalf("after --wait: %+v", jobs)
+	}
+
+	sh := exec.Command(bin, "--server", url)
+	sh.Stdin = strings.NewReader("SHOW TABLES;\nSELECT 40 +\n  2 AS answer;\nSELEC 1;\n")
+	out, err := sh.CombinedOutput()
+	for _, want := range []string{"| nums", "| out", "answer", "42", `unknown statement "SELEC 1"`} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("shell output lacks %q (err %v):\n%s", want, err, out)
+		}
+	}
+	if err == nil {
+		t.Fatalf("shell with a failed statement exited 0:\n%s", out)
+	}
+}
