@@ -41,7 +41,7 @@ func TestWindowJoinStateStaysFlat(t *testing.T) {
 	defer s.Close()
 	for _, q := range []string{
 		fmt.Sprintf(`CREATE TABLE clicks (k INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
-			'connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '1000000',
+			'connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '250000',
 			'fields.k.min' = '1', 'fields.k.max' = '%d', %s)`, rows, keys, eventTime),
 		`CREATE VIEW w AS SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND))`,
 		`CREATE TABLE out (window_start TIMESTAMP(3), k INT, k2 INT) WITH ('connector' = 'blackhole')`,
