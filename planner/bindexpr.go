@@ -181,6 +181,9 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 			return nil, errAt(ErrTypeMismatch, b.pos(e), "", "%v", err)
 		}
 		return &Cast{Arg: x, T: t, Kernel: k}, nil
+	case *ast.WindowFuncExpr:
+		return nil, errAt(ErrUnsupported, b.pos(e), "an aggregate with GROUP BY, or a window table function (TUMBLE, HOP, CUMULATE, SESSION)",
+			"OVER windows are not supported yet")
 	case *ast.TimeUnitExpr:
 		return &Literal{Value: e.Unit.String(), T: types.StringType}, nil
 	case *ast.TrimDirectionExpr:
