@@ -82,7 +82,7 @@ func runStreamsql(ctx context.Context, c config, b *broker, in *input, work stri
 	if exactlyOnce {
 		name, topic, label = fmt.Sprintf("bench-eo-%d", round), fmt.Sprintf("pv_eo_%d", round), nameEO
 	}
-	note := fmt.Sprintf("parallelism %d, %v checkpoints, Pebble state", c.parallelism, c.checkpoint)
+	note := fmt.Sprintf("parallelism %d, %v checkpoints, Pebble state, mini-batches of 1 s / 50,000 rows", c.parallelism, c.checkpoint)
 	dir := filepath.Join(work, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return result{name: label, err: err}
