@@ -69,6 +69,12 @@ type Server struct {
 	running      []runningJob
 	shuttingDown bool
 	metrics      *collector
+
+	// saveMu orders the writes of jobs.json, and is held by an untrack
+	// from the job's removal until its write: an untrack that finds the
+	// job already removed (its end and its stop through the API race), and
+	// Shutdown, take it to wait until that removal is on disk.
+	saveMu sync.Mutex
 }
 
 // runningJob is one job the server resumes when it starts again: the
@@ -130,6 +136,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shuttingDown = true
 	s.mu.Unlock()
+	s.saveMu.Lock() // an end being recorded is written first
+	s.saveMu.Unlock()
 	s.http.Shutdown(ctx)
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
@@ -296,6 +304,8 @@ func (s *Server) track(j runningJob) {
 // untrack removes a job that ended from the registry, unless the server is
 // shutting down (then it stays, to be resumed). onEnd logs its end.
 func (s *Server) untrack(id string, onEnd bool) {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	s.mu.Lock()
 	if s.shuttingDown {
 		s.mu.Unlock()
@@ -317,7 +327,7 @@ func (s *Server) untrack(id string, onEnd bool) {
 		info, _ := s.sess.JobDetail(id)
 		s.logf("[INFO] job %s (%s) %s", id, info.Name, info.Status)
 	}
-	if err := s.save(); err != nil {
+	if err := s.saveLocked(); err != nil {
 		s.logf("[ERROR] recording the end of job %s: %v", id, err)
 	}
 }
@@ -336,6 +346,13 @@ func (s *Server) setSavepoint(id, path string) {
 }
 
 func (s *Server) save() error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	return s.saveLocked()
+}
+
+// saveLocked writes the registry as it is now; saveMu is held.
+func (s *Server) saveLocked() error {
 	s.mu.Lock()
 	data, err := json.MarshalIndent(s.running, "", "  ")
 	s.mu.Unlock()
