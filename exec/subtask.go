@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/internal/failpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 )
@@ -292,7 +293,9 @@ func (t *subtask) runSource() (err error) {
 				return em.broadcast(Element{Kind: KindEnd})
 			}
 			ended = true
-			t.job.sourceFinished()
+			if !failpoint.Armed(failpoint.HoldAtEnd) {
+				t.job.sourceFinished()
+			}
 		case ctx.Err() != nil:
 			return errCanceled
 		default:

@@ -5,6 +5,9 @@
 // comma-separated; "name@n" fires on the n-th time the place is reached
 // (default the first). A fired failpoint kills the process with SIGKILL: no
 // deferred function, no flush, no exit handler runs.
+//
+// HoldAtEnd is of another kind: armed, it changes what the process does
+// (Armed) instead of killing it.
 package failpoint
 
 import (
@@ -31,6 +34,12 @@ const (
 	// DuringRestore fires while a job restores, after its state is read and
 	// before it runs.
 	DuringRestore = "during-restore"
+	// HoldAtEnd, armed, keeps a checkpointed job whose sources have all
+	// reached the end of their bounded input from finishing: it goes on
+	// taking checkpoints, idle, until it is killed. A kill test arms it in
+	// the runs it kills at random moments, so that each kill lands in a
+	// running job however fast the machine works through the input.
+	HoldAtEnd = "hold-at-end"
 )
 
 var (
@@ -76,4 +85,14 @@ func Hit(name string) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is delivered asynchronously
 	}
+}
+
+// Armed reports whether the named failpoint is armed (for the failpoints
+// that change behaviour, like HoldAtEnd, rather than kill).
+func Armed(name string) bool {
+	once.Do(load)
+	mu.Lock()
+	defer mu.Unlock()
+	_, ok := armed[name]
+	return ok
 }
