@@ -3,8 +3,10 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -332,8 +334,10 @@ func TestBrokerKilled(t *testing.T) {
 	})
 }
 
-// brokerState describes a topic's end offsets and last stable offsets
-// and the broker's transactions, for a failure's message.
+// brokerState describes a topic's end offsets and last stable offsets,
+// and, where the last stable offset lags, the producers holding it back
+// (records without a marker), their transactions' states and the broker's
+// log lines about them, for a failure's message.
 func brokerState(b *broker, topic string) string {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DisableClientMetrics())
 	if err != nil {
@@ -344,62 +348,86 @@ func brokerState(b *broker, topic string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var s strings.Builder
-	if ends, err := adm.ListEndOffsets(ctx, topic); err == nil {
-		ends.Each(func(o kadm.ListedOffset) { fmt.Fprintf(&s, "%s/%d end %d; ", o.Topic, o.Partition, o.Offset) })
-	} else {
-		fmt.Fprintf(&s, "end offsets: %v; ", err)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Sprintf("end offsets: %v", err)
 	}
-	if lsos, err := adm.ListCommittedOffsets(ctx, topic); err == nil {
-		lsos.Each(func(o kadm.ListedOffset) { fmt.Fprintf(&s, "%s/%d last stable %d; ", o.Topic, o.Partition, o.Offset) })
-	} else {
-		fmt.Fprintf(&s, "last stable offsets: %v; ", err)
+	lsos, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Sprintf("last stable offsets: %v", err)
 	}
-	if ends, err := adm.ListEndOffsets(ctx, topic); err == nil {
-		if lsos, err := adm.ListCommittedOffsets(ctx, topic); err == nil {
-			ends.Each(func(o kadm.ListedOffset) {
-				if l, ok := lsos.Lookup(o.Topic, o.Partition); ok && l.Offset < o.Offset {
-					s.WriteString(heldBack(ctx, b, o.Topic, o.Partition, l.Offset, o.Offset))
-				}
-			})
+	hanging := map[int64]bool{}
+	ends.Each(func(o kadm.ListedOffset) {
+		l, _ := lsos.Lookup(o.Topic, o.Partition)
+		fmt.Fprintf(&s, "%s/%d end %d, last stable %d; ", o.Topic, o.Partition, o.Offset, l.Offset)
+		if l.Offset < o.Offset {
+			desc, pids := heldBack(ctx, b, o.Topic, o.Partition, l.Offset, o.Offset)
+			s.WriteString(desc)
+			for _, pid := range pids {
+				hanging[pid] = true
+			}
 		}
-	}
-	if txns, err := adm.ListTransactions(ctx, nil, nil); err == nil {
-		for _, x := range txns.Sorted() {
-			fmt.Fprintf(&s, "transaction %s %s (producer %d); ", x.TxnID, x.State, x.ProducerID)
-		}
-	} else {
+	})
+	txns, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil {
 		fmt.Fprintf(&s, "transactions: %v", err)
+		return s.String()
+	}
+	states := map[string]int{}
+	var ids []string
+	for _, x := range txns.Sorted() {
+		states[x.State]++
+		if hanging[x.ProducerID] {
+			ids = append(ids, x.TxnID)
+			fmt.Fprintf(&s, "transaction %s of producer %d is %s; ", x.TxnID, x.ProducerID, x.State)
+		}
+	}
+	fmt.Fprintf(&s, "transactions by state: %v", states)
+	if len(ids) > 0 && b.apache != nil {
+		s.WriteString("; the broker's log about them:\n" + brokerLogLines(b.apache.Dir, ids, 40))
 	}
 	return s.String()
 }
 
-// apacheLogged reports whether the Apache Kafka tests run, and logs why
-// not when they do not.
-func apacheLogged(t *testing.T) bool {
-	if !kafkatest.ApacheWanted(t) {
-		t.Logf("Apache Kafka only: runs with %s=apache", testenv.KafkaEnv)
-		return false
+// brokerLogLines returns the last max lines of the broker's log that name
+// one of ids, or the lines about its restarts and transaction markers.
+func brokerLogLines(dir string, ids []string, max int) string {
+	data, err := os.ReadFile(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return err.Error()
 	}
-	return true
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		keep := strings.Contains(line, "marker") || strings.Contains(line, "Kafka Server started") ||
+			strings.Contains(line, "Loaded transaction metadata") || strings.Contains(line, "unclean")
+		for _, id := range ids {
+			keep = keep || strings.Contains(line, id)
+		}
+		if keep {
+			out = append(out, line)
+		}
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return strings.Join(out, "\n")
 }
 
-// heldBack describes the records of a partition between its last stable
-// offset and its end offset, read uncommitted with the transactions'
-// markers: per producer id, its epochs, its data records (count, first
-// and last offset) and its markers, so that a transaction left open (a
-// hanging one) names its producer.
-func heldBack(ctx context.Context, b *broker, topic string, partition int32, from, end int64) string {
+// heldBack reads a partition from its last stable offset from to its end
+// and describes the producers there: how many have their markers, and
+// each without one (its epochs, records), which it returns too.
+func heldBack(ctx context.Context, b *broker, topic string, partition int32, from, end int64) (string, []int64) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DisableClientMetrics(), kgo.KeepControlRecords(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}}))
 	if err != nil {
-		return err.Error()
+		return err.Error(), nil
 	}
 	defer cl.Close()
 	type producer struct {
 		epochs      map[int16]bool
 		n           int
 		first, last int64
-		markers     []string
+		markers     int
 	}
 	byID := map[int64]*producer{}
 	var order []int64
@@ -419,16 +447,7 @@ func heldBack(ctx context.Context, b *broker, topic string, partition int32, fro
 			}
 			p.epochs[r.ProducerEpoch] = true
 			if r.Attrs.IsControl() {
-				kind := "marker"
-				if len(r.Key) >= 4 {
-					switch r.Key[3] {
-					case 0:
-						kind = "abort"
-					case 1:
-						kind = "commit"
-					}
-				}
-				p.markers = append(p.markers, fmt.Sprintf("%s@%d(epoch %d)", kind, r.Offset, r.ProducerEpoch))
+				p.markers++
 				return
 			}
 			if p.first < 0 {
@@ -440,13 +459,32 @@ func heldBack(ctx context.Context, b *broker, topic string, partition int32, fro
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s/%d held back from %d to %d (read up to %d): ", topic, partition, from, end, next)
+	var hanging []int64
+	ended := 0
 	for _, id := range order {
 		p := byID[id]
-		var epochs []string
-		for e := range p.epochs {
-			epochs = append(epochs, fmt.Sprint(e))
+		if p.markers > 0 {
+			ended++
+			continue
 		}
-		fmt.Fprintf(&s, "producer %d epochs %v: %d records %d..%d, markers %v; ", id, epochs, p.n, p.first, p.last, p.markers)
+		hanging = append(hanging, id)
+		var epochs []int16
+		for e := range p.epochs {
+			epochs = append(epochs, e)
+		}
+		slices.Sort(epochs)
+		fmt.Fprintf(&s, "producer %d (epochs %v) %d records %d..%d and no marker; ", id, epochs, p.n, p.first, p.last)
 	}
-	return s.String()
+	fmt.Fprintf(&s, "%d producers with their markers; ", ended)
+	return s.String(), hanging
+}
+
+// apacheLogged reports whether the Apache Kafka tests run, and logs why
+// not when they do not.
+func apacheLogged(t *testing.T) bool {
+	if !kafkatest.ApacheWanted(t) {
+		t.Logf("Apache Kafka only: runs with %s=apache", testenv.KafkaEnv)
+		return false
+	}
+	return true
 }
