@@ -240,3 +240,50 @@ func TestSavepointSubsumesPendingCheckpoint(t *testing.T) {
 		t.Fatalf("stats %+v, job failed %d times: want 1 completed, no failure", st, failed.Load())
 	}
 }
+
+// TestHistory: completed and failed checkpoints enter the history in
+// order with their alignment (the longest of their subtasks'), a failure
+// with its cause; completed durations are counted into DurationBuckets;
+// the history keeps the newest HistorySize.
+func TestHistory(t *testing.T) {
+	a := Task{Operator: "op", Name: "Join", Subtask: 0, Parallelism: 2}
+	b := Task{Operator: "op", Name: "Join", Subtask: 1, Parallelism: 2}
+	c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: NewStorage(t.TempDir()),
+		Options: Options{Timeout: time.Minute, MaxConcurrent: 1, NumRetained: 1, TolerableFailures: 1000},
+		Tasks:   []Task{a, b}})
+	p, err := c.trigger(false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Ack(p.id, a, SubtaskState{Alignment: 3 * time.Millisecond})
+	c.Ack(p.id, b, SubtaskState{Alignment: 7 * time.Millisecond})
+	if r := <-p.done; r.err != nil {
+		t.Fatal(r.err)
+	}
+	q, err := c.trigger(false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Abort(q.id, errors.New("disk full"))
+	<-q.done
+	h := c.History()
+	if len(h) != 2 || h[0].ID != p.id || h[0].Status != StatusCompleted || h[0].Alignment != 7*time.Millisecond ||
+		h[1].ID != q.id || h[1].Status != StatusFailed || h[1].Failure != "disk full" {
+		t.Fatalf("history %+v", h)
+	}
+	d := c.Stats().Durations
+	if d.Count != 1 || d.Buckets[len(d.Buckets)-1] != 1 {
+		t.Fatalf("durations %+v: want one completed checkpoint counted", d)
+	}
+	for i := 0; i < HistorySize+5; i++ {
+		r, err := c.trigger(false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Abort(r.id, errors.New("again"))
+		<-r.done
+	}
+	if h := c.History(); len(h) != HistorySize || h[len(h)-1].ID != q.id+HistorySize+5 {
+		t.Fatalf("history of %d, newest %d: want the newest %d", len(h), h[len(h)-1].ID, HistorySize)
+	}
+}

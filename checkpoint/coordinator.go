@@ -72,6 +72,8 @@ type Stats struct {
 	LastCompleted             time.Time
 	LastDuration              time.Duration
 	LastSize, LastIncremental int64
+	// Durations counts the completed checkpoints by duration.
+	Durations Durations
 }
 
 // Coordinator triggers checkpoints and completes them once every subtask
@@ -89,6 +91,7 @@ type Coordinator struct {
 	// VALUES): they take part in no later checkpoint.
 	finished map[Task]bool
 	stats    Stats
+	history  []Record
 	closed   bool
 	// suspended stops periodic triggers (stop-with-savepoint).
 	suspended bool
@@ -355,6 +358,9 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	c.stats.Completed++
 	c.stats.LastID, c.stats.LastCompleted, c.stats.LastDuration = p.id, now, md.Duration
 	c.stats.LastSize, c.stats.LastIncremental = total, incr
+	c.stats.Durations.observe(md.Duration)
+	c.recordLocked(Record{ID: p.id, Savepoint: p.savepoint, Status: StatusCompleted, Triggered: p.started,
+		Duration: md.Duration, Size: total, Incremental: incr, Alignment: maxAlignment(p.acks)})
 	// Older pending checkpoints (a savepoint forced past one still
 	// aligning) are subsumed: they end before Retain removes their
 	// directories.
@@ -394,6 +400,8 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 	c.cfg.Job.NotifyAborted(p.id)
 	c.mu.Lock()
 	c.lastEnd = c.cfg.Now()
+	c.recordLocked(Record{ID: p.id, Savepoint: p.savepoint, Status: StatusFailed, Triggered: p.started,
+		Duration: c.lastEnd.Sub(p.started), Alignment: maxAlignment(p.acks), Failure: err.Error()})
 	tooMany, inRow := false, 0
 	if count {
 		c.stats.Failed++
@@ -415,7 +423,9 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 func (c *Coordinator) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.stats
+	st := c.stats
+	st.Durations.Buckets = append([]uint64(nil), st.Durations.Buckets...)
+	return st
 }
 
 // Close stops triggering and discards pending checkpoints.

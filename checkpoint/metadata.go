@@ -48,6 +48,9 @@ type SubtaskState struct {
 	// Files are every file under Dir with its size and checksum, verified
 	// before a restore uses them (from version 2 on; see HasFileSums).
 	Files []FileSum `json:",omitempty"`
+	// Alignment is how long the subtask held input channels back for the
+	// checkpoint's barrier (Record.Alignment); it is not stored.
+	Alignment time.Duration `json:"-"`
 }
 
 // OperatorState is every subtask's state of one operator.

@@ -253,7 +253,7 @@ func (j *Job) sourceFinished() {
 
 // snapshotOperator takes t's part of checkpoint id after its barrier
 // aligned, and acknowledges it (or declines).
-func (t *subtask) snapshotOperator(id int64) error {
+func (t *subtask) snapshotOperator(id int64, alignment time.Duration) error {
 	if t.job.cp == nil {
 		return nil
 	}
@@ -265,6 +265,7 @@ func (t *subtask) snapshotOperator(id int64) error {
 	case err != nil:
 		t.job.cp.coord.Abort(id, fmt.Errorf("%s: %w", t.name(), err))
 	default:
+		st.Alignment = alignment
 		t.ack(id, st)
 	}
 	return nil

@@ -354,7 +354,7 @@ func (t *subtask) runOperator() (err error) {
 				return fmt.Errorf("%s: %w", t.name(), err)
 			}
 		}
-		if err := t.snapshotOperator(b.ID); err != nil {
+		if err := t.snapshotOperator(b.ID, al.alignment()); err != nil {
 			return err
 		}
 		if err := em.broadcast(Element{Kind: KindBarrier, Barrier: b}); err != nil {
@@ -507,11 +507,13 @@ type aligner struct {
 	nEnded   int
 	blocked  []bool
 	nBlocked int
-	// cur is the barrier being aligned (exactly-once) while nBlocked > 0.
-	cur    Barrier
-	held   []Element
-	replay []Element
-	wms    []int64
+	// cur is the barrier being aligned (exactly-once) while nBlocked > 0,
+	// since blockedAt (when its first channel delivered it).
+	cur       Barrier
+	blockedAt time.Time
+	held      []Element
+	replay    []Element
+	wms       []int64
 	// idles marks the channels that said they are idle and sent nothing
 	// since; allIdle that KindIdle was forwarded and nothing else since.
 	idles   []bool
@@ -555,9 +557,21 @@ func (a *aligner) barrier(from int, b Barrier) (_ Barrier, ok bool) {
 		return a.tracker.barrier(from, b)
 	}
 	a.blocked[from] = true
-	a.nBlocked++
+	if a.nBlocked++; a.nBlocked == 1 && a.n-a.nEnded > 1 {
+		a.blockedAt = time.Now()
+	}
 	a.cur = b
 	return b, a.nBlocked == a.n-a.nEnded
+}
+
+// alignment is how long the barrier due now held channels back: from its
+// first channel's barrier to now (0 when there was nothing to hold back:
+// at-least-once mode, or a single live channel).
+func (a *aligner) alignment() time.Duration {
+	if a.tracker != nil || a.blockedAt.IsZero() {
+		return 0
+	}
+	return time.Since(a.blockedAt)
 }
 
 // release unblocks every channel after the snapshot; held elements are
@@ -567,6 +581,7 @@ func (a *aligner) release() {
 		a.blocked[i] = false
 	}
 	a.nBlocked = 0
+	a.blockedAt = time.Time{}
 	a.replay = append(a.replay, a.held...)
 	a.held = a.held[:0:0]
 }

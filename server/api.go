@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/session"
 	"github.com/streamsql/streamsql/sql"
@@ -165,9 +166,21 @@ func (s *Server) getCheckpoints(w http.ResponseWriter, r *http.Request) {
 	c := d.Checkpoints
 	out := map[string]any{"counts": map[string]int{"completed": c.Completed, "failed": c.Failed}, "restored": d.RestoredFrom}
 	if c.LastID > 0 {
-		out["latest"] = map[string]any{"id": c.LastID, "status": "COMPLETED", "completed_at": c.LastCompleted,
+		out["latest"] = map[string]any{"id": c.LastID, "status": checkpoint.StatusCompleted, "completed_at": c.LastCompleted,
 			"duration_ms": c.LastDuration.Milliseconds(), "size_bytes": c.LastSize, "incremental_bytes": c.LastIncremental}
 	}
+	history := make([]map[string]any, 0, len(d.CheckpointHistory))
+	for _, r := range d.CheckpointHistory {
+		h := map[string]any{"id": r.ID, "status": r.Status, "savepoint": r.Savepoint, "trigger_time": r.Triggered,
+			"duration_ms": r.Duration.Milliseconds(), "alignment_ms": float64(r.Alignment.Microseconds()) / 1000}
+		if r.Status == checkpoint.StatusCompleted {
+			h["size_bytes"], h["incremental_bytes"] = r.Size, r.Incremental
+		} else {
+			h["failure"] = r.Failure
+		}
+		history = append(history, h)
+	}
+	out["history"] = history
 	writeJSON(w, 200, out)
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
 )
 
@@ -29,7 +30,7 @@ func newCollector(s *Server) *collector {
 		bp:         d("streamsql_operator_backpressured_seconds_total", "Time an operator subtask was blocked on a full downstream inbox.", op...),
 		wm:         d("streamsql_operator_watermark_seconds", "The last watermark an operator subtask sent (seconds since the epoch).", op...),
 		state:      d("streamsql_state_entries", "Entries an operator subtask holds in state (window groups, interval join rows).", op...),
-		cpDuration: d("streamsql_checkpoint_duration_seconds", "Duration of the job's last completed checkpoint.", "job"),
+		cpDuration: d("streamsql_checkpoint_duration_seconds", "Durations of the job's completed checkpoints.", "job"),
 		cpTotal:    d("streamsql_checkpoints_total", "Checkpoints of the job by outcome.", "job", "status"),
 		cpSize:     d("streamsql_checkpoint_size_bytes", "Size of the job's last completed checkpoint.", "job"),
 		restarts:   d("streamsql_job_restarts_total", "Restarts of the job.", "job"),
@@ -67,8 +68,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		cp := d.Checkpoints
 		ch <- prometheus.MustNewConstMetric(c.cpTotal, prometheus.CounterValue, float64(cp.Completed), j.ID, "completed")
 		ch <- prometheus.MustNewConstMetric(c.cpTotal, prometheus.CounterValue, float64(cp.Failed), j.ID, "failed")
+		buckets := make(map[float64]uint64, len(checkpoint.DurationBuckets))
+		for i, b := range checkpoint.DurationBuckets {
+			if i < len(cp.Durations.Buckets) {
+				buckets[b.Seconds()] = cp.Durations.Buckets[i]
+			} else {
+				buckets[b.Seconds()] = 0
+			}
+		}
+		ch <- prometheus.MustNewConstHistogram(c.cpDuration, cp.Durations.Count, cp.Durations.Sum.Seconds(), buckets, j.ID)
 		if cp.LastID > 0 {
-			ch <- prometheus.MustNewConstMetric(c.cpDuration, prometheus.GaugeValue, cp.LastDuration.Seconds(), j.ID)
 			ch <- prometheus.MustNewConstMetric(c.cpSize, prometheus.GaugeValue, float64(cp.LastSize), j.ID)
 		}
 		ch <- prometheus.MustNewConstMetric(c.restarts, prometheus.CounterValue, float64(j.Restarts), j.ID)

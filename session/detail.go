@@ -16,6 +16,9 @@ type JobDetail struct {
 	JobInfo
 	Statement string
 	Operators []OperatorDetail
+	// CheckpointHistory is the newest checkpoints of every attempt, oldest
+	// first (at most checkpoint.HistorySize).
+	CheckpointHistory []checkpoint.Record
 }
 
 // OperatorDetail is one operator of a job's physical plan.
@@ -46,7 +49,7 @@ func (s *Session) JobDetail(id string) (JobDetail, error) {
 	if e == nil {
 		return JobDetail{}, fmt.Errorf("%w '%s'", ErrNoSuchJob, id)
 	}
-	d := JobDetail{JobInfo: e.info(), Statement: e.text}
+	d := JobDetail{JobInfo: e.info(), Statement: e.text, CheckpointHistory: e.checkpointHistory()}
 	cur := map[subtaskKey]exec.SubtaskMetrics{}
 	for _, m := range e.subtaskMetrics() {
 		cur[subtaskKey{m.Operator, m.Subtask}] = m
@@ -197,4 +200,18 @@ func (s *Session) StopWithCheckpoint(ctx context.Context, id string) (int64, err
 		return 0, err
 	}
 	return md.ID, nil
+}
+
+// checkpointHistory is the history of the ended attempts and the running
+// one.
+func (e *jobEntry) checkpointHistory() []checkpoint.Record {
+	e.mu.Lock()
+	h, cur := e.history, e.cur
+	e.mu.Unlock()
+	if cur != nil {
+		if c := cur.Coordinator(); c != nil {
+			return appendHistory(append([]checkpoint.Record(nil), h...), c.History())
+		}
+	}
+	return append([]checkpoint.Record(nil), h...)
 }

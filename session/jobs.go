@@ -147,8 +147,11 @@ type jobEntry struct {
 	// watermark is the last ended attempt's (exec.Metrics.Watermark).
 	watermark int64
 	lastStats checkpoint.Stats
-	end       time.Time
-	err       error
+	// history is the checkpoint history of the ended attempts (at most
+	// checkpoint.HistorySize, the newest).
+	history []checkpoint.Record
+	end     time.Time
+	err     error
 	// lastErr and lastFailure are the last failure's cause and time;
 	// repeated counts the failures in a row with that cause.
 	lastErr     error
@@ -209,13 +212,8 @@ func (e *jobEntry) info() JobInfo {
 		info.JoinRows = m.JoinRows
 		info.Watermark = m.Watermark
 		if c := e.cur.Coordinator(); c != nil {
-			st := c.Stats()
-			if st.LastID != 0 {
-				info.Checkpoints.LastID, info.Checkpoints.LastCompleted = st.LastID, st.LastCompleted
-				info.Checkpoints.LastDuration, info.Checkpoints.LastSize, info.Checkpoints.LastIncremental = st.LastDuration, st.LastSize, st.LastIncremental
-			}
-			info.Checkpoints.Completed += st.Completed
-			info.Checkpoints.Failed += st.Failed
+			info.Checkpoints.Durations.Buckets = append([]uint64(nil), info.Checkpoints.Durations.Buckets...)
+			mergeStats(&info.Checkpoints, c.Stats())
 		}
 	}
 	select {
@@ -545,4 +543,26 @@ func normalizeStatement(text string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// mergeStats adds an attempt's checkpoint statistics to those of the
+// attempts before it: counts add up, the last checkpoint is the newer.
+func mergeStats(dst *checkpoint.Stats, st checkpoint.Stats) {
+	if st.LastID != 0 {
+		dst.LastID, dst.LastCompleted, dst.LastDuration = st.LastID, st.LastCompleted, st.LastDuration
+		dst.LastSize, dst.LastIncremental = st.LastSize, st.LastIncremental
+	}
+	dst.Completed += st.Completed
+	dst.Failed += st.Failed
+	dst.Durations.Add(st.Durations)
+}
+
+// appendHistory appends an attempt's checkpoint history, keeping the
+// newest checkpoint.HistorySize records.
+func appendHistory(h, more []checkpoint.Record) []checkpoint.Record {
+	h = append(h, more...)
+	if n := len(h) - checkpoint.HistorySize; n > 0 {
+		h = append(h[:0:0], h[n:]...)
+	}
+	return h
 }

@@ -328,12 +328,8 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.watermark = m.Watermark
 		if c := cur.Coordinator(); c != nil {
 			st := c.Stats()
-			if st.LastID != 0 {
-				e.lastStats.LastID, e.lastStats.LastCompleted, e.lastStats.LastDuration = st.LastID, st.LastCompleted, st.LastDuration
-				e.lastStats.LastSize, e.lastStats.LastIncremental = st.LastSize, st.LastIncremental
-			}
-			e.lastStats.Completed += st.Completed
-			e.lastStats.Failed += st.Failed
+			mergeStats(&e.lastStats, st)
+			e.history = appendHistory(e.history, c.History())
 			progressed = st.Completed > 0
 		}
 		stopped, keep := e.stopped, e.keep

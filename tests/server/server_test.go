@@ -147,6 +147,8 @@ func metric(t *testing.T, addr, name string, want map[string]string) (float64, b
 			sum += m.Counter.GetValue()
 		case m.Gauge != nil:
 			sum += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.Histogram.GetSampleCount())
 		}
 	}
 	return sum, found
@@ -212,7 +214,7 @@ func TestServer(t *testing.T) {
 	// The metrics move.
 	labels := map[string]string{"job": id}
 	for _, name := range []string{"streamsql_operator_records_in_total", "streamsql_operator_records_out_total",
-		"streamsql_operator_busy_seconds_total", "streamsql_checkpoints_total"} {
+		"streamsql_operator_busy_seconds_total", "streamsql_checkpoints_total", "streamsql_checkpoint_duration_seconds"} {
 		first, ok := metric(t, addr, name, labels)
 		if !ok {
 			t.Fatalf("/metrics has no %s", name)
@@ -222,7 +224,7 @@ func TestServer(t *testing.T) {
 			return v > first
 		})
 	}
-	for _, name := range []string{"streamsql_operator_backpressured_seconds_total", "streamsql_checkpoint_duration_seconds",
+	for _, name := range []string{"streamsql_operator_backpressured_seconds_total",
 		"streamsql_checkpoint_size_bytes", "streamsql_job_restarts_total", "streamsql_late_records_total"} {
 		if _, ok := metric(t, addr, name, labels); !ok {
 			t.Fatalf("/metrics has no %s", name)
@@ -232,6 +234,27 @@ func TestServer(t *testing.T) {
 		v, _ := metric(t, addr, "streamsql_checkpoints_total", map[string]string{"job": id, "status": "completed"})
 		return v >= 2
 	})
+
+	// The checkpoint history: the newest checkpoints, oldest first.
+	var cps struct {
+		Counts  map[string]int
+		History []struct {
+			ID          int64
+			Status      string
+			DurationMS  *int64   `json:"duration_ms"`
+			AlignmentMS *float64 `json:"alignment_ms"`
+			SizeBytes   *int64   `json:"size_bytes"`
+		}
+	}
+	if code := getJSON(t, api+"/jobs/"+id+"/checkpoints", &cps); code != 200 || len(cps.History) < 2 {
+		t.Fatalf("GET checkpoints: %d %+v", code, cps)
+	}
+	for i, h := range cps.History {
+		if h.Status != "COMPLETED" || h.DurationMS == nil || h.AlignmentMS == nil || h.SizeBytes == nil ||
+			(i > 0 && h.ID <= cps.History[i-1].ID) {
+			t.Fatalf("checkpoint history entry %d: %+v (history %+v)", i, h, cps.History)
+		}
+	}
 
 	// SIGKILL: the next server resumes the job from its checkpoint.
 	srv.Signal(syscall.SIGKILL)
