@@ -383,6 +383,10 @@ func (b *binder) bindIn(e *ast.PatternInExpr, sc *scope, agg *aggScope) (Expr, e
 			args = append(args, &Literal{Value: r[0], T: cols[0].Type})
 		}
 	} else {
+		if len(e.List) == 0 {
+			// x IN () (SQLite): FALSE whatever x is; NOT IN (): TRUE.
+			return &Literal{Value: e.Not, T: types.BooleanType}, nil
+		}
 		for _, item := range e.List {
 			v, err := b.bindExpr(item, sc, agg)
 			if err != nil {

@@ -115,7 +115,15 @@
 //     FilterFunc(agg(x), cond); FIRST_VALUE(x) and LAST_VALUE(x) without
 //     OVER as calls of FirstValueFunc and LastValueFunc (MySQL has them
 //     only as window functions).
-//   - Not supported yet, each with its own error: NULLS FIRST/LAST, LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
+//   - SQLite's and PostgreSQL's forms (rewrite_pg.go): white space between a
+//     function's name and its '(' (COUNT (*); the TiDB parser's
+//     IGNORE_SPACE, so a CTE named like a built-in, WITH max (a) AS ...,
+//     is quoted); x IN () with an empty list (a PatternInExpr without
+//     items: FALSE, NOT IN: TRUE); x::type as CAST(x AS type), with
+//     PostgreSQL's int2/int4/int8/float4/float8/bytea; ORDER BY ... NULLS
+//     FIRST | LAST in the ORDER BY of a query (NullsFirst; elsewhere an
+//     error).
+//   - Not supported yet, each with its own error: LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
 //     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,
 //     PARTITIONED BY, CREATE TABLE ... LIKE/AS.
 //   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a
