@@ -95,8 +95,10 @@
 //     that table reference; query hints: SELECT /*+ STATE_TTL('t' = '1d') */
 //     gives StateTTLHints for that SELECT; other hints are comments.
 //   - TRY_CAST is a CAST for which IsTryCast holds.
-//   - Statements of other dialects (UPDATE, DELETE, ALTER, CREATE INDEX,
-//     ...) are reported as not supported rather than as syntax errors.
+//   - Statements of other dialects (UPDATE, DELETE, ALTER, ...) are
+//     reported as not supported rather than as syntax errors. SQLite's
+//     CREATE [UNIQUE] INDEX, DROP INDEX and REINDEX are Index statements
+//     (the session makes them no-ops on in-memory tables).
 //     CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite). RisingWave's
 //     CREATE/DROP MATERIALIZED VIEW is a view: its query runs when it is
 //     read, which gives the same rows for the bounded inputs of its suites

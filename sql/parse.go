@@ -325,6 +325,8 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		return p.parseCreate()
 	case t.is("DROP"):
 		return p.parseDrop()
+	case t.is("REINDEX"):
+		return p.parseReindex()
 	case t.is("INSERT"):
 		return p.parseInsert()
 	case t.is("SELECT") || t.is("WITH") || t.is("VALUES") || t.isPunct("("):
