@@ -42,8 +42,8 @@ func Float(f float64) Value { return Value{Text: strconv.FormatFloat(f, 'g', -1,
 // anything else the text with "" as "(empty)" and control characters as
 // '@'. Text that is no number in an 'I' or 'R' column is read as SQLite's
 // sqlite3_column_int64 and sqlite3_column_double read a string: its
-// leading number, 0 when there is none ('abc' is 0, '12abc' is 12, ''
-// is 0; in 'R' 0.000).
+// leading number, 0 when there is none ('abc' is 0, '12abc' is 12, the
+// empty string 0; in 'R' 0.000).
 func FormatValue(v Value, typ byte) string {
 	if v.Null {
 		return "NULL"
