@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -294,6 +295,10 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 		msg := err.Error()
 		if !strings.Contains(msg, name) {
 			msg = name + ": " + msg
+		}
+		if errors.Is(err, functions.ErrInvalidArgument) {
+			// A literal argument that can never work (a bad pattern).
+			return nil, errAt(ErrTypeMismatch, pos, "", "%s", msg)
 		}
 		return nil, errAt(ErrTypeMismatch, pos, "CAST the arguments to types that "+name+" accepts", "%s", msg)
 	}

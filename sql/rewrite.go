@@ -240,6 +240,9 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case quotedReserved[up] && !next.isPunct("(") && next.kind != tokString:
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
+		case up == "REGEXP" && next.isPunct("("):
+			// Flink's function REGEXP(s, pattern); an infix operator to MySQL.
+			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case up == "SESSION" && next.isPunct("("):
 			// Flink's group window SESSION(ts, gap); a keyword to MySQL.
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
