@@ -222,6 +222,14 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 				return nil, err
 			}
 			i++
+		case up == "ORDER" && next.is("BY"):
+			if err := p.orderInCall(lo, i); err != nil {
+				return nil, err
+			}
+		case up == "WITHIN" && next.is("GROUP") && i > lo && toks[i-1].isPunct(")"):
+			e := p.errAt(t.off, "WITHIN GROUP (ORDER BY ...) is not supported")
+			e.Hint = "LISTAGG takes the rows in the order they arrive, as in Flink"
+			return nil, e
 		case up == "IN" && next.isPunct("(") && i+2 < hi && toks[i+2].isPunct(")"):
 			p.emptyIn(i, &edits)
 			i += 2

@@ -260,3 +260,34 @@ func NullsFirst(stmt Statement, item *ast.ByItem) (first, ok bool) {
 	first, ok = m.nulls[item]
 	return first, ok
 }
+
+// orderInCall reports an ORDER BY (toks[i] is ORDER) inside a call's
+// parentheses, as in STRING_AGG(s, ',' ORDER BY t) or FIRST_VALUE(v ORDER
+// BY t), which Flink does not have: its LISTAGG and FIRST_VALUE follow the
+// order rows arrive in. OVER (ORDER BY ...) and a named window's
+// w AS (ORDER BY ...) are no calls.
+func (p *stmtParser) orderInCall(lo, i int) *Error {
+	toks := p.sc.toks
+	depth := 0
+	for j := i - 1; j >= lo; j-- {
+		switch {
+		case toks[j].isPunct(")"):
+			depth++
+		case toks[j].isPunct("("):
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if n := toks[j+1]; n.is("SELECT") || n.is("WITH") || n.is("VALUES") || n.isPunct("(") {
+				return nil // a subquery
+			}
+			if j-1 < lo || toks[j-1].kind != tokIdent || toks[j-1].is("OVER") || toks[j-1].is("AS") || notOperand[strings.ToUpper(toks[j-1].val)] {
+				return nil
+			}
+			e := p.errAt(toks[i].off, "ORDER BY inside a call of %s is not supported", strings.ToUpper(toks[j-1].val))
+			e.Hint = "LISTAGG (STRING_AGG), FIRST_VALUE and LAST_VALUE take the rows in the order they arrive, as in Flink"
+			return e
+		}
+	}
+	return nil
+}
