@@ -16,6 +16,8 @@ func init() {
 	} {
 		register(name, resolveFieldFunc(name, unit))
 	}
+	f0 := register("DATE_TRUNC", func(args []types.T) (Resolved, error) { return resolveDateTrunc(argsOf(args)) })
+	f0.resolveArgs = resolveDateTrunc
 	register("DATE_FORMAT", resolveDateFormat)
 	register("TO_TIMESTAMP", resolveParseTemporal("TO_TIMESTAMP", types.TimestampOf(3)))
 	register("TO_DATE", resolveParseTemporal("TO_DATE", types.DateType))
@@ -879,4 +881,76 @@ func ceilStep(f int64, u string, um int64) int64 {
 		return addMonthsMicros(f, unitMonths(u))
 	}
 	return f + um
+}
+
+// dateTruncUnit is the unit of DATE_TRUNC written as u (upper case):
+// PostgreSQL's units from MICROSECOND to YEAR, singular or plural.
+func dateTruncUnit(u string) (string, error) {
+	if _, ok := unitMicros(u); ok {
+		return u, nil
+	}
+	if s := strings.TrimSuffix(u, "S"); s != u {
+		if _, ok := unitMicros(s); ok {
+			return s, nil
+		}
+	}
+	return "", invalidArg("unknown DATE_TRUNC unit %s (use MICROSECOND, MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR)", u)
+}
+
+// resolveDateTrunc: DATE_TRUNC('unit', t), PostgreSQL's (RisingWave's,
+// DataFusion's) name for FLOOR(t TO unit): t rounded down to the start of
+// its unit (weeks start on Monday). A TIMESTAMP(p) stays one; a DATE
+// becomes a TIMESTAMP(0) first, as PostgreSQL casts it. A literal unit
+// that is not one is an error at plan time; NULL gives NULL.
+func resolveDateTrunc(args []Arg) (Resolved, error) {
+	if len(args) != 2 || !(args[0].Type.Kind == types.String || args[0].Type.Kind == types.Null) ||
+		!(args[1].Type.Kind == types.Timestamp || args[1].Type.Kind == types.Date || args[1].Type.Kind == types.Null) {
+		ts := make([]types.T, len(args))
+		for i, a := range args {
+			ts[i] = a.Type
+		}
+		return Resolved{}, errArgs("DATE_TRUNC", ts)
+	}
+	if a := args[0]; a.Const {
+		if u, ok := a.Value.(string); ok {
+			if _, err := dateTruncUnit(strings.ToUpper(strings.TrimSpace(u))); err != nil {
+				return Resolved{}, err
+			}
+		}
+	}
+	t := args[1].Type.Nullable()
+	if t.Kind != types.Timestamp {
+		t = types.TimestampOf(0).Nullable()
+	}
+	ret := t
+	if args[0].Type.NotNull && args[1].Type.NotNull {
+		ret.NotNull = true
+	}
+	return Resolved{Ret: ret, ArgTypes: []types.T{types.StringType, t}, Kernel: strict(t, func(ctx *Context, args []Vec, n int) (Vec, error) {
+		unit := newUnitArg(args[0], func(u string) error {
+			_, err := dateTruncUnit(u)
+			return err
+		})
+		mem := ctx.mem()
+		x := newTsArg(args[1])
+		val := andValidity(mem, args, n)
+		buf, out := newFixedBuf[int64](mem, n)
+		for i := range out {
+			if !val.valid(i) {
+				continue
+			}
+			u, err := unit.at(i)
+			if err == nil {
+				u, err = dateTruncUnit(u)
+			}
+			if err != nil {
+				val.release()
+				buf.Release()
+				return Vec{}, err
+			}
+			um, _ := unitMicros(u)
+			out[i] = floorTemporal(x.micros(i), u, um)
+		}
+		return finish(t, n, val, buf), nil
+	})}, nil
 }

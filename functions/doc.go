@@ -105,7 +105,20 @@
 //   - Regular expressions (REGEXP, REGEXP_REPLACE, REGEXP_EXTRACT) use Go's
 //     RE2 syntax: Java's syntax for the common constructs, without
 //     backreferences or lookaround. REGEXP_EXTRACT's group defaults to 0.
-//     These functions allocate per row.
+//     As in Flink, a pattern computed per row that does not compile gives
+//     NULL (REGEXP: FALSE), as does a group that does not exist, and
+//     REGEXP_REPLACE's replacement is literal ($1 is no group); a literal
+//     pattern that does not compile, or a literal group it lacks, is an
+//     error when the call is resolved (ErrInvalidArgument), where Flink
+//     would give NULL on every row. Each call compiles its pattern once
+//     (at resolve time when it is a literal). REGEXP allocates nothing per
+//     row; the string results are built in one buffer per batch, but
+//     REGEXP_EXTRACT's submatch search allocates per row.
+//   - DATE_TRUNC('unit', t), which Flink lacks, is PostgreSQL's name for
+//     FLOOR(t TO unit) (units MICROSECOND to YEAR, plural too); a DATE
+//     becomes a TIMESTAMP(0).
+//   - SPLIT_INDEX(s, sep, k) is NULL for the empty s and cuts at white
+//     space for the empty sep, as Flink's.
 //   - TIMESTAMP is zone-less and the session zone is UTC: there is no
 //     TIMESTAMP_LTZ, so CURRENT_TIMESTAMP, NOW() and LOCALTIMESTAMP are all
 //     TIMESTAMP(3) of Context.Now, FROM_UNIXTIME/UNIX_TIMESTAMP work in

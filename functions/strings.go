@@ -1,6 +1,7 @@
 package functions
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -125,9 +126,30 @@ func init() {
 		}
 		return utf8.AppendRune(dst, rune(c)), true, nil
 	}))
+	// SPLIT_INDEX(s, sep, k) is the k-th (from 0) part of s cut at every sep,
+	// NULL when there is none, for a negative k and for the empty s (as
+	// Flink's splitByWholeSeparatorPreserveAllTokens); the empty sep cuts
+	// at every white space character.
 	register("SPLIT_INDEX", strFunc("SPLIT_INDEX", "ssi", types.StringType, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
 		s, sep, k := r.str(0, i), r.str(1, i), r.int(2, i)
-		if k < 0 || sep == "" {
+		if k < 0 || s == "" {
+			return dst, false, nil
+		}
+		if sep == "" {
+			start := 0
+			for j, c := range s {
+				if !unicode.IsSpace(c) {
+					continue
+				}
+				if k == 0 {
+					return append(dst, s[start:j]...), true, nil
+				}
+				k--
+				start = j + utf8.RuneLen(c)
+			}
+			if k == 0 {
+				return append(dst, s[start:]...), true, nil
+			}
 			return dst, false, nil
 		}
 		for ; k > 0; k-- {
@@ -142,9 +164,9 @@ func init() {
 		}
 		return append(dst, s...), true, nil
 	}))
-	register("REGEXP_REPLACE", resolveRegexp("REGEXP_REPLACE", "sss", types.StringType))
-	register("REGEXP_EXTRACT", resolveRegexp("REGEXP_EXTRACT", "ss", types.StringType))
-	register("REGEXP", resolveRegexp("REGEXP", "ss", types.BooleanType))
+	regexpFunc("REGEXP_REPLACE", "sss", types.StringType)
+	regexpFunc("REGEXP_EXTRACT", "ss", types.StringType)
+	regexpFunc("REGEXP", "ss", types.BooleanType)
 }
 
 // rowArgs gives per-row access to string and integer arguments.
@@ -603,96 +625,149 @@ func trimSet(s, chars string, lead, trail bool) string {
 }
 
 // Regular expressions use Go's RE2 syntax, which is Java's for the common
-// constructs but lacks backreferences and lookaround.
+// constructs but lacks backreferences and lookaround. Each call (each
+// expression of a query) compiles its pattern once: at plan time when it is
+// a literal, else on first use, keeping the last one compiled.
 type regexpCache struct {
-	last atomic.Pointer[struct {
-		src string
-		re  *regexp.Regexp
-	}]
+	last atomic.Pointer[compiledRegexp]
+}
+
+type compiledRegexp struct {
+	src string
+	re  *regexp.Regexp
+	err error
 }
 
 func (c *regexpCache) get(src string) (*regexp.Regexp, error) {
 	if l := c.last.Load(); l != nil && l.src == src {
-		return l.re, nil
+		return l.re, l.err
 	}
+	re, err := compileRegexp(src)
+	c.last.Store(&compiledRegexp{src, re, err})
+	return re, err
+}
+
+func compileRegexp(src string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(src)
 	if err != nil {
-		return nil, fmt.Errorf("invalid regular expression '%s': %v", src, err)
+		return nil, invalidArg("invalid regular expression '%s': %v", src, err)
 	}
-	c.last.Store(&struct {
-		src string
-		re  *regexp.Regexp
-	}{src, re})
 	return re, nil
 }
 
-// resolveRegexp: REGEXP_REPLACE(s, re, repl) replaces every match ($1 in
-// repl names a group); REGEXP_EXTRACT(s, re[, i]) returns group i (default
-// 0, the whole match) of the first match or NULL; REGEXP(s, re) tells
-// whether re matches a part of s.
-func resolveRegexp(name, sig string, rt types.T) func(args []types.T) (Resolved, error) {
-	return func(args []types.T) (Resolved, error) {
-		sg := sig
-		if name == "REGEXP_EXTRACT" && len(args) == 3 {
-			sg = "ssi"
+// ErrInvalidArgument is the error of a call whose literal argument can
+// never work (a regular expression that does not compile, a group it does
+// not have): the planner reports it where the call is written.
+var ErrInvalidArgument = errors.New("invalid argument")
+
+// invalidArg is an error that is ErrInvalidArgument, with its own message.
+func invalidArg(format string, args ...any) error {
+	return &invalidArgError{fmt.Sprintf(format, args...)}
+}
+
+type invalidArgError struct{ msg string }
+
+func (e *invalidArgError) Error() string        { return e.msg }
+func (e *invalidArgError) Is(target error) bool { return target == ErrInvalidArgument }
+
+// regexpFunc registers REGEXP_REPLACE, REGEXP_EXTRACT or REGEXP.
+func regexpFunc(name, sig string, rt types.T) {
+	f := register(name, func(args []types.T) (Resolved, error) {
+		a := make([]Arg, len(args))
+		for i, t := range args {
+			a[i] = Arg{Type: t}
 		}
-		if err := checkSig(name, sg, args); err != nil {
-			return Resolved{}, err
-		}
-		cache := &regexpCache{}
-		if rt.Kind == types.Boolean {
-			return Resolved{Ret: nullableFrom(rt, args), ArgTypes: sigTypes(sg), Kernel: strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
-				mem := ctx.mem()
-				r := prepRowArgs(args, sg)
-				val := andValidity(mem, args, n)
-				buf, out := newBoolBuf(mem, n)
-				for i := range n {
-					if !val.valid(i) {
-						continue
-					}
-					re, err := cache.get(r.str(1, i))
-					if err != nil {
-						val.release()
-						buf.Release()
-						return Vec{}, err
-					}
-					if re.MatchString(r.str(0, i)) {
-						bitutil.SetBit(out, i)
-					}
-				}
-				return finish(rt, n, val, buf), nil
-			})}, nil
-		}
-		var f rowFunc
-		if name == "REGEXP_REPLACE" {
-			f = func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
-				re, err := cache.get(r.str(1, i))
-				if err != nil {
-					return dst, false, err
-				}
-				return append(dst, re.ReplaceAllString(r.str(0, i), r.str(2, i))...), true, nil
-			}
-		} else {
-			f = func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
-				re, err := cache.get(r.str(1, i))
-				if err != nil {
-					return dst, false, err
-				}
-				g := int64(0)
-				if len(sg) == 3 {
-					g = r.int(2, i)
-				}
-				if g < 0 || g > int64(re.NumSubexp()) {
-					return dst, false, fmt.Errorf("REGEXP_EXTRACT group %d out of range for '%s'", g, re)
-				}
-				s := r.str(0, i)
-				m := re.FindStringSubmatchIndex(s)
-				if m == nil || m[2*g] < 0 {
-					return dst, false, nil
-				}
-				return append(dst, s[m[2*g]:m[2*g+1]]...), true, nil
-			}
-		}
-		return Resolved{Ret: rt, ArgTypes: sigTypes(sg), Kernel: strKernel(sg, f)}, nil
+		return resolveRegexp(name, sig, rt, a)
+	})
+	f.resolveArgs = func(args []Arg) (Resolved, error) { return resolveRegexp(name, sig, rt, args) }
+}
+
+// resolveRegexp, with Flink's semantics: REGEXP_REPLACE(s, re, repl)
+// replaces every match by repl taken literally (Flink quotes it: $1 is
+// no group); REGEXP_EXTRACT(s, re[, i]) returns group i (default 0, the
+// whole match) of the first match, NULL when nothing matches or the group
+// does not exist; REGEXP(s, re) tells whether re matches a part of s (FALSE
+// for the empty pattern). A NULL argument gives NULL. A pattern that does
+// not compile is an error at plan time when it is a literal (and so is a
+// literal group the literal pattern lacks); a pattern computed per row that
+// does not compile gives NULL (REGEXP: FALSE), as in Flink.
+func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
+	sg := sig
+	if name == "REGEXP_EXTRACT" && len(args) == 3 {
+		sg = "ssi"
 	}
+	ts := make([]types.T, len(args))
+	for i, a := range args {
+		ts[i] = a.Type
+	}
+	if err := checkSig(name, sg, ts); err != nil {
+		return Resolved{}, err
+	}
+	cache := &regexpCache{}
+	if a := args[1]; a.Const {
+		if src, ok := a.Value.(string); ok {
+			re, err := compileRegexp(src)
+			if err != nil {
+				return Resolved{}, err
+			}
+			cache.last.Store(&compiledRegexp{src: src, re: re})
+			if len(sg) == 3 && sg[2] == 'i' && args[2].Const && args[2].Value != nil {
+				if g, ok := args[2].Value.(int64); ok && (g < 0 || g > int64(re.NumSubexp())) {
+					return Resolved{}, invalidArg("REGEXP_EXTRACT group %d out of range for '%s', which has %d", g, src, re.NumSubexp())
+				}
+			}
+		}
+	}
+	if rt.Kind == types.Boolean {
+		return Resolved{Ret: nullableFrom(rt, ts), ArgTypes: sigTypes(sg), Kernel: strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
+			mem := ctx.mem()
+			r := prepRowArgs(args, sg)
+			val := andValidity(mem, args, n)
+			buf, out := newBoolBuf(mem, n)
+			for i := range n {
+				if !val.valid(i) {
+					continue
+				}
+				src := r.str(1, i)
+				if src == "" {
+					continue
+				}
+				if re, err := cache.get(src); err == nil && re.MatchString(r.str(0, i)) {
+					bitutil.SetBit(out, i)
+				}
+			}
+			return finish(rt, n, val, buf), nil
+		})}, nil
+	}
+	var f rowFunc
+	if name == "REGEXP_REPLACE" {
+		f = func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
+			re, err := cache.get(r.str(1, i))
+			if err != nil {
+				return dst, false, nil
+			}
+			return append(dst, re.ReplaceAllLiteralString(r.str(0, i), r.str(2, i))...), true, nil
+		}
+	} else {
+		f = func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
+			re, err := cache.get(r.str(1, i))
+			if err != nil {
+				return dst, false, nil
+			}
+			g := int64(0)
+			if len(sg) == 3 {
+				g = r.int(2, i)
+			}
+			if g < 0 || g > int64(re.NumSubexp()) {
+				return dst, false, nil
+			}
+			s := r.str(0, i)
+			m := re.FindStringSubmatchIndex(s)
+			if m == nil || m[2*g] < 0 {
+				return dst, false, nil
+			}
+			return append(dst, s[m[2*g]:m[2*g+1]]...), true, nil
+		}
+	}
+	return Resolved{Ret: rt, ArgTypes: sigTypes(sg), Kernel: strKernel(sg, f)}, nil
 }

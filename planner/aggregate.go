@@ -67,7 +67,7 @@ type aggNode struct {
 
 // funcAggregates maps the names of aggregates parsed as function calls.
 var funcAggregates = map[string]AggFunc{
-	"bool_and": AggBoolAnd, "bool_or": AggBoolOr, "listagg": AggListAgg,
+	"bool_and": AggBoolAnd, "bool_or": AggBoolOr, "listagg": AggListAgg, "string_agg": AggListAgg,
 	sql.FirstValueFunc: AggFirstValue, sql.LastValueFunc: AggLastValue,
 }
 

@@ -681,7 +681,11 @@ func (b *binder) orderLimit(out Node, sc *scope, agg *aggScope, ob *ast.OrderByC
 			if err != nil {
 				return nil, err
 			}
-			s.Keys = append(s.Keys, SortKey{Index: idx, Desc: item.Desc, NullsFirst: !item.Desc})
+			nullsFirst := !item.Desc // Flink's default: NULLs are the smallest
+			if first, ok := sql.NullsFirst(b.stmt, item); ok {
+				nullsFirst = first
+			}
+			s.Keys = append(s.Keys, SortKey{Index: idx, Desc: item.Desc, NullsFirst: nullsFirst})
 		}
 	}
 	if len(hidden) > 0 {

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -295,6 +296,10 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 		if !strings.Contains(msg, name) {
 			msg = name + ": " + msg
 		}
+		if errors.Is(err, functions.ErrInvalidArgument) {
+			// A literal argument that can never work (a bad pattern).
+			return nil, errAt(ErrTypeMismatch, pos, "", "%s", msg)
+		}
 		return nil, errAt(ErrTypeMismatch, pos, "CAST the arguments to types that "+name+" accepts", "%s", msg)
 	}
 	for i := range args {
@@ -383,6 +388,10 @@ func (b *binder) bindIn(e *ast.PatternInExpr, sc *scope, agg *aggScope) (Expr, e
 			args = append(args, &Literal{Value: r[0], T: cols[0].Type})
 		}
 	} else {
+		if len(e.List) == 0 {
+			// x IN () (SQLite): FALSE whatever x is; NOT IN (): TRUE.
+			return &Literal{Value: e.Not, T: types.BooleanType}, nil
+		}
 		for _, item := range e.List {
 			v, err := b.bindExpr(item, sc, agg)
 			if err != nil {

@@ -45,6 +45,9 @@ type Session struct {
 	// kept current by update.
 	settings Settings
 	jobs     *jobRegistry
+	// indexes are the names of the no-op indexes of CREATE INDEX, by
+	// lower-cased name, with their table (index.go).
+	indexes map[string]string
 }
 
 // SetDefault makes value the session's default for key: what the option is
@@ -155,6 +158,8 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 		return s.createView(st)
 	case *sql.Drop:
 		return s.drop(st)
+	case *sql.Index:
+		return s.index(st)
 	case *sql.Set:
 		return s.set(st)
 	case *sql.Reset:

@@ -43,13 +43,22 @@
 //
 // Values are formatted as SQLite's C runner does, guided by the query's
 // declared type string: NULL prints as "NULL"; an 'I' column prints as an
-// integer (a floating value is truncated, true/false print as 1/0); an 'R'
-// column prints with "%.3f"; other columns print the engine's text, with
-// the empty string as "(empty)" and control characters replaced by '@'.
-// Because sqllogictest-rs files are written against the engine's own text
-// (for instance "1.5" in an R column), a result also matches when its rows,
-// in the engine's text with only NULL and the empty string mapped, equal
-// the expected rows.
+// integer (a floating value is truncated, true/false print as 1/0, and
+// text as its leading number or 0, as sqlite3_column_int64 reads it: 'abc'
+// is 0); an 'R' column prints with "%.3f" (text likewise: 'abc' is
+// 0.000); other columns print the engine's text, with the empty string as
+// "(empty)" and control characters replaced by '@'. Because
+// sqllogictest-rs files are written against the engine's own text (for
+// instance "1.5" in an R column), a result also matches when its rows, in
+// the engine's text with only NULL and the empty string mapped, equal the
+// expected rows.
+//
+// The file's dialect (DialectOf) is told by its name: *.slt and *.slt.part
+// are sqllogictest-rs's (RisingWave's suites, and ours), *.test SQLite's.
+// In the sqllogictest-rs dialect that engine's text is PostgreSQL's for a
+// double in an 'R' column: 6, not the engine's 6.0 (Java's, as Flink
+// prints it), 10000000 for 1.0E7, 1e-05 for 1.0E-5; decimals and
+// integers keep their text.
 //
 // Expected results of the form "N values hashing to H" are compared by
 // count and by the MD5 of every value (C formatting, after sorting)

@@ -40,8 +40,10 @@ func Float(f float64) Value { return Value{Text: strconv.FormatFloat(f, 'g', -1,
 // as SQLite's C runner does: NULL as "NULL"; for 'I' an integer (floating
 // values truncated toward zero, true/false as 1/0); for 'R' "%.3f"; for
 // anything else the text with "" as "(empty)" and control characters as
-// '@'. A value that does not parse as a number in an 'I' or 'R' column is
-// formatted as text.
+// '@'. Text that is no number in an 'I' or 'R' column is read as SQLite's
+// sqlite3_column_int64 and sqlite3_column_double read a string: its
+// leading number, 0 when there is none ('abc' is 0, '12abc' is 12, the
+// empty string 0; in 'R' 0.000).
 func FormatValue(v Value, typ byte) string {
 	if v.Null {
 		return "NULL"
@@ -58,6 +60,7 @@ func FormatValue(v Value, typ byte) string {
 		if b, ok := parseBool(s); ok {
 			return b
 		}
+		return strconv.FormatInt(leadingInt(s), 10)
 	case 'R':
 		if f, ok := parseFloat(s); ok {
 			return fmt.Sprintf("%.3f", f)
@@ -65,8 +68,79 @@ func FormatValue(v Value, typ byte) string {
 		if b, ok := parseBool(s); ok {
 			return b + ".000"
 		}
+		return fmt.Sprintf("%.3f", leadingFloat(s))
 	}
 	return formatText(v.Text)
+}
+
+// leadingInt is the integer s starts with (after white space and a sign),
+// 0 if none, saturated at the int64 range: SQLite's reading of text as an
+// integer (sqlite3Atoi64).
+func leadingInt(s string) int64 {
+	s = strings.TrimLeft(s, " \t\n\r\f\v")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	var n uint64
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		d := uint64(s[i] - '0')
+		if n > (math.MaxUint64-d)/10 {
+			n = math.MaxUint64
+			break
+		}
+		n = n*10 + d
+	}
+	switch {
+	case neg && n >= 1<<63:
+		return math.MinInt64
+	case neg:
+		return -int64(n)
+	case n > math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(n)
+}
+
+// leadingFloat is the number s starts with, 0 if none: SQLite's reading of
+// text as a REAL (sqlite3AtoF).
+func leadingFloat(s string) float64 {
+	s = strings.TrimLeft(s, " \t\n\r\f\v")
+	for end := len(s); end > 0; end-- {
+		if f, ok := parseFloat(s[:end]); ok && !strings.ContainsAny(s[:end], "xXpP_") {
+			return f
+		}
+	}
+	return 0
+}
+
+// rsReal formats a value of an 'R' column of a file in the sqllogictest-rs
+// dialect as PostgreSQL (and RisingWave) print a double: a float in the
+// engine's (Java's) text, with a ".0" fraction or an exponent (6.0,
+// 1.0E7), becomes the shortest text that reads back as the same number,
+// without a fraction when it has none (6, 10000000), in exponent form
+// outside 1e-4 .. 1e15 (1e+20, 1e-05). Other text stays as it is:
+// integers, decimals (12.30), 1.5, NaN and Infinity.
+func rsReal(v Value) string {
+	if v.Null {
+		return "NULL"
+	}
+	t := strings.TrimSpace(v.Text)
+	if !strings.HasSuffix(t, ".0") && !strings.ContainsAny(t, "eE") {
+		return rawValue(v)
+	}
+	f, ok := parseFloat(t)
+	if !ok {
+		return rawValue(v)
+	}
+	if f == 0 {
+		return "0"
+	}
+	if a := math.Abs(f); a < 1e-4 || a >= 1e15 {
+		return strconv.FormatFloat(f, 'e', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // rawValue formats v in the engine's own text, mapping only NULL and the
@@ -237,8 +311,9 @@ type comparison struct {
 	note string // extra explanation for a failure
 }
 
-// compareResult checks rows against the expected lines of a query.
-func compareResult(q *Record, mode SortMode, engineTypes string, rows [][]Value) comparison {
+// compareResult checks rows against the expected lines of a query, in the
+// dialect of the file the query is in.
+func compareResult(q *Record, mode SortMode, engineTypes string, rows [][]Value, d Dialect) comparison {
 	n := numColumns(q.Types, rows)
 	types := columnTypes(q.Types, engineTypes, n)
 	cRows := formatRows(rows, func(v Value, col int) string {
@@ -265,7 +340,12 @@ func compareResult(q *Record, mode SortMode, engineTypes string, rows [][]Value)
 
 	// Candidate renderings of the result, compared in turn with the
 	// expected lines.
-	rawRows := formatRows(rows, func(v Value, _ int) string { return rawValue(v) })
+	rawRows := formatRows(rows, func(v Value, col int) string {
+		if d == DialectRS && col < len(q.Types) && q.Types[col] == 'R' {
+			return rsReal(v)
+		}
+		return rawValue(v)
+	})
 	type candidate struct {
 		got, want []string
 	}

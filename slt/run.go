@@ -202,6 +202,7 @@ func RunFile(ctx context.Context, path string, opt Options) FileResult {
 		res:       &res,
 		labels:    map[string]labelResult{},
 		including: map[string]bool{},
+		dialect:   DialectOf(path),
 	}
 	if r.opt.Engine == "" {
 		r.opt.Engine = DefaultEngine
@@ -258,6 +259,8 @@ type runner struct {
 	// file's $__TEST_DIR__, made on first use.
 	substitution bool
 	testDir      string
+	// dialect is the file's (DialectOf), for the files it includes too.
+	dialect Dialect
 }
 
 // runRecords runs recs; vars holds loop variables to substitute.
@@ -546,7 +549,7 @@ func (r *runner) query(ctx context.Context, rec *Record, sql string) *Failure {
 		if mode == SortDefault {
 			mode = r.sortMode
 		}
-		cmp := compareResult(rec, mode, types, rows)
+		cmp := compareResult(rec, mode, types, rows, r.dialect)
 		if !cmp.ok {
 			msg := "query result mismatch"
 			if cmp.note != "" {

@@ -475,7 +475,17 @@ func TestFormatValue(t *testing.T) {
 		{Text("-2.7"), 'I', "-2"},
 		{Float(1e3), 'I', "1000"},
 		{Text("true"), 'I', "1"},
-		{Text("abc"), 'I', "abc"},
+		// Text that is no number reads as its leading number, as SQLite's
+		// sqlite3_column_int64 / sqlite3_column_double read it.
+		{Text("abc"), 'I', "0"},
+		{Text(""), 'I', "0"},
+		{Text(" 12abc"), 'I', "12"},
+		{Text("-7 apples"), 'I', "-7"},
+		{Text("99999999999999999999x"), 'I', "9223372036854775807"},
+		{Text("abc"), 'R', "0.000"},
+		{Text("1.5e1x"), 'R', "15.000"},
+		{Text("0x10"), 'R', "0.000"},
+		{Text("2024-01-02"), 'I', "2024"},
 		{Int(1), 'R', "1.000"},
 		{Text("2.5"), 'R', "2.500"},
 		{Float(1.0 / 3), 'R', "0.333"},
@@ -985,4 +995,61 @@ func TestRunConformance(t *testing.T) {
 	var out bytes.Buffer
 	Report(&out, res, false)
 	t.Log("\n" + out.String())
+}
+
+// TestDialect checks how the file's name picks the rendering of 'R'
+// columns: a *.slt file (sqllogictest-rs, as RisingWave writes it) expects
+// a whole double as 6, not the engine's 6.0; a *.test file (SQLite) does
+// not take that form; both take the C runner's "%.3f".
+func TestDialect(t *testing.T) {
+	db := newFakeDB().
+		on("SELECT d", "R", []Value{Text("6.0")}, []Value{Text("1.0E7")}, []Value{Text("1.5")}, []Value{Text("1.0E-5")}, []Value{Null}).
+		on("SELECT m", "R", []Value{Text("12.30")}, []Value{Text("18446744073709551615")})
+	script := `
+query R
+SELECT d
+----
+6
+10000000
+1.5
+1e-05
+NULL
+
+query R
+SELECT d
+----
+6.000
+10000000.000
+1.500
+0.000
+NULL
+
+# decimals and integers keep their text
+query R
+SELECT m
+----
+12.30
+18446744073709551615
+`
+	for _, c := range []struct {
+		name           string
+		dialect        Dialect
+		passed, failed int
+	}{
+		{"suite.slt", DialectRS, 3, 0},
+		{"suite.slt.part", DialectRS, 3, 0},
+		{"suite.test", DialectSQLite, 2, 1},
+	} {
+		if d := DialectOf(c.name); d != c.dialect {
+			t.Errorf("DialectOf(%s) = %v, want %v", c.name, d, c.dialect)
+		}
+		path := filepath.Join(t.TempDir(), c.name)
+		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := RunFile(context.Background(), path, Options{NewDB: func(string) (DB, error) { return db, nil }})
+		if res.Passed != c.passed || res.Failed != c.failed {
+			t.Errorf("%s: %d passed, %d failed; want %d, %d", c.name, res.Passed, res.Failed, c.passed, c.failed)
+		}
+	}
 }

@@ -130,6 +130,35 @@ type Drop struct {
 	IfExists bool
 }
 
+// IndexKind says which index statement an Index is.
+type IndexKind int
+
+const (
+	CreateIndex IndexKind = iota
+	DropIndex
+	Reindex
+)
+
+// Index is one of SQLite's index statements, which tables here accept as
+// no-ops (they have no indexes; the session says so):
+//
+//	CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON table (column [ASC|DESC], ...)
+//	DROP INDEX [IF EXISTS] name
+//	REINDEX [name]
+//
+// Table is set for CREATE INDEX only; Name is empty for a bare REINDEX.
+type Index struct {
+	Span
+	Kind        IndexKind
+	Name        string
+	NamePos     Pos
+	Table       string
+	TablePos    Pos
+	Unique      bool
+	IfNotExists bool
+	IfExists    bool
+}
+
 // Insert is INSERT INTO t [(cols)] SELECT ... | VALUES (...), (...).
 // Exactly one of Query and Values is set.
 type Insert struct {

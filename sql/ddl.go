@@ -17,13 +17,16 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 		// when the view is read (documented in doc.go).
 		return p.parseCreateView(temporary)
 	}
+	if p.peek().is("INDEX") || (p.peek().is("UNIQUE") && p.peekAt(1).is("INDEX")) {
+		return p.parseCreateIndex()
+	}
 	if t := p.peek(); t.kind == tokIdent && !p.atEnd() {
 		what := strings.ToUpper(t.val)
 		if what == "UNIQUE" || what == "MATERIALIZED" || what == "OR" {
 			what += " " + strings.ToUpper(p.peekAt(1).val)
 		}
 		switch what {
-		case "INDEX", "UNIQUE INDEX", "FUNCTION", "CATALOG", "DATABASE", "SCHEMA",
+		case "FUNCTION", "CATALOG", "DATABASE", "SCHEMA",
 			"OR REPLACE", "SOURCE", "SINK":
 			return nil, p.errAt(t.off, "CREATE %s is not supported", what)
 		}
@@ -321,8 +324,10 @@ func (p *stmtParser) parseDrop() (Statement, *Error) {
 		d.Kind = DropTable
 	case p.accept("VIEW"), p.accept("MATERIALIZED", "VIEW"):
 		d.Kind = DropView
+	case p.peek().is("INDEX"):
+		return p.parseDropIndex()
 	default:
-		return nil, p.unexpected("expected TABLE or VIEW after DROP")
+		return nil, p.unexpected("expected TABLE, VIEW or INDEX after DROP")
 	}
 	d.IfExists = p.accept("IF", "EXISTS")
 	var err *Error
@@ -333,4 +338,74 @@ func (p *stmtParser) parseDrop() (Statement, *Error) {
 		return nil, p.unexpected("expected the end of the statement")
 	}
 	return d, nil
+}
+
+// parseCreateIndex parses, after CREATE:
+//
+//	[UNIQUE] INDEX [IF NOT EXISTS] name ON table ( column [ASC|DESC], ... )
+func (p *stmtParser) parseCreateIndex() (Statement, *Error) {
+	ix := &Index{Span: p.span(p.lo, p.hi), Kind: CreateIndex, Unique: p.accept("UNIQUE")}
+	p.i++ // INDEX
+	ix.IfNotExists = p.accept("IF", "NOT", "EXISTS")
+	var err *Error
+	if ix.Name, ix.NamePos, err = p.name("an index name"); err != nil {
+		return nil, err
+	}
+	if err := p.expect("ON", "expected ON and the table"); err != nil {
+		return nil, err
+	}
+	if ix.Table, ix.TablePos, err = p.name("a table name"); err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct("(", "expected '(' and the indexed columns"); err != nil {
+		return nil, err
+	}
+	for {
+		if _, _, err := p.name("a column name"); err != nil {
+			return nil, err
+		}
+		_ = p.accept("ASC") || p.accept("DESC")
+		if p.acceptPunct(",") {
+			continue
+		}
+		if err := p.expectPunct(")", "expected ',' or ')'"); err != nil {
+			return nil, err
+		}
+		break
+	}
+	if !p.atEnd() {
+		return nil, p.unexpected("expected the end of the statement")
+	}
+	return ix, nil
+}
+
+// parseDropIndex parses, after DROP: INDEX [IF EXISTS] name.
+func (p *stmtParser) parseDropIndex() (Statement, *Error) {
+	ix := &Index{Span: p.span(p.lo, p.hi), Kind: DropIndex}
+	p.i++ // INDEX
+	ix.IfExists = p.accept("IF", "EXISTS")
+	var err *Error
+	if ix.Name, ix.NamePos, err = p.name("an index name"); err != nil {
+		return nil, err
+	}
+	if !p.atEnd() {
+		return nil, p.unexpected("expected the end of the statement")
+	}
+	return ix, nil
+}
+
+// parseReindex parses REINDEX [name] (a table or an index).
+func (p *stmtParser) parseReindex() (Statement, *Error) {
+	ix := &Index{Span: p.span(p.lo, p.hi), Kind: Reindex}
+	p.i++ // REINDEX
+	if !p.atEnd() {
+		var err *Error
+		if ix.Name, ix.NamePos, err = p.name("a table or index name"); err != nil {
+			return nil, err
+		}
+	}
+	if !p.atEnd() {
+		return nil, p.unexpected("expected the end of the statement")
+	}
+	return ix, nil
 }

@@ -95,8 +95,10 @@
 //     that table reference; query hints: SELECT /*+ STATE_TTL('t' = '1d') */
 //     gives StateTTLHints for that SELECT; other hints are comments.
 //   - TRY_CAST is a CAST for which IsTryCast holds.
-//   - Statements of other dialects (UPDATE, DELETE, ALTER, CREATE INDEX,
-//     ...) are reported as not supported rather than as syntax errors.
+//   - Statements of other dialects (UPDATE, DELETE, ALTER, ...) are
+//     reported as not supported rather than as syntax errors. SQLite's
+//     CREATE [UNIQUE] INDEX, DROP INDEX and REINDEX are Index statements
+//     (the session makes them no-ops on in-memory tables).
 //     CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite). RisingWave's
 //     CREATE/DROP MATERIALIZED VIEW is a view: its query runs when it is
 //     read, which gives the same rows for the bounded inputs of its suites
@@ -115,7 +117,15 @@
 //     FilterFunc(agg(x), cond); FIRST_VALUE(x) and LAST_VALUE(x) without
 //     OVER as calls of FirstValueFunc and LastValueFunc (MySQL has them
 //     only as window functions).
-//   - Not supported yet, each with its own error: NULLS FIRST/LAST, LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
+//   - SQLite's and PostgreSQL's forms (rewrite_pg.go): white space between a
+//     function's name and its '(' (COUNT (*); the TiDB parser's
+//     IGNORE_SPACE, so a CTE named like a built-in, WITH max (a) AS ...,
+//     is quoted); x IN () with an empty list (a PatternInExpr without
+//     items: FALSE, NOT IN: TRUE); x::type as CAST(x AS type), with
+//     PostgreSQL's int2/int4/int8/float4/float8/bytea; ORDER BY ... NULLS
+//     FIRST | LAST in the ORDER BY of a query (NullsFirst; elsewhere an
+//     error).
+//   - Not supported yet, each with its own error: LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
 //     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,
 //     PARTITIONED BY, CREATE TABLE ... LIKE/AS.
 //   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a

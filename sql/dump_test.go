@@ -95,6 +95,9 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 	case *Drop:
 		kind := map[DropKind]string{DropTable: "table", DropView: "view"}[x.Kind]
 		w("drop-%s %s @%s name@%s if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.IfExists)
+	case *Index:
+		kind := map[IndexKind]string{CreateIndex: "create-index", DropIndex: "drop-index", Reindex: "reindex"}[x.Kind]
+		w("%s %q @%s name@%s table=%q table@%s unique=%v if-not-exists=%v if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.Table, x.TablePos, x.Unique, x.IfNotExists, x.IfExists)
 	case *Insert:
 		w("insert %s @%s table@%s columns=%v", x.Table, x.Pos(), x.TablePos, x.Columns)
 		if x.Query != nil {

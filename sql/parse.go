@@ -55,6 +55,12 @@ func Parse(text string) ([]Statement, error) {
 type stmtMeta struct {
 	castAt map[int]TypeName // offset of CAST -> type written
 	casts  map[*ast.FuncCastExpr]TypeName
+	// pgCastAt are the types of x::type casts by the offset of x, the
+	// innermost first (x::a::b is CAST(CAST(x AS a) AS b)).
+	pgCastAt map[int][]TypeName
+
+	emptyInAt map[int]bool         // offset of the ')' of x IN ()
+	nulls     map[*ast.ByItem]bool // NULLS FIRST (true) or LAST (false)
 
 	tryCastAt map[int]bool // offset of TRY_CAST
 	tryCasts  map[*ast.FuncCastExpr]bool
@@ -79,7 +85,8 @@ type stmtMeta struct {
 
 func newMeta() *stmtMeta {
 	return &stmtMeta{
-		castAt: map[int]TypeName{}, casts: map[*ast.FuncCastExpr]TypeName{},
+		castAt: map[int]TypeName{}, casts: map[*ast.FuncCastExpr]TypeName{}, pgCastAt: map[int][]TypeName{},
+		emptyInAt: map[int]bool{}, nulls: map[*ast.ByItem]bool{},
 		tryCastAt: map[int]bool{}, tryCasts: map[*ast.FuncCastExpr]bool{},
 		intervalAt: map[int]Interval{}, intervals: map[ast.ExprNode]Interval{},
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
@@ -318,6 +325,8 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		return p.parseCreate()
 	case t.is("DROP"):
 		return p.parseDrop()
+	case t.is("REINDEX"):
+		return p.parseReindex()
 	case t.is("INSERT"):
 		return p.parseInsert()
 	case t.is("SELECT") || t.is("WITH") || t.is("VALUES") || t.isPunct("("):

@@ -14,7 +14,7 @@ import (
 //
 //	parse            the statements of the input, or the error
 //	exprs            every expression with its ExprPos and the original text there
-//	tables           every table reference, join and SELECT's STATE_TTL hints
+//	tables           every table reference, join, ORDER BY item with NULLS FIRST/LAST and SELECT's STATE_TTL hints
 //	fields           the text of every select field, as the TiDB AST holds it
 //	complete         Complete(input)
 //	find name=N [stmt=K] [after=OFF]
@@ -93,6 +93,10 @@ func TestDatadriven(t *testing.T) {
 									fmt.Fprintf(&b, " state-ttl '%s'='%s' @%s", o.Key, o.Value, o.Pos)
 								}
 								b.WriteString("\n")
+							}
+						case *ast.ByItem:
+							if first, ok := NullsFirst(s, x); ok {
+								fmt.Fprintf(&b, "order-by %s desc=%v nulls-first=%v\n", restore(x.Expr), x.Desc, first)
 							}
 						case *ast.Join:
 							if x.Right != nil {

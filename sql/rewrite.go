@@ -36,11 +36,16 @@ import (
 //     (TableOptions);
 //   - a == b (Arroyo's equality) becomes a = b;
 //   - names MySQL reserves but Flink does not (key, index, ...) get
-//     backquotes.
+//     backquotes;
+//   - x::type becomes CAST(x AS type), x IN () becomes x IN (NULL) with
+//     the list emptied after parsing, ORDER BY x NULLS FIRST becomes
+//     ORDER BY __nulls_first(x) (NullsFirst), and a CTE named like a
+//     built-in (WITH max (a) AS ...) gets backquotes (rewrite_pg.go).
 func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
-	var edits []edit
+	var edits, opens []edit
 	toks := p.sc.toks
 	notes := map[int]*tableNote{} // by the index of a table name's first token
+	castEnds := map[int]int{}     // x::type: the type's last token -> x's first
 	for i := lo; i < hi; i++ {
 		t := toks[i]
 		if t.isName() && (i+1 >= hi || !toks[i+1].isPunct(".")) && len(p.sc.comments) > 0 {
@@ -65,6 +70,14 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 		if t.isPunct("==") {
 			// a == b (Arroyo's and DataFusion's equality) is a = b.
 			edits = append(edits, edit{t.off, t.end, "= "})
+			continue
+		}
+		if t.isPunct("::") {
+			last, err := p.pgCast(lo, i, hi, castEnds, &edits)
+			if err != nil {
+				return nil, err
+			}
+			i = last
 			continue
 		}
 		if t.isPunct("#") {
@@ -205,7 +218,23 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			}
 			edits = append(edits, edit{t.off, t.end, fn})
 		case up == "NULLS" && (next.is("FIRST") || next.is("LAST")):
-			return nil, p.errAt(t.off, "NULLS %s is not supported", strings.ToUpper(next.val))
+			if err := p.nullsOrder(lo, i, &opens, &edits); err != nil {
+				return nil, err
+			}
+			i++
+		case up == "ORDER" && next.is("BY"):
+			if err := p.orderInCall(lo, i); err != nil {
+				return nil, err
+			}
+		case up == "WITHIN" && next.is("GROUP") && i > lo && toks[i-1].isPunct(")"):
+			e := p.errAt(t.off, "WITHIN GROUP (ORDER BY ...) is not supported")
+			e.Hint = "LISTAGG takes the rows in the order they arrive, as in Flink"
+			return nil, e
+		case up == "IN" && next.isPunct("(") && i+2 < hi && toks[i+2].isPunct(")"):
+			p.emptyIn(i, &edits)
+			i += 2
+		case builtinFuncNames[up] && next.isPunct("(") && p.cteName(lo, i, hi):
+			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case (up == "LATERAL" && next.is("TABLE")) || (up == "UNNEST" && next.isPunct("(")) || up == "MATCH_RECOGNIZE":
 			w := up
 			if up == "LATERAL" {
@@ -219,12 +248,17 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case quotedReserved[up] && !next.isPunct("(") && next.kind != tokString:
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
+		case up == "REGEXP" && next.isPunct("("):
+			// Flink's function REGEXP(s, pattern); an infix operator to MySQL.
+			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case up == "SESSION" && next.isPunct("("):
 			// Flink's group window SESSION(ts, gap); a keyword to MySQL.
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		}
 	}
-	return edits, nil
+	// The calls opened for NULLS FIRST/LAST enclose whatever else starts
+	// at their offset (the CAST( of x::type).
+	return append(opens, edits...), nil
 }
 
 // FilterFunc is the function the TiDB parser sees for FILTER (WHERE cond)

@@ -17,9 +17,14 @@ import (
 )
 
 // sqlMode is the MySQL SQL mode the TiDB parser runs in, chosen to match
-// Flink SQL: || concatenates strings, "x" is an identifier, and a backslash
-// in a string literal is an ordinary character.
-const sqlMode = mysql.ModePipesAsConcat | mysql.ModeANSIQuotes | mysql.ModeNoBackslashEscapes
+// Flink SQL: || concatenates strings, "x" is an identifier, a backslash
+// in a string literal is an ordinary character, and white space may stand
+// between a function's name and its '(' (COUNT (*), as SQLite's suites
+// write it). IGNORE_SPACE makes the names of the built-ins the TiDB parser
+// knows as keywords (COUNT, SUM, MAX, CAST, ...; builtinFuncNames) function
+// names wherever a '(' follows, so a CTE with such a name and a column
+// list (WITH max (a) AS ...) is quoted by the rewrites.
+const sqlMode = mysql.ModePipesAsConcat | mysql.ModeANSIQuotes | mysql.ModeNoBackslashEscapes | mysql.ModeIgnoreSpace
 
 var parserPool = sync.Pool{New: func() any {
 	p := parser.New()
@@ -290,7 +295,11 @@ func (v *posFixer) Enter(n ast.Node) (ast.Node, bool) {
 		v.outer = append(v.outer, off)
 		switch x := n.(type) {
 		case *ast.FuncCastExpr:
-			if t, ok := meta.castAt[off]; ok {
+			// The outer casts of x::a::b are entered first.
+			if ts := meta.pgCastAt[off]; len(ts) > 0 {
+				meta.casts[x] = ts[len(ts)-1]
+				meta.pgCastAt[off] = ts[:len(ts)-1]
+			} else if t, ok := meta.castAt[off]; ok {
 				meta.casts[x] = t
 			}
 			if meta.tryCastAt[off] {
@@ -318,6 +327,14 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 		v.outer = v.outer[:len(v.outer)-1]
 	}
 	switch x := n.(type) {
+	case *ast.ByItem:
+		v.unwrapNulls(x)
+	case *ast.PatternInExpr:
+		if len(x.List) == 1 && x.Sel == nil && meta.emptyInAt[x.List[0].OriginTextPosition()] {
+			if _, ok := x.List[0].(ast.ValueExpr); ok {
+				x.List = nil
+			}
+		}
 	case *ast.TableName:
 		if a, ok := meta.tableAt[x.Name.O]; ok {
 			meta.placed[x.Name.O] = true
