@@ -28,7 +28,18 @@
 #
 # Settings fit for tests, not production: one replica of everything,
 # transaction.state.log.min.isr=1, 1 MiB log segments, no initial consumer
-# group rebalance delay, auto-created topics.
+# group rebalance delay, auto-created topics, and the log dir formatted
+# with eligible leader replicas off (eligible.leader.replicas.version=0;
+# 4.4 turns them on for new clusters). With them on, this single node
+# restarted after a SIGKILL leaves its topics' partitions leaderless for
+# several seconds (the unclean shutdown drops it from their eligible
+# replicas until an unclean recovery elects it), while its transaction
+# coordinator, already loaded, completes the commits it had decided and
+# skips the markers of the leaderless partitions ("Couldn't find leader
+# endpoint ... likely deleted already and hence can be skipped"): each
+# such transaction hangs, holding read_committed readers at its first
+# offset for good. Without eligible replicas the node stays in the ISR
+# and leads its partitions again as it registers (connectors/kafka/doc.go).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -105,7 +116,8 @@ PROPS
 		local id
 		id=$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)
 		java -cp "$cp" -Dlog4j2.configurationFile="$here/apache-kafka/log4j2.xml" -Dkafka.logs.dir="$dir" \
-			kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 ||
+			kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" \
+			--feature eligible.leader.replicas.version=0 >"$dir/format.log" 2>&1 ||
 			{ cat "$dir/format.log" >&2; die "formatting the KRaft storage in $dir/logs failed"; }
 	fi
 	# setsid: the broker outlives this script and is not in its process group.

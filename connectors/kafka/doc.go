@@ -296,6 +296,25 @@
 //     keeps everything in memory: after a restart the commit is answered
 //     INVALID_PRODUCER_ID_MAPPING (the broker lost the transaction) and
 //     the topic has a new id.
+//   - A single node restarted after a SIGKILL, with eligible leader
+//     replicas on (KIP-966; the default of clusters formatted by 4.4):
+//     the unclean shutdown drops the node from its partitions' eligible
+//     replicas, so they have no leader until an unclean recovery elects
+//     it seconds later, while its transaction coordinator, loaded
+//     already, completes the commits it had decided and skips the
+//     markers of leaderless partitions as if they were deleted (its log:
+//     "Couldn't find leader endpoint for partitions ... likely deleted
+//     already and hence can be skipped"). The transaction is
+//     CompleteCommit, its records have no marker, and the partition's
+//     last stable offset stays before them for good: read_committed
+//     readers (and the job's own restored sources) see nothing past it.
+//     This is the broker's; nothing a client sends repairs it but an
+//     abort through kafka-transactions.sh (which drops those rows).
+//     TestBrokerKilled hit it about one run in three on a busy machine;
+//     scripts/apache-kafka.sh formats its log dir with
+//     eligible.leader.replicas.version=0, with which the node stays in
+//     its partitions' ISR and leads them again as it registers. A
+//     replicated cluster loses no partition leader with one broker.
 //   - Group offset commits: the source commits a completed checkpoint's
 //     positions when it is notified; Apache Kafka's coordinator takes
 //     them measurably later than kafka-dev's (it appends them to its
