@@ -32,12 +32,10 @@ import (
 // (planning excluded); rows/cpu-s, the same per second of CPU time used by
 // the process (on a loaded machine wall time overstates the cost); held-rows, the most rows the join held at once
 // (sampled every 100 ms); ckpt-bytes, the largest checkpoint; peak-rss-MB,
-// the process's peak resident memory (VmHWM) at the end of the run.
+// the process's peak resident memory (VmHWM, reset before each run) at the
+// end of the run.
 func BenchmarkIntervalJoin(b *testing.B) {
-	rows := 5_000_000 // per stream
-	if n, err := strconv.Atoi(os.Getenv("STREAMSQL_BENCH_ROWS")); err == nil && n > 0 {
-		rows = n
-	}
+	rows := benchRows(5_000_000) // per stream
 	table := func(name string, aligned bool) string {
 		align := ""
 		if aligned {
@@ -70,6 +68,7 @@ func BenchmarkIntervalJoin(b *testing.B) {
 					}
 				}
 				runtime.GC()
+				resetPeakRSS()
 				done := make(chan struct{})
 				sampled := make(chan struct{})
 				go func() {

@@ -2,6 +2,8 @@ package exec_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -11,13 +13,16 @@ import (
 //
 //	go test ./exec -run '^$' -bench 'PipelineJoin' -benchtime 1x -count 3
 //
-// rows/s counts the rows of both inputs.
+// rows/s counts the rows of both inputs. STREAMSQL_BENCH_ROWS=n sets the
+// rows of the stream (BenchmarkPipelineJoinTable) or of each stream
+// (BenchmarkPipelineJoinStreams): with the default 1M a run ends before its
+// first 10 s checkpoint, so ckpt-bytes, the state's size, needs more.
 
 // BenchmarkPipelineJoinTable: a stream of 1M rows over 10K keys joined
 // with a table of one row per key (its primary key is the join key) ->
 // blackhole: every stream row joins one table row.
 func BenchmarkPipelineJoinTable(b *testing.B) {
-	const stream, table = 1_000_000, 10_000
+	stream, table := benchRows(1_000_000), 10_000
 	ddl := []string{
 		fmt.Sprintf(`CREATE TABLE clicks (k INT, v BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '%d',
 			'rows-per-second' = '0', 'fields.k.min' = '1', 'fields.k.max' = '%d')`, stream, table),
@@ -33,7 +38,7 @@ func BenchmarkPipelineJoinTable(b *testing.B) {
 // BenchmarkPipelineJoinStreams: two streams of 1M rows each over 100K
 // keys (about 10 rows per key and side) joined on the key -> blackhole.
 func BenchmarkPipelineJoinStreams(b *testing.B) {
-	const rows, keys = 1_000_000, 100_000
+	rows, keys := benchRows(1_000_000), 100_000
 	ddl := []string{
 		fmt.Sprintf(`CREATE TABLE l (k INT, v BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '%d',
 			'rows-per-second' = '0', 'fields.k.min' = '1', 'fields.k.max' = '%d')`, rows, keys),
@@ -43,4 +48,13 @@ func BenchmarkPipelineJoinStreams(b *testing.B) {
 	}
 	const q = `INSERT INTO out SELECT l.k, v, w FROM l JOIN r ON l.k = r.k`
 	checkpointed(b, "bench-join-streams", 2*rows, ddl, q)
+}
+
+// benchRows is STREAMSQL_BENCH_ROWS when it is set to a positive count,
+// else def.
+func benchRows(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("STREAMSQL_BENCH_ROWS")); err == nil && n > 0 {
+		return n
+	}
+	return def
 }

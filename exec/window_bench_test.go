@@ -3,6 +3,7 @@ package exec_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"syscall"
 	"testing"
@@ -31,13 +32,18 @@ import (
 // heap allocations of the job (every goroutine, from submission to its end)
 // per input batch of exec.DefaultBatchSize rows; checkpoints, those
 // completed per run (the inputs are sized for a run of 10 to 30 s on one
-// core, so that some are).
+// core, so that some are); ckpt-bytes, the size of the largest completed
+// checkpoint, the job's state as it writes it (0 when none completed);
+// peak-rss-MB, the process's peak resident memory (VmHWM, reset before
+// each run) over the runs, the session's catalog and the benchmark's own
+// memory included.
 func benchWindowJob(b *testing.B, rows int, ddl []string, insert string) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.Background()
 	var total, cpu time.Duration
 	var mallocs uint64
-	var checkpoints int64
+	var checkpoints, ckpt int64
+	var rss float64
 	var ms runtime.MemStats
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -53,6 +59,7 @@ func benchWindowJob(b *testing.B, rows int, ddl []string, insert string) {
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		before := ms.Mallocs
+		resetPeakRSS()
 		b.StartTimer()
 		start, cpu0 := time.Now(), cpuTime()
 		if _, err := s.Execute(ctx, insert); err != nil {
@@ -63,8 +70,10 @@ func benchWindowJob(b *testing.B, rows int, ddl []string, insert string) {
 		b.StopTimer()
 		runtime.ReadMemStats(&ms)
 		mallocs += ms.Mallocs - before
+		rss = max(rss, peakRSSMB())
 		for _, j := range s.Jobs() {
 			checkpoints += int64(j.Checkpoints.Completed)
+			ckpt = max(ckpt, j.Checkpoints.LastSize)
 		}
 		s.Close()
 		b.StartTimer()
@@ -74,7 +83,15 @@ func benchWindowJob(b *testing.B, rows int, ddl []string, insert string) {
 	b.ReportMetric(float64(rows)*float64(b.N)/cpu.Seconds(), "rows/cpu-s")
 	b.ReportMetric(float64(mallocs)/batches, "allocs/batch")
 	b.ReportMetric(float64(checkpoints)/float64(b.N), "checkpoints")
+	b.ReportMetric(float64(ckpt), "ckpt-bytes")
+	b.ReportMetric(rss, "peak-rss-MB")
 	b.ReportMetric(0, "ns/op")
+}
+
+// resetPeakRSS resets the process's peak resident memory (VmHWM) to its
+// current resident memory, so that peakRSSMB then measures what follows.
+func resetPeakRSS() {
+	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
 // cpuTime is the process's CPU time so far (user + system).
