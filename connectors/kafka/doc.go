@@ -296,25 +296,42 @@
 //     keeps everything in memory: after a restart the commit is answered
 //     INVALID_PRODUCER_ID_MAPPING (the broker lost the transaction) and
 //     the topic has a new id.
-//   - A single node restarted after a SIGKILL, with eligible leader
-//     replicas on (KIP-966; the default of clusters formatted by 4.4):
-//     the unclean shutdown drops the node from its partitions' eligible
-//     replicas, so they have no leader until an unclean recovery elects
-//     it seconds later, while its transaction coordinator, loaded
-//     already, completes the commits it had decided and skips the
-//     markers of leaderless partitions as if they were deleted (its log:
-//     "Couldn't find leader endpoint for partitions ... likely deleted
-//     already and hence can be skipped"). The transaction is
-//     CompleteCommit, its records have no marker, and the partition's
-//     last stable offset stays before them for good: read_committed
-//     readers (and the job's own restored sources) see nothing past it.
-//     This is the broker's; nothing a client sends repairs it but an
-//     abort through kafka-transactions.sh (which drops those rows).
-//     TestBrokerKilled hit it about one run in three on a busy machine;
-//     scripts/apache-kafka.sh formats its log dir with
-//     eligible.leader.replicas.version=0, with which the node stays in
-//     its partitions' ISR and leads them again as it registers. A
-//     replicated cluster loses no partition leader with one broker.
+//   - A node that is broker and controller at once (a combined KRaft
+//     node), killed with SIGKILL and started again: its transaction
+//     coordinator loads the transaction log from the node's own metadata,
+//     in which the node still leads every partition, and sends the
+//     markers of the commits it had decided, while the controller, new
+//     too, fences the node's new incarnation, leaving its partitions
+//     without a leader for seconds until it unfences it. The coordinator
+//     skips the markers of leaderless partitions as if they were deleted
+//     (its log: "Couldn't find leader endpoint for partitions ... likely
+//     deleted already and hence can be skipped") and completes the
+//     transaction: it is CompleteCommit, its records have no marker, and
+//     the partition's last stable offset stays before them for good, so
+//     read_committed readers (and the job's own restored sources) see
+//     nothing past it. This is the broker's; nothing a client sends
+//     repairs it but an abort through kafka-transactions.sh (which drops
+//     those rows). It happened with eligible leader replicas (KIP-966) on
+//     and off, about one run in three of TestBrokerKilled on a combined
+//     node, and on a broker whose controller runs apart when it came back
+//     before the controller had fenced it (within
+//     broker.session.timeout.ms of the kill): its metadata still had it
+//     lead its partitions, and its new incarnation was fenced and
+//     unfenced under the loaded coordinator. A broker that comes back
+//     after its controller fenced it (dedicated controllers, as
+//     production clusters run, and a restart slower than the session
+//     timeout, as a supervisor's is) leads nothing until it is unfenced,
+//     and the unfencing gives it the leadership of its partitions in the
+//     same metadata batch as that of the transaction log, so no marker is
+//     skipped: TestBrokerKilled runs its broker with the controller apart
+//     (scripts/apache-kafka.sh --separate-controller, a 2 s session
+//     timeout) and starts it again 6 s after the kill. In a replicated
+//     cluster another replica leads the partitions of a dead broker, and
+//     the markers find it. The script formats log dirs with eligible
+//     leader replicas off (eligible.leader.replicas.version=0; 4.4 turns
+//     them on for new clusters), so that the single replica of a
+//     partition of a broker killed uncleanly leads it again as soon as
+//     the broker is unfenced, without waiting for an unclean recovery.
 //   - Group offset commits: the source commits a completed checkpoint's
 //     positions when it is notified; Apache Kafka's coordinator takes
 //     them measurably later than kafka-dev's (it appends them to its

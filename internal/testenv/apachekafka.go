@@ -42,16 +42,38 @@ type ApacheKafka struct {
 	Port       int
 	Dir        string
 	Partitions int // of auto-created topics
-	script     string
+	// ControllerApart: the KRaft controller runs in a process of its own
+	// (--separate-controller), which Kill and Signal leave alone.
+	// Otherwise one process is broker and controller.
+	ControllerApart bool
+	script          string
 }
+
+// ApacheBrokerSessionTimeout is how long the controller of a broker
+// started with StartApacheKafkaApart waits for its heartbeats before it
+// fences it (scripts/apache-kafka.sh --separate-controller).
+const ApacheBrokerSessionTimeout = 2 * time.Second
 
 // apacheStartTimeout bounds a start of the broker (the JVM on a busy
 // machine; the jars are resolved before, without a bound).
 const apacheStartTimeout = 300
 
 // StartApacheKafka starts a broker on a free pair of ports with its data
-// under dir, auto-creating topics of partitions partitions.
+// under dir, auto-creating topics of partitions partitions; one process is
+// broker and controller.
 func StartApacheKafka(dir string, partitions int) (*ApacheKafka, error) {
+	return startApacheKafka(dir, partitions, false)
+}
+
+// StartApacheKafkaApart is StartApacheKafka with the controller in a
+// process apart from the broker's, as in a cluster with dedicated
+// controllers: the broker can be killed and started again while its
+// controller stays up.
+func StartApacheKafkaApart(dir string, partitions int) (*ApacheKafka, error) {
+	return startApacheKafka(dir, partitions, true)
+}
+
+func startApacheKafka(dir string, partitions int, apart bool) (*ApacheKafka, error) {
 	script, err := apacheScript()
 	if err != nil {
 		return nil, err
@@ -67,7 +89,8 @@ func StartApacheKafka(dir string, partitions int) (*ApacheKafka, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := &ApacheKafka{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, Dir: dir, Partitions: partitions, script: script}
+		k := &ApacheKafka{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, Dir: dir, Partitions: partitions,
+			ControllerApart: apart, script: script}
 		if lastErr = k.Start(); lastErr == nil {
 			if err := k.watchdog(); err != nil {
 				k.Stop()
@@ -83,8 +106,12 @@ func StartApacheKafka(dir string, partitions int) (*ApacheKafka, error) {
 // Start starts the broker (again) on its port and log dir: a restart
 // keeps every topic, committed offset and transaction.
 func (k *ApacheKafka) Start() error {
-	cmd := exec.Command(k.script, "start", strconv.Itoa(k.Port), k.Dir,
-		"--partitions", strconv.Itoa(k.Partitions), "--timeout", strconv.Itoa(apacheStartTimeout))
+	args := []string{"start", strconv.Itoa(k.Port), k.Dir,
+		"--partitions", strconv.Itoa(k.Partitions), "--timeout", strconv.Itoa(apacheStartTimeout)}
+	if k.ControllerApart {
+		args = append(args, "--separate-controller")
+	}
+	cmd := exec.Command(k.script, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -97,7 +124,8 @@ func (k *ApacheKafka) Start() error {
 	return nil
 }
 
-// Stop stops the broker (SIGTERM: a clean shutdown).
+// Stop stops the broker (SIGTERM: a clean shutdown), and its controller
+// when it runs apart.
 func (k *ApacheKafka) Stop() error {
 	if out, err := exec.Command(k.script, "stop", k.Dir).CombinedOutput(); err != nil {
 		return fmt.Errorf("apache-kafka.sh stop %s: %v\n%s", k.Dir, err, out)
@@ -105,7 +133,8 @@ func (k *ApacheKafka) Stop() error {
 	return nil
 }
 
-// Pid is the broker's process id.
+// Pid is the broker's process id (the controller's too unless it runs
+// apart).
 func (k *ApacheKafka) Pid() (int, error) {
 	b, err := os.ReadFile(filepath.Join(k.Dir, "broker.pid"))
 	if err != nil {

@@ -298,13 +298,16 @@ func TestBrokerPaused(t *testing.T) {
 // TestBrokerKilled kills the Apache Kafka broker (SIGKILL) under a running
 // exactly-once job and starts it again on the same log dir: the job fails
 // while the broker is away, restarts by its strategy saying why, and
-// finishes with every record committed exactly once. Apache Kafka only
+// finishes with every record committed exactly once. The broker's KRaft
+// controller runs apart and stays up, as in a cluster with dedicated
+// controllers: a combined node killed and restarted can hang a committed
+// transaction by itself (connectors/kafka/doc.go). Apache Kafka only
 // (kafka-dev keeps its data in memory: TestBrokerRestarted).
 func TestBrokerKilled(t *testing.T) {
 	if !apacheLogged(t) {
 		return
 	}
-	onApache(t, 2, []string{"out"}, func(t *testing.T, b *broker) {
+	onApacheApart(t, 2, []string{"out"}, func(t *testing.T, b *broker) {
 		// A checkpoint that cannot flush expires after 5 s and fails the
 		// job; the broker starts again once the job has failed (and its
 		// restarts fail too while the broker is away).
@@ -322,6 +325,14 @@ func TestBrokerKilled(t *testing.T) {
 				}
 			}
 			t.Logf("the job failed %v after the broker was killed (SIGKILL)", time.Since(killed).Round(time.Millisecond))
+			// The broker comes back once its controller has fenced the
+			// killed one, as a broker that is restarted by hand or by a
+			// supervisor does: a broker that registers again before that
+			// finds itself leading its partitions in the metadata it
+			// loads, starts its transaction coordinator at once, and is
+			// fenced and unfenced under it, which can hang a decided
+			// commit (connectors/kafka/doc.go).
+			time.Sleep(time.Until(killed.Add(3 * testenv.ApacheBrokerSessionTimeout)))
 			start := time.Now()
 			if err := b.apache.Start(); err != nil {
 				t.Fatal(err)

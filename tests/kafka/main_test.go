@@ -90,6 +90,24 @@ func onApache(t *testing.T, partitions int, topics []string, fn func(t *testing.
 	})
 }
 
+// onApacheApart is onApache on a broker of the test's own whose KRaft
+// controller runs in a process apart (kafkatest.ApacheApart), for a test
+// that kills the broker and starts it again.
+func onApacheApart(t *testing.T, partitions int, topics []string, fn func(t *testing.T, b *broker)) {
+	if !kafkatest.ApacheWanted(t) {
+		return
+	}
+	t.Run(kafkatest.ApacheName, func(t *testing.T) {
+		start := time.Now()
+		k := kafkatest.ApacheApart(t, partitions)
+		if err := kafkatest.CreateTopics(k.Addr, int32(partitions), topics...); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, &broker{addr: k.Addr, partitions: partitions, apache: k})
+		t.Logf("%s took %v", t.Name(), time.Since(start).Round(time.Millisecond))
+	})
+}
+
 // forKafkaDev is forEachProtocol on kafka-dev only, for the tests of what
 // only kafka-dev does (losing its data when restarted).
 func forKafkaDev(t *testing.T, partitions int, topics []string, fn func(t *testing.T, b *broker)) {

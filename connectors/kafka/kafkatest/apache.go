@@ -70,8 +70,59 @@ func Apache(t testing.TB) *testenv.ApacheKafka {
 	return apache.k
 }
 
-// isApache reports whether addr is the shared Apache Kafka broker's.
-func isApache(addr string) bool { return apache.k != nil && apache.k.Addr == addr }
+// apart holds the addresses of the brokers ApacheApart started.
+var apart sync.Map
+
+// ApacheApart starts an Apache Kafka broker of the test's own whose KRaft
+// controller runs in a process apart (scripts/apache-kafka.sh
+// --separate-controller), for a test that kills the broker and starts it
+// again while its controller stays up, as it does in a cluster with
+// dedicated controllers: a node that is broker and controller at once,
+// killed, starts its transaction coordinator from its own stale metadata
+// before the new controller has fenced and unfenced it, and may then skip
+// the markers of a decided commit (connectors/kafka/doc.go). The broker
+// auto-creates topics of partitions partitions; it is stopped and its
+// data removed when the test ends.
+func ApacheApart(t testing.TB, partitions int) *testenv.ApacheKafka {
+	t.Helper()
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "streamsql-apache-kafka-apart-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := testenv.StartApacheKafkaApart(dir, partitions)
+	if err == nil {
+		err = warmUp(k.Addr)
+	}
+	if err != nil {
+		if k != nil {
+			k.Stop()
+		}
+		os.RemoveAll(dir)
+		t.Fatalf("starting Apache Kafka with its controller apart: %v", err)
+	}
+	apart.Store(k.Addr, true)
+	t.Cleanup(func() {
+		apart.Delete(k.Addr)
+		if err := k.Stop(); err != nil {
+			t.Error(err)
+		}
+		os.RemoveAll(dir)
+	})
+	t.Logf("Apache Kafka on %s with its controller apart (log dir %s), started in %v", k.Addr, dir,
+		time.Since(start).Round(time.Millisecond))
+	return k
+}
+
+// isApache reports whether addr is an Apache Kafka broker's: the shared
+// one or one of ApacheApart's.
+func isApache(addr string) bool {
+	if apache.k != nil && apache.k.Addr == addr {
+		return true
+	}
+	_, ok := apart.Load(addr)
+	return ok
+}
 
 // Main runs the tests of a package that uses the shared Apache Kafka
 // broker, then stops the broker (if a test started it) and removes its
