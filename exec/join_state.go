@@ -309,7 +309,10 @@ func (s *joinSideState) sweepStore(kgStart, kgEnd int) error {
 	var err error
 	_, _, serr := s.sweeper.Sweep(max(minSweep, 2*s.written), func(_ int, _, v []byte) bool {
 		n, newest, derr := s.entryTimes(v)
-		if derr != nil || newest+s.ttl > s.now {
+		// Live as in live: written no longer than the TTL ago. A row
+		// exactly the TTL old is kept in memory, so the store keeps it too
+		// (else it would be counted here and again when memory drops it).
+		if derr != nil || s.now-newest <= s.ttl {
 			err = cmp.Or(err, derr)
 			return false
 		}

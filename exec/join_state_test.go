@@ -71,6 +71,52 @@ func TestJoinRowsExpire(t *testing.T) {
 	}
 }
 
+// TestJoinRowExpiresOnce: a row exactly the TTL old is live both in
+// memory and in the store, so a checkpoint at that millisecond (sweep,
+// flush, sweepStore) keeps it, and one a millisecond later drops it,
+// counted once, on an append-only side (runs) and on one with a unique
+// key (an entry per row).
+func TestJoinRowExpiresOnce(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		spec       planner.JoinInputSpec
+		appendOnly bool
+	}{{"runs", planner.NoUniqueKey, true}, {"rows", planner.HasUniqueKey, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			store := state.NewMemory()
+			st := newJoinSideState(state.NewKeySpace(store, spaceJoinLeft, "left rows"), c.spec, c.appendOnly, "test", true)
+			st.ttl = 1000
+			k, err := st.lookup(0, []byte("k1"), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.now = 10_000
+			st.add(k, []byte("a"), []byte("a"), 0)
+			checkpoint := func(now int64) {
+				t.Helper()
+				st.now = now
+				st.sweep()
+				if err := st.flush(); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.sweepStore(0, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkpoint(10_000)
+			checkpoint(11_000) // exactly the TTL old: live
+			if got := countStored(t, store); st.expired != 0 || got != 1 {
+				t.Fatalf("at the TTL: %d expired, %d stored; want 0 and 1", st.expired, got)
+			}
+			checkpoint(11_001)
+			checkpoint(12_000)
+			if got := countStored(t, store); st.expired != 1 || got != 0 {
+				t.Fatalf("past the TTL: %d expired, %d stored; want 1 and 0", st.expired, got)
+			}
+		})
+	}
+}
+
 func countStored(t *testing.T, s state.Store) int {
 	t.Helper()
 	n := 0

@@ -18,12 +18,13 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// TestSemiAntiJoinOperator drives one semi or anti regular join subtask by
-// hand, so the files under semi_join_testdata/ show what each change of
-// either input emits. Both inputs' rows are (k VARCHAR, v BIGINT), joined
-// on k; the output is the left row. Commands:
+// TestSemiAntiJoinOperator drives one regular join subtask by hand, so the
+// files under semi_join_testdata/ show what each change of either input
+// emits. Both inputs' rows are (k VARCHAR, v BIGINT), joined on k; the
+// output is the left row (semi, anti) or the left then the right columns
+// (left, full). Commands:
 //
-//	init type=semi|anti [residual]   a new operator; residual: the pair must also have left v < right v
+//	init type=semi|anti|left|full [residual]   a new operator; residual: the pair must also have left v < right v
 //	batch side=left|right            one batch, a row per line "op k v" (op +I, -U, +U, -D; k "null": a NULL key); prints what is emitted
 func TestSemiAntiJoinOperator(t *testing.T) {
 	datadriven.Walk(t, "semi_join_testdata", func(t *testing.T, path string) {
@@ -42,6 +43,7 @@ type semiHarness struct {
 	op   *joinOp
 	recv *subtask
 	em   *emitter
+	out  types.Schema
 }
 
 func (h *semiHarness) close() {
@@ -67,7 +69,11 @@ func (h *semiHarness) start(t *testing.T, typ planner.JoinType, residual bool) {
 			&planner.ColumnRef{Index: 3, Name: "v0", T: types.BigIntType},
 		}}
 	}
-	op := &planner.Operator{ID: "semi", Parallelism: 1, Schema: semiTestInput, Spec: spec}
+	h.out = semiTestInput
+	if !typ.LeftOnly() {
+		h.out = append(append(types.Schema{}, semiTestInput...), types.Column{Name: "k0", Type: types.StringType}, types.Column{Name: "v0", Type: types.BigIntType})
+	}
+	op := &planner.Operator{ID: "semi", Parallelism: 1, Schema: h.out, Spec: spec}
 	job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
 	job.opts.ensureDefaults()
 	h.recv = &subtask{inbox: make(chan Element, 1<<10)}
@@ -93,7 +99,7 @@ func (h *semiHarness) emitted() string {
 			rec := el.Batch.Rec
 			for i := 0; i < int(rec.NumRows()); i++ {
 				var vals []string
-				for j, c := range semiTestInput {
+				for j, c := range h.out {
 					vals = append(vals, types.Format(c.Type, types.ValueAt(rec.Column(j), i)))
 				}
 				lines = append(lines, fmt.Sprintf("%s[%s]", el.Batch.Op(i), strings.Join(vals, ", ")))
@@ -117,9 +123,12 @@ func (h *semiHarness) run(t *testing.T, d *datadriven.TestData) string {
 		for _, a := range d.CmdArgs {
 			switch a.Key {
 			case "type":
-				if a.Vals[0] == "anti" {
-					typ = planner.LeftAnti
+				kinds := map[string]planner.JoinType{"semi": planner.LeftSemi, "anti": planner.LeftAnti, "left": planner.LeftJoin, "full": planner.FullJoin}
+				jt, ok := kinds[a.Vals[0]]
+				if !ok {
+					t.Fatalf("%s: unknown join type %q", d.Pos, a.Vals[0])
 				}
+				typ = jt
 			case "residual":
 				residual = true
 			}

@@ -454,7 +454,7 @@ func (s *IntervalJoinSpec) Describe(o *Operator) string {
 		}
 		eq = append(eq, fmt.Sprintf("=(%s, %s)", l, r))
 	}
-	d := "IntervalJoin(joinType=[" + s.Type.String() + "], keys=[" + strings.Join(eq, ", ") + "]"
+	d := "IntervalJoin(joinType=[" + s.Type.String() + "], " + describeJoinKeys(eq)
 	d += ", leftLowerBound=" + boundMillis(s.Lower) + ", leftUpperBound=" + boundMillis(s.Upper)
 	d += fmt.Sprintf(", leftTimeIndex=%d, rightTimeIndex=%d", s.LeftTime, s.RightTime)
 	if s.Residual != nil {

@@ -454,12 +454,7 @@ func (s *JoinSpec) Describe(o *Operator) string {
 		}
 		eq = append(eq, fmt.Sprintf("=(%s, %s)", s.describeLeftKeyNames[i], s.describeRightKeys[i]))
 	}
-	d := "Join(joinType=[" + s.Type.String() + "]"
-	if len(eq) > 0 {
-		d += ", keys=[" + strings.Join(eq, ", ") + "]"
-	} else {
-		d += ", keys=[]"
-	}
+	d := "Join(joinType=[" + s.Type.String() + "], " + describeJoinKeys(eq)
 	if s.Residual != nil {
 		sch := o.Schema
 		if s.Type.LeftOnly() { // the residual reads the left then the right columns
@@ -529,6 +524,16 @@ func (s *JoinSpec) Identity(w *IDWriter) {
 	w.Ints(s.RightUnique)
 	w.Bool(s.LeftUpdating)
 	w.Bool(s.RightUpdating)
+}
+
+// describeJoinKeys is the keys=[...] of a two-input join's EXPLAIN line,
+// eq its equalities. Without any, the join sends both inputs whole to one
+// subtask, and the line says so rather than leave an empty list to read.
+func describeJoinKeys(eq []string) string {
+	if len(eq) == 0 {
+		return "keys=[] (no equi key: single subtask)"
+	}
+	return "keys=[" + strings.Join(eq, ", ") + "]"
 }
 
 // inputSpec picks how a join keeps an input with unique key uk (nil: none)

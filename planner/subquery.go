@@ -735,6 +735,11 @@ func (b *binder) semiAntiConjunct(c ast.ExprNode, input Node, sc *scope) (Node, 
 	default:
 		return nil, false, nil
 	}
+	if sel, ok := subquerySelect(sqe); ok {
+		if n, ok, err := b.windowSemiAnti(sel, x, not, input, sc, pos); ok || err != nil {
+			return n, ok, err
+		}
+	}
 	done := b.withSubqInput(input, sc)
 	s, err := b.bindSubquery(sqe, sc, nil, true)
 	if in := done(); in != input && err == nil {
@@ -754,26 +759,9 @@ func (b *binder) semiAntiConjunct(c ast.ExprNode, input Node, sc *scope) (Node, 
 			return nil, false, errAt(ErrTypeMismatch, pos, "", "IN subquery must return one column, it returns %d", s.nOut)
 		}
 		y := &ColumnRef{Index: nl, Name: rs[0].Name, T: rs[0].Type}
-		eq, err := b.call("=", pos, x, y)
+		eq, err := b.inCond(x, y, not, pos)
 		if err != nil {
 			return nil, false, err
-		}
-		if not {
-			// Flink's NOT IN: x = y OR x IS NULL OR y IS NULL matches.
-			xn, err := b.call("IS NULL", pos, x)
-			if err != nil {
-				return nil, false, err
-			}
-			yn, err := b.call("IS NULL", pos, y)
-			if err != nil {
-				return nil, false, err
-			}
-			if eq, err = b.call("OR", pos, eq, xn); err == nil {
-				eq, err = b.call("OR", pos, eq, yn)
-			}
-			if err != nil {
-				return nil, false, err
-			}
 		}
 		cond = andMaybe(cond, eq)
 	}
@@ -782,6 +770,38 @@ func (b *binder) semiAntiConjunct(c ast.ExprNode, input Node, sc *scope) (Node, 
 		typ = LeftAnti
 	}
 	return &Join{Left: input, Right: s.r, Type: typ, Cond: cond, Pos: pos}, true, nil
+}
+
+// inCond is the condition on which a row x of the enclosing query matches
+// a row y of an IN subquery: x = y; for NOT IN, Flink's x = y OR x IS NULL
+// OR y IS NULL, so that a NULL on either side excludes the row.
+func (b *binder) inCond(x, y Expr, not bool, pos sql.Pos) (Expr, error) {
+	eq, err := b.call("=", pos, x, y)
+	if err != nil || !not {
+		return eq, err
+	}
+	xn, err := b.call("IS NULL", pos, x)
+	if err != nil {
+		return nil, err
+	}
+	yn, err := b.call("IS NULL", pos, y)
+	if err != nil {
+		return nil, err
+	}
+	if eq, err = b.call("OR", pos, eq, xn); err != nil {
+		return nil, err
+	}
+	return b.call("OR", pos, eq, yn)
+}
+
+// subquerySelect is the SELECT block of the subquery e, if it is one.
+func subquerySelect(e ast.ExprNode) (*ast.SelectStmt, bool) {
+	sq, ok := e.(*ast.SubqueryExpr)
+	if !ok {
+		return nil, false
+	}
+	sel, ok := sq.Query.(*ast.SelectStmt)
+	return sel, ok
 }
 
 // whereConjuncts splits a WHERE condition into its top-level AND terms.

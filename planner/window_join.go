@@ -32,7 +32,7 @@ import (
 // WindowJoinType is the kind of a window join: the regular join types plus
 // semi and anti joins (the left rows with a match, or without one, in the
 // window). Semi and anti joins come from IN / EXISTS subqueries between
-// two window table functions (subquery.go).
+// two window table functions (window_semi_join.go).
 type WindowJoinType uint8
 
 // The window join types.
