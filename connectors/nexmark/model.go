@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"strconv"
 	"sync"
-	"time"
 )
 
 // The kinds of events, the values of event_type.
@@ -15,10 +14,10 @@ const (
 	BidEvent     int32 = 2
 )
 
-// BaseTime is the event time of event 0, in milliseconds since 1970-01-01
-// 00:00:00 UTC. Flink's generator starts at the wall clock; a fixed start
-// makes every run produce the same events.
-var BaseTime = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+// BaseTime is the event time of event 0, 2024-01-01 00:00:00 UTC, in
+// milliseconds since 1970-01-01 00:00:00 UTC. Flink's generator starts at
+// the wall clock; a fixed start makes every run produce the same events.
+const BaseTime int64 = 1704067200000
 
 // Constants of the Nexmark model.
 const (
