@@ -6,6 +6,7 @@ import (
 	_ "github.com/streamsql/streamsql/connectors/filesystem"
 	_ "github.com/streamsql/streamsql/connectors/kafka"
 	_ "github.com/streamsql/streamsql/connectors/memory"
+	_ "github.com/streamsql/streamsql/connectors/nexmark"
 	_ "github.com/streamsql/streamsql/connectors/print"
 	_ "github.com/streamsql/streamsql/connectors/upsertkafka"
 )

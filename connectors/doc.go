@@ -6,6 +6,7 @@
 // The connectors, one package each:
 //
 //	datagen     generated rows (Flink's datagen): the benchmark source
+//	nexmark     the Nexmark benchmark's auction events (Flink nexmark's source)
 //	filesystem  CSV and JSON-lines files, read (bounded) and written
 //	print       a sink printing each row as Flink does: +I[1, a, NULL]
 //	blackhole   a sink discarding everything

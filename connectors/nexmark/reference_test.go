@@ -1,0 +1,412 @@
+package nexmark_test
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/connectors/nexmark"
+	"github.com/streamsql/streamsql/slt"
+)
+
+// sltPath is the suite whose expected results the reference computes; the
+// engine runs it in tests/sqllogic.
+const sltPath = "../../tests/sqllogic/testdata/nexmark.slt"
+
+// The table of the suite: 10,000 events at 500 per second.
+var refConfig = func() nexmark.Config {
+	c := nexmark.DefaultConfig
+	c.FirstEventRate, c.NextEventRate, c.EventsNum = 500, 500, 10000
+	return c
+}()
+
+// refBid is a bid of the view bid, with its strings copied.
+type refBid struct {
+	auction, bidder, price int64
+	channel, url, extra    string
+	ts                     int64 // ms
+}
+
+// refEvents are the suite's events, regenerated with Generator.Event.
+type refEvents struct {
+	bids     []refBid
+	persons  []nexmark.Event
+	auctions []nexmark.Event
+}
+
+func loadRefEvents() refEvents {
+	g := nexmark.NewGenerator(refConfig)
+	var out refEvents
+	var e nexmark.Event
+	for n := uint64(0); n < uint64(refConfig.EventsNum); n++ {
+		g.Event(n, &e)
+		switch e.Type {
+		case nexmark.BidEvent:
+			b := e.Bid
+			out.bids = append(out.bids, refBid{b.Auction, b.Bidder, b.Price, string(b.Channel), string(b.URL), string(b.Extra), e.DateTime})
+		case nexmark.PersonEvent:
+			c := e
+			c.Person.City, c.Person.State = slices.Clone(e.Person.City), slices.Clone(e.Person.State)
+			out.persons = append(out.persons, c)
+		case nexmark.AuctionEvent:
+			out.auctions = append(out.auctions, e)
+		}
+	}
+	return out
+}
+
+// tsText is a TIMESTAMP(3) as the suites print it: without a fraction of
+// zeros (session.SLTValue, PostgreSQL's convention).
+func tsText(ms int64) string {
+	if ms%1000 == 0 {
+		return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05")
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000")
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// refQueries compute each labelled query of the suite in plain Go, as rows
+// of the engine's text (nullText for NULL).
+var refQueries = map[string]func(ev refEvents) [][]string{
+	"nexmark_q0": func(ev refEvents) (rows [][]string) {
+		for _, b := range ev.bids {
+			rows = append(rows, []string{itoa(b.auction), itoa(b.bidder), itoa(b.price), tsText(b.ts), b.extra})
+		}
+		return rows
+	},
+	"nexmark_q1": func(ev refEvents) (rows [][]string) {
+		for _, b := range ev.bids {
+			// 0.908 * price as DECIMAL with 3 digits: price * 908 thousandths.
+			m := b.price * 908
+			euros := fmt.Sprintf("%d.%03d", m/1000, m%1000)
+			rows = append(rows, []string{itoa(b.auction), itoa(b.bidder), euros, tsText(b.ts), b.extra})
+		}
+		return rows
+	},
+	"nexmark_q2": func(ev refEvents) (rows [][]string) {
+		for _, b := range ev.bids {
+			if b.auction%123 == 0 {
+				rows = append(rows, []string{itoa(b.auction), itoa(b.price)})
+			}
+		}
+		return rows
+	},
+	"nexmark_q5": func(ev refEvents) (rows [][]string) {
+		// HOP of 10 s every 2 s: a bid at t is in the 5 windows starting at
+		// the multiples of 2 s in (t-10 s, t].
+		const slide, size = 2000, 10000
+		type key struct{ start, auction int64 }
+		counts := map[key]int64{}
+		for _, b := range ev.bids {
+			last := floorDiv(b.ts, slide) * slide
+			for s := last; s > b.ts-size; s -= slide {
+				counts[key{s, b.auction}]++
+			}
+		}
+		maxn := map[int64]int64{}
+		for k, n := range counts {
+			maxn[k.start] = max(maxn[k.start], n)
+		}
+		for k, n := range counts {
+			if n >= maxn[k.start] {
+				rows = append(rows, []string{itoa(k.auction), itoa(n)})
+			}
+		}
+		return rows
+	},
+	"nexmark_q11": func(ev refEvents) (rows [][]string) {
+		// Sessions per bidder: a bid within 10 s of the session's last one
+		// joins it; the session ends 10 s after its last bid.
+		const gap = 10000
+		times := map[int64][]int64{}
+		for _, b := range ev.bids {
+			times[b.bidder] = append(times[b.bidder], b.ts)
+		}
+		for bidder, ts := range times {
+			slices.Sort(ts)
+			start, n := ts[0], int64(0)
+			for i, t := range ts {
+				if i > 0 && t >= ts[i-1]+gap {
+					rows = append(rows, []string{itoa(bidder), itoa(n), tsText(start), tsText(ts[i-1] + gap)})
+					start, n = t, 0
+				}
+				n++
+			}
+			rows = append(rows, []string{itoa(bidder), itoa(n), tsText(start), tsText(ts[len(ts)-1] + gap)})
+		}
+		return rows
+	},
+	"nexmark_q15": func(ev refEvents) (rows [][]string) {
+		groups := map[string]*rankStats{}
+		for _, b := range ev.bids {
+			day := tsText(b.ts)[:10]
+			if groups[day] == nil {
+				groups[day] = newRankStats()
+			}
+			groups[day].add(b)
+		}
+		for day, g := range groups {
+			rows = append(rows, append([]string{day}, g.values()...))
+		}
+		return rows
+	},
+	"nexmark_q16": func(ev refEvents) (rows [][]string) {
+		type key struct{ channel, day string }
+		groups := map[key]*rankStats{}
+		minute := map[key]string{}
+		for _, b := range ev.bids {
+			k := key{b.channel, tsText(b.ts)[:10]}
+			if groups[k] == nil {
+				groups[k] = newRankStats()
+			}
+			groups[k].add(b)
+			minute[k] = max(minute[k], tsText(b.ts)[11:16])
+		}
+		for k, g := range groups {
+			rows = append(rows, append([]string{k.channel, k.day, minute[k]}, g.values()...))
+		}
+		return rows
+	},
+	"nexmark_q17": func(ev refEvents) (rows [][]string) {
+		type key struct {
+			auction int64
+			day     string
+		}
+		type stats struct{ n, r1, r2, r3, lo, hi, sum int64 }
+		groups := map[key]*stats{}
+		for _, b := range ev.bids {
+			k := key{b.auction, tsText(b.ts)[:10]}
+			s := groups[k]
+			if s == nil {
+				s = &stats{lo: b.price, hi: b.price}
+				groups[k] = s
+			}
+			s.n++
+			switch rank(b.price) {
+			case 1:
+				s.r1++
+			case 2:
+				s.r2++
+			case 3:
+				s.r3++
+			}
+			s.lo, s.hi, s.sum = min(s.lo, b.price), max(s.hi, b.price), s.sum+b.price
+		}
+		for k, s := range groups {
+			// AVG of BIGINT is BIGINT, truncated.
+			rows = append(rows, []string{itoa(k.auction), k.day, itoa(s.n), itoa(s.r1), itoa(s.r2), itoa(s.r3),
+				itoa(s.lo), itoa(s.hi), itoa(s.sum / s.n), itoa(s.sum)})
+		}
+		return rows
+	},
+	"nexmark_q21": func(ev refEvents) (rows [][]string) {
+		hot := map[string]string{"apple": "0", "google": "1", "facebook": "2", "baidu": "3"}
+		re := regexp.MustCompile(`(&|^)channel_id=([^&]*)`)
+		for _, b := range ev.bids {
+			id, ok := hot[strings.ToLower(b.channel)]
+			if !ok {
+				m := re.FindStringSubmatch(b.url)
+				if m == nil {
+					continue
+				}
+				id = m[2]
+			}
+			rows = append(rows, []string{itoa(b.auction), itoa(b.bidder), itoa(b.price), b.channel, id})
+		}
+		return rows
+	},
+	"nexmark_q22": func(ev refEvents) (rows [][]string) {
+		for _, b := range ev.bids {
+			parts := strings.Split(b.url, "/")
+			dir := func(i int) string {
+				if i < len(parts) {
+					return parts[i]
+				}
+				return nullText
+			}
+			rows = append(rows, []string{itoa(b.auction), itoa(b.bidder), itoa(b.price), b.channel, dir(3), dir(4), dir(5)})
+		}
+		return rows
+	},
+	"nexmark_people": func(ev refEvents) [][]string {
+		p := ev.persons
+		city, state := string(p[0].Person.City), string(p[0].Person.State)
+		for _, e := range p {
+			city, state = min(city, string(e.Person.City)), max(state, string(e.Person.State))
+		}
+		return [][]string{{itoa(int64(len(p))), itoa(p[0].Person.ID), itoa(p[len(p)-1].Person.ID),
+			tsText(p[0].DateTime), tsText(p[len(p)-1].DateTime), city, state}}
+	},
+	"nexmark_auctions": func(ev refEvents) [][]string {
+		a := ev.auctions
+		lo, hi := a[0].Auction.Category, a[0].Auction.Category
+		sellers := map[int64]bool{}
+		for _, e := range a {
+			lo, hi = min(lo, e.Auction.Category), max(hi, e.Auction.Category)
+			sellers[e.Auction.Seller] = true
+		}
+		return [][]string{{itoa(int64(len(a))), itoa(a[0].Auction.ID), itoa(a[len(a)-1].Auction.ID), itoa(lo), itoa(hi), itoa(int64(len(sellers)))}}
+	},
+}
+
+// nullText stands for NULL in the reference's rows.
+const nullText = "\x00NULL"
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// rank is the price range of q15-q17: 1 below $100, 2 below $10,000, 3
+// above.
+func rank(price int64) int {
+	switch {
+	case price < 10000:
+		return 1
+	case price < 1000000:
+		return 2
+	}
+	return 3
+}
+
+// rankStats are q15's and q16's counts of bids, distinct bidders and
+// distinct auctions, in all and per price range.
+type rankStats struct {
+	bids     [4]int64
+	bidders  [4]map[int64]bool
+	auctions [4]map[int64]bool
+}
+
+func newRankStats() *rankStats {
+	s := &rankStats{}
+	for i := range s.bidders {
+		s.bidders[i], s.auctions[i] = map[int64]bool{}, map[int64]bool{}
+	}
+	return s
+}
+
+func (s *rankStats) add(b refBid) {
+	for _, i := range []int{0, rank(b.price)} {
+		s.bids[i]++
+		s.bidders[i][b.bidder] = true
+		s.auctions[i][b.auction] = true
+	}
+}
+
+func (s *rankStats) values() []string {
+	var out []string
+	for i := range s.bids {
+		out = append(out, itoa(s.bids[i]))
+	}
+	for i := range s.bidders {
+		out = append(out, itoa(int64(len(s.bidders[i]))))
+	}
+	for i := range s.auctions {
+		out = append(out, itoa(int64(len(s.auctions[i]))))
+	}
+	return out
+}
+
+// expected renders rows as the suite's expected block for a query of the
+// declared types in rowsort mode: the values in SQLite's runner's format,
+// rows sorted; a block of more than maxListed rows as "N values hashing
+// to H", as slt compares it.
+func expected(rows [][]string, types string) []string {
+	const maxListed = 40
+	formatted := make([][]string, len(rows))
+	for i, r := range rows {
+		formatted[i] = make([]string, len(r))
+		for j, v := range r {
+			val := slt.Text(v)
+			if v == nullText {
+				val = slt.Null
+			}
+			formatted[i][j] = slt.FormatValue(val, types[j])
+		}
+	}
+	slices.SortStableFunc(formatted, slices.Compare[[]string])
+	if len(formatted) > maxListed {
+		var vals []string
+		for _, r := range formatted {
+			vals = append(vals, r...)
+		}
+		return []string{fmt.Sprintf("%d values hashing to %s", len(vals), slt.HashValues(vals))}
+	}
+	lines := make([]string, len(formatted))
+	for i, r := range formatted {
+		lines[i] = strings.Join(r, " ")
+	}
+	return lines
+}
+
+// TestReference: every labelled query of the suite expects what the Go
+// reference computes from the same events; NEXMARK_REWRITE=1 writes the
+// reference's results into the suite instead.
+func TestReference(t *testing.T) {
+	data, err := os.ReadFile(sltPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := slt.Parse(strings.NewReader(string(data)), sltPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := loadRefEvents()
+	lines := strings.Split(string(data), "\n")
+	rewrite := os.Getenv("NEXMARK_REWRITE") == "1"
+	seen := map[string]bool{}
+	// Rewrites go from the last record up, so line numbers stay right.
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		if r.Kind != slt.KindQuery || r.Label == "" {
+			continue
+		}
+		ref, ok := refQueries[r.Label]
+		if !ok {
+			t.Errorf("%s:%d: no reference for query %s", sltPath, r.Line, r.Label)
+			continue
+		}
+		seen[r.Label] = true
+		if r.Sort != slt.RowSort {
+			t.Errorf("%s:%d: query %s must be rowsort", sltPath, r.Line, r.Label)
+		}
+		want := expected(ref(ev), r.Types)
+		if slices.Equal(r.Expected, want) {
+			continue
+		}
+		if !rewrite {
+			t.Errorf("%s:%d: query %s expects\n%s\nthe reference computes\n%s", sltPath, r.Line, r.Label,
+				strings.Join(r.Expected, "\n"), strings.Join(want, "\n"))
+			continue
+		}
+		// The block runs from the line after "----" to the next blank line.
+		dash := r.Line
+		for lines[dash-1] != "----" {
+			dash++
+		}
+		end := dash
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		lines = slices.Concat(lines[:dash], want, lines[end:])
+	}
+	for label := range refQueries {
+		if !seen[label] {
+			t.Errorf("the suite has no query labelled %s", label)
+		}
+	}
+	if rewrite {
+		if err := os.WriteFile(sltPath, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

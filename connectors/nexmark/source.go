@@ -1,0 +1,524 @@
+package nexmark
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/connectors/internal/statecodec"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Name is the value of the 'connector' option.
+const Name = "nexmark"
+
+func init() {
+	registry.Register(catalog.Connector{
+		Name:    Name,
+		Source:  true,
+		Bounded: bounded,
+		Options: optionKeys,
+		Validate: func(t *catalog.Table) error {
+			if _, err := ParseOptions(t.Options); err != nil {
+				return err
+			}
+			_, err := bindColumns(t.Columns)
+			return err
+		},
+	}, newSource, nil)
+}
+
+// maxWait bounds how long Next sleeps before returning exec.ErrNoData.
+const maxWait = 100 * time.Millisecond
+
+type source struct {
+	table     string
+	gen       *Generator
+	schema    *arrow.Schema
+	batchSize int
+	subtask   uint64
+	par       uint64
+	// total is the table's number of events (MaxUint64: unbounded).
+	total uint64
+	// paced is set when max-emit-speed is false: events are emitted when
+	// the wall clock since Open has passed their event time since the
+	// split's first event.
+	paced bool
+	// splits are the event sequences this subtask emits: normally one,
+	// events subtask, subtask+par, ...; after a restore into another
+	// parallelism, the splits of old subtasks assigned to this one. They
+	// take turns, a batch each.
+	splits []split
+	next   int
+	// live names the splits with events left (nil: to be listed again),
+	// run the split of the last batch (exec.SplitSource).
+	live []string
+	run  [1]exec.SplitRun
+	// opened is the wall-clock time of Open (pacing).
+	opened time.Time
+	// w writes the projected columns; ev is the event being written.
+	w  writers
+	ev Event
+}
+
+// split is the sequence of event numbers next, next+step, ... below the
+// table's total.
+type split struct {
+	next, step uint64
+	// name is the split's name as a watermark split: its first event
+	// number modulo step, and step.
+	name string
+	// paceFrom is the event time of the first event emitted since Open
+	// (-1: none yet), the origin of pacing.
+	paceFrom int64
+}
+
+func (sp *split) key() string {
+	if sp.name == "" {
+		sp.name = fmt.Sprintf("%d/%d", sp.next%sp.step, sp.step)
+	}
+	return sp.name
+}
+
+// left reports whether the split has events below total.
+func (sp *split) left(total uint64) bool { return sp.next < total }
+
+func newSource(spec exec.TableSpec) (exec.Source, error) {
+	c, err := ParseOptions(spec.Options)
+	if err != nil {
+		return nil, fmt.Errorf("nexmark table %s: %w", spec.Table, err)
+	}
+	cols, err := bindColumns(spec.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("nexmark table %s: %w", spec.Table, err)
+	}
+	par := max(spec.Parallelism, 1)
+	if spec.Subtask < 0 || spec.Subtask >= par {
+		return nil, fmt.Errorf("nexmark table %s: subtask %d out of range for parallelism %d", spec.Table, spec.Subtask, par)
+	}
+	s := &source{
+		table:     spec.Table,
+		gen:       NewGenerator(c),
+		schema:    spec.ProducedSchema().Arrow(),
+		batchSize: spec.BatchSize,
+		subtask:   uint64(spec.Subtask),
+		par:       uint64(par),
+		total:     math.MaxUint64,
+		paced:     !c.MaxEmitSpeed,
+	}
+	if c.EventsNum > 0 {
+		s.total = uint64(c.EventsNum)
+	}
+	s.splits = []split{{next: s.subtask, step: s.par, paceFrom: -1}}
+	if s.batchSize <= 0 {
+		s.batchSize = exec.DefaultBatchSize
+	}
+	mem := spec.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	fields := spec.Fields
+	if fields == nil {
+		for i := range spec.Schema {
+			fields = append(fields, i)
+		}
+	}
+	proj := make([]col, len(fields))
+	for i, f := range fields {
+		proj[i] = cols[f]
+	}
+	s.w = newWriters(mem, proj)
+	return s, nil
+}
+
+func (s *source) Open(context.Context) error {
+	s.opened = time.Now()
+	for i := range s.splits {
+		s.splits[i].paceFrom = -1
+	}
+	return nil
+}
+
+// current returns the split whose turn it is, the next one after it with
+// events left, or nil at the end.
+func (s *source) current() *split {
+	for k := range s.splits {
+		i := (s.next + k) % len(s.splits)
+		if s.splits[i].left(s.total) {
+			s.next = (i + 1) % len(s.splits)
+			return &s.splits[i]
+		}
+	}
+	return nil
+}
+
+// Splits lists the splits with events left (exec.SplitSource); each has
+// its own watermark.
+func (s *source) Splits() []string {
+	if s.live == nil {
+		s.live = make([]string, 0, len(s.splits))
+		for i := range s.splits {
+			if sp := &s.splits[i]; sp.left(s.total) {
+				s.live = append(s.live, sp.key())
+			}
+		}
+	}
+	return s.live
+}
+
+// BatchSplits says which split the last batch came from (one per batch).
+func (s *source) BatchSplits() []exec.SplitRun { return s.run[:] }
+
+// count returns how many events of sp the next batch holds: up to a
+// batch, up to the table's end, and when paced, those whose event time is
+// due.
+func (s *source) count(ctx context.Context, sp *split) (int, error) {
+	n := uint64(s.batchSize)
+	if s.total != math.MaxUint64 {
+		n = min(n, (s.total-sp.next-1)/sp.step+1)
+	}
+	if !s.paced {
+		return int(n), nil
+	}
+	if sp.paceFrom < 0 {
+		sp.paceFrom = s.gen.Timestamp(sp.next)
+	}
+	due := func(now time.Time) uint64 {
+		limit := sp.paceFrom + now.Sub(s.opened).Milliseconds()
+		k := uint64(0)
+		for k < n && s.gen.Timestamp(sp.next+k*sp.step) <= limit {
+			k++
+		}
+		return k
+	}
+	if k := due(time.Now()); k > 0 {
+		return int(k), nil
+	}
+	wait := time.Duration(s.gen.Timestamp(sp.next)-sp.paceFrom)*time.Millisecond - time.Since(s.opened)
+	t := time.NewTimer(min(max(wait, 0), maxWait))
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return 0, ctx.Err()
+	case now := <-t.C:
+		return int(due(now)), nil
+	}
+}
+
+func (s *source) Next(ctx context.Context) (exec.Batch, error) {
+	sp := s.current()
+	if sp == nil {
+		return exec.Batch{}, io.EOF
+	}
+	n, err := s.count(ctx, sp)
+	if err != nil {
+		return exec.Batch{}, err
+	}
+	if n == 0 {
+		return exec.Batch{}, exec.ErrNoData
+	}
+	s.w.reserve(n)
+	e := sp.next
+	for i := 0; i < n; i++ {
+		s.gen.fill(e, &s.ev, s.w.kinds)
+		s.w.write(&s.ev)
+		e += sp.step
+	}
+	rec := s.w.record(s.schema, n)
+	sp.next = e
+	s.run[0] = exec.SplitRun{Split: sp.key(), End: n}
+	if !sp.left(s.total) {
+		s.live = nil
+	}
+	return exec.Batch{Rec: rec}, nil
+}
+
+// The versions of the snapshot format (checkpoint.AppendStateHeader):
+// 1, the list of splits (next event number, step), as uvarints.
+const (
+	minSnapshotVersion = 1
+	snapshotVersion    = 1
+)
+
+// Snapshot encodes the splits: for each, its next event number and step.
+func (s *source) Snapshot() ([]byte, error) { return encodeSplits(s.splits), nil }
+
+func encodeSplits(splits []split) []byte {
+	b := make([]byte, 0, 2+binary.MaxVarintLen64*(1+2*len(splits)))
+	b = checkpoint.AppendStateHeader(b, snapshotVersion)
+	b = binary.AppendUvarint(b, uint64(len(splits)))
+	for _, sp := range splits {
+		b = binary.AppendUvarint(b, sp.next)
+		b = binary.AppendUvarint(b, sp.step)
+	}
+	return b
+}
+
+// decodeSplits reads a snapshot of the table's source: an unknown version
+// or a layout that does not fit is checkpoint.ErrIncompatibleState.
+func decodeSplits(table string, state []byte) ([]split, error) {
+	owner := "nexmark table " + table
+	version, state, err := checkpoint.ReadStateHeader(state, owner, minSnapshotVersion, snapshotVersion)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(what string) error { return statecodec.Incompatible(owner, version, "%s", what) }
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(state)
+		if n <= 0 {
+			return 0, false
+		}
+		state = state[n:]
+		return v, true
+	}
+	n, ok := next()
+	if !ok || n > 1<<20 {
+		return nil, bad("bad number of splits")
+	}
+	out := make([]split, n)
+	for i := range out {
+		e, ok1 := next()
+		st, ok2 := next()
+		if !ok1 || !ok2 {
+			return nil, bad(fmt.Sprintf("split %d of %d truncated", i, n))
+		}
+		if st == 0 {
+			return nil, bad(fmt.Sprintf("split %d has step 0", i))
+		}
+		out[i] = split{next: e, step: st, paceFrom: -1}
+	}
+	if len(state) > 0 {
+		return nil, bad(fmt.Sprintf("%d bytes after the splits", len(state)))
+	}
+	return out, nil
+}
+
+// Restore resumes the splits of a snapshot this subtask took.
+func (s *source) Restore(state []byte) error {
+	sps, err := decodeSplits(s.table, state)
+	if err != nil {
+		return err
+	}
+	s.splits, s.live, s.next = sps, nil, 0
+	return nil
+}
+
+// RestoreRescaled implements exec.Rescalable: states are the snapshots of
+// every subtask of the old parallelism, in subtask order. The old splits
+// are dealt round-robin to the new subtasks, so every event not yet
+// emitted is emitted by exactly one of them.
+func (s *source) RestoreRescaled(states [][]byte) error {
+	var all []split
+	for i, st := range states {
+		sps, err := decodeSplits(s.table, st)
+		if err != nil {
+			return fmt.Errorf("old subtask %d: %w", i, err)
+		}
+		all = append(all, sps...)
+	}
+	s.splits, s.live, s.next = nil, nil, 0
+	for k, sp := range all {
+		if uint64(k)%s.par == s.subtask {
+			s.splits = append(s.splits, sp)
+		}
+	}
+	return nil
+}
+
+func (s *source) Close() error {
+	s.w.release()
+	return nil
+}
+
+// writers append the projected columns of events to Arrow builders.
+type writers struct {
+	cols []writer
+	arrs []arrow.Array
+	// kinds has a bit per event kind some projected column needs the
+	// fields of.
+	kinds uint8
+}
+
+// writer is the builder of one projected column; one of the builders is
+// set, by the column's type.
+type writer struct {
+	c   col
+	i32 *array.Int32Builder
+	i64 *array.Int64Builder
+	ts  *array.TimestampBuilder
+	str *array.StringBuilder
+	// avg is the average bytes per event reserved for a string column.
+	avg int
+}
+
+func newWriters(mem memory.Allocator, proj []col) writers {
+	var w writers
+	for _, c := range proj {
+		wr := writer{c: c}
+		switch t := columns[c].Type; t.Kind {
+		case types.Int:
+			wr.i32 = array.NewInt32Builder(mem)
+		case types.Timestamp:
+			wr.ts = array.NewTimestampBuilder(mem, t.ArrowType().(*arrow.TimestampType))
+		case types.BigInt:
+			wr.i64 = array.NewInt64Builder(mem)
+		default:
+			wr.str = array.NewStringBuilder(mem)
+			wr.avg = avgBytes[c]
+		}
+		if k := c.kind(); k >= 0 {
+			w.kinds |= 1 << k
+		}
+		w.cols = append(w.cols, wr)
+	}
+	return w
+}
+
+// avgBytes is about the bytes per event (of any kind) of a string column,
+// with the mix 1:3:46: what a batch reserves up front.
+var avgBytes = [numCols]int{
+	colPersonName: 1, colPersonEmail: 1, colPersonCreditCard: 1, colPersonCity: 1, colPersonState: 1, colPersonExtra: 4,
+	colAuctionItemName: 1, colAuctionDescription: 4, colAuctionExtra: 24,
+	colBidChannel: 8, colBidURL: 60, colBidExtra: 64,
+}
+
+func (w *writers) reserve(n int) {
+	for i := range w.cols {
+		c := &w.cols[i]
+		switch {
+		case c.i32 != nil:
+			c.i32.Reserve(n)
+		case c.i64 != nil:
+			c.i64.Reserve(n)
+		case c.ts != nil:
+			c.ts.Reserve(n)
+		default:
+			c.str.Reserve(n)
+			c.str.ReserveData(n * c.avg)
+		}
+	}
+}
+
+// write appends event e to every column.
+func (w *writers) write(e *Event) {
+	for i := range w.cols {
+		c := &w.cols[i]
+		if k := c.c.kind(); k >= 0 && k != e.Type {
+			switch {
+			case c.i64 != nil:
+				c.i64.UnsafeAppendBoolToBitmap(false)
+			case c.ts != nil:
+				c.ts.UnsafeAppendBoolToBitmap(false)
+			default:
+				c.str.AppendNull()
+			}
+			continue
+		}
+		switch c.c {
+		case colEventType:
+			c.i32.UnsafeAppend(e.Type)
+		case colPersonID:
+			c.i64.UnsafeAppend(e.Person.ID)
+		case colPersonName:
+			c.str.BinaryBuilder.Append(e.Person.Name)
+		case colPersonEmail:
+			c.str.BinaryBuilder.Append(e.Person.EmailAddress)
+		case colPersonCreditCard:
+			c.str.BinaryBuilder.Append(e.Person.CreditCard)
+		case colPersonCity:
+			c.str.BinaryBuilder.Append(e.Person.City)
+		case colPersonState:
+			c.str.BinaryBuilder.Append(e.Person.State)
+		case colPersonExtra:
+			c.str.BinaryBuilder.Append(e.Person.Extra)
+		case colAuctionID:
+			c.i64.UnsafeAppend(e.Auction.ID)
+		case colAuctionItemName:
+			c.str.BinaryBuilder.Append(e.Auction.ItemName)
+		case colAuctionDescription:
+			c.str.BinaryBuilder.Append(e.Auction.Description)
+		case colAuctionInitialBid:
+			c.i64.UnsafeAppend(e.Auction.InitialBid)
+		case colAuctionReserve:
+			c.i64.UnsafeAppend(e.Auction.Reserve)
+		case colAuctionExpires:
+			c.ts.UnsafeAppend(arrow.Timestamp(e.Auction.Expires * 1000))
+		case colAuctionSeller:
+			c.i64.UnsafeAppend(e.Auction.Seller)
+		case colAuctionCategory:
+			c.i64.UnsafeAppend(e.Auction.Category)
+		case colAuctionExtra:
+			c.str.BinaryBuilder.Append(e.Auction.Extra)
+		case colBidAuction:
+			c.i64.UnsafeAppend(e.Bid.Auction)
+		case colBidBidder:
+			c.i64.UnsafeAppend(e.Bid.Bidder)
+		case colBidPrice:
+			c.i64.UnsafeAppend(e.Bid.Price)
+		case colBidChannel:
+			c.str.BinaryBuilder.Append(e.Bid.Channel)
+		case colBidURL:
+			c.str.BinaryBuilder.Append(e.Bid.URL)
+		case colBidExtra:
+			c.str.BinaryBuilder.Append(e.Bid.Extra)
+		case colPersonDateTime, colAuctionDateTime, colBidDateTime, colDateTime:
+			c.ts.UnsafeAppend(arrow.Timestamp(e.DateTime * 1000))
+		}
+	}
+}
+
+// record moves the built columns into a record batch of n rows; the
+// builders are empty again.
+func (w *writers) record(schema *arrow.Schema, n int) arrow.RecordBatch {
+	if w.arrs == nil {
+		w.arrs = make([]arrow.Array, len(w.cols))
+	}
+	arrs := w.arrs
+	for i := range w.cols {
+		c := &w.cols[i]
+		switch {
+		case c.i32 != nil:
+			arrs[i] = c.i32.NewArray()
+		case c.i64 != nil:
+			arrs[i] = c.i64.NewArray()
+		case c.ts != nil:
+			arrs[i] = c.ts.NewArray()
+		default:
+			arrs[i] = c.str.NewArray()
+		}
+	}
+	rec := array.NewRecordBatch(schema, arrs, int64(n))
+	for i, a := range arrs {
+		a.Release()
+		arrs[i] = nil
+	}
+	return rec
+}
+
+func (w *writers) release() {
+	for i := range w.cols {
+		c := &w.cols[i]
+		switch {
+		case c.i32 != nil:
+			c.i32.Release()
+		case c.i64 != nil:
+			c.i64.Release()
+		case c.ts != nil:
+			c.ts.Release()
+		default:
+			c.str.Release()
+		}
+	}
+	w.cols = nil
+}
