@@ -482,7 +482,7 @@ func (j *intervalJoinOp) setGauge() {
 	j.held.Store(j.side[0].st.held + j.side[1].st.held)
 }
 
-// joinRows reports the rows held (Metrics.JoinRows).
+// joinRows reports the rows held (joinRowsGauge).
 func (j *intervalJoinOp) joinRows() int64 { return j.held.Load() }
 
 // shrink bounds the memory of the rows held: past the cache's size in

@@ -400,8 +400,8 @@ func (j *Job) Metrics() Metrics {
 			m.OpenWindows += windows
 			m.WindowGroups += groups
 		}
-		if j, ok := t.impl.(*intervalJoinOp); ok {
-			m.JoinRows += j.joinRows()
+		if g, ok := t.impl.(joinRowsGauge); ok {
+			m.JoinRows += g.joinRows()
 		}
 		if _, ok := t.op.Spec.(*planner.SinkSpec); ok {
 			sinks++
@@ -449,8 +449,8 @@ func (j *Job) SubtaskMetrics() []SubtaskMetrics {
 		if w, ok := t.impl.(windowStateGauge); ok {
 			_, m.StateEntries = w.windowState()
 		}
-		if ij, ok := t.impl.(*intervalJoinOp); ok {
-			m.StateEntries = ij.joinRows()
+		if g, ok := t.impl.(joinRowsGauge); ok {
+			m.StateEntries = g.joinRows()
 		}
 		out = append(out, m)
 	}
@@ -466,6 +466,15 @@ type windowStateGauge interface {
 
 func (a *windowAggOp) windowState() (int64, int64) {
 	return a.gauge.windows.Load(), a.gauge.groups.Load()
+}
+
+// joinRowsGauge is an operator that holds join rows in state (an interval
+// join): joinRows reports how many, both inputs' together, in memory or
+// in the store (Metrics.JoinRows, SubtaskMetrics.StateEntries). It is
+// called from any goroutine, so it reads a counter the operator updates
+// after every batch and watermark.
+type joinRowsGauge interface {
+	joinRows() int64
 }
 
 // Graph is the plan the job runs.

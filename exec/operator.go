@@ -75,7 +75,8 @@ type operatorFactory func(t *subtask) (operator, error)
 // (driven by watermarks), committer (commits on checkpoint completion),
 // planner.KeyedStateful on the spec (the subtask opens a store), several
 // inputs (process's input index), late-record side outputs
-// (emitter.emitLate).
+// (emitter.emitLate), gauges of the state held (windowStateGauge: open
+// windows and their groups; joinRowsGauge: join rows).
 var operatorFactories = map[string]operatorFactory{
 	planner.KindValues:         newValues,
 	planner.KindCalc:           newCalc,
