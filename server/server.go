@@ -1,7 +1,3 @@
-// Package server is the long-running streamsql process (`streamsql
-// server`): it owns a data directory through one session, runs the jobs
-// submitted to it over a REST API (docs/API.md), resumes on start the jobs
-// that were running when it stopped, and serves Prometheus metrics.
 package server
 
 import (

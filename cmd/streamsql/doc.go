@@ -110,6 +110,14 @@
 //
 // The exit status is 1 if any record failed.
 //
+// # A server
+//
+// "streamsql server" runs jobs behind a REST API that outlives any shell
+// (package server, docs/API.md). --server URL makes streamsql its client:
+// with -f it sends the file and returns once its jobs are submitted (--wait:
+// once they ended); without -f it is a shell reading statements from
+// standard input and running each on the server.
+//
 // "streamsql bench" and "streamsql kafka-dev" are reserved for the
 // benchmark driver and the local Kafka-compatible broker.
 package main

@@ -71,7 +71,7 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.BoolVar(&o.fresh, "fresh", false, "discard the checkpoints of the jobs submitted instead of resuming from them")
 	fs.StringVar(&o.restore, "s", "", "restore the jobs from the checkpoint or savepoint at `PATH` (SET 'execution.state-recovery.path')")
 	fs.BoolVar(&o.savepoint, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (SET '"+session.OptSavepointOnStop+"' = 'true')")
-	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL` (with -f)")
+	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL`: -f submits a file, else a shell reads statements from stdin")
 	fs.BoolVar(&o.wait, "wait", false, "with --server and -f: wait for the submitted jobs to end")
 	fs.Usage = func() { usage(fs.Output(), fs) }
 	return fs
@@ -87,6 +87,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql server [--data-dir DIR] [--http ADDR] [--savepoint-on-stop]
                                                     run jobs behind a REST API (docs/API.md)
   streamsql --server URL -f FILE.sql [--wait]       submit a file's statements to a server
+  streamsql --server URL                            a shell on a server (statements from stdin)
   streamsql version                                 print the version
 
 The data directory (--data-dir, default ./streamsql-data) has one owner at a
