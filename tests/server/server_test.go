@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -339,5 +340,116 @@ INSERT INTO out SELECT n FROM nums;
 	}
 	if err == nil {
 		t.Fatalf("shell with a failed statement exited 0:\n%s", out)
+	}
+}
+
+// TestTwoClients: two `streamsql --server URL -f` processes submit their
+// jobs at the same time while the job list is read over the API; both
+// succeed, and then two shells at once each list both jobs.
+func TestTwoClients(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	url := "http://" + addr
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	var files []string
+	for _, c := range []string{"a", "b"} {
+		file := filepath.Join(t.TempDir(), c+".sql")
+		os.WriteFile(file, []byte(fmt.Sprintf(`CREATE TABLE src_%[1]s (id BIGINT) WITH ('connector'='datagen', 'rows-per-second'='200');
+CREATE TABLE dst_%[1]s (id BIGINT) WITH ('connector'='blackhole');
+SET 'execution.checkpointing.interval' = '500ms';
+INSERT INTO dst_%[1]s SELECT id FROM src_%[1]s;
+SELECT 1 + 2 AS n;
+`, c)), 0o644)
+		files = append(files, file)
+	}
+
+	// Reads of the job list run all along the submissions.
+	stopReads := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(readErr)
+		for {
+			select {
+			case <-stopReads:
+				return
+			default:
+			}
+			resp, err := http.Get(url + "/api/v1/jobs")
+			if err != nil {
+				readErr <- err
+				return
+			}
+			var jobs jobsResponse
+			err = json.NewDecoder(resp.Body).Decode(&jobs)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 {
+				readErr <- fmt.Errorf("GET /api/v1/jobs during submissions: %d %v", resp.StatusCode, err)
+				return
+			}
+		}
+	}()
+	var clients []*testenv.Proc
+	for _, f := range files {
+		clients = append(clients, testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-f", f))
+	}
+	jobID := regexp.MustCompile(`Job ID: (\S+)`)
+	var ids []string
+	for _, c := range clients {
+		err := c.Wait()
+		m := jobID.FindStringSubmatch(c.Output())
+		if err != nil || m == nil || !strings.Contains(c.Output(), "| 3 |") {
+			t.Fatalf("client %v: %v\n%s", c.Args(), err, c.Output())
+		}
+		ids = append(ids, m[1])
+	}
+	close(stopReads)
+	if err := <-readErr; err != nil {
+		t.Fatal(err)
+	}
+	if ids[0] == ids[1] {
+		t.Fatalf("two clients got the same job id %s", ids[0])
+	}
+
+	// Each of two shells at once sees both jobs running.
+	var shells []*exec.Cmd
+	var outs []*strings.Builder
+	for range 2 {
+		sh := exec.Command(bin, "--server", url)
+		sh.Stdin = strings.NewReader("SHOW JOBS;\nSELECT 40 + 2 AS answer;\nSHOW JOBS;\n")
+		var out strings.Builder
+		sh.Stdout, sh.Stderr = &out, &out
+		if err := sh.Start(); err != nil {
+			t.Fatal(err)
+		}
+		shells = append(shells, sh)
+		outs = append(outs, &out)
+	}
+	for i, sh := range shells {
+		if err := sh.Wait(); err != nil {
+			t.Fatalf("shell %d: %v\n%s", i, err, outs[i])
+		}
+		out := outs[i].String()
+		for _, want := range []string{ids[0], ids[1], "42"} {
+			if strings.Count(out, want) < 1 {
+				t.Fatalf("shell %d does not show %q:\n%s", i, want, out)
+			}
+		}
+		if strings.Count(out, "RUNNING") < 4 {
+			t.Fatalf("shell %d does not show both jobs running twice:\n%s", i, out)
+		}
+	}
+	var jobs jobsResponse
+	getJSON(t, url+"/api/v1/jobs", &jobs)
+	if len(jobs.Jobs) != 2 {
+		t.Fatalf("the server runs %d jobs, want 2: %+v", len(jobs.Jobs), jobs)
+	}
+	for _, j := range jobs.Jobs {
+		if j.Status != "RUNNING" || (j.ID != ids[0] && j.ID != ids[1]) {
+			t.Fatalf("jobs: %+v, want %v running", jobs, ids)
+		}
 	}
 }
