@@ -269,6 +269,14 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
+	if path := r.URL.Query().Get("restore"); path != "" {
+		undo, err := s.setForRequest(session.OptRecoveryPath, path)
+		if err != nil {
+			writeError(w, 400, err)
+			return
+		}
+		defer undo()
+	}
 	results := []resultJSON{}
 	for _, st := range stmts {
 		res, err := s.sess.ExecuteStatement(context.Background(), st)
@@ -313,6 +321,28 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 		results = append(results, rj)
 	}
 	writeJSON(w, 200, map[string]any{"results": results})
+}
+
+// setForRequest SETs key to value for the statements of one request
+// (stmtMu held) and returns the function that puts back what was SET
+// before, whatever the statements SET meanwhile under other keys.
+func (s *Server) setForRequest(key, value string) (undo func(), err error) {
+	before, had := s.sess.SetOptions()[key]
+	opts := clone(s.sess.SetOptions())
+	opts[key] = value
+	if err := s.sess.ReplaceOptions(opts); err != nil {
+		return nil, err
+	}
+	return func() {
+		opts := clone(s.sess.SetOptions())
+		delete(opts, key)
+		if had {
+			opts[key] = before
+		}
+		if err := s.sess.ReplaceOptions(opts); err != nil {
+			s.logf("[ERROR] setting '%s' back after a request: %v", key, err)
+		}
+	}, nil
 }
 
 func oneLine(s string) string {
