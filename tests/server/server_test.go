@@ -453,3 +453,103 @@ SELECT 1 + 2 AS n;
 		}
 	}
 }
+
+// TestRestoreSavepoint stops a counting job with a savepoint through the
+// API, then restores it from that savepoint with `streamsql --server URL
+// -s PATH -f` and lets it finish: the restored job reads only the rows
+// after the savepoint, and the counts it writes continue from the
+// savepoint's, so that every row is counted once.
+func TestRestoreSavepoint(t *testing.T) {
+	const rows, rate = 100_000, 20_000
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	url := "http://" + addr
+	srv := startServer(t, filepath.Join(dir, "data"), addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	out := filepath.Join(dir, "counts")
+	insert := "INSERT INTO counts SELECT id % 10 AS k, COUNT(*) FROM gen GROUP BY id % 10;\n"
+	job := filepath.Join(dir, "job.sql")
+	os.WriteFile(job, []byte(fmt.Sprintf(`CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '%[1]d',
+  'rows-per-second' = '%[2]d', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%[1]d');
+CREATE TABLE counts (k BIGINT, c BIGINT) WITH ('connector' = 'filesystem', 'path' = '%[3]s', 'format' = 'debezium-json');
+SET 'execution.checkpointing.interval' = '200ms';
+`, rows, rate, out)+insert), 0o644)
+	restore := filepath.Join(dir, "restore.sql")
+	os.WriteFile(restore, []byte(insert), 0o644)
+
+	jobID := regexp.MustCompile(`Job ID: (\S+)`)
+	client := testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-f", job)
+	err := client.Wait()
+	m := jobID.FindStringSubmatch(client.Output())
+	if err != nil || m == nil {
+		t.Fatalf("streamsql --server -f: %v\n%s", err, client.Output())
+	}
+	id := m[1]
+	// Stop once the sink committed a checkpoint's counts, before the
+	// source (throttled) reaches the end of its rows.
+	waitFor(t, "committed counts", func() bool {
+		parts, _ := filepath.Glob(filepath.Join(out, "part-*"))
+		return len(parts) > 0
+	})
+	code, body := post(t, url+"/api/v1/jobs/"+id+"/stop?savepoint=true", "")
+	sp, _ := body["savepoint"].(string)
+	if code != 200 || sp == "" {
+		t.Fatalf("stop with savepoint: %d %v", code, body)
+	}
+	if _, err := os.Stat(sp); err != nil {
+		t.Fatalf("the savepoint's path: %v", err)
+	}
+	// total sums the counts the sink committed (the changelog replayed).
+	total := func() (sum, keys int64) {
+		t.Helper()
+		code, body := post(t, url+"/api/v1/statements", "SELECT SUM(c) AS total, COUNT(*) AS keys FROM counts;")
+		rs, _ := body["results"].([]any)
+		if code != 200 || len(rs) != 1 {
+			t.Fatalf("SELECT SUM(c) FROM counts: %d %v", code, body)
+		}
+		row := rs[0].(map[string]any)["rows"].([]any)[0].([]any)
+		fmt.Sscan(row[0].(string), &sum)
+		fmt.Sscan(row[1].(string), &keys)
+		return sum, keys
+	}
+	saved, keys := total()
+	t.Logf("the savepoint %s holds counts for %d of %d rows", sp, saved, rows)
+	if saved <= 0 || saved >= rows || keys != 10 {
+		t.Fatalf("the stopped job committed counts for %d rows over %d keys; want some of the %d rows, 10 keys", saved, keys, rows)
+	}
+
+	// Restore from the savepoint, as a user would, and wait for the end.
+	client = testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-s", sp, "-f", restore, "--wait")
+	if err := client.Wait(); err != nil || !strings.Contains(client.Output(), "restored job") || !strings.Contains(client.Output(), sp) {
+		t.Fatalf("streamsql --server -s %s -f --wait: %v\n%s", sp, err, client.Output())
+	}
+	m = jobID.FindStringSubmatch(client.Output())
+	if m == nil {
+		t.Fatalf("no job id:\n%s", client.Output())
+	}
+	var restored struct {
+		Job struct {
+			Status    string
+			RecordsIn int64 `json:"records_in"`
+			Restored  int64 `json:"restored_from_checkpoint"`
+		}
+	}
+	getJSON(t, url+"/api/v1/jobs/"+m[1], &restored)
+	if restored.Job.Status != "FINISHED" || restored.Job.Restored == 0 {
+		t.Fatalf("the restored job: %+v", restored.Job)
+	}
+	if restored.Job.RecordsIn != rows-saved {
+		t.Errorf("the restored job read %d rows, want the %d after the savepoint", restored.Job.RecordsIn, rows-saved)
+	}
+	if sum, keys := total(); sum != rows || keys != 10 {
+		t.Errorf("after the restore the counts add up to %d over %d keys, want %d over 10: the restored counts did not continue from the savepoint's", sum, keys, rows)
+	}
+	// -s held for that request's statements only.
+	code, body = post(t, url+"/api/v1/statements", "SET;")
+	if code != 200 || strings.Contains(fmt.Sprint(body), sp) || !strings.Contains(fmt.Sprint(body), "execution.checkpointing.interval") {
+		t.Fatalf("the server's options after the request with -s: %d %v", code, body)
+	}
+}
