@@ -553,3 +553,123 @@ SET 'execution.checkpointing.interval' = '200ms';
 		t.Fatalf("the server's options after the request with -s: %d %v", code, body)
 	}
 }
+
+// moves fails unless the metric is on /metrics for the labels, and waits
+// for its value to grow past the first one read.
+func moves(t *testing.T, addr, name string, labels map[string]string) {
+	t.Helper()
+	first, ok := metric(t, addr, name, labels)
+	if !ok {
+		t.Fatalf("/metrics has no %s%v", name, labels)
+	}
+	waitFor(t, fmt.Sprintf("%s%v to move past %v", name, labels, first), func() bool {
+		v, _ := metric(t, addr, name, labels)
+		return v > first
+	})
+}
+
+// reaches waits for the metric's value for the labels to be at least min.
+func reaches(t *testing.T, addr, name string, labels map[string]string, min float64) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s%v to reach %v", name, labels, min), func() bool {
+		v, ok := metric(t, addr, name, labels)
+		return ok && v >= min
+	})
+}
+
+// submit runs statements on the server and returns the id of the job they
+// submitted.
+func submit(t *testing.T, api, statements string) string {
+	t.Helper()
+	code, body := post(t, api+"/statements", statements)
+	if code != 200 {
+		t.Fatalf("POST statements: %d %v", code, body)
+	}
+	for _, r := range body["results"].([]any) {
+		if id, _ := r.(map[string]any)["job_id"].(string); id != "" {
+			return id
+		}
+	}
+	t.Fatalf("no job submitted: %v", body)
+	return ""
+}
+
+// TestMetrics reads /metrics with the Prometheus text parser while three
+// jobs run: a windowed aggregation over event time whose out-of-order rows
+// are partly late (dropped), a fast bounded one whose source outruns its
+// window operator and whose late rows go to a table, and one that fails
+// and restarts. Every metric of docs/API.md is there, and each moves where
+// its job makes it move.
+func TestMetrics(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	// Event time advances 20 s per second; rows are up to 2 s behind the
+	// newest, and the watermark is the newest: many are late.
+	gen := func(name, more string) string {
+		return fmt.Sprintf(`CREATE TABLE %s (k INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', %s
+  'fields.k.min' = '0', 'fields.k.max' = '9', 'fields.ts.kind' = 'sequence', 'fields.ts.start' = '2024-01-01 00:00:00',
+  'fields.ts.step' = '10 ms', 'fields.ts.max-past' = '2 s');
+`, name, more)
+	}
+	windows := func(sink, src string) string {
+		return fmt.Sprintf(`CREATE TABLE %[1]s (k INT, window_start TIMESTAMP(3), n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO %[1]s SELECT k, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE %[2]s, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+  GROUP BY k, window_start, window_end;
+`, sink, src)
+	}
+	win := submit(t, api, gen("clicks", "'rows-per-second' = '2000',")+
+		"SET 'execution.checkpointing.interval' = '200ms';\n"+windows("per_window", "clicks"))
+
+	job := map[string]string{"job": win}
+	for _, name := range []string{"streamsql_operator_records_in_total", "streamsql_operator_records_out_total",
+		"streamsql_operator_busy_seconds_total", "streamsql_operator_watermark_seconds",
+		"streamsql_checkpoint_duration_seconds", "streamsql_checkpoints_total"} {
+		moves(t, addr, name, job)
+	}
+	moves(t, addr, "streamsql_late_records_total", map[string]string{"job": win, "disposition": "dropped"})
+	reaches(t, addr, "streamsql_checkpoints_total", map[string]string{"job": win, "status": "completed"}, 2)
+	reaches(t, addr, "streamsql_checkpoint_size_bytes", job, 1)
+	reaches(t, addr, "streamsql_state_entries", job, 1)
+	if v, ok := metric(t, addr, "streamsql_operator_watermark_seconds", job); !ok || v < float64(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()) {
+		t.Errorf("streamsql_operator_watermark_seconds of the windowed job is %v, want the event time (2024-01-01 on)", v)
+	}
+	for _, name := range []string{"streamsql_operator_backpressured_seconds_total", "streamsql_job_restarts_total"} {
+		if _, ok := metric(t, addr, name, job); !ok {
+			t.Errorf("/metrics has no %s for the windowed job", name)
+		}
+	}
+	if _, ok := metric(t, addr, "streamsql_late_records_total", map[string]string{"job": win, "disposition": "routed"}); !ok {
+		t.Errorf("/metrics has no streamsql_late_records_total{disposition=\"routed\"} for the windowed job")
+	}
+
+	// As fast as it can: the source waits on the window operator's inbox.
+	burst := submit(t, api, gen("burst", "'rows-per-second' = '0', 'number-of-rows' = '1000000',")+
+		"CREATE TABLE burst_late (k INT, ts TIMESTAMP(3)) WITH ('connector' = 'blackhole');\n"+
+		"SET 'table.exec.late-records.table' = 'burst_late';\n"+windows("burst_windows", "burst")+
+		"RESET 'table.exec.late-records.table';\n")
+	reaches(t, addr, "streamsql_late_records_total", map[string]string{"job": burst, "disposition": "routed"}, 1)
+	waitFor(t, "the source of the burst to be backpressured", func() bool {
+		v, _ := metric(t, addr, "streamsql_operator_backpressured_seconds_total", map[string]string{"job": burst})
+		return v > 0
+	})
+
+	// Division by zero at row 500: two restarts, then the job fails.
+	failing := submit(t, api, `CREATE TABLE seq (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '0',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000');
+CREATE TABLE ratios (x BIGINT) WITH ('connector' = 'blackhole');
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '2';
+SET 'restart-strategy.fixed-delay.delay' = '100ms';
+INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
+RESET 'restart-strategy.type';
+RESET 'restart-strategy.fixed-delay.attempts';
+RESET 'restart-strategy.fixed-delay.delay';
+`)
+	reaches(t, addr, "streamsql_job_restarts_total", map[string]string{"job": failing}, 2)
+}
