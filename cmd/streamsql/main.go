@@ -60,6 +60,9 @@ type rootOptions struct {
 	// wait makes -f wait for the jobs it submitted there to end.
 	serverURL string
 	wait      bool
+	// progress shows the jobs' progress while -f waits for them
+	// (--progress, the default; --no-progress turns it off).
+	progress, noProgress bool
 }
 
 func newRootFlags(o *rootOptions) *flag.FlagSet {
@@ -73,6 +76,8 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.BoolVar(&o.savepoint, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (SET '"+session.OptSavepointOnStop+"' = 'true')")
 	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL`: -f submits a file, else a shell reads statements from stdin")
 	fs.BoolVar(&o.wait, "wait", false, "with --server and -f: wait for the submitted jobs to end")
+	fs.BoolVar(&o.progress, "progress", true, "with -f: show the jobs' progress while waiting for them: every 2s on a terminal, else a line every 10s")
+	fs.BoolVar(&o.noProgress, "no-progress", false, "with -f: no progress line (--progress=false)")
 	fs.Usage = func() { usage(fs.Output(), fs) }
 	return fs
 }
@@ -123,7 +128,7 @@ func runRoot(args []string) int {
 		var local []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "data-dir", "sync", "fresh", "savepoint-on-stop":
+			case "data-dir", "sync", "fresh", "savepoint-on-stop", "progress", "no-progress":
 				local = append(local, "--"+f.Name)
 			}
 		})
@@ -164,7 +169,7 @@ func runRoot(args []string) int {
 		}
 	}
 	if o.file != "" {
-		return runFile(sess, o.file)
+		return runFile(sess, o.file, o.progress && !o.noProgress)
 	}
 	return runShell(sess)
 }
