@@ -211,11 +211,14 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 			writeError(w, 409, err)
 			return
 		}
-		s.untrack(id, true)
+		d, _ := s.sess.JobDetail(id)
+		s.log.Info("job stopped", append(jobAttrs(id, d.Name), "status", "CANCELED", "savepoint", path)...)
+		s.untrack(id, false)
 		writeJSON(w, 200, map[string]any{"status": "CANCELED", "savepoint": path})
 		return
 	}
-	if _, err := s.sess.JobDetail(id); err != nil {
+	d, err := s.sess.JobDetail(id)
+	if err != nil {
 		writeError(w, 404, err)
 		return
 	}
@@ -224,7 +227,8 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 409, err)
 		return
 	}
-	s.untrack(id, true)
+	s.log.Info("job stopped", append(jobAttrs(id, d.Name), "status", "CANCELED")...)
+	s.untrack(id, false)
 	writeJSON(w, 200, map[string]any{"status": "CANCELED"})
 }
 
@@ -297,8 +301,14 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 			rj.Kind = "text"
 		case session.ResultJob:
 			rj.Kind = "job"
-			s.logf("[INFO] job %s submitted: %s", res.JobID, oneLine(st.Text()))
-			if d, err := s.sess.JobDetail(res.JobID); err == nil && d.Status != "FINISHED" && d.Status != "FAILED" {
+			d, err := s.sess.JobDetail(res.JobID)
+			if err != nil {
+				break
+			}
+			attrs := jobAttrs(res.JobID, d.Name)
+			s.logNotes(res.Message, attrs...)
+			s.log.Info("job submitted", append(attrs, "status", d.Status, "statement", oneLine(st.Text()))...)
+			if d.Status != "FINISHED" && d.Status != "FAILED" {
 				s.track(runningJob{ID: res.JobID, Name: d.Name, Statement: st.Text(), Options: s.sess.SetOptions()})
 			}
 		case session.ResultRows:
@@ -340,7 +350,7 @@ func (s *Server) setForRequest(key, value string) (undo func(), err error) {
 			opts[key] = before
 		}
 		if err := s.sess.ReplaceOptions(opts); err != nil {
-			s.logf("[ERROR] setting '%s' back after a request: %v", key, err)
+			s.log.Error("setting an option back after a request failed", "option", key, "error", err.Error())
 		}
 	}, nil
 }

@@ -43,6 +43,13 @@
 // once per batch), so the jobs do no work per row for it and a scrape costs
 // them nothing. Counters are summed over a job's restarts and never go back.
 //
+// # Log
+//
+// Options.Logger (log/slog; NewLogger makes a text or JSON one) receives a
+// record per event: job submissions, state changes, every checkpoint and
+// savepoint that completed or failed (session.OnCheckpoint), failures with
+// their causes and restarts (session.OnJobEvent). log.go lists them.
+//
 // # Errors
 //
 // Every error of the API is JSON {"error": message} with the message the

@@ -89,7 +89,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file of statements, then wait for its jobs
   streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
                                                     run sqllogictest files
-  streamsql server [--data-dir DIR] [--http ADDR] [--savepoint-on-stop]
+  streamsql server [--data-dir DIR] [--http ADDR] [--savepoint-on-stop] [--log-format text|json]
                                                     run jobs behind a REST API (docs/API.md)
   streamsql --server URL [-s PATH] -f FILE.sql [--wait]
                                                     submit a file's statements to a server

@@ -265,7 +265,7 @@ func TestServer(t *testing.T) {
 		getJSON(t, api+"/jobs", &jobs)
 		return len(jobs.Jobs) == 1 && jobs.Jobs[0].Status == "RUNNING" && jobs.Jobs[0].RecordsIn > 0
 	})
-	if jobs.Jobs[0].Restored == 0 || !strings.Contains(srv.Output(), "resumed job "+id) {
+	if jobs.Jobs[0].Restored == 0 || !regexp.MustCompile(`msg="job resumed" .*previous_job=`+id+` from=checkpoint checkpoint=[1-9]`).MatchString(srv.Output()) {
 		t.Fatalf("job not resumed from a checkpoint: %+v\n%s", jobs, srv.Output())
 	}
 
@@ -277,7 +277,7 @@ func TestServer(t *testing.T) {
 
 	// SIGTERM stops the job with a final checkpoint, and exits 0.
 	srv.Signal(syscall.SIGTERM)
-	if err := srv.Wait(); err != nil || !strings.Contains(srv.Output(), "stopped after final checkpoint") {
+	if err := srv.Wait(); err != nil || !regexp.MustCompile(`msg="job stopped on shutdown" .*status=CANCELED checkpoint=[1-9]`).MatchString(srv.Output()) {
 		t.Fatalf("SIGTERM: %v\n%s", err, srv.Output())
 	}
 	// ... which the next start resumes from.
@@ -672,4 +672,87 @@ RESET 'restart-strategy.fixed-delay.attempts';
 RESET 'restart-strategy.fixed-delay.delay';
 `)
 	reaches(t, addr, "streamsql_job_restarts_total", map[string]string{"job": failing}, 2)
+}
+
+// TestLogJSON runs the server with --log-format json: every line of its
+// log is a JSON object, and the log has a job's submission, its completed
+// checkpoints (id, duration, size), and a failing job's failures with
+// their cause, its restart and its final failure.
+func TestLogJSON(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := testenv.StartProc(t, 3*time.Minute, nil, bin, "server", "--data-dir", dir, "--http", addr, "--log-format", "json")
+	waitFor(t, "the server's /healthz", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	counting := submit(t, api, tables+"INSERT INTO dst SELECT id FROM src;\n")
+	failing := submit(t, api, `CREATE TABLE seq (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '0',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000');
+CREATE TABLE ratios (x BIGINT) WITH ('connector' = 'blackhole');
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '1';
+SET 'restart-strategy.fixed-delay.delay' = '100ms';
+INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
+`)
+	waitFor(t, "two completed checkpoints and the failing job's end", func() bool {
+		v, _ := metric(t, addr, "streamsql_checkpoints_total", map[string]string{"job": counting, "status": "completed"})
+		var j struct{ Job struct{ Status string } }
+		getJSON(t, api+"/jobs/"+failing, &j)
+		return v >= 2 && j.Job.Status == "FAILED"
+	})
+	srv.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, srv.Output())
+	}
+
+	type record struct {
+		Time, Level, Msg, Job, Name, Status, Error, Statement string
+		Checkpoint                                           int64
+		DurationMS                                           *float64 `json:"duration_ms"`
+		SizeBytes                                            int64    `json:"size_bytes"`
+		Restart                                              int
+	}
+	var recs []record
+	for _, line := range strings.Split(strings.TrimSpace(srv.Output()), "\n") {
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Time == "" || r.Level == "" || r.Msg == "" {
+			t.Fatalf("a log line is not a JSON record with time, level and msg (%v): %s\nlog:\n%s", err, line, srv.Output())
+		}
+		recs = append(recs, r)
+	}
+	find := func(what string, ok func(r record) bool) record {
+		t.Helper()
+		for _, r := range recs {
+			if ok(r) {
+				return r
+			}
+		}
+		t.Fatalf("the log has no %s:\n%s", what, srv.Output())
+		return record{}
+	}
+	find("submission of the counting job", func(r record) bool {
+		return r.Msg == "job submitted" && r.Job == counting && r.Status == "RUNNING" && strings.Contains(r.Statement, "INSERT INTO dst")
+	})
+	cp := find("completed checkpoint", func(r record) bool {
+		return r.Msg == "checkpoint completed" && r.Job == counting && r.Checkpoint > 0 && r.DurationMS != nil && r.SizeBytes > 0
+	})
+	t.Logf("a checkpoint record: %+v", cp)
+	find("failure with its cause, restarting", func(r record) bool {
+		return r.Msg == "job failed" && r.Level == "WARN" && r.Job == failing && r.Status == "RESTARTING" && strings.Contains(r.Error, "division by zero")
+	})
+	find("restart", func(r record) bool {
+		return r.Msg == "job restarted" && r.Job == failing && r.Status == "RUNNING" && r.Restart == 1
+	})
+	find("final failure", func(r record) bool {
+		return r.Msg == "job failed" && r.Level == "ERROR" && r.Job == failing && r.Status == "FAILED" && strings.Contains(r.Error, "division by zero")
+	})
+	find("the counting job stopped on shutdown", func(r record) bool {
+		return r.Msg == "job stopped on shutdown" && r.Job == counting && r.Checkpoint > 0
+	})
 }
