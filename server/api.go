@@ -124,6 +124,14 @@ type subtaskJSON struct {
 	BackpressuredS float64 `json:"backpressured_seconds"`
 	Watermark      string  `json:"watermark,omitempty"`
 	StateEntries   *int64  `json:"state_entries,omitempty"`
+	// KafkaLag is a Kafka source's lag per partition.
+	KafkaLag []lagJSON `json:"kafka_lag,omitempty"`
+}
+
+type lagJSON struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Records   int64  `json:"records"`
 }
 
 type operatorJSON struct {
@@ -149,6 +157,9 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 			if m.StateEntries >= 0 {
 				v := m.StateEntries
 				sj.StateEntries = &v
+			}
+			for _, p := range m.Lag {
+				sj.KafkaLag = append(sj.KafkaLag, lagJSON{Topic: p.Topic, Partition: p.Partition, Records: p.Records})
 			}
 			oj.Subtasks = append(oj.Subtasks, sj)
 		}
