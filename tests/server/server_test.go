@@ -756,3 +756,86 @@ INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
 		return r.Msg == "job stopped on shutdown" && r.Job == counting && r.Checkpoint > 0
 	})
 }
+
+// TestKafkaLag reads a topic of `streamsql kafka-dev` with two partitions
+// in a job on the server: once the job has read every message, /metrics
+// has streamsql_kafka_source_lag_records for each partition, at 0, and the
+// job's detail lists the same lag per partition.
+func TestKafkaLag(t *testing.T) {
+	const rows = 2000
+	kafka := freeAddr(t)
+	_, port, _ := net.SplitHostPort(kafka)
+	broker := testenv.StartProc(t, 3*time.Minute, nil, bin, "kafka-dev", "--port", port, "--partitions", "2", "--topic", "lagged")
+	defer func() {
+		broker.Signal(syscall.SIGTERM)
+		broker.Wait()
+	}()
+	waitFor(t, "kafka-dev", func() bool { return strings.Contains(broker.Output(), "serving Kafka") })
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	topic := fmt.Sprintf(`WITH ('connector' = 'kafka', 'topic' = 'lagged', 'properties.bootstrap.servers' = '%s', 'format' = 'json'`, kafka)
+	writer := submit(t, api, fmt.Sprintf(`CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '0');
+CREATE TABLE lagged_out (id BIGINT) %s);
+INSERT INTO lagged_out SELECT id FROM gen;
+`, rows, topic))
+	waitFor(t, "the writer to finish", func() bool {
+		var j struct{ Job struct{ Status string } }
+		getJSON(t, api+"/jobs/"+writer, &j)
+		if j.Job.Status == "FAILED" {
+			t.Fatalf("the writer failed: %+v", j)
+		}
+		return j.Job.Status == "FINISHED"
+	})
+	reader := submit(t, api, fmt.Sprintf(`CREATE TABLE lagged_in (id BIGINT) %s, 'scan.startup.mode' = 'earliest-offset');
+CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT id FROM lagged_in;
+`, topic))
+	var jobs jobsResponse
+	waitFor(t, "the reader to read every message", func() bool {
+		getJSON(t, api+"/jobs", &jobs)
+		for _, j := range jobs.Jobs {
+			if j.ID == reader {
+				return j.RecordsIn == rows
+			}
+		}
+		return false
+	})
+	for _, p := range []string{"0", "1"} {
+		labels := map[string]string{"job": reader, "topic": "lagged", "partition": p}
+		waitFor(t, "the lag of partition "+p+" at 0", func() bool {
+			v, ok := metric(t, addr, "streamsql_kafka_source_lag_records", labels)
+			return ok && v == 0
+		})
+	}
+	var detail struct {
+		Plan struct {
+			Operators []struct {
+				Subtasks []struct {
+					KafkaLag []struct {
+						Topic     string
+						Partition int32
+						Records   int64
+					} `json:"kafka_lag"`
+				}
+			}
+		}
+	}
+	getJSON(t, api+"/jobs/"+reader, &detail)
+	var parts []string
+	for _, o := range detail.Plan.Operators {
+		for _, st := range o.Subtasks {
+			for _, l := range st.KafkaLag {
+				parts = append(parts, fmt.Sprintf("%s-%d:%d", l.Topic, l.Partition, l.Records))
+			}
+		}
+	}
+	if strings.Join(parts, " ") != "lagged-0:0 lagged-1:0" {
+		t.Fatalf("the reader's kafka_lag: %v, want both partitions at 0", parts)
+	}
+}
