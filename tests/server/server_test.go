@@ -713,10 +713,10 @@ INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
 
 	type record struct {
 		Time, Level, Msg, Job, Name, Status, Error, Statement string
-		Checkpoint                                           int64
-		DurationMS                                           *float64 `json:"duration_ms"`
-		SizeBytes                                            int64    `json:"size_bytes"`
-		Restart                                              int
+		Checkpoint                                            int64
+		DurationMS                                            *float64 `json:"duration_ms"`
+		SizeBytes                                             int64    `json:"size_bytes"`
+		Restart                                               int
 	}
 	var recs []record
 	for _, line := range strings.Split(strings.TrimSpace(srv.Output()), "\n") {
