@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -244,13 +246,21 @@ func TestSavepointSubsumesPendingCheckpoint(t *testing.T) {
 // TestHistory: completed and failed checkpoints enter the history in
 // order with their alignment (the longest of their subtasks'), a failure
 // with its cause; completed durations are counted into DurationBuckets;
-// the history keeps the newest HistorySize.
+// the history keeps the newest HistorySize. Config.Recorded is told of
+// each record before the checkpoint's waiter returns.
 func TestHistory(t *testing.T) {
 	a := Task{Operator: "op", Name: "Join", Subtask: 0, Parallelism: 2}
 	b := Task{Operator: "op", Name: "Join", Subtask: 1, Parallelism: 2}
+	var mu sync.Mutex
+	var recorded []Record
 	c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: NewStorage(t.TempDir()),
 		Options: Options{Timeout: time.Minute, MaxConcurrent: 1, NumRetained: 1, TolerableFailures: 1000},
-		Tasks:   []Task{a, b}})
+		Tasks:   []Task{a, b},
+		Recorded: func(r Record) {
+			mu.Lock()
+			recorded = append(recorded, r)
+			mu.Unlock()
+		}})
 	p, err := c.trigger(false, true)
 	if err != nil {
 		t.Fatal(err)
@@ -271,6 +281,11 @@ func TestHistory(t *testing.T) {
 		h[1].ID != q.id || h[1].Status != StatusFailed || h[1].Failure != "disk full" {
 		t.Fatalf("history %+v", h)
 	}
+	mu.Lock()
+	if !reflect.DeepEqual(recorded, h) {
+		t.Fatalf("Recorded was told of %+v, the history is %+v", recorded, h)
+	}
+	mu.Unlock()
 	d := c.Stats().Durations
 	if d.Count != 1 || d.Buckets[len(d.Buckets)-1] != 1 {
 		t.Fatalf("durations %+v: want one completed checkpoint counted", d)

@@ -60,6 +60,13 @@ type Config struct {
 	// against the tolerable failures (not of declines), with the number of
 	// failures in a row so far (for a log line).
 	Failed func(id int64, err error, inRow int)
+	// Recorded, if set, is told of every checkpoint and savepoint as it
+	// enters the history (History): completed, or failed with its cause
+	// (declines and subsumed ones included). It is called once per
+	// checkpoint, without the coordinator's lock, from the goroutine that
+	// completed or failed it (a subtask's, a timer's), before a caller
+	// waiting for that checkpoint returns; it must not block.
+	Recorded func(Record)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -359,8 +366,9 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	c.stats.LastID, c.stats.LastCompleted, c.stats.LastDuration = p.id, now, md.Duration
 	c.stats.LastSize, c.stats.LastIncremental = total, incr
 	c.stats.Durations.observe(md.Duration)
-	c.recordLocked(Record{ID: p.id, Savepoint: p.savepoint, Status: StatusCompleted, Triggered: p.started,
-		Duration: md.Duration, Size: total, Incremental: incr, Alignment: maxAlignment(p.acks)})
+	rec := Record{ID: p.id, Savepoint: p.savepoint, Status: StatusCompleted, Triggered: p.started,
+		Duration: md.Duration, Size: total, Incremental: incr, Alignment: maxAlignment(p.acks)}
+	c.recordLocked(rec)
 	// Older pending checkpoints (a savepoint forced past one still
 	// aligning) are subsumed: they end before Retain removes their
 	// directories.
@@ -378,6 +386,9 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	}
 	c.cfg.Job.NotifyComplete(p.id)
 	c.cfg.Storage.Retain(c.cfg.Options.NumRetained)
+	if c.cfg.Recorded != nil {
+		c.cfg.Recorded(rec)
+	}
 	p.done <- result{md: md}
 }
 
@@ -400,8 +411,9 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 	c.cfg.Job.NotifyAborted(p.id)
 	c.mu.Lock()
 	c.lastEnd = c.cfg.Now()
-	c.recordLocked(Record{ID: p.id, Savepoint: p.savepoint, Status: StatusFailed, Triggered: p.started,
-		Duration: c.lastEnd.Sub(p.started), Alignment: maxAlignment(p.acks), Failure: err.Error()})
+	rec := Record{ID: p.id, Savepoint: p.savepoint, Status: StatusFailed, Triggered: p.started,
+		Duration: c.lastEnd.Sub(p.started), Alignment: maxAlignment(p.acks), Failure: err.Error()}
+	c.recordLocked(rec)
 	tooMany, inRow := false, 0
 	if count {
 		c.stats.Failed++
@@ -410,6 +422,9 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 		tooMany = c.failuresInRow > c.cfg.Options.TolerableFailures
 	}
 	c.mu.Unlock()
+	if c.cfg.Recorded != nil {
+		c.cfg.Recorded(rec)
+	}
 	p.done <- result{err: err}
 	if count && c.cfg.Failed != nil {
 		c.cfg.Failed(p.id, err, inRow)

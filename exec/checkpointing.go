@@ -26,6 +26,9 @@ type CheckpointOptions struct {
 	Storage *checkpoint.Storage
 	// Options are the interval, mode, timeout and limits.
 	Options checkpoint.Options
+	// OnCheckpoint, if set, is told of each checkpoint and savepoint that
+	// completed or failed (checkpoint.Config.Recorded); it must not block.
+	OnCheckpoint func(checkpoint.Record)
 }
 
 // errCannotSnapshot is wrapped by operators that cannot take part in a
@@ -106,6 +109,7 @@ func (j *Job) setupCheckpointing() error {
 			log.Printf("checkpoint %d of job %s failed (%d in a row; '%s' = %d): %v",
 				id, co.JobName, inRow, checkpoint.KeyTolerable, tolerable, err)
 		},
+		Recorded: co.OnCheckpoint,
 	})
 	j.cp = cp
 	return nil

@@ -165,6 +165,26 @@ type TombstoneCounter interface {
 	TombstonesSkipped() int64
 }
 
+// LagReporter is implemented by sources that know how far behind the end
+// of their input they are, per partition (a Kafka source: each partition's
+// high watermark, or its last stable offset when it reads committed
+// messages only, as of its last fetch, less the offset of the next message
+// it will read). The source updates what Lag reports once per batch (or
+// fetch), never per row; Lag may be called from any goroutine while the
+// source runs, and returns a new slice. A partition the source has no
+// fetch of yet is left out.
+type LagReporter interface {
+	Lag() []PartitionLag
+}
+
+// PartitionLag is how many records a source subtask is behind in one
+// partition of a topic.
+type PartitionLag struct {
+	Topic     string
+	Partition int32
+	Records   int64
+}
+
 // SourceFactory builds a source subtask for a table.
 type SourceFactory func(spec TableSpec) (Source, error)
 

@@ -432,6 +432,9 @@ type SubtaskMetrics struct {
 	// StateEntries is the entries its operator keeps in state where the
 	// operator reports it (window groups, interval join rows), else -1.
 	StateEntries int64
+	// Lag is a source's lag per partition where the source reports it
+	// (LagReporter: Kafka), else nil.
+	Lag []PartitionLag
 }
 
 // SubtaskMetrics snapshots the counters of every subtask, in plan order.
@@ -451,6 +454,9 @@ func (j *Job) SubtaskMetrics() []SubtaskMetrics {
 		}
 		if g, ok := t.impl.(joinRowsGauge); ok {
 			m.StateEntries = g.joinRows()
+		}
+		if l, ok := t.source.(LagReporter); ok {
+			m.Lag = l.Lag()
 		}
 		out = append(out, m)
 	}

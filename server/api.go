@@ -124,6 +124,14 @@ type subtaskJSON struct {
 	BackpressuredS float64 `json:"backpressured_seconds"`
 	Watermark      string  `json:"watermark,omitempty"`
 	StateEntries   *int64  `json:"state_entries,omitempty"`
+	// KafkaLag is a Kafka source's lag per partition.
+	KafkaLag []lagJSON `json:"kafka_lag,omitempty"`
+}
+
+type lagJSON struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Records   int64  `json:"records"`
 }
 
 type operatorJSON struct {
@@ -149,6 +157,9 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 			if m.StateEntries >= 0 {
 				v := m.StateEntries
 				sj.StateEntries = &v
+			}
+			for _, p := range m.Lag {
+				sj.KafkaLag = append(sj.KafkaLag, lagJSON{Topic: p.Topic, Partition: p.Partition, Records: p.Records})
 			}
 			oj.Subtasks = append(oj.Subtasks, sj)
 		}
@@ -211,11 +222,14 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 			writeError(w, 409, err)
 			return
 		}
-		s.untrack(id, true)
+		d, _ := s.sess.JobDetail(id)
+		s.log.Info("job stopped", append(jobAttrs(id, d.Name), "status", "CANCELED", "savepoint", path)...)
+		s.untrack(id, false)
 		writeJSON(w, 200, map[string]any{"status": "CANCELED", "savepoint": path})
 		return
 	}
-	if _, err := s.sess.JobDetail(id); err != nil {
+	d, err := s.sess.JobDetail(id)
+	if err != nil {
 		writeError(w, 404, err)
 		return
 	}
@@ -224,7 +238,8 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 409, err)
 		return
 	}
-	s.untrack(id, true)
+	s.log.Info("job stopped", append(jobAttrs(id, d.Name), "status", "CANCELED")...)
+	s.untrack(id, false)
 	writeJSON(w, 200, map[string]any{"status": "CANCELED"})
 }
 
@@ -269,6 +284,14 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
+	if path := r.URL.Query().Get("restore"); path != "" {
+		undo, err := s.setForRequest(session.OptRecoveryPath, path)
+		if err != nil {
+			writeError(w, 400, err)
+			return
+		}
+		defer undo()
+	}
 	results := []resultJSON{}
 	for _, st := range stmts {
 		res, err := s.sess.ExecuteStatement(context.Background(), st)
@@ -289,8 +312,14 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 			rj.Kind = "text"
 		case session.ResultJob:
 			rj.Kind = "job"
-			s.logf("[INFO] job %s submitted: %s", res.JobID, oneLine(st.Text()))
-			if d, err := s.sess.JobDetail(res.JobID); err == nil && d.Status != "FINISHED" && d.Status != "FAILED" {
+			d, err := s.sess.JobDetail(res.JobID)
+			if err != nil {
+				break
+			}
+			attrs := jobAttrs(res.JobID, d.Name)
+			s.logNotes(res.Message, attrs...)
+			s.log.Info("job submitted", append(attrs, "status", d.Status, "statement", oneLine(st.Text()))...)
+			if d.Status != "FINISHED" && d.Status != "FAILED" {
 				s.track(runningJob{ID: res.JobID, Name: d.Name, Statement: st.Text(), Options: s.sess.SetOptions()})
 			}
 		case session.ResultRows:
@@ -313,6 +342,28 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 		results = append(results, rj)
 	}
 	writeJSON(w, 200, map[string]any{"results": results})
+}
+
+// setForRequest SETs key to value for the statements of one request
+// (stmtMu held) and returns the function that puts back what was SET
+// before, whatever the statements SET meanwhile under other keys.
+func (s *Server) setForRequest(key, value string) (undo func(), err error) {
+	before, had := s.sess.SetOptions()[key]
+	opts := clone(s.sess.SetOptions())
+	opts[key] = value
+	if err := s.sess.ReplaceOptions(opts); err != nil {
+		return nil, err
+	}
+	return func() {
+		opts := clone(s.sess.SetOptions())
+		delete(opts, key)
+		if had {
+			opts[key] = before
+		}
+		if err := s.sess.ReplaceOptions(opts); err != nil {
+			s.log.Error("setting an option back after a request failed", "option", key, "error", err.Error())
+		}
+	}, nil
 }
 
 func oneLine(s string) string {

@@ -14,7 +14,7 @@ import (
 // costs the jobs nothing per row.
 type collector struct {
 	s                                           *Server
-	in, out, busy, bp, wm, state                *prometheus.Desc
+	in, out, busy, bp, wm, state, lag           *prometheus.Desc
 	cpDuration, cpTotal, cpSize, restarts, late *prometheus.Desc
 }
 
@@ -24,12 +24,14 @@ func newCollector(s *Server) *collector {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &collector{s: s,
-		in:         d("streamsql_operator_records_in_total", "Rows an operator subtask took in (a source: read).", op...),
-		out:        d("streamsql_operator_records_out_total", "Rows an operator subtask emitted.", op...),
-		busy:       d("streamsql_operator_busy_seconds_total", "Time an operator subtask spent processing batches.", op...),
-		bp:         d("streamsql_operator_backpressured_seconds_total", "Time an operator subtask was blocked on a full downstream inbox.", op...),
-		wm:         d("streamsql_operator_watermark_seconds", "The last watermark an operator subtask sent (seconds since the epoch).", op...),
-		state:      d("streamsql_state_entries", "Entries an operator subtask holds in state (window groups, interval join rows).", op...),
+		in:    d("streamsql_operator_records_in_total", "Rows an operator subtask took in (a source: read).", op...),
+		out:   d("streamsql_operator_records_out_total", "Rows an operator subtask emitted.", op...),
+		busy:  d("streamsql_operator_busy_seconds_total", "Time an operator subtask spent processing batches.", op...),
+		bp:    d("streamsql_operator_backpressured_seconds_total", "Time an operator subtask was blocked on a full downstream inbox.", op...),
+		wm:    d("streamsql_operator_watermark_seconds", "The last watermark an operator subtask sent (seconds since the epoch).", op...),
+		state: d("streamsql_state_entries", "Entries an operator subtask holds in state (window groups, interval join rows).", op...),
+		lag: d("streamsql_kafka_source_lag_records", "Records a Kafka source subtask is behind in a partition: its high watermark (last stable offset reading committed) at the last fetch less the next offset.",
+			append(op, "topic", "partition")...),
 		cpDuration: d("streamsql_checkpoint_duration_seconds", "Durations of the job's completed checkpoints.", "job"),
 		cpTotal:    d("streamsql_checkpoints_total", "Checkpoints of the job by outcome.", "job", "status"),
 		cpSize:     d("streamsql_checkpoint_size_bytes", "Size of the job's last completed checkpoint.", "job"),
@@ -39,7 +41,7 @@ func newCollector(s *Server) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.in, c.out, c.busy, c.bp, c.wm, c.state, c.cpDuration, c.cpTotal, c.cpSize, c.restarts, c.late} {
+	for _, d := range []*prometheus.Desc{c.in, c.out, c.busy, c.bp, c.wm, c.state, c.lag, c.cpDuration, c.cpTotal, c.cpSize, c.restarts, c.late} {
 		ch <- d
 	}
 }
@@ -62,6 +64,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				}
 				if m.StateEntries >= 0 {
 					ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, float64(m.StateEntries), l...)
+				}
+				for _, p := range m.Lag {
+					ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(p.Records), append(l, p.Topic, itoa(int(p.Partition)))...)
 				}
 			}
 		}

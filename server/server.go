@@ -1,7 +1,3 @@
-// Package server is the long-running streamsql process (`streamsql
-// server`): it owns a data directory through one session, runs the jobs
-// submitted to it over a REST API (docs/API.md), resumes on start the jobs
-// that were running when it stopped, and serves Prometheus metrics.
 package server
 
 import (
@@ -9,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -31,8 +27,9 @@ type Options struct {
 	// SavepointOnStop makes Shutdown stop the jobs with a savepoint, which
 	// the next start restores; else with a final checkpoint.
 	SavepointOnStop bool
-	// Log receives one line per event (default os.Stderr).
-	Log io.Writer
+	// Logger receives the server's log (log.go; default: text on
+	// os.Stderr). NewLogger makes one.
+	Logger *slog.Logger
 }
 
 // ErrBadOptions is wrapped by Open's error for options it cannot run with.
@@ -45,8 +42,8 @@ func (o *Options) validate() error {
 	case o.HTTPAddr == "":
 		return fmt.Errorf("%w: --http is required", ErrBadOptions)
 	}
-	if o.Log == nil {
-		o.Log = os.Stderr
+	if o.Logger == nil {
+		o.Logger, _ = NewLogger(os.Stderr, LogText)
 	}
 	return nil
 }
@@ -54,6 +51,7 @@ func (o *Options) validate() error {
 // Server runs jobs of one data directory and serves the API.
 type Server struct {
 	opts Options
+	log  *slog.Logger
 	sess *session.Session
 	ln   net.Listener
 	http *http.Server
@@ -61,7 +59,6 @@ type Server struct {
 	// stmtMu runs statements one at a time (the session's options are
 	// shared by every client).
 	stmtMu sync.Mutex
-	logMu  sync.Mutex
 
 	mu sync.Mutex
 	// running are the jobs submitted and not ended, as recorded in
@@ -100,9 +97,10 @@ func Open(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, sess: sess}
+	s := &Server{opts: o, log: o.Logger, sess: sess}
 	s.metrics = newCollector(s)
 	sess.OnJobEvent(s.jobEvent)
+	sess.OnCheckpoint(s.checkpointEvent)
 	if err := s.resume(); err != nil {
 		sess.Close()
 		return nil, err
@@ -114,7 +112,7 @@ func Open(o Options) (*Server, error) {
 	}
 	s.ln = ln
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
-	s.logf("[INFO] streamsql server on http://%s, data dir %s", ln.Addr(), o.DataDir)
+	s.log.Info("server started", "url", "http://"+ln.Addr().String(), "data_dir", o.DataDir)
 	return s, nil
 }
 
@@ -149,24 +147,25 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if s.opts.SavepointOnStop {
 			path, err := s.sess.StopWithSavepoint(ctx, j.ID)
 			if err != nil {
-				s.logf("[ERROR] job %s (%s): %v", j.ID, j.Name, err)
+				s.log.Error("job stopped on shutdown", append(jobAttrs(j.ID, j.Name), "status", "CANCELED", "error", err.Error())...)
 				first = cmpErr(first, err)
 				continue
 			}
-			s.logf("[INFO] job %s (%s) stopped with savepoint %s", j.ID, j.Name, path)
+			s.log.Info("job stopped on shutdown", append(jobAttrs(j.ID, j.Name), "status", "CANCELED", "savepoint", path)...)
 			s.setSavepoint(j.ID, path)
 			continue
 		}
 		id, err := s.sess.StopWithCheckpoint(ctx, j.ID)
 		switch {
 		case err != nil:
-			s.logf("[WARN] job %s (%s) stopped without a final checkpoint: %v", j.ID, j.Name, err)
+			s.log.Warn("job stopped on shutdown", append(jobAttrs(j.ID, j.Name), "status", "CANCELED",
+				"error", "no final checkpoint: "+err.Error())...)
 		default:
-			s.logf("[INFO] job %s (%s) stopped after final checkpoint %d", j.ID, j.Name, id)
+			s.log.Info("job stopped on shutdown", append(jobAttrs(j.ID, j.Name), "status", "CANCELED", "checkpoint", id)...)
 		}
 	}
 	s.sess.StopJobs()
-	s.logf("[INFO] Stopped.")
+	s.log.Info("server stopped")
 	return cmpErr(first, s.sess.Close())
 }
 
@@ -175,26 +174,6 @@ func cmpErr(first, err error) error {
 		return first
 	}
 	return err
-}
-
-func (s *Server) logf(format string, args ...any) {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	fmt.Fprintf(s.opts.Log, format+"\n", args...)
-}
-
-// jobEvent logs a failure or restart as `streamsql -f` prints it.
-func (s *Server) jobEvent(ev session.JobEvent) {
-	switch {
-	case ev.Kind == session.JobRestarted && ev.Checkpoint > 0:
-		s.logf("[INFO] job %s (%s) restarted from checkpoint %d (restart %d)", ev.ID, ev.Name, ev.Checkpoint, ev.Restarts)
-	case ev.Kind == session.JobRestarted:
-		s.logf("[INFO] job %s (%s) restarted from the start (restart %d, no checkpoint completed yet)", ev.ID, ev.Name, ev.Restarts)
-	case ev.Final:
-		s.logf("[ERROR] job %s (%s) failed: %v", ev.ID, ev.Name, ev.Err)
-	default:
-		s.logf("[WARN] job %s (%s) failed: %v; restarting in %v (restart %d)", ev.ID, ev.Name, ev.Err, ev.Delay, ev.Restarts+1)
-	}
 }
 
 // resume submits again the jobs of the registry: each through the same
@@ -224,32 +203,35 @@ func (s *Server) resume() error {
 			opts[session.OptRecoveryPath] = j.Savepoint
 		}
 		if err := s.sess.ReplaceOptions(opts); err != nil {
-			s.logf("[ERROR] job %s (%s) not resumed: %v", j.ID, j.Name, err)
+			s.log.Error("job not resumed", append(jobAttrs(j.ID, j.Name), "error", err.Error())...)
 			continue
 		}
 		stmts, err := sql.Parse(j.Statement)
-		if err != nil || len(stmts) != 1 {
-			s.logf("[ERROR] job %s (%s) not resumed: its statement does not parse: %v", j.ID, j.Name, err)
+		if err == nil && len(stmts) != 1 {
+			err = fmt.Errorf("%d statements", len(stmts))
+		}
+		if err != nil {
+			s.log.Error("job not resumed", append(jobAttrs(j.ID, j.Name), "error", "its statement does not parse: "+err.Error())...)
 			continue
 		}
 		r, err := s.sess.ExecuteStatement(context.Background(), stmts[0])
 		if err != nil {
-			s.logf("[ERROR] job %s (%s) not resumed: %v", j.ID, j.Name, err)
+			s.log.Error("job not resumed", append(jobAttrs(j.ID, j.Name), "error", err.Error())...)
 			continue
 		}
-		for _, line := range splitLines(r.Message) {
-			s.logf("%s", line)
-		}
+		attrs := jobAttrs(r.JobID, j.Name)
+		s.logNotes(r.Message, attrs...)
 		info, _ := s.sess.JobDetail(r.JobID)
-		from := "from the start (no checkpoint)"
-		if info.RestoredFrom > 0 {
-			from = fmt.Sprintf("from checkpoint %d", info.RestoredFrom)
+		attrs = append(attrs, "status", info.Status, "previous_job", j.ID)
+		switch {
+		case j.Savepoint != "":
+			attrs = append(attrs, "from", "savepoint", "savepoint", j.Savepoint)
+		case info.RestoredFrom > 0:
+			attrs = append(attrs, "from", "checkpoint", "checkpoint", info.RestoredFrom)
+		default:
+			attrs = append(attrs, "from", "start")
 		}
-		if j.Savepoint != "" {
-			from = "from savepoint " + j.Savepoint
-		}
-		s.logf("[INFO] resumed job %s (%s) as %s %s (%s)", j.ID, j.Name, r.JobID, from,
-			filepath.Join(s.opts.DataDir, "jobs", j.Name, "plan.json"))
+		s.log.Info("job resumed", append(attrs, "plan", filepath.Join(s.opts.DataDir, "jobs", j.Name, "plan.json"))...)
 		s.track(runningJob{ID: r.JobID, Name: j.Name, Statement: j.Statement, Options: j.Options})
 	}
 	if err := s.sess.ReplaceOptions(base); err != nil {
@@ -292,7 +274,7 @@ func (s *Server) track(j runningJob) {
 	s.running = append(s.running, j)
 	s.mu.Unlock()
 	if err := s.save(); err != nil {
-		s.logf("[ERROR] recording job %s: %v", j.ID, err)
+		s.log.Error("recording the job for the next start failed", append(jobAttrs(j.ID, j.Name), "error", err.Error())...)
 	}
 	done := s.sess.JobDone(j.ID)
 	go func() {
@@ -325,10 +307,14 @@ func (s *Server) untrack(id string, onEnd bool) {
 	}
 	if onEnd {
 		info, _ := s.sess.JobDetail(id)
-		s.logf("[INFO] job %s (%s) %s", id, info.Name, info.Status)
+		attrs := append(jobAttrs(id, info.Name), "status", info.Status)
+		if info.Err != nil {
+			attrs = append(attrs, "error", info.Err.Error())
+		}
+		s.log.Info("job ended", attrs...)
 	}
 	if err := s.saveLocked(); err != nil {
-		s.logf("[ERROR] recording the end of job %s: %v", id, err)
+		s.log.Error("recording the end of the job failed", "job", id, "error", err.Error())
 	}
 }
 
@@ -341,7 +327,7 @@ func (s *Server) setSavepoint(id, path string) {
 	}
 	s.mu.Unlock()
 	if err := s.save(); err != nil {
-		s.logf("[ERROR] recording the savepoint of job %s: %v", id, err)
+		s.log.Error("recording the job's savepoint failed", "job", id, "savepoint", path, "error", err.Error())
 	}
 }
 

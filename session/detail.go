@@ -127,7 +127,7 @@ func (e *jobEntry) subtaskMetrics() []exec.SubtaskMetrics {
 			p.Busy += m.Busy
 			p.Backpressured += m.Backpressured
 			if live {
-				p.Watermark, p.StateEntries = m.Watermark, m.StateEntries
+				p.Watermark, p.StateEntries, p.Lag = m.Watermark, m.StateEntries, m.Lag
 			}
 			sum[k] = p
 		}

@@ -111,6 +111,34 @@ func (s *Session) OnJobEvent(fn func(JobEvent)) {
 	s.jobs.events = fn
 }
 
+// CheckpointEvent is a checkpoint or savepoint of a job that completed or
+// failed (see Session.OnCheckpoint).
+type CheckpointEvent struct {
+	// JobID and JobName are the job's.
+	JobID, JobName string
+	checkpoint.Record
+}
+
+// OnCheckpoint makes fn receive every checkpoint and savepoint of the
+// session's jobs, of every attempt, as it completes or fails (the server
+// logs them). fn is called from the job's goroutines (the one that
+// completed or failed the checkpoint) and must not block; nil turns it
+// off.
+func (s *Session) OnCheckpoint(fn func(CheckpointEvent)) {
+	s.jobs.mu.Lock()
+	defer s.jobs.mu.Unlock()
+	s.jobs.checkpoints = fn
+}
+
+func (r *jobRegistry) emitCheckpoint(ev CheckpointEvent) {
+	r.mu.Lock()
+	fn := r.checkpoints
+	r.mu.Unlock()
+	if fn != nil {
+		fn(ev)
+	}
+}
+
 // jobEntry is one submitted job: a supervisor goroutine runs attempts of it
 // (exec.Jobs), restarting from the latest completed checkpoint as the
 // restart strategy allows.
@@ -242,8 +270,9 @@ type jobRegistry struct {
 	jobs []*jobEntry
 	// claims are the job folders of the jobs submitted and not ended, and
 	// the job (id, name) that holds each.
-	claims map[string][2]string
-	events func(JobEvent)
+	claims      map[string][2]string
+	events      func(JobEvent)
+	checkpoints func(CheckpointEvent)
 }
 
 func newJobRegistry() *jobRegistry { return &jobRegistry{claims: map[string][2]string{}} }

@@ -197,7 +197,10 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	jp.opts.IgnoreUnclaimedState = s.Settings().IgnoreUnclaimed
 	jp.opts.JobName = name
 	if cpo.Interval > 0 {
-		jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo}
+		jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo,
+			OnCheckpoint: func(r checkpoint.Record) {
+				s.jobs.emitCheckpoint(CheckpointEvent{JobID: id, JobName: name, Record: r})
+			}}
 	}
 
 	var notes []string

@@ -76,11 +76,13 @@
 // stop all jobs. With --savepoint-on-stop each running job stops with a
 // savepoint and the exit status is 0; without one (or when a savepoint or
 // the statement running was cut short) it is 130 for SIGINT and 143 for
-// SIGTERM, as for a process the signal ended. On a terminal a progress
-// line (jobs running, records in and out) is rewritten every 2 seconds
-// while waiting. Each failure and restart of a job is printed to standard
-// error as it happens ([WARN] with the cause and the delay before the
-// restart, [INFO] when it restarted).
+// SIGTERM, as for a process the signal ended. While waiting, a progress
+// line (jobs running, records in and out: the counters SHOW JOBS shows) is
+// rewritten in place every 2 seconds on a terminal, and printed as a line
+// of its own every 10 seconds when standard error is not one (a pipe, a log
+// file); --no-progress turns it off. Each failure and restart of a job is
+// printed to standard error as it happens ([WARN] with the cause and the
+// delay before the restart, [INFO] when it restarted).
 //
 // The exit status is 1 if a statement fails (the jobs already started are
 // stopped) or a job fails for good (the other jobs are stopped). Errors go to
@@ -109,6 +111,14 @@
 //	    415  query failed: correlated subqueries are not supported
 //
 // The exit status is 1 if any record failed.
+//
+// # A server
+//
+// "streamsql server" runs jobs behind a REST API that outlives any shell
+// (package server, docs/API.md). --server URL makes streamsql its client:
+// with -f it sends the file and returns once its jobs are submitted (--wait:
+// once they ended); without -f it is a shell reading statements from
+// standard input and running each on the server.
 //
 // "streamsql bench" and "streamsql kafka-dev" are reserved for the
 // benchmark driver and the local Kafka-compatible broker.

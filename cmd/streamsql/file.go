@@ -17,9 +17,13 @@ import (
 	"github.com/streamsql/streamsql/sql"
 )
 
-// progressEvery is how often `streamsql -f` rewrites its progress line
-// while it waits for jobs on a terminal.
-const progressEvery = 2 * time.Second
+// While it waits for jobs, `streamsql -f` rewrites its progress line on a
+// terminal every progressEveryTerminal, and elsewhere (a pipe, a log file)
+// prints it as a line of its own every progressEvery.
+const (
+	progressEveryTerminal = 2 * time.Second
+	progressEvery         = 10 * time.Second
+)
 
 // failurePoll is how often `streamsql -f` looks for failed jobs while it
 // waits.
@@ -32,9 +36,11 @@ type fileRun struct {
 	out    io.Writer
 	errOut io.Writer
 	disp   display
-	// status, if set, shows progress while waiting for jobs (stderr is a
-	// terminal).
-	status *statusLine
+	// progressEvery, when not 0, is how often progress is shown while
+	// waiting for jobs: on status (stderr is a terminal), else as a line on
+	// errOut.
+	progressEvery time.Duration
+	status        *statusLine
 	// jobPos is where the statement that submitted each job starts,
 	// guarded by mu: job events arrive from the jobs' goroutines.
 	mu     sync.Mutex
@@ -49,11 +55,17 @@ type fileRun struct {
 // SIGTERM stopped the run and every running job with a savepoint
 // (--savepoint-on-stop); 1 when a statement or a job failed; 130 (SIGINT)
 // or 143 (SIGTERM) when the signal cut a statement short or stopped jobs
-// without a savepoint.
-func runFile(sess *session.Session, path string) int {
+// without a savepoint. progress shows the jobs' progress while waiting
+// (--progress).
+func runFile(sess *session.Session, path string, progress bool) int {
 	f := newFileRun(sess, path, os.Stdout, os.Stderr)
 	f.disp = stdoutDisplay()
-	if isTerminal(os.Stderr) {
+	switch {
+	case !progress:
+	case !isTerminal(os.Stderr):
+		f.progressEvery = progressEvery
+	default:
+		f.progressEvery = progressEveryTerminal
 		f.status = &statusLine{w: os.Stderr}
 		f.disp.out = f.status.wrap(os.Stdout)
 		f.errOut = f.status.wrap(os.Stderr)
@@ -161,16 +173,22 @@ func (f *fileRun) runStatement(ctx context.Context, st sql.Statement) error {
 	return nil
 }
 
-// waitJobs waits for every job to end, showing progress on a terminal, and
-// reports the jobs that failed. SIGINT or SIGTERM (ctx) stops them.
+// waitJobs waits for every job to end, showing progress (progressEvery),
+// and reports the jobs that failed. SIGINT or SIGTERM (ctx) stops them.
 func (f *fileRun) waitJobs(ctx context.Context) int {
 	stopProgress := func() {}
-	if f.status != nil && running(f.sess.Jobs()) > 0 {
-		done := make(chan struct{})
-		go f.showProgress(done)
+	if f.progressEvery > 0 && running(f.sess.Jobs()) > 0 {
+		done, ended := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(ended)
+			f.showProgress(done)
+		}()
 		stopProgress = func() {
 			close(done)
-			f.status.clear()
+			<-ended
+			if f.status != nil {
+				f.status.clear()
+			}
 		}
 	}
 	errc := make(chan error, 1)
@@ -230,21 +248,30 @@ func failedJobs(jobs []session.JobInfo) int {
 	return n
 }
 
-// showProgress rewrites the status line every progressEvery until done.
+// showProgress shows the jobs' progress every progressEvery until done:
+// it rewrites the status line on a terminal, else prints a line.
 func (f *fileRun) showProgress(done <-chan struct{}) {
-	tick := time.NewTicker(progressEvery)
+	tick := time.NewTicker(f.progressEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-done:
 			return
 		case <-tick.C:
-			f.status.show(progress(f.sess.Jobs()))
+			text := progress(f.sess.Jobs())
+			if f.status != nil {
+				f.status.show(text)
+				continue
+			}
+			f.mu.Lock() // not inside a job event's line
+			fmt.Fprintln(f.errOut, text)
+			f.mu.Unlock()
 		}
 	}
 }
 
-// progress is the status line for a set of jobs.
+// progress is the progress line for a set of jobs, from the counters SHOW
+// JOBS shows (session.Session.Jobs).
 func progress(jobs []session.JobInfo) string {
 	var in, out int64
 	for _, j := range jobs {

@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/session"
@@ -68,5 +73,46 @@ func TestStatusLineStaysBelowOutput(t *testing.T) {
 		"\r\x1b[K"
 	if term.String() != want {
 		t.Errorf("got %q\nwant %q", term.String(), want)
+	}
+}
+
+// TestProgressLineOffTerminal runs -f with stderr on a pipe: a job of 12
+// seconds gets a progress line of its own after 10 seconds (the counters of
+// SHOW JOBS: some of its rows read, not all), and none with --no-progress.
+func TestProgressLineOffTerminal(t *testing.T) {
+	const rows = 2400 // 12 s at 200 rows/s
+	file := filepath.Join(t.TempDir(), "slow.sql")
+	os.WriteFile(file, []byte(fmt.Sprintf(`CREATE TABLE slow (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '200', 'number-of-rows' = '%d');
+CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT id FROM slow;
+`, rows)), 0o644)
+	line := regexp.MustCompile(`(?m)^\[INFO\] 1 of 1 jobs running, (\d+) records in, (\d+) records out \(Ctrl-C stops them\)$`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"default", nil, 1},
+		{"no-progress", []string{"--no-progress"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			r := runBinary(t, dir, "", append([]string{"--data-dir", filepath.Join(dir, "data"), "-f", file}, tc.args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit code %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			lines := line.FindAllStringSubmatch(r.stderr, -1)
+			if len(lines) != tc.want || strings.Contains(r.stderr, "\x1b[") {
+				t.Fatalf("want %d progress lines (plain, every 10s), stderr:\n%q", tc.want, r.stderr)
+			}
+			for _, l := range lines {
+				in, _ := strconv.Atoi(l[1])
+				out, _ := strconv.Atoi(l[2])
+				if in <= 0 || in >= rows || out > in {
+					t.Errorf("progress after 10s of %d rows at 200/s: %d in, %d out", rows, in, out)
+				}
+			}
+		})
 	}
 }

@@ -60,6 +60,9 @@ type rootOptions struct {
 	// wait makes -f wait for the jobs it submitted there to end.
 	serverURL string
 	wait      bool
+	// progress shows the jobs' progress while -f waits for them
+	// (--progress, the default; --no-progress turns it off).
+	progress, noProgress bool
 }
 
 func newRootFlags(o *rootOptions) *flag.FlagSet {
@@ -69,10 +72,12 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.StringVar(&o.file, "file", "", "same as -f")
 	fs.BoolVar(&o.dmlSync, "sync", false, "make INSERT wait for its job to finish (SET 'table.dml-sync' = 'true')")
 	fs.BoolVar(&o.fresh, "fresh", false, "discard the checkpoints of the jobs submitted instead of resuming from them")
-	fs.StringVar(&o.restore, "s", "", "restore the jobs from the checkpoint or savepoint at `PATH` (SET 'execution.state-recovery.path')")
+	fs.StringVar(&o.restore, "s", "", "restore the jobs from the checkpoint or savepoint at `PATH` (SET 'execution.state-recovery.path'; with --server, for the statements sent)")
 	fs.BoolVar(&o.savepoint, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (SET '"+session.OptSavepointOnStop+"' = 'true')")
-	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL` (with -f)")
+	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL`: -f submits a file, else a shell reads statements from stdin")
 	fs.BoolVar(&o.wait, "wait", false, "with --server and -f: wait for the submitted jobs to end")
+	fs.BoolVar(&o.progress, "progress", true, "with -f: show the jobs' progress while waiting for them: every 2s on a terminal, else a line every 10s")
+	fs.BoolVar(&o.noProgress, "no-progress", false, "with -f: no progress line (--progress=false)")
 	fs.Usage = func() { usage(fs.Output(), fs) }
 	return fs
 }
@@ -84,9 +89,11 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file of statements, then wait for its jobs
   streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
                                                     run sqllogictest files
-  streamsql server [--data-dir DIR] [--http ADDR] [--savepoint-on-stop]
+  streamsql server [--data-dir DIR] [--http ADDR] [--savepoint-on-stop] [--log-format text|json]
                                                     run jobs behind a REST API (docs/API.md)
-  streamsql --server URL -f FILE.sql [--wait]       submit a file's statements to a server
+  streamsql --server URL [-s PATH] -f FILE.sql [--wait]
+                                                    submit a file's statements to a server
+  streamsql --server URL [-s PATH]                  a shell on a server (statements from stdin)
   streamsql version                                 print the version
 
 The data directory (--data-dir, default ./streamsql-data) has one owner at a
@@ -116,10 +123,23 @@ func runRoot(args []string) int {
 		return 2
 	}
 	if o.serverURL != "" {
-		if o.file == "" {
-			return runRemoteShell(o.serverURL)
+		// The server owns its data dir and options: a flag of the local
+		// session would be silently ignored there.
+		var local []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "data-dir", "sync", "fresh", "savepoint-on-stop", "progress", "no-progress":
+				local = append(local, "--"+f.Name)
+			}
+		})
+		if len(local) > 0 {
+			fmt.Fprintf(os.Stderr, "[ERROR] %s cannot be used with --server (the server has its own data dir and options)\n", strings.Join(local, ", "))
+			return 2
 		}
-		return runRemoteFile(o.serverURL, o.file, o.wait)
+		if o.file == "" {
+			return runRemoteShell(o.serverURL, o.restore)
+		}
+		return runRemoteFile(o.serverURL, o.file, o.wait, o.restore)
 	}
 	if o.wait {
 		fmt.Fprintln(os.Stderr, "[ERROR] --wait is for --server (without it, -f always waits)")
@@ -149,7 +169,7 @@ func runRoot(args []string) int {
 		}
 	}
 	if o.file != "" {
-		return runFile(sess, o.file)
+		return runFile(sess, o.file, o.progress && !o.noProgress)
 	}
 	return runShell(sess)
 }

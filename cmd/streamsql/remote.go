@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -35,15 +36,16 @@ type remoteResponse struct {
 
 // runRemoteFile sends the file to the server at url and prints the
 // results; it returns once the jobs are submitted, or with wait once they
-// ended. Errors print as -f prints them: file:line:col: message.
-func runRemoteFile(url, path string, wait bool) int {
+// ended. restore, if set, is the checkpoint or savepoint the file's jobs
+// start from (-s). Errors print as -f prints them: file:line:col: message.
+func runRemoteFile(url, path string, wait bool, restore string) int {
 	url = strings.TrimRight(url, "/")
 	src, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
 	}
-	r, err := postStatements(url, string(src))
+	r, err := postStatements(url, string(src), restore)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
@@ -117,8 +119,10 @@ func printRemote(r remoteResponse) []string {
 
 // runRemoteShell reads statements from stdin (each ends with ';' at the
 // end of a line) and runs each on the server at url, printing results and
-// errors as the shell does. It returns at the end of the input.
-func runRemoteShell(url string) int {
+// errors as the shell does; restore, if set, is the checkpoint or
+// savepoint the jobs it submits start from (-s). It returns at the end of
+// the input.
+func runRemoteShell(url, restore string) int {
 	url = strings.TrimRight(url, "/")
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
@@ -132,7 +136,7 @@ func runRemoteShell(url string) int {
 		}
 		text := stmt.String()
 		stmt.Reset()
-		r, err := postStatements(url, text)
+		r, err := postStatements(url, text, restore)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 			code = 1
@@ -147,9 +151,15 @@ func runRemoteShell(url string) int {
 	return code
 }
 
-func postStatements(url, text string) (remoteResponse, error) {
+// postStatements runs text on the server; restore, if set, is the
+// 'execution.state-recovery.path' of this request's statements only.
+func postStatements(url, text, restore string) (remoteResponse, error) {
 	var r remoteResponse
-	resp, err := http.Post(url+"/api/v1/statements", "text/plain", strings.NewReader(text))
+	target := url + "/api/v1/statements"
+	if restore != "" {
+		target += "?restore=" + neturl.QueryEscape(restore)
+	}
+	resp, err := http.Post(target, "text/plain", strings.NewReader(text))
 	if err != nil {
 		return r, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,13 +16,16 @@ import (
 
 // runServer is `streamsql server`: it runs until SIGINT or SIGTERM, then
 // stops its jobs (with a savepoint each with --savepoint-on-stop, else with
-// a final checkpoint), to be resumed by the next start.
+// a final checkpoint), to be resumed by the next start. Its log goes to
+// stderr, as text or JSON (--log-format).
 func runServer(args []string) int {
 	var o server.Options
+	var format string
 	fs := flag.NewFlagSet("streamsql server", flag.ContinueOnError)
 	fs.StringVar(&o.DataDir, "data-dir", defaultDataDir, "the data directory the server owns")
 	fs.StringVar(&o.HTTPAddr, "http", "127.0.0.1:8081", "the `ADDR` (host:port) of the REST API and /metrics")
 	fs.BoolVar(&o.SavepointOnStop, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (else with a final checkpoint)")
+	fs.StringVar(&format, "log-format", server.LogText, "the log's `FORMAT` on stderr: text or json (log/slog's)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -32,26 +36,35 @@ func runServer(args []string) int {
 		fmt.Fprintf(os.Stderr, "[ERROR] unexpected argument %q (see streamsql server -h)\n", fs.Arg(0))
 		return 2
 	}
+	log, err := server.NewLogger(os.Stderr, format)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		return 2
+	}
+	// What the packages below print with the log package goes into the
+	// same log, in the same format.
+	slog.SetDefault(log)
+	o.Logger = log
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigc)
 	srv, err := server.Open(o)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		log.Error("server not started", "error", err.Error())
 		return 1
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
 	select {
 	case sig := <-sigc:
-		fmt.Fprintf(os.Stderr, "[INFO] %v: stopping the jobs...\n", sig)
+		log.Info("stopping the jobs", "signal", sig.String())
 	case err := <-errc:
-		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		log.Error("serving the API failed", "error", err.Error())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		log.Error("stopping the server failed", "error", err.Error())
 		return 1
 	}
 	return 0

@@ -48,6 +48,14 @@
 // exec.TombstoneCounter, kept in the snapshot), except with the raw value
 // format, which reads it as NULL; upsert-kafka reads it as a delete.
 //
+// Lag (exec.LagReporter, the server's streamsql_kafka_source_lag_records)
+// is per assigned partition: its end as of the last fetch that returned it
+// (the high watermark, or the last stable offset with read_committed, from
+// the fetch response's FetchPartition) less the offset of the next message,
+// as of the end of the last batch (or the end of a bounded read, if
+// nearer). Each poll stores the ends of the partitions it fetched and each
+// Next the positions, one atomic store per partition: nothing per message.
+//
 // The snapshot also records the id of every topic read (Metadata's topic
 // id). A restored source whose topic has another id now (deleted and
 // created again, or a broker that lost its data) fails at Open with a

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,11 @@ type partState struct {
 	id string
 	// upsert is the last value of every key of the partition (upsert-kafka).
 	upsert map[string][]byte
+	// fetchedEnd is the partition's end as of the last fetch of it: the
+	// high watermark, or the last stable offset reading committed (-1: no
+	// fetch yet); pub is next as of the end of the last batch. Both are
+	// for Lag, from any goroutine.
+	fetchedEnd, pub atomic.Int64
 }
 
 // Source is one subtask of a kafka or upsert-kafka scan. The package
@@ -91,6 +97,11 @@ type Source struct {
 	// to the consumer group, oldest first.
 	snaps          []kadm.Offsets
 	groupCommitErr error
+
+	// lagParts are the assigned partitions, for Lag (appended to under
+	// lagMu, never changed otherwise).
+	lagMu    sync.Mutex
+	lagParts []*partState
 }
 
 // snapshot is the state of a source subtask, as JSON after the header of
@@ -419,9 +430,14 @@ func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) err
 		if e, ok := ends[p]; ok {
 			ps.end = e
 		}
+		ps.fetchedEnd.Store(-1)
+		ps.pub.Store(ps.next)
 		s.parts = append(s.parts, ps)
 		s.byTP[p] = ps
 		s.splits = nil
+		s.lagMu.Lock()
+		s.lagParts = append(s.lagParts, ps)
+		s.lagMu.Unlock()
 		if ps.end >= 0 && ps.next >= ps.end {
 			ps.done = true
 			continue
@@ -597,6 +613,7 @@ func (s *Source) endOffsets(ctx context.Context, parts []tp) (map[tp]int64, erro
 // about 100ms, or io.EOF when a bounded read has reached the end of every
 // partition.
 func (s *Source) Next(ctx context.Context) (exec.Batch, error) {
+	defer s.publishPositions()
 	if !s.nextDiscovery.IsZero() && time.Now().After(s.nextDiscovery) {
 		if err := s.discover(ctx); err != nil {
 			return exec.Batch{}, err
@@ -684,8 +701,51 @@ func (s *Source) poll(ctx context.Context, block bool) error {
 	if ferr != nil {
 		return ferr
 	}
+	f.EachPartition(func(fp kgo.FetchTopicPartition) {
+		p := s.byTP[tp{fp.Topic, fp.Partition}]
+		if p == nil || fp.Err != nil {
+			return
+		}
+		end := fp.HighWatermark
+		if s.cfg.readCommitted {
+			end = fp.LastStableOffset
+		}
+		if end >= 0 {
+			p.fetchedEnd.Store(end)
+		}
+	})
 	f.EachRecord(func(r *kgo.Record) { s.buf = append(s.buf, r) })
 	return nil
+}
+
+// publishPositions makes the positions after a batch what Lag reports.
+func (s *Source) publishPositions() {
+	for _, p := range s.parts {
+		p.pub.Store(p.next)
+	}
+}
+
+// Lag is, per assigned partition fetched at least once, the records
+// between the position after the last batch and the partition's end as of
+// its last fetch: its high watermark, or its last stable offset when the
+// source reads committed messages only (exec.LagReporter), or the end of a
+// bounded read if that comes first.
+func (s *Source) Lag() []exec.PartitionLag {
+	s.lagMu.Lock()
+	parts := s.lagParts
+	s.lagMu.Unlock()
+	out := make([]exec.PartitionLag, 0, len(parts))
+	for _, p := range parts {
+		end := p.fetchedEnd.Load()
+		if end < 0 {
+			continue
+		}
+		if p.end >= 0 {
+			end = min(end, p.end)
+		}
+		out = append(out, exec.PartitionLag{Topic: p.topic, Partition: p.partition, Records: max(0, end-p.pub.Load())})
+	}
+	return out
 }
 
 // consume reads one message (or control record) into the batch.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,7 +265,7 @@ func TestServer(t *testing.T) {
 		getJSON(t, api+"/jobs", &jobs)
 		return len(jobs.Jobs) == 1 && jobs.Jobs[0].Status == "RUNNING" && jobs.Jobs[0].RecordsIn > 0
 	})
-	if jobs.Jobs[0].Restored == 0 || !strings.Contains(srv.Output(), "resumed job "+id) {
+	if jobs.Jobs[0].Restored == 0 || !regexp.MustCompile(`msg="job resumed" .*previous_job=`+id+` from=checkpoint checkpoint=[1-9]`).MatchString(srv.Output()) {
 		t.Fatalf("job not resumed from a checkpoint: %+v\n%s", jobs, srv.Output())
 	}
 
@@ -276,7 +277,7 @@ func TestServer(t *testing.T) {
 
 	// SIGTERM stops the job with a final checkpoint, and exits 0.
 	srv.Signal(syscall.SIGTERM)
-	if err := srv.Wait(); err != nil || !strings.Contains(srv.Output(), "stopped after final checkpoint") {
+	if err := srv.Wait(); err != nil || !regexp.MustCompile(`msg="job stopped on shutdown" .*status=CANCELED checkpoint=[1-9]`).MatchString(srv.Output()) {
 		t.Fatalf("SIGTERM: %v\n%s", err, srv.Output())
 	}
 	// ... which the next start resumes from.
@@ -339,5 +340,502 @@ INSERT INTO out SELECT n FROM nums;
 	}
 	if err == nil {
 		t.Fatalf("shell with a failed statement exited 0:\n%s", out)
+	}
+}
+
+// TestTwoClients: two `streamsql --server URL -f` processes submit their
+// jobs at the same time while the job list is read over the API; both
+// succeed, and then two shells at once each list both jobs.
+func TestTwoClients(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	url := "http://" + addr
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	var files []string
+	for _, c := range []string{"a", "b"} {
+		file := filepath.Join(t.TempDir(), c+".sql")
+		os.WriteFile(file, []byte(fmt.Sprintf(`CREATE TABLE src_%[1]s (id BIGINT) WITH ('connector'='datagen', 'rows-per-second'='200');
+CREATE TABLE dst_%[1]s (id BIGINT) WITH ('connector'='blackhole');
+SET 'execution.checkpointing.interval' = '500ms';
+INSERT INTO dst_%[1]s SELECT id FROM src_%[1]s;
+SELECT 1 + 2 AS n;
+`, c)), 0o644)
+		files = append(files, file)
+	}
+
+	// Reads of the job list run all along the submissions.
+	stopReads := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(readErr)
+		for {
+			select {
+			case <-stopReads:
+				return
+			default:
+			}
+			resp, err := http.Get(url + "/api/v1/jobs")
+			if err != nil {
+				readErr <- err
+				return
+			}
+			var jobs jobsResponse
+			err = json.NewDecoder(resp.Body).Decode(&jobs)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 {
+				readErr <- fmt.Errorf("GET /api/v1/jobs during submissions: %d %v", resp.StatusCode, err)
+				return
+			}
+		}
+	}()
+	var clients []*testenv.Proc
+	for _, f := range files {
+		clients = append(clients, testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-f", f))
+	}
+	jobID := regexp.MustCompile(`Job ID: (\S+)`)
+	var ids []string
+	for _, c := range clients {
+		err := c.Wait()
+		m := jobID.FindStringSubmatch(c.Output())
+		if err != nil || m == nil || !strings.Contains(c.Output(), "| 3 |") {
+			t.Fatalf("client %v: %v\n%s", c.Args(), err, c.Output())
+		}
+		ids = append(ids, m[1])
+	}
+	close(stopReads)
+	if err := <-readErr; err != nil {
+		t.Fatal(err)
+	}
+	if ids[0] == ids[1] {
+		t.Fatalf("two clients got the same job id %s", ids[0])
+	}
+
+	// Each of two shells at once sees both jobs running.
+	var shells []*exec.Cmd
+	var outs []*strings.Builder
+	for range 2 {
+		sh := exec.Command(bin, "--server", url)
+		sh.Stdin = strings.NewReader("SHOW JOBS;\nSELECT 40 + 2 AS answer;\nSHOW JOBS;\n")
+		var out strings.Builder
+		sh.Stdout, sh.Stderr = &out, &out
+		if err := sh.Start(); err != nil {
+			t.Fatal(err)
+		}
+		shells = append(shells, sh)
+		outs = append(outs, &out)
+	}
+	for i, sh := range shells {
+		if err := sh.Wait(); err != nil {
+			t.Fatalf("shell %d: %v\n%s", i, err, outs[i])
+		}
+		out := outs[i].String()
+		for _, want := range []string{ids[0], ids[1], "42"} {
+			if strings.Count(out, want) < 1 {
+				t.Fatalf("shell %d does not show %q:\n%s", i, want, out)
+			}
+		}
+		if strings.Count(out, "RUNNING") < 4 {
+			t.Fatalf("shell %d does not show both jobs running twice:\n%s", i, out)
+		}
+	}
+	var jobs jobsResponse
+	getJSON(t, url+"/api/v1/jobs", &jobs)
+	if len(jobs.Jobs) != 2 {
+		t.Fatalf("the server runs %d jobs, want 2: %+v", len(jobs.Jobs), jobs)
+	}
+	for _, j := range jobs.Jobs {
+		if j.Status != "RUNNING" || (j.ID != ids[0] && j.ID != ids[1]) {
+			t.Fatalf("jobs: %+v, want %v running", jobs, ids)
+		}
+	}
+}
+
+// TestRestoreSavepoint stops a counting job with a savepoint through the
+// API, then restores it from that savepoint with `streamsql --server URL
+// -s PATH -f` and lets it finish: the restored job reads only the rows
+// after the savepoint, and the counts it writes continue from the
+// savepoint's, so that every row is counted once.
+func TestRestoreSavepoint(t *testing.T) {
+	const rows, rate = 100_000, 20_000
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	url := "http://" + addr
+	srv := startServer(t, filepath.Join(dir, "data"), addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	out := filepath.Join(dir, "counts")
+	insert := "INSERT INTO counts SELECT id % 10 AS k, COUNT(*) FROM gen GROUP BY id % 10;\n"
+	job := filepath.Join(dir, "job.sql")
+	os.WriteFile(job, []byte(fmt.Sprintf(`CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '%[1]d',
+  'rows-per-second' = '%[2]d', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%[1]d');
+CREATE TABLE counts (k BIGINT, c BIGINT) WITH ('connector' = 'filesystem', 'path' = '%[3]s', 'format' = 'debezium-json');
+SET 'execution.checkpointing.interval' = '200ms';
+`, rows, rate, out)+insert), 0o644)
+	restore := filepath.Join(dir, "restore.sql")
+	os.WriteFile(restore, []byte(insert), 0o644)
+
+	jobID := regexp.MustCompile(`Job ID: (\S+)`)
+	client := testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-f", job)
+	err := client.Wait()
+	m := jobID.FindStringSubmatch(client.Output())
+	if err != nil || m == nil {
+		t.Fatalf("streamsql --server -f: %v\n%s", err, client.Output())
+	}
+	id := m[1]
+	// Stop once the sink committed a checkpoint's counts, before the
+	// source (throttled) reaches the end of its rows.
+	waitFor(t, "committed counts", func() bool {
+		parts, _ := filepath.Glob(filepath.Join(out, "part-*"))
+		return len(parts) > 0
+	})
+	code, body := post(t, url+"/api/v1/jobs/"+id+"/stop?savepoint=true", "")
+	sp, _ := body["savepoint"].(string)
+	if code != 200 || sp == "" {
+		t.Fatalf("stop with savepoint: %d %v", code, body)
+	}
+	if _, err := os.Stat(sp); err != nil {
+		t.Fatalf("the savepoint's path: %v", err)
+	}
+	// total sums the counts the sink committed (the changelog replayed).
+	total := func() (sum, keys int64) {
+		t.Helper()
+		code, body := post(t, url+"/api/v1/statements", "SELECT SUM(c) AS total, COUNT(*) AS keys FROM counts;")
+		rs, _ := body["results"].([]any)
+		if code != 200 || len(rs) != 1 {
+			t.Fatalf("SELECT SUM(c) FROM counts: %d %v", code, body)
+		}
+		row := rs[0].(map[string]any)["rows"].([]any)[0].([]any)
+		fmt.Sscan(row[0].(string), &sum)
+		fmt.Sscan(row[1].(string), &keys)
+		return sum, keys
+	}
+	saved, keys := total()
+	t.Logf("the savepoint %s holds counts for %d of %d rows", sp, saved, rows)
+	if saved <= 0 || saved >= rows || keys != 10 {
+		t.Fatalf("the stopped job committed counts for %d rows over %d keys; want some of the %d rows, 10 keys", saved, keys, rows)
+	}
+
+	// Restore from the savepoint, as a user would, and wait for the end.
+	client = testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "-s", sp, "-f", restore, "--wait")
+	if err := client.Wait(); err != nil || !strings.Contains(client.Output(), "restored job") || !strings.Contains(client.Output(), sp) {
+		t.Fatalf("streamsql --server -s %s -f --wait: %v\n%s", sp, err, client.Output())
+	}
+	m = jobID.FindStringSubmatch(client.Output())
+	if m == nil {
+		t.Fatalf("no job id:\n%s", client.Output())
+	}
+	var restored struct {
+		Job struct {
+			Status    string
+			RecordsIn int64 `json:"records_in"`
+			Restored  int64 `json:"restored_from_checkpoint"`
+		}
+	}
+	getJSON(t, url+"/api/v1/jobs/"+m[1], &restored)
+	if restored.Job.Status != "FINISHED" || restored.Job.Restored == 0 {
+		t.Fatalf("the restored job: %+v", restored.Job)
+	}
+	if restored.Job.RecordsIn != rows-saved {
+		t.Errorf("the restored job read %d rows, want the %d after the savepoint", restored.Job.RecordsIn, rows-saved)
+	}
+	if sum, keys := total(); sum != rows || keys != 10 {
+		t.Errorf("after the restore the counts add up to %d over %d keys, want %d over 10: the restored counts did not continue from the savepoint's", sum, keys, rows)
+	}
+	// -s held for that request's statements only.
+	code, body = post(t, url+"/api/v1/statements", "SET;")
+	if code != 200 || strings.Contains(fmt.Sprint(body), sp) || !strings.Contains(fmt.Sprint(body), "execution.checkpointing.interval") {
+		t.Fatalf("the server's options after the request with -s: %d %v", code, body)
+	}
+}
+
+// moves fails unless the metric is on /metrics for the labels, and waits
+// for its value to grow past the first one read.
+func moves(t *testing.T, addr, name string, labels map[string]string) {
+	t.Helper()
+	first, ok := metric(t, addr, name, labels)
+	if !ok {
+		t.Fatalf("/metrics has no %s%v", name, labels)
+	}
+	waitFor(t, fmt.Sprintf("%s%v to move past %v", name, labels, first), func() bool {
+		v, _ := metric(t, addr, name, labels)
+		return v > first
+	})
+}
+
+// reaches waits for the metric's value for the labels to be at least min.
+func reaches(t *testing.T, addr, name string, labels map[string]string, min float64) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s%v to reach %v", name, labels, min), func() bool {
+		v, ok := metric(t, addr, name, labels)
+		return ok && v >= min
+	})
+}
+
+// submit runs statements on the server and returns the id of the job they
+// submitted.
+func submit(t *testing.T, api, statements string) string {
+	t.Helper()
+	code, body := post(t, api+"/statements", statements)
+	if code != 200 {
+		t.Fatalf("POST statements: %d %v", code, body)
+	}
+	for _, r := range body["results"].([]any) {
+		if id, _ := r.(map[string]any)["job_id"].(string); id != "" {
+			return id
+		}
+	}
+	t.Fatalf("no job submitted: %v", body)
+	return ""
+}
+
+// TestMetrics reads /metrics with the Prometheus text parser while three
+// jobs run: a windowed aggregation over event time whose out-of-order rows
+// are partly late (dropped), a fast bounded one whose source outruns its
+// window operator and whose late rows go to a table, and one that fails
+// and restarts. Every metric of docs/API.md is there, and each moves where
+// its job makes it move.
+func TestMetrics(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	// Event time advances 20 s per second; rows are up to 2 s behind the
+	// newest, and the watermark is the newest: many are late.
+	gen := func(name, more string) string {
+		return fmt.Sprintf(`CREATE TABLE %s (k INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', %s
+  'fields.k.min' = '0', 'fields.k.max' = '9', 'fields.ts.kind' = 'sequence', 'fields.ts.start' = '2024-01-01 00:00:00',
+  'fields.ts.step' = '10 ms', 'fields.ts.max-past' = '2 s');
+`, name, more)
+	}
+	windows := func(sink, src string) string {
+		return fmt.Sprintf(`CREATE TABLE %[1]s (k INT, window_start TIMESTAMP(3), n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO %[1]s SELECT k, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE %[2]s, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+  GROUP BY k, window_start, window_end;
+`, sink, src)
+	}
+	win := submit(t, api, gen("clicks", "'rows-per-second' = '2000',")+
+		"SET 'execution.checkpointing.interval' = '200ms';\n"+windows("per_window", "clicks"))
+
+	job := map[string]string{"job": win}
+	for _, name := range []string{"streamsql_operator_records_in_total", "streamsql_operator_records_out_total",
+		"streamsql_operator_busy_seconds_total", "streamsql_operator_watermark_seconds",
+		"streamsql_checkpoint_duration_seconds", "streamsql_checkpoints_total"} {
+		moves(t, addr, name, job)
+	}
+	moves(t, addr, "streamsql_late_records_total", map[string]string{"job": win, "disposition": "dropped"})
+	reaches(t, addr, "streamsql_checkpoints_total", map[string]string{"job": win, "status": "completed"}, 2)
+	reaches(t, addr, "streamsql_checkpoint_size_bytes", job, 1)
+	reaches(t, addr, "streamsql_state_entries", job, 1)
+	if v, ok := metric(t, addr, "streamsql_operator_watermark_seconds", job); !ok || v < float64(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()) {
+		t.Errorf("streamsql_operator_watermark_seconds of the windowed job is %v, want the event time (2024-01-01 on)", v)
+	}
+	for _, name := range []string{"streamsql_operator_backpressured_seconds_total", "streamsql_job_restarts_total"} {
+		if _, ok := metric(t, addr, name, job); !ok {
+			t.Errorf("/metrics has no %s for the windowed job", name)
+		}
+	}
+	if _, ok := metric(t, addr, "streamsql_late_records_total", map[string]string{"job": win, "disposition": "routed"}); !ok {
+		t.Errorf("/metrics has no streamsql_late_records_total{disposition=\"routed\"} for the windowed job")
+	}
+
+	// As fast as it can: the source waits on the window operator's inbox.
+	burst := submit(t, api, gen("burst", "'rows-per-second' = '0', 'number-of-rows' = '1000000',")+
+		"CREATE TABLE burst_late (k INT, ts TIMESTAMP(3)) WITH ('connector' = 'blackhole');\n"+
+		"SET 'table.exec.late-records.table' = 'burst_late';\n"+windows("burst_windows", "burst")+
+		"RESET 'table.exec.late-records.table';\n")
+	reaches(t, addr, "streamsql_late_records_total", map[string]string{"job": burst, "disposition": "routed"}, 1)
+	waitFor(t, "the source of the burst to be backpressured", func() bool {
+		v, _ := metric(t, addr, "streamsql_operator_backpressured_seconds_total", map[string]string{"job": burst})
+		return v > 0
+	})
+
+	// Division by zero at row 500: two restarts, then the job fails.
+	failing := submit(t, api, `CREATE TABLE seq (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '0',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000');
+CREATE TABLE ratios (x BIGINT) WITH ('connector' = 'blackhole');
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '2';
+SET 'restart-strategy.fixed-delay.delay' = '100ms';
+INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
+RESET 'restart-strategy.type';
+RESET 'restart-strategy.fixed-delay.attempts';
+RESET 'restart-strategy.fixed-delay.delay';
+`)
+	reaches(t, addr, "streamsql_job_restarts_total", map[string]string{"job": failing}, 2)
+}
+
+// TestLogJSON runs the server with --log-format json: every line of its
+// log is a JSON object, and the log has a job's submission, its completed
+// checkpoints (id, duration, size), and a failing job's failures with
+// their cause, its restart and its final failure.
+func TestLogJSON(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := testenv.StartProc(t, 3*time.Minute, nil, bin, "server", "--data-dir", dir, "--http", addr, "--log-format", "json")
+	waitFor(t, "the server's /healthz", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	counting := submit(t, api, tables+"INSERT INTO dst SELECT id FROM src;\n")
+	failing := submit(t, api, `CREATE TABLE seq (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '0',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000');
+CREATE TABLE ratios (x BIGINT) WITH ('connector' = 'blackhole');
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '1';
+SET 'restart-strategy.fixed-delay.delay' = '100ms';
+INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
+`)
+	waitFor(t, "two completed checkpoints and the failing job's end", func() bool {
+		v, _ := metric(t, addr, "streamsql_checkpoints_total", map[string]string{"job": counting, "status": "completed"})
+		var j struct{ Job struct{ Status string } }
+		getJSON(t, api+"/jobs/"+failing, &j)
+		return v >= 2 && j.Job.Status == "FAILED"
+	})
+	srv.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, srv.Output())
+	}
+
+	type record struct {
+		Time, Level, Msg, Job, Name, Status, Error, Statement string
+		Checkpoint                                            int64
+		DurationMS                                            *float64 `json:"duration_ms"`
+		SizeBytes                                             int64    `json:"size_bytes"`
+		Restart                                               int
+	}
+	var recs []record
+	for _, line := range strings.Split(strings.TrimSpace(srv.Output()), "\n") {
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Time == "" || r.Level == "" || r.Msg == "" {
+			t.Fatalf("a log line is not a JSON record with time, level and msg (%v): %s\nlog:\n%s", err, line, srv.Output())
+		}
+		recs = append(recs, r)
+	}
+	find := func(what string, ok func(r record) bool) record {
+		t.Helper()
+		for _, r := range recs {
+			if ok(r) {
+				return r
+			}
+		}
+		t.Fatalf("the log has no %s:\n%s", what, srv.Output())
+		return record{}
+	}
+	find("submission of the counting job", func(r record) bool {
+		return r.Msg == "job submitted" && r.Job == counting && r.Status == "RUNNING" && strings.Contains(r.Statement, "INSERT INTO dst")
+	})
+	cp := find("completed checkpoint", func(r record) bool {
+		return r.Msg == "checkpoint completed" && r.Job == counting && r.Checkpoint > 0 && r.DurationMS != nil && r.SizeBytes > 0
+	})
+	t.Logf("a checkpoint record: %+v", cp)
+	find("failure with its cause, restarting", func(r record) bool {
+		return r.Msg == "job failed" && r.Level == "WARN" && r.Job == failing && r.Status == "RESTARTING" && strings.Contains(r.Error, "division by zero")
+	})
+	find("restart", func(r record) bool {
+		return r.Msg == "job restarted" && r.Job == failing && r.Status == "RUNNING" && r.Restart == 1
+	})
+	find("final failure", func(r record) bool {
+		return r.Msg == "job failed" && r.Level == "ERROR" && r.Job == failing && r.Status == "FAILED" && strings.Contains(r.Error, "division by zero")
+	})
+	find("the counting job stopped on shutdown", func(r record) bool {
+		return r.Msg == "job stopped on shutdown" && r.Job == counting && r.Checkpoint > 0
+	})
+}
+
+// TestKafkaLag reads a topic of `streamsql kafka-dev` with two partitions
+// in a job on the server: once the job has read every message, /metrics
+// has streamsql_kafka_source_lag_records for each partition, at 0, and the
+// job's detail lists the same lag per partition.
+func TestKafkaLag(t *testing.T) {
+	const rows = 2000
+	kafka := freeAddr(t)
+	_, port, _ := net.SplitHostPort(kafka)
+	broker := testenv.StartProc(t, 3*time.Minute, nil, bin, "kafka-dev", "--port", port, "--partitions", "2", "--topic", "lagged")
+	defer func() {
+		broker.Signal(syscall.SIGTERM)
+		broker.Wait()
+	}()
+	waitFor(t, "kafka-dev", func() bool { return strings.Contains(broker.Output(), "serving Kafka") })
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	topic := fmt.Sprintf(`WITH ('connector' = 'kafka', 'topic' = 'lagged', 'properties.bootstrap.servers' = '%s', 'format' = 'json'`, kafka)
+	writer := submit(t, api, fmt.Sprintf(`CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '0');
+CREATE TABLE lagged_out (id BIGINT) %s);
+INSERT INTO lagged_out SELECT id FROM gen;
+`, rows, topic))
+	waitFor(t, "the writer to finish", func() bool {
+		var j struct{ Job struct{ Status string } }
+		getJSON(t, api+"/jobs/"+writer, &j)
+		if j.Job.Status == "FAILED" {
+			t.Fatalf("the writer failed: %+v", j)
+		}
+		return j.Job.Status == "FINISHED"
+	})
+	reader := submit(t, api, fmt.Sprintf(`CREATE TABLE lagged_in (id BIGINT) %s, 'scan.startup.mode' = 'earliest-offset');
+CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT id FROM lagged_in;
+`, topic))
+	var jobs jobsResponse
+	waitFor(t, "the reader to read every message", func() bool {
+		getJSON(t, api+"/jobs", &jobs)
+		for _, j := range jobs.Jobs {
+			if j.ID == reader {
+				return j.RecordsIn == rows
+			}
+		}
+		return false
+	})
+	for _, p := range []string{"0", "1"} {
+		labels := map[string]string{"job": reader, "topic": "lagged", "partition": p}
+		waitFor(t, "the lag of partition "+p+" at 0", func() bool {
+			v, ok := metric(t, addr, "streamsql_kafka_source_lag_records", labels)
+			return ok && v == 0
+		})
+	}
+	var detail struct {
+		Plan struct {
+			Operators []struct {
+				Subtasks []struct {
+					KafkaLag []struct {
+						Topic     string
+						Partition int32
+						Records   int64
+					} `json:"kafka_lag"`
+				}
+			}
+		}
+	}
+	getJSON(t, api+"/jobs/"+reader, &detail)
+	var parts []string
+	for _, o := range detail.Plan.Operators {
+		for _, st := range o.Subtasks {
+			for _, l := range st.KafkaLag {
+				parts = append(parts, fmt.Sprintf("%s-%d:%d", l.Topic, l.Partition, l.Records))
+			}
+		}
+	}
+	if strings.Join(parts, " ") != "lagged-0:0 lagged-1:0" {
+		t.Fatalf("the reader's kafka_lag: %v, want both partitions at 0", parts)
 	}
 }
