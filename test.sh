@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README: "Run all tests"). It needs Go, Java 17
-# and Maven (for the Apache Kafka broker), and installs kcat from Debian if
-# missing; the conformance suites are read from
+# and Maven (for the Apache Kafka broker), and installs kcat and chromium from
+# Debian if missing; the conformance suites are read from
 # ../shared/conformance.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -10,6 +10,12 @@ cd "$(dirname "$0")"
 if ! command -v kcat >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq kcat >/dev/null
+fi
+# Chromium (headless) is the browser tests/server drives the web UI in;
+# install it from Debian when missing.
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 # The Kafka tests run against kafka-dev and, with STREAMSQL_TEST_KAFKA=apache,
 # against Apache Kafka 4.4 too (each test binary starts a broker of its own

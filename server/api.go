@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/server/webui"
 	"github.com/streamsql/streamsql/session"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -39,6 +40,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("GET /{$}", webui.Index())
+	mux.Handle("GET "+webui.Prefix, webui.Assets())
 	return mux
 }
 
