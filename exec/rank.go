@@ -199,10 +199,22 @@ func (o *rankOp) position(rows []rankRow, sk []byte) int {
 	return sort.Search(len(rows), func(j int) bool { return rows[j].sort > string(sk) })
 }
 
+// before says whether a new row with order key sk goes before a kept row
+// with order key kept.
+func (o *rankOp) before(sk []byte, kept string) bool {
+	if o.newerFirst {
+		return string(sk) <= kept
+	}
+	return string(sk) < kept
+}
+
 // accumulate adds row i (its order key in o.sbuf) to its key's rows.
 func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 	p := &ent.Value
 	old := p.rows
+	if !o.keepAll && len(old) >= o.e && o.e > 0 && !o.before(o.sbuf, old[o.e-1].sort) {
+		return // the common case: not ahead of the last row kept
+	}
 	pos := o.position(old, o.sbuf)
 	if pos >= o.e && !o.keepAll {
 		return // outside the range, and (append-only) never in it
