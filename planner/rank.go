@@ -268,8 +268,8 @@ func (b *binder) bindOver(fields []selectField, input Node, sc *scope, grouped b
 			return nil, nil, errAt(ErrUnsupported, pos, "use ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) with a filter on it (rn <= N)",
 				"%s() OVER is not supported yet: only ROW_NUMBER() in the TopN pattern is", name)
 		default:
-			return nil, nil, errAt(ErrUnsupported, pos, "an aggregate with GROUP BY, a window table function (TUMBLE, HOP, CUMULATE, SESSION), or ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) filtered by rn <= N",
-				"OVER aggregations (%s() OVER) are not supported yet", name)
+			return nil, nil, errAt(ErrUnsupported, pos, "instead of "+name+"() OVER: an aggregate with GROUP BY, a window table function (TUMBLE, HOP, CUMULATE, SESSION), or ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) filtered by rn <= N",
+				"OVER aggregations are not supported yet")
 		}
 		if r != nil {
 			return nil, nil, errAt(ErrUnsupported, pos, "", "only one ROW_NUMBER() OVER per select list is supported")
