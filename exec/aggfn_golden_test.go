@@ -139,6 +139,9 @@ func goldenStates(t *testing.T) map[string][]byte {
 
 	// A run of a regular join's append-only side: two rows.
 	out["join-run/v2"] = appendJoinRun(nil, []*joinRow{{row: "\x01\x01a", matches: 1, ts: 1_700_000_000_000}, {row: "\x00", ts: 5}})
+
+	// A TopN key's rows: order key and columns of two rows.
+	out["rank/v1"] = rankCodec{}.Encode(nil, &rankPart{rows: []rankRow{{sort: "\x01\x80\x00", row: "\x01\x01a\x00"}, {sort: "\x02", row: "\x00\x00"}}})
 	return out
 }
 
@@ -222,6 +225,10 @@ func TestStateGolden(t *testing.T) {
 			if err = st.decodeEntry(b, k); err == nil {
 				again = appendJoinRun(nil, k.rows)
 			}
+		case "rank/v1":
+			var p rankPart
+			err = rankCodec{owner: "golden"}.Decode(b, &p)
+			again = rankCodec{}.Encode(nil, &p)
 		case "count/v1":
 			var n int64
 			err = countCodec{}.Decode(b, &n)

@@ -102,6 +102,9 @@ type binder struct {
 	// groupExtra are scope columns the next bindAggregate groups by as
 	// well (a decorrelated subquery's domain).
 	groupExtra []int
+	// over maps the select list's ROW_NUMBER() OVER calls to the row
+	// number column of their Rank (rank.go).
+	over map[*ast.WindowFuncExpr]*ColumnRef
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {
@@ -423,6 +426,11 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		if hasAggregate(o.Expr) {
 			needAgg = true
 		}
+	}
+
+	// ROW_NUMBER() OVER (...) in the select list: a Rank (rank.go).
+	if input, sc, err = b.bindOver(fields, input, sc, needAgg); err != nil {
+		return nil, err
 	}
 
 	var agg *aggScope

@@ -183,7 +183,10 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 		}
 		return &Cast{Arg: x, T: t, Kernel: k}, nil
 	case *ast.WindowFuncExpr:
-		return nil, errAt(ErrUnsupported, b.pos(e), "an aggregate with GROUP BY, or a window table function (TUMBLE, HOP, CUMULATE, SESSION)",
+		if r, ok := b.over[e]; ok {
+			return r, nil
+		}
+		return nil, errAt(ErrUnsupported, b.pos(e), "an aggregate with GROUP BY, a window table function (TUMBLE, HOP, CUMULATE, SESSION), or ROW_NUMBER() OVER (...) AS rn as a column of a select list filtered by rn <= N around it",
 			"OVER windows are not supported yet")
 	case *ast.TimeUnitExpr:
 		return &Literal{Value: e.Unit.String(), T: types.StringType}, nil

@@ -173,6 +173,10 @@ func checkModes(s *Sink, stmt sql.Statement) error {
 		if err := checkSessionNode(n, stmt); err != nil {
 			return err
 		}
+		// Row numbers (rank.go).
+		if err := checkRankNode(n, stmt); err != nil {
+			return err
+		}
 		return checkCurrentWatermark(n, stmt)
 	})
 	if err != nil {

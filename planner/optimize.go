@@ -23,6 +23,7 @@ var rules = []rule{
 	{"constant folding", foldConstants},
 	{"predicate pushdown", pushPredicates},
 	{"constant folding", foldConstants},
+	{"rank ranges", rankFilters},
 	{"projection pruning", pruneColumns},
 	{"interval joins", intervalJoins},
 	{"window aggregation", windowAggregates},

@@ -1,0 +1,496 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+func init() {
+	registerOperator(planner.KindRank, func(t *subtask) (operator, error) { return newRank(t), nil })
+}
+
+// rankOp is the TopN / deduplication operator (planner.RankSpec), Flink's
+// AppendOnlyTopNFunction and RetractableTopNFunction, with ROW_NUMBER
+// semantics: it keeps, per partition key, rows sorted by the order keys
+// (a row equal to rows already there goes after them; in a deduplication
+// keeping the last row, before them) and emits the changes of the rows
+// numbered Start..End:
+//
+//   - without the row number: +I of a row entering the range, -D of a row
+//     leaving it (a deduplication: -U of the row replaced, +U of the new);
+//   - with it: for every position of the range whose row changed, -U of
+//     the old row and +U of the new one at that position (+I when the
+//     position was empty, -D when it is empty now).
+//
+// Over an append-only input only the first End rows of a key are kept: a
+// row pushed out never comes back. Over an updating input every row of the
+// key is kept, so that the retraction of a row in the range brings the
+// next one in (Flink's retracting strategy; Flink's update strategy for
+// inputs with a unique key is not distinguished).
+//
+// State: one entry per partition key in the groups key space (spaceGroups),
+// the key's rows in order (rankCodec), read through the write-back cache on
+// the key's first use and written back at each checkpoint barrier; the
+// layout in spaceMeta, checked on restore.
+type rankOp struct {
+	t      *taskContext
+	spec   *planner.RankSpec
+	owner  string
+	layout string
+	maxPar int
+	meta   *state.KeySpace
+	cache  *state.Cache[rankPart]
+
+	inT    []types.T
+	outSch *arrow.Schema
+	part   []int
+	partT  []types.T
+	partR  []colReader
+	order  []planner.SortKey
+	ordR   []colReader
+	colR   []colReader
+	// s and e bound the range: positions s..e-1 (0-based) of a key's rows.
+	s, e       int
+	keepAll    bool
+	newerFirst bool
+	dedup      bool
+	outputRank bool
+
+	hashes []uint64
+	kbuf   []byte
+	sbuf   []byte
+	rbuf   []byte
+	bs     []array.Builder
+	ops    []RowKind
+}
+
+// rankPart is one partition key's rows, in order.
+type rankPart struct {
+	rows []rankRow
+}
+
+// rankRow is one kept row: its order keys in an order-preserving encoding
+// (appendSortKey) and its columns (colReader.encodeKey form).
+type rankRow struct {
+	sort string
+	row  string
+}
+
+func newRank(t *subtask) *rankOp {
+	sp := t.op.Spec.(*planner.RankSpec)
+	r := sp.Rank
+	o := &rankOp{spec: sp, maxPar: t.job.graph.MaxParallelism, outSch: t.op.Schema.Arrow(),
+		part: r.Partition, order: r.Order, keepAll: sp.InputUpdating, newerFirst: sp.NewerFirst(), outputRank: r.OutputRank}
+	o.dedup, _, _ = r.Dedup()
+	in := r.Input.Schema()
+	for _, c := range in {
+		o.inT = append(o.inT, c.Type)
+	}
+	for _, k := range r.Partition {
+		o.partT = append(o.partT, in[k].Type)
+	}
+	o.partR = make([]colReader, len(r.Partition))
+	o.ordR = make([]colReader, len(r.Order))
+	o.colR = make([]colReader, len(in))
+	if r.Start == 0 { // no range: every row (bounded input)
+		o.s, o.e, o.keepAll = 0, math.MaxInt, true
+	} else {
+		o.s, o.e = int(r.Start-1), int(r.End)
+		if o.e < o.s {
+			o.e = o.s
+		}
+	}
+	var lay strings.Builder
+	fmt.Fprintf(&lay, "rank keep-all %v partition", o.keepAll)
+	for _, t := range o.partT {
+		lay.WriteString(" " + t.Nullable().String())
+	}
+	lay.WriteString(" order")
+	for _, k := range r.Order {
+		fmt.Fprintf(&lay, " %s desc %v nulls-first %v", in[k.Index].Type.Nullable(), k.Desc, k.NullsFirst)
+	}
+	lay.WriteString(" columns")
+	for _, t := range o.inT {
+		lay.WriteString(" " + t.Nullable().String())
+	}
+	o.layout = lay.String()
+	return o
+}
+
+func (o *rankOp) open(t *taskContext) error {
+	o.t = t
+	o.owner = stateOwner(t)
+	o.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
+	o.cache = newSpaceCache[rankPart](t, state.NewKeySpace(t.store, spaceGroups, "rank rows"), rankCodec{owner: o.owner})
+	if t.restored != nil {
+		return checkLayout(t, o.meta, o.maxPar, o.owner, o.layout)
+	}
+	return nil
+}
+
+func (o *rankOp) process(_ int, b Batch, out *emitter) error {
+	n := b.Len()
+	rec := b.Rec
+	for j, k := range o.part {
+		o.partR[j].reset(o.partT[j], rec.Column(k))
+	}
+	for j, k := range o.order {
+		o.ordR[j].reset(o.inT[k.Index], rec.Column(k.Index))
+	}
+	for c := range o.colR {
+		o.colR[c].reset(o.inT[c], rec.Column(c))
+	}
+	if cap(o.hashes) < n {
+		o.hashes = make([]uint64, n)
+	}
+	h := o.hashes[:n]
+	clear(h)
+	for j, k := range o.part {
+		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: o.partT[j]}, n, h)
+	}
+	o.ops = o.ops[:0]
+	for i := 0; i < n; i++ {
+		o.kbuf = o.kbuf[:0]
+		for j := range o.partR {
+			o.kbuf = o.partR[j].encodeKey(o.kbuf, i)
+		}
+		o.sbuf = o.sbuf[:0]
+		for j := range o.ordR {
+			o.sbuf = appendSortKey(o.sbuf, &o.ordR[j], i, o.order[j].Desc, o.order[j].NullsFirst)
+		}
+		ent, _, err := o.cache.Get(state.KeyGroup(h[i], o.maxPar), o.kbuf)
+		if err != nil {
+			o.abort()
+			return err
+		}
+		if b.Op(i).IsRetract() {
+			err = o.retract(ent, i)
+		} else {
+			o.accumulate(ent, i)
+		}
+		if err != nil {
+			o.abort()
+			return err
+		}
+	}
+	if err := o.flushOutput(out); err != nil {
+		return err
+	}
+	return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
+}
+
+// position is where a new row with order key sk goes among rows.
+func (o *rankOp) position(rows []rankRow, sk []byte) int {
+	if o.newerFirst {
+		return sort.Search(len(rows), func(j int) bool { return rows[j].sort >= string(sk) })
+	}
+	return sort.Search(len(rows), func(j int) bool { return rows[j].sort > string(sk) })
+}
+
+// before says whether a new row with order key sk goes before a kept row
+// with order key kept.
+func (o *rankOp) before(sk []byte, kept string) bool {
+	if o.newerFirst {
+		return string(sk) <= kept
+	}
+	return string(sk) < kept
+}
+
+// accumulate adds row i (its order key in o.sbuf) to its key's rows.
+func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
+	p := &ent.Value
+	old := p.rows
+	if !o.keepAll && len(old) >= o.e && o.e > 0 && !o.before(o.sbuf, old[o.e-1].sort) {
+		return // the common case: not ahead of the last row kept
+	}
+	pos := o.position(old, o.sbuf)
+	if pos >= o.e && !o.keepAll {
+		return // outside the range, and (append-only) never in it
+	}
+	o.rbuf = o.rbuf[:0]
+	for c := range o.colR {
+		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+	}
+	x := rankRow{sort: string(o.sbuf), row: string(o.rbuf)}
+	L := len(old)
+	if pos >= o.e { // kept for when rows before it go
+		p.rows = append(old, rankRow{})
+		copy(p.rows[pos+1:], p.rows[pos:L])
+		p.rows[pos] = x
+		o.cache.MarkDirty(ent)
+		return
+	}
+	// The changes, from the rows before (old) and after the insertion.
+	at := func(j int) rankRow { // the new list's row j
+		switch {
+		case j < pos:
+			return old[j]
+		case j == pos:
+			return x
+		}
+		return old[j-1]
+	}
+	switch {
+	case o.outputRank:
+		for j := max(pos, o.s); j < min(L+1, o.e); j++ {
+			if j < L {
+				o.add(UpdateBefore, old[j].row, j)
+				o.add(UpdateAfter, at(j).row, j)
+			} else {
+				o.add(Insert, at(j).row, j)
+			}
+		}
+	case o.dedup:
+		if L > 0 {
+			o.add(UpdateBefore, old[0].row, 0)
+			o.add(UpdateAfter, x.row, 0)
+		} else {
+			o.add(Insert, x.row, 0)
+		}
+	default:
+		if o.s < L+1 {
+			o.add(Insert, at(max(pos, o.s)).row, 0)
+			if o.e-1 < L {
+				o.add(Delete, old[o.e-1].row, 0)
+			}
+		}
+	}
+	if !o.keepAll && L >= o.e {
+		// The last row leaves for good: reuse its slot.
+		copy(old[pos+1:], old[pos:L-1])
+		old[pos] = x
+	} else {
+		old = append(old, rankRow{})
+		copy(old[pos+1:], old[pos:L])
+		old[pos] = x
+	}
+	p.rows = old
+	o.cache.MarkDirty(ent)
+}
+
+// retract removes row i (its order key in o.sbuf) from its key's rows.
+func (o *rankOp) retract(ent *state.Entry[rankPart], i int) error {
+	p := &ent.Value
+	old := p.rows
+	o.rbuf = o.rbuf[:0]
+	for c := range o.colR {
+		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+	}
+	lo := sort.Search(len(old), func(j int) bool { return old[j].sort >= string(o.sbuf) })
+	pos := -1
+	for j := lo; j < len(old) && old[j].sort == string(o.sbuf); j++ {
+		if old[j].row == string(o.rbuf) {
+			pos = j
+			break
+		}
+	}
+	if pos < 0 {
+		if !o.keepAll {
+			return nil // an append-only input has no retraction
+		}
+		row := make([]types.Value, len(o.colR))
+		for c := range row {
+			row[c] = types.ValueAt(o.colR[c].arr, i)
+		}
+		sch := o.spec.Rank.Input.Schema()
+		return errRetractMissing(sch, row)
+	}
+	L := len(old)
+	at := func(j int) rankRow { // the new list's row j
+		if j < pos {
+			return old[j]
+		}
+		return old[j+1]
+	}
+	if pos < o.e {
+		switch {
+		case o.outputRank:
+			for j := max(pos, o.s); j < min(L, o.e); j++ {
+				o.add(UpdateBefore, old[j].row, j)
+				if j < L-1 {
+					o.add(UpdateAfter, at(j).row, j)
+				} else {
+					o.ops[len(o.ops)-1] = Delete
+				}
+			}
+		case o.dedup:
+			if L > 1 {
+				o.add(UpdateBefore, old[0].row, 0)
+				o.add(UpdateAfter, old[1].row, 0)
+			} else {
+				o.add(Delete, old[0].row, 0)
+			}
+		default:
+			if o.s < L {
+				o.add(Delete, old[max(pos, o.s)].row, 0)
+				if o.e < L {
+					o.add(Insert, old[o.e].row, 0)
+				}
+			}
+		}
+	}
+	copy(old[pos:], old[pos+1:])
+	old[L-1] = rankRow{}
+	p.rows = old[:L-1]
+	if len(p.rows) == 0 {
+		o.cache.Delete(ent)
+	} else {
+		o.cache.MarkDirty(ent)
+	}
+	return nil
+}
+
+// add appends an output row: the encoded row and, when the row number is
+// output, its position j + 1.
+func (o *rankOp) add(op RowKind, row string, j int) {
+	if o.bs == nil {
+		o.bs = make([]array.Builder, o.outSch.NumFields())
+		for c, f := range o.outSch.Fields() {
+			o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
+		}
+	}
+	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, row); err != nil {
+		panic(err) // rows are encoded by this operator or checked on decoding
+	}
+	if o.outputRank {
+		o.bs[len(o.inT)].(*array.Int64Builder).Append(int64(j + 1))
+	}
+	o.ops = append(o.ops, op)
+}
+
+func (o *rankOp) abort() {
+	if o.bs != nil {
+		releaseAll(o.bs)
+		o.bs = nil
+	}
+	o.ops = o.ops[:0]
+}
+
+func (o *rankOp) flushOutput(out *emitter) error {
+	if o.bs == nil {
+		return nil
+	}
+	bs := o.bs
+	o.bs = nil
+	ops := o.ops
+	if !anyRetract(ops) {
+		ops = nil
+	} else {
+		ops = append([]RowKind(nil), ops...)
+	}
+	return emitColumns(o.outSch, bs, len(o.ops), ops, out)
+}
+
+func (o *rankOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	if err := o.cache.Flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	if err := writeLayout(o.t, o.meta, o.maxPar, o.layout); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	return storeState(o.t.store, cp)
+}
+
+func (o *rankOp) endInput(*emitter) error { return nil }
+func (o *rankOp) close() error            { o.abort(); return closeStore(o.t) }
+
+// appendSortKey appends row i's value of an order key so that bytewise
+// order is the key's order: a NULL flag placed by nullsFirst, then the
+// value (aggValue.ordered; strings with 0x00 escaped and a terminator, so
+// a prefix sorts first), all of it inverted when desc (but the flag).
+func appendSortKey(dst []byte, r *colReader, i int, desc, nullsFirst bool) []byte {
+	if r.isNull(i) {
+		if nullsFirst {
+			return append(dst, 0)
+		}
+		return append(dst, 2)
+	}
+	dst = append(dst, 1)
+	start := len(dst)
+	var v aggValue
+	v.load(r, i, class(r.kind))
+	if v.cls == 's' {
+		for k := 0; k < len(v.s); k++ {
+			if v.s[k] == 0 {
+				dst = append(dst, 0, 0xff)
+			} else {
+				dst = append(dst, v.s[k])
+			}
+		}
+		dst = append(dst, 0, 0)
+	} else {
+		dst = appendOrdered(dst, &v)
+	}
+	if desc {
+		for k := start; k < len(dst); k++ {
+			dst[k] = ^dst[k]
+		}
+	}
+	return dst
+}
+
+// rankStateVersion is the version of rankCodec's encoding.
+const rankStateVersion = 1
+
+// rankCodec encodes a partition key's rows: the count, then each row's
+// order key and columns, length-prefixed.
+type rankCodec struct{ owner string }
+
+func (rankCodec) Encode(dst []byte, p *rankPart) []byte {
+	dst = checkpoint.AppendStateHeader(dst, rankStateVersion)
+	dst = binary.AppendUvarint(dst, uint64(len(p.rows)))
+	for _, r := range p.rows {
+		dst = binary.AppendUvarint(dst, uint64(len(r.sort)))
+		dst = append(dst, r.sort...)
+		dst = binary.AppendUvarint(dst, uint64(len(r.row)))
+		dst = append(dst, r.row...)
+	}
+	return dst
+}
+
+func (c rankCodec) Decode(src []byte, p *rankPart) error {
+	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, 1, rankStateVersion)
+	if err != nil {
+		return err
+	}
+	bad := fmt.Errorf("%w: %s: a rank entry is cut short", checkpoint.ErrIncompatibleState, c.owner)
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > uint64(len(rest)) {
+		return bad
+	}
+	rest = rest[k:]
+	p.rows = make([]rankRow, n)
+	str := func() (string, bool) {
+		m, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < m {
+			return "", false
+		}
+		s := string(rest[k : k+int(m)])
+		rest = rest[k+int(m):]
+		return s, true
+	}
+	for j := range p.rows {
+		var ok1, ok2 bool
+		p.rows[j].sort, ok1 = str()
+		p.rows[j].row, ok2 = str()
+		if !ok1 || !ok2 {
+			return bad
+		}
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("%w: %s: a rank entry has %d bytes more than its rows", checkpoint.ErrIncompatibleState, c.owner, len(rest))
+	}
+	return nil
+}
