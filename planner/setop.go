@@ -9,9 +9,9 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// Set operations: UNION [ALL], INTERSECT [ALL] and EXCEPT [ALL], planned as
-// Flink plans them, on the group aggregate (so that they take retractions,
-// and keep their state in checkpoints under the state TTL as any GROUP BY):
+// Set operations: UNION [ALL], INTERSECT [ALL] and EXCEPT [ALL], planned on
+// the group aggregate (so that they take retractions, and keep their state
+// in checkpoints under the state TTL as any GROUP BY):
 //
 //   - UNION ALL is a Union of the inputs;
 //   - UNION is a Union grouped by all its columns (Calcite's
@@ -20,8 +20,9 @@ import (
 //     marked with its side ($left TRUE on the left input's rows, $right TRUE
 //     on the right's), grouped by all the columns with COUNT($left) and
 //     COUNT($right), then ReplicateRows: each group's row as many times as
-//     the operation says (Flink's RewriteIntersectAllRule and
-//     RewriteMinusAllRule with the REPLICATE_ROWS table function):
+//     the operation says (for the ALL forms, Flink's
+//     RewriteIntersectAllRule and RewriteMinusAllRule with the
+//     REPLICATE_ROWS table function):
 //     INTERSECT ALL min(l, r), EXCEPT ALL l - r, INTERSECT 1 if l > 0 and
 //     r > 0, EXCEPT 1 if l > 0 and r = 0.
 //
