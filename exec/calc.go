@@ -179,12 +179,14 @@ func (v *valuesOp) endInput(out *emitter) error {
 
 func newUnion(t *subtask) (operator, error) { return unionOp{schema: t.op.Schema.Arrow()}, nil }
 
-// unionOp forwards every input's batches under its own schema.
+// unionOp forwards every input's batches under its own schema. An input
+// may have more columns than the schema: a scan pruned to no column reads
+// all of its table's (exec.TableSpec.Fields nil), and only the rows count.
 type unionOp struct{ schema *arrow.Schema }
 
 func (unionOp) open(*taskContext) error { return nil }
 func (u unionOp) process(_ int, b Batch, out *emitter) error {
-	rec := array.NewRecordBatch(u.schema, b.Rec.Columns(), b.Rec.NumRows())
+	rec := array.NewRecordBatch(u.schema, b.Rec.Columns()[:u.schema.NumFields()], b.Rec.NumRows())
 	return out.emit(Batch{Rec: rec, Ops: b.Ops})
 }
 func (unionOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {

@@ -132,69 +132,6 @@ func (b *binder) bindQuery(q ast.ResultSetNode) (Node, error) {
 	return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported query form %T", q)
 }
 
-func (b *binder) bindSetOpr(q *ast.SetOprStmt) (Node, error) {
-	if q.With != nil {
-		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "WITH (common table expressions) is not supported yet")
-	}
-	var inputs []Node
-	for i, s := range q.SelectList.Selects {
-		var n Node
-		var err error
-		switch s := s.(type) {
-		case *ast.SelectStmt:
-			if i > 0 && s.AfterSetOperator != nil && *s.AfterSetOperator != ast.UnionAll {
-				return nil, errAt(ErrUnsupported, b.stmt.Pos(), "use UNION ALL", "%s is not supported on streams yet", s.AfterSetOperator.String())
-			}
-			n, err = b.bindSelect(s)
-		case *ast.SetOprSelectList:
-			n, err = b.bindSetOpr(&ast.SetOprStmt{SelectList: s})
-		default:
-			err = errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported set operation input %T", s)
-		}
-		if err != nil {
-			return nil, err
-		}
-		inputs = append(inputs, n)
-	}
-	out, err := b.unionAll(inputs)
-	if err != nil {
-		return nil, err
-	}
-	return b.orderLimit(out, scopeOf(out, ""), nil, q.OrderBy, q.Limit)
-}
-
-// unionAll widens the inputs to common column types and unions them.
-func (b *binder) unionAll(inputs []Node) (Node, error) {
-	if len(inputs) == 1 {
-		return inputs[0], nil
-	}
-	first := inputs[0].Schema()
-	target := make(types.Schema, len(first))
-	copy(target, first)
-	for _, in := range inputs[1:] {
-		s := in.Schema()
-		if len(s) != len(first) {
-			return nil, errAt(ErrTypeMismatch, b.stmt.Pos(), "", "UNION ALL inputs have %d and %d columns", len(first), len(s))
-		}
-		for i := range s {
-			t, ok := commonType(target[i].Type, s[i].Type)
-			if !ok {
-				return nil, errAt(ErrTypeMismatch, b.stmt.Pos(), "", "UNION ALL column %d has types %s and %s", i+1, target[i].Type, s[i].Type)
-			}
-			target[i].Type = t
-		}
-	}
-	var out []Node
-	for _, in := range inputs {
-		n, err := castTo(in, target)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return &Union{Inputs: out}, nil
-}
-
 // castTo projects n onto the column types of target where they differ.
 func castTo(n Node, target types.Schema) (Node, error) {
 	s := n.Schema()

@@ -154,6 +154,9 @@ func producer(n Node) string {
 			return producer(c)
 		}
 	}
+	if a, ok := n.(*Aggregate); ok && a.setOp != "" {
+		return a.setOp
+	}
 	d := n.Describe()
 	if i := strings.IndexByte(d, '('); i >= 0 {
 		d = d[:i]

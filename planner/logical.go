@@ -138,9 +138,13 @@ type Aggregate struct {
 	// stateTTL is the STATE_TTL hint naming the aggregate's input (nil:
 	// the job's TTL; state_ttl.go).
 	stateTTL *ttlHint
+	// setOp names the set operation the aggregate computes ("UNION",
+	// "INTERSECT ALL"; setop.go), for messages; "" for a GROUP BY.
+	setOp string
 }
 
-// Union concatenates inputs of the same row type (UNION ALL).
+// Union concatenates inputs of the same row type (UNION ALL). Its columns
+// are the first input's, nullable where any input's is.
 type Union struct {
 	Inputs []Node
 }
@@ -198,9 +202,23 @@ func (a *Aggregate) Schema() types.Schema {
 	}
 	return a.cols
 }
-func (u *Union) Schema() types.Schema { return u.Inputs[0].Schema() }
-func (s *Sort) Schema() types.Schema  { return s.Input.Schema() }
-func (s *Sink) Schema() types.Schema  { return s.Input.Schema() }
+func (u *Union) Schema() types.Schema {
+	s := u.Inputs[0].Schema()
+	copied := false
+	for _, in := range u.Inputs[1:] {
+		for i, c := range in.Schema() {
+			if s[i].Type.NotNull && !c.Type.NotNull {
+				if !copied {
+					s, copied = append(types.Schema(nil), s...), true
+				}
+				s[i].Type.NotNull = false
+			}
+		}
+	}
+	return s
+}
+func (s *Sort) Schema() types.Schema { return s.Input.Schema() }
+func (s *Sink) Schema() types.Schema { return s.Input.Schema() }
 
 func (*Scan) Children() []Node        { return nil }
 func (*Values) Children() []Node      { return nil }

@@ -95,7 +95,7 @@ func (x *Aggregate) prune([]bool) (Node, map[int]int) {
 	}
 	aggInputs(x.Aggs, inNeed)
 	in, im := prune(x.Input, inNeed)
-	a := &Aggregate{Input: in, emitAt: x.emitAt, stateTTL: x.stateTTL}
+	a := &Aggregate{Input: in, emitAt: x.emitAt, stateTTL: x.stateTTL, setOp: x.setOp}
 	for _, k := range x.Keys {
 		a.Keys = append(a.Keys, im[k])
 	}

@@ -1,8 +1,9 @@
 package planner
 
 // Rule: predicate pushdown. A filter moves below a projection (its columns
-// rewritten to the projected expressions), into every input of a union, and
-// below an aggregate when it reads only group keys; adjacent filters merge.
+// rewritten to the projected expressions), into every input of a union,
+// below the copies of ReplicateRows, and below an aggregate when it reads
+// only group keys; adjacent filters merge.
 // Filters never move below a Sort, whose LIMIT depends on what it sees.
 // Over a join, a conjunct that reads one input moves into it unless that
 // side is padded with NULLs (an outer join's), and one that reads both
@@ -47,6 +48,12 @@ func pushFilter(f *Filter) Node {
 		return &Union{Inputs: inputs}
 	case *Join:
 		return pushFilterIntoJoin(f, in)
+	case *ReplicateRows:
+		// Its columns are its input's first ones, and a row's copies
+		// pass or fail together.
+		r := *in
+		r.Input = pushFilter(&Filter{Input: in.Input, Cond: f.Cond})
+		return &r
 	case *Aggregate:
 		used := map[int]bool{}
 		columnsUsed(f.Cond, used)

@@ -177,7 +177,7 @@ type StatementSet struct {
 	Inserts []*Insert
 }
 
-// Select is a query statement (SELECT, UNION ALL, VALUES ...).
+// Select is a query statement (SELECT, a set operation, VALUES ...).
 type Select struct {
 	Span
 	Query ast.ResultSetNode

@@ -3,7 +3,7 @@ package sql
 import "github.com/pingcap/tidb/pkg/parser/ast"
 
 // parseInsert parses INSERT INTO name [(col, ...)] query, where query is a
-// SELECT (possibly in parentheses or with UNION ALL) or VALUES (...), ....
+// SELECT (possibly in parentheses or in a set operation) or VALUES (...), ....
 func (p *stmtParser) parseInsert() (Statement, *Error) {
 	ins := &Insert{Span: p.span(p.lo, p.hi)}
 	p.i++ // INSERT
