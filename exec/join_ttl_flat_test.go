@@ -20,13 +20,14 @@ import (
 // last TTL. The pacing of a throttled source catches up after the machine
 // held it back, so on a busy machine a second's worth of rows may come in
 // much less than a second: the test judges the rows stored against the
-// rows that came in recently, not against a rate. It measures a stored
-// row's size from the checkpoints before anything can expire (the first
-// 800 ms: every row is stored), and requires that each checkpoint after
-// 2 s stores no more rows than came in during the 2.5 s before it (the
-// TTL, the sweep's lag and the sampling's) plus 20,000, that the last
-// third of the run stores at most half the input, and that the rows
-// expired are most of the input.
+// rows that came in recently, not against a rate. It bounds a stored
+// row's size from the checkpoints triggered before anything can expire
+// (the first 900 ms: each stores at least every row in before its
+// trigger), and requires that each checkpoint triggered after 2 s stores
+// no more rows than came in during the 2.5 s before its trigger and until
+// it was seen (the TTL, the sweep's lag and the sampling's) plus 20,000,
+// that those of the last third of the run store at most half the input,
+// and that the rows expired are most of the input.
 func TestJoinTTLStateStaysFlat(t *testing.T) {
 	const rows = 300_000
 	ctx := context.Background()
@@ -54,12 +55,16 @@ func TestJoinTTLStateStaysFlat(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	type sample struct {
-		at       time.Duration
-		in, size int64
+	type in struct {
+		at   time.Time
+		rows int64
 	}
-	var samples []sample // one per checkpoint, as it is first seen
-	var ins []sample     // the rows in, every 20 ms
+	type ckpt struct {
+		triggered, seen time.Time
+		rows, size      int64 // rows: in when seen
+	}
+	var ins []in     // the rows in, every 20 ms
+	var ckpts []ckpt // each checkpoint, as it is first seen
 	var info session.JobInfo
 	start := time.Now()
 	deadline := start.Add(5 * time.Minute)
@@ -69,68 +74,70 @@ func TestJoinTTLStateStaysFlat(t *testing.T) {
 		if info.Status != "RUNNING" {
 			break
 		}
-		if time.Now().After(deadline) {
+		now := time.Now()
+		if now.After(deadline) {
 			t.Fatalf("job still running after 5 minutes: %+v", info)
 		}
-		now := time.Since(start)
-		ins = append(ins, sample{at: now, in: info.RecordsIn})
-		if id := info.Checkpoints.LastID; id != 0 && id != last {
-			last = id
-			samples = append(samples, sample{now, info.RecordsIn, info.Checkpoints.LastSize})
+		ins = append(ins, in{now, info.RecordsIn})
+		if c := info.Checkpoints; c.LastID != 0 && c.LastID != last {
+			last = c.LastID
+			ckpts = append(ckpts, ckpt{c.LastCompleted.Add(-c.LastDuration), now, info.RecordsIn, c.LastSize})
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if info.Status != "FINISHED" || info.RecordsIn != 2*rows {
 		t.Fatalf("job %s: %d rows in, %v", info.Status, info.RecordsIn, info.Err)
 	}
-	if len(samples) < 20 {
-		t.Fatalf("%d checkpoints: too few to judge", len(samples))
+	if len(ckpts) < 20 {
+		t.Fatalf("%d checkpoints: too few to judge", len(ckpts))
 	}
-	// A stored row's size: before 800 ms nothing has expired, and the rows
-	// in when a checkpoint is seen are at least those it stored.
+	// inAt is the rows in at the last sample at or before at.
+	inAt := func(at time.Time) int64 {
+		n := int64(0)
+		for _, x := range ins {
+			if x.at.After(at) {
+				break
+			}
+			n = x.rows
+		}
+		return n
+	}
+	// A stored row's size, at most: a checkpoint triggered in the first
+	// 900 ms (nothing has expired yet) stores every row in before its
+	// trigger, and more.
 	var perRow float64
-	for _, c := range samples {
-		if c.at < 800*time.Millisecond && c.in >= 1000 {
-			perRow = max(perRow, float64(c.size)/float64(c.in))
+	for _, c := range ckpts {
+		if n := inAt(c.triggered); c.triggered.Before(start.Add(900*time.Millisecond)) && n >= 200 {
+			perRow = max(perRow, float64(c.size)/float64(n))
 		}
 	}
 	if perRow == 0 {
-		t.Fatalf("no checkpoint of at least 1,000 rows in the first 800 ms to measure a row by: %v", samples[:min(len(samples), 10)])
+		t.Fatalf("no checkpoint triggered in the first 900 ms after 200 rows or more, to measure a row by")
 	}
-	// inAt is the rows in at the last sample at or before at.
-	inAt := func(at time.Duration) int64 {
-		in := int64(0)
-		for _, x := range ins {
-			if x.at > at {
-				break
-			}
-			in = x.in
-		}
-		return in
-	}
-	end := samples[len(samples)-1].at
-	var worst sample
-	var worstRecent int64
-	for _, c := range samples {
-		if c.at < 2*time.Second {
+	end := ckpts[len(ckpts)-1].seen
+	var worst, worstRecent int64
+	var worstAt time.Duration
+	for _, c := range ckpts {
+		if c.triggered.Before(start.Add(2 * time.Second)) {
 			continue
 		}
 		stored := int64(float64(c.size) / perRow)
-		recent := c.in - inAt(c.at-2500*time.Millisecond)
+		recent := c.rows - inAt(c.triggered.Add(-2500*time.Millisecond))
+		at := c.triggered.Sub(start).Round(time.Millisecond)
 		if stored > recent+20_000 {
-			t.Errorf("at %v: the checkpoint stores about %d rows (%d B), but only %d came in during the 2.5 s before it",
-				c.at.Round(time.Millisecond), stored, c.size, recent)
+			t.Errorf("checkpoint triggered at %v stores about %d rows (%d B), but only %d came in during the 2.5 s before it",
+				at, stored, c.size, recent)
 		}
-		if c.at >= end*2/3 && stored > worst.size {
-			worst, worstRecent = sample{c.at, c.in, stored}, recent
+		if c.seen.Sub(start) >= end.Sub(start)*2/3 && stored > worst {
+			worst, worstRecent, worstAt = stored, recent, at
 		}
 	}
-	if worst.size > rows {
-		t.Errorf("at %v: about %d rows stored, more than half the input", worst.at.Round(time.Millisecond), worst.size)
+	if worst > rows {
+		t.Errorf("checkpoint triggered at %v: about %d rows stored, more than half the input", worstAt, worst)
 	}
 	if info.StateExpired < rows {
 		t.Fatalf("%d rows expired, want most of the %d", info.StateExpired, 2*rows)
 	}
-	t.Logf("%d checkpoints over %v, %.0f B a stored row: at most about %d rows stored in the last third (%d came in during the 2.5 s before); %d rows expired, %d joined",
-		len(samples), end.Round(time.Millisecond), perRow, worst.size, worstRecent, info.StateExpired, info.RecOut)
+	t.Logf("%d checkpoints over %v, at most %.0f B a stored row: at most about %d rows stored in the last third (%d came in during the 2.5 s before); %d rows expired, %d joined",
+		len(ckpts), end.Sub(start).Round(time.Millisecond), perRow, worst, worstRecent, info.StateExpired, info.RecOut)
 }
