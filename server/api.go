@@ -32,6 +32,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/v1/jobs/{id}/stop", s.stopJob)
 	mux.HandleFunc("POST /api/v1/jobs/{id}/savepoints", s.savepoint)
 	mux.HandleFunc("POST /api/v1/statements", s.statements)
+	mux.HandleFunc("POST /api/v1/queries", s.query)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(s.metrics)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -33,7 +33,9 @@
 // API) run one at a time in the server's one session, so a SET holds for
 // every client after it; reads (the job list, a job's detail, checkpoints,
 // exceptions, /metrics) do not wait for a statement and read the jobs'
-// snapshots. Job events (failures, restarts) arrive on the jobs'
+// snapshots. A query (POST /api/v1/queries) is planned in that order and
+// then runs outside it, streaming its changes to its client until its input
+// ends or the client goes away. Job events (failures, restarts) arrive on the jobs'
 // supervisor goroutines and are only logged there.
 //
 // # Metrics

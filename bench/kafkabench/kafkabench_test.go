@@ -69,6 +69,7 @@ func TestFormatTableRatios(t *testing.T) {
 	}
 	rs := []result{
 		res(nameEO, 2, 2, false),
+		res(nameEOServer, 2.5, 2, false),
 		res(nameBare, 1, 1, true),
 		res(nameKStreams, 4, 7, false),
 		res(nameFlink, 8, 4, false),
@@ -81,6 +82,7 @@ func TestFormatTableRatios(t *testing.T) {
 		"streamsql exactly-once / Flink 2.2.1 SQL: records/s per CPU second 2.00x of the medians (target >= 3x: NOT met)",
 		"streamsql exactly-once / bare franz-go loop: records/s per CPU second 50% of the medians, 50% of the best rounds; records/s 50% of the medians (target >= 40%: met)",
 		"streamsql exactly-once / goka v1.1.16: not measured",
+		"streamsql exactly-once, server / streamsql exactly-once (`streamsql -f`): records/s 80.0% of the medians (target >= 97%: NOT met), 80.0% of the best rounds",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)

@@ -1,7 +1,8 @@
 // Command kafkabench measures Kafka -> COUNT(*) by key -> Kafka end to end
 // on a `streamsql kafka-dev` broker, on Apache Kafka (--broker apache) or
 // on both in turn: streamsql exactly-once and at-least-once (the binary run
-// as a subprocess), a bare franz-go consume->count->produce loop in
+// as a subprocess), the exactly-once job again in `streamsql server` with
+// its /metrics read every second, a bare franz-go consume->count->produce loop in
 // transactions (the floor), goka v1.1.16 at-least-once, and Kafka Streams
 // 4.4 and Flink 2.2.1 SQL, exactly-once (Java programs under ../peers,
 // built with Maven). See ../README.md.
@@ -124,7 +125,7 @@ func main() {
 }
 
 // allContenders are the --only keys, in the order each round runs them.
-const allContenders = "eo,alo,bare,goka,kstreams,flink"
+const allContenders = "eo,eo-server,alo,bare,goka,kstreams,flink"
 
 // javaOnly are the contenders that run on Apache Kafka only.
 var javaOnly = map[string]bool{"kstreams": true, "flink": true}
@@ -245,6 +246,7 @@ func runOn(base context.Context, c config, kind, work string, want func(string) 
 	}
 	contenders := []contender{
 		{"eo", false, func(ctx context.Context, round int) result { return runStreamsql(ctx, c, b, in, work, true, round) }},
+		{"eo-server", false, func(ctx context.Context, round int) result { return runStreamsqlServer(ctx, c, b, in, work, round) }},
 		{"alo", false, func(ctx context.Context, round int) result { return runStreamsql(ctx, c, b, in, work, false, round) }},
 		{"bare", true, func(ctx context.Context, round int) result { return runBare(ctx, c, b, in, round) }},
 		{"goka", true, func(ctx context.Context, round int) result { return runGoka(ctx, c, b, in, work, round) }},

@@ -18,6 +18,11 @@ type child struct {
 	// (streamsql and Flink with a bounded source); otherwise (Kafka
 	// Streams) it is killed as soon as its output is complete.
 	endsItself bool
+	// started, if set, is called once the process has started: it drives
+	// it (a server is sent its job) and returns a function, called once
+	// the output is complete or the run failed, that ends what it started
+	// and returns a note on it. An error fails the run.
+	started func(ctx context.Context) (stop func() string, err error)
 }
 
 // runChild starts the process and measures from its start until the
@@ -45,6 +50,22 @@ func runChild(ctx context.Context, b *broker, in *input, ch child) result {
 		exitedAt = time.Now()
 		exited <- err
 	}()
+	stopStarted := func() {}
+	if ch.started != nil {
+		stop, err := ch.started(ctx)
+		if err != nil {
+			ch.cmd.Process.Kill()
+			<-exited
+			rss.finish()
+			r.err = fmt.Errorf("%s: %w; output:\n%s", ch.label, err, tail(ch.out.String()))
+			return r
+		}
+		stopStarted = func() {
+			if note := stop(); note != "" {
+				r.note += "; " + note
+			}
+		}
+	}
 	name := ch.label
 	var exitErr error
 	processDone := false
@@ -62,6 +83,7 @@ func runChild(ctx context.Context, b *broker, in *input, ch child) result {
 		}
 		return nil
 	})
+	stopStarted() // before the process is killed
 	if err != nil {
 		ch.cmd.Process.Kill()
 		rss.finish()

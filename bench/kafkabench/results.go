@@ -67,12 +67,17 @@ func (s summary) rangeOf(f func(result) float64) (lo, hi float64) {
 // Contender names, as the tables show them.
 const (
 	nameEO       = "streamsql exactly-once"
+	nameEOServer = "streamsql exactly-once, server"
 	nameALO      = "streamsql at-least-once"
 	nameBare     = "bare franz-go loop"
 	nameGoka     = "goka v1.1.16"
 	nameKStreams = "Kafka Streams 4.4.0"
 	nameFlink    = "Flink 2.2.1 SQL"
 )
+
+// serverTarget is the least share of the in-process job's throughput the
+// same job reaches in `streamsql server` with its metrics read.
+const serverTarget = 0.97
 
 // formatTable prints the measurements as a markdown table (the medians of
 // the rounds, and the ranges) with the ratios the project sets targets
@@ -117,7 +122,7 @@ func formatTable(c config, in *input, rs []result) string {
 			rlo, rhi, m.elapsed.Seconds(), s.medianOf(cpu), clo, chi, rssCell, s.medianOf(brokerCPU), m.outRecs, note)
 	}
 	b.WriteString("\n")
-	b.WriteString("CPU is user+sys time. For a contender in a process of its own (streamsql, Kafka Streams, Flink) it is that process's rusage from its start until it exited by itself (streamsql, Flink) or was killed once its output was complete (Kafka Streams), and the peak RSS is its own high-water mark (VmHWM of /proc/PID/status, read every 100ms while it runs: not ru_maxrss, which for a child started with vfork, as Go starts one, includes the benchmark process's peak): the whole process, the JVM's heap and RocksDB's native memory included. The broker's and the checker's CPU are not in it; the broker's CPU over each contender's run (its JVM or kafka-dev process, from /proc; the checker's fetches included) is the column of its own.")
+	b.WriteString("CPU is user+sys time. For a contender in a process of its own (streamsql, Kafka Streams, Flink) it is that process's rusage from its start until it exited by itself (streamsql, Flink) or was killed once its output was complete (Kafka Streams, `streamsql server`), and the peak RSS is its own high-water mark (VmHWM of /proc/PID/status, read every 100ms while it runs: not ru_maxrss, which for a child started with vfork, as Go starts one, includes the benchmark process's peak): the whole process, the JVM's heap and RocksDB's native memory included. The broker's and the checker's CPU are not in it; the broker's CPU over each contender's run (its JVM or kafka-dev process, from /proc; the checker's fetches included) is the column of its own.")
 	if inProc {
 		b.WriteString(" Contenders marked * run inside the benchmark process (bare loop, goka): their CPU is the delta of the benchmark process's own rusage over the contender's run, so it includes the checker reading the output topic (for goka one record per input record), and their peak RSS is the benchmark process's high-water mark (VmHWM, reset before the contender), which includes the checker and the benchmark's own memory.")
 	}
@@ -159,6 +164,15 @@ func formatTable(c config, in *input, rs []result) string {
 	ratio(nameFlink, 0, 3)
 	ratio(nameGoka, 4, 0)
 	ratio(nameBare, 0.40, 0)
+	if srv, ok := med[nameEOServer]; ok && okEO {
+		x := srv.rate / eo.rate
+		met := "met"
+		if x < serverTarget {
+			met = "NOT met"
+		}
+		fmt.Fprintf(&b, "- %s / %s (`streamsql -f`): records/s %.1f%% of the medians (target >= %.0f%%: %s), %.1f%% of the best rounds\n",
+			nameEOServer, nameEO, 100*x, 100*serverTarget, met, 100*srv.bestRate/eo.bestRate)
+	}
 	if alo, ok := med[nameALO]; ok && okEO {
 		fmt.Fprintf(&b, "- %s / at-least-once: records/s %.0f%% of the medians, %.0f%% of the best rounds\n", nameEO, 100*eo.rate/alo.rate, 100*eo.bestRate/alo.bestRate)
 	}

@@ -118,7 +118,10 @@
 // (package server, docs/API.md). --server URL makes streamsql its client:
 // with -f it sends the file and returns once its jobs are submitted (--wait:
 // once they ended); without -f it is a shell reading statements from
-// standard input and running each on the server.
+// standard input and running each on the server. Its SELECTs stream back
+// through POST /api/v1/queries (runRemoteQuery) and print through the same
+// result printers as a local query, in the server session's result mode;
+// Ctrl-C closes the request, which cancels the query on the server.
 //
 // "streamsql bench" and "streamsql kafka-dev" are reserved for the
 // benchmark driver and the local Kafka-compatible broker.

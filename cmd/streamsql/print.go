@@ -11,6 +11,10 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
+// preformatted is a value as the server already formatted it (types.Format):
+// a row of `streamsql --server` shows it as it is, under its column's type.
+type preformatted string
+
 // nullText is how a NULL shows in a table cell, as in Flink's SQL client.
 const nullText = "<NULL>"
 
@@ -56,6 +60,9 @@ func rowsInSet(n int) string {
 func cellText(t types.T, v types.Value) (s string) {
 	if v == nil {
 		return nullText
+	}
+	if p, ok := v.(preformatted); ok {
+		return escapeControl(string(p))
 	}
 	defer func() {
 		// A value of an unexpected Go type is an engine bug; show it rather

@@ -2,16 +2,21 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	neturl "net/url"
 	"os"
+	"os/signal"
 	"strings"
 	"time"
 
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/session"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -128,6 +133,7 @@ func runRemoteShell(url, restore string) int {
 	in.Buffer(make([]byte, 1<<20), 16<<20)
 	var stmt strings.Builder
 	code := 0
+	disp := stdoutDisplay()
 	for in.Scan() {
 		line := in.Text()
 		stmt.WriteString(line + "\n")
@@ -136,19 +142,187 @@ func runRemoteShell(url, restore string) int {
 		}
 		text := stmt.String()
 		stmt.Reset()
-		r, err := postStatements(url, text, restore)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
-			code = 1
-			continue
-		}
-		printRemote(r)
-		if r.Error != "" {
-			fmt.Fprintf(os.Stderr, "[ERROR] %s\n", r.Error)
+		if !runRemote(url, text, restore, disp) {
 			code = 1
 		}
 	}
 	return code
+}
+
+// runRemote runs the statements of text on the server at url and prints
+// their results, stopping at the first error, which it prints; it reports
+// whether every statement succeeded. Text without a SELECT goes to the
+// server in one request; text with one goes a statement at a time, each
+// SELECT through POST /api/v1/queries, its result streamed back and shown
+// in the server session's result mode as the local shell shows it.
+func runRemote(url, text, restore string, disp display) bool {
+	stmts, err := sql.Parse(text)
+	hasSelect := false
+	for _, st := range stmts {
+		if _, ok := st.(*sql.Select); ok {
+			hasSelect = true
+		}
+	}
+	if err != nil || !hasSelect {
+		// A parse error too: the server reports it with its position.
+		return postAndPrint(url, text, restore)
+	}
+	for _, st := range stmts {
+		if _, ok := st.(*sql.Select); !ok {
+			if !postAndPrint(url, st.Text(), restore) {
+				return false
+			}
+			continue
+		}
+		if err := runRemoteQuery(url, st.Text(), disp); err != nil {
+			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+			return false
+		}
+	}
+	return true
+}
+
+// postAndPrint runs text through POST /api/v1/statements and prints the
+// results and the error, if any; it reports whether there was none.
+func postAndPrint(url, text, restore string) bool {
+	r, err := postStatements(url, text, restore)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		return false
+	}
+	printRemote(r)
+	if r.Error != "" {
+		fmt.Fprintf(os.Stderr, "[ERROR] %s\n", r.Error)
+		return false
+	}
+	return true
+}
+
+// queryLine is a line of POST /api/v1/queries after the header: a change
+// (Op set), or the last line (End or Error set).
+type queryLine struct {
+	Op     string    `json:"op"`
+	Row    []*string `json:"row"`
+	End    bool      `json:"end"`
+	Error  string    `json:"error"`
+	Line   int       `json:"line"`
+	Column int       `json:"column"`
+}
+
+var rowKinds = map[string]exec.RowKind{"+I": exec.Insert, "-U": exec.UpdateBefore, "+U": exec.UpdateAfter, "-D": exec.Delete}
+
+// runRemoteQuery runs a SELECT on the server through POST
+// /api/v1/queries and prints its changelog as it streams back, in the
+// result mode the server's session has, as runQuery does locally: an
+// unbounded query runs until Ctrl-C, which closes the request (the server
+// then cancels the query), prints what came and "Query canceled.", and is
+// not an error.
+func runRemoteQuery(url, text string, d display) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/v1/queries", strings.NewReader(text))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "text/plain")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(d.out, "Query canceled.")
+			return nil
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e remoteResponse
+		body, _ := io.ReadAll(resp.Body)
+		if json.Unmarshal(body, &e) != nil || e.Error == "" {
+			return fmt.Errorf("%s: %s: %s", url, resp.Status, body)
+		}
+		return errors.New(e.Error)
+	}
+	in := bufio.NewScanner(resp.Body)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	if !in.Scan() {
+		if ctx.Err() != nil {
+			fmt.Fprintln(d.out, "Query canceled.")
+			return nil
+		}
+		return fmt.Errorf("%s: the query's result ended before its header: %v", url, in.Err())
+	}
+	var h struct {
+		Columns []struct{ Name, Type string } `json:"columns"`
+		Mode    string                        `json:"mode"`
+		MaxRows int                           `json:"max_rows"`
+	}
+	if err := json.Unmarshal(in.Bytes(), &h); err != nil {
+		return fmt.Errorf("%s: a bad header of the query's result: %v", url, err)
+	}
+	schema := make(types.Schema, len(h.Columns))
+	for i, c := range h.Columns {
+		t, err := types.Parse(c.Type)
+		if err != nil {
+			t = types.StringType
+		}
+		schema[i] = types.Column{Name: c.Name, Type: t}
+	}
+	var p resultPrinter
+	switch h.Mode {
+	case "tableau", "changelog":
+		p = &streamPrinter{out: d.out}
+	default:
+		p = &tablePrinter{d: d, maxRows: h.MaxRows}
+	}
+	p.begin(schema, false)
+	var qerr error
+	ended := false
+	for !ended && qerr == nil && in.Scan() {
+		var l queryLine
+		if err := json.Unmarshal(in.Bytes(), &l); err != nil {
+			qerr = fmt.Errorf("%s: a bad line of the query's result: %v", url, err)
+			break
+		}
+		switch {
+		case l.Op != "":
+			op, ok := rowKinds[l.Op]
+			if !ok {
+				qerr = fmt.Errorf("%s: a change with op %q", url, l.Op)
+				break
+			}
+			row := make([]types.Value, len(l.Row))
+			for i, v := range l.Row {
+				if v != nil {
+					row[i] = preformatted(*v)
+				}
+			}
+			qerr = p.change(session.Change{Op: op, Row: row})
+		case l.Error != "":
+			qerr = errors.New(l.Error)
+		case l.End:
+			ended = true
+		}
+	}
+	if !ended && qerr == nil && ctx.Err() == nil {
+		qerr = fmt.Errorf("%s: the query's result ended before the query: %v", url, in.Err())
+	}
+	p.end(ended)
+	if ctx.Err() != nil && !ended {
+		fmt.Fprintln(d.out, "Query canceled.")
+		return nil
+	}
+	return qerr
 }
 
 // postStatements runs text on the server; restore, if set, is the

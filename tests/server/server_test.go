@@ -839,3 +839,107 @@ INSERT INTO sink SELECT id FROM lagged_in;
 		t.Fatalf("the reader's kafka_lag: %v, want both partitions at 0", parts)
 	}
 }
+
+// TestRemoteQuery: SELECTs streamed back through POST /api/v1/queries.
+// Over the API, a bounded query's lines are its header (columns, result
+// mode), one line per row and a last "end" line, and a SELECT that does
+// not plan is a 400 with its line and column. Through `streamsql --server
+// URL` as a shell, an unbounded query's changes print as they arrive in
+// changelog mode, while another client's statements still run; Ctrl-C
+// stops it ("Query canceled.") and the shell goes on with its next
+// statement; in table mode an unbounded GROUP BY prints, at Ctrl-C, its
+// table with the retractions applied.
+func TestRemoteQuery(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	url := "http://" + addr
+	srv := startServer(t, dir, addr)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+
+	// The lines of a bounded query.
+	submitOK(t, url+"/api/v1/statements", `CREATE TABLE nums (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3',
+  'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '3');`)
+	resp, err := http.Post(url+"/api/v1/queries", "text/plain", strings.NewReader("SELECT n, n * 10 AS m FROM nums;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" || len(lines) != 5 ||
+		!strings.Contains(lines[0], `"columns":[{"name":"n"`) || !strings.Contains(lines[0], `"mode":"table"`) ||
+		lines[1] != `{"op":"+I","row":["1","10"]}` || lines[3] != `{"op":"+I","row":["3","30"]}` || lines[4] != `{"end":true}` {
+		t.Fatalf("POST /api/v1/queries: %d %s:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	code, e := post(t, url+"/api/v1/queries", "SELECT\n  nosuch FROM nums;")
+	if code != 400 || e["line"] != float64(2) || !strings.Contains(fmt.Sprint(e["error"]), "nosuch") {
+		t.Fatalf("a SELECT that does not plan: %d %v", code, e)
+	}
+
+	// A shell whose statements are written as the test goes.
+	sh := exec.Command(bin, "--server", url)
+	stdin, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out testenv.SyncBuffer
+	sh.Stdout, sh.Stderr = &out, &out
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Process.Kill()
+	io.WriteString(stdin, `CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '50',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '100000000');
+SET 'sql-client.execution.result-mode' = 'changelog';
+SELECT id FROM src;
+`)
+	row := regexp.MustCompile(`(?m)^\| \+I \|\s+(\d+) \|$`)
+	waitFor(t, "the unbounded query's rows to stream back", func() bool { return len(row.FindAllString(out.String(), -1)) >= 20 })
+	// The query holds no lock: another client's statement runs meanwhile.
+	if code, body := post(t, url+"/api/v1/statements", "SELECT 7 AS seven;"); code != 200 || !strings.Contains(fmt.Sprint(body), "7") {
+		t.Fatalf("a statement while a query streams: %d %v", code, body)
+	}
+	sh.Process.Signal(os.Interrupt)
+	waitFor(t, "the query canceled", func() bool { return strings.Contains(out.String(), "Query canceled.") })
+	got := row.FindAllStringSubmatch(out.String(), -1)
+	for i, m := range got {
+		if m[1] != fmt.Sprint(i+1) {
+			t.Fatalf("row %d of the changelog is id %s, want %d:\n%s", i+1, m[1], i+1, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("Received a total of %d rows\nQuery canceled.", len(got))) {
+		t.Fatalf("the canceled query's end:\n%s", out.String())
+	}
+
+	// Table mode: the result of an updating query, as it was at Ctrl-C.
+	io.WriteString(stdin, `SET 'sql-client.execution.result-mode' = 'table';
+SELECT id % 3 AS k, COUNT(*) AS c FROM src GROUP BY id % 3;
+`)
+	mark := len(out.String())
+	waitFor(t, "the SET", func() bool { return strings.Contains(out.String()[mark:], "[INFO] Execute statement succeeded.") })
+	time.Sleep(2 * time.Second) // about 100 rows
+	sh.Process.Signal(os.Interrupt)
+	waitFor(t, "the GROUP BY canceled", func() bool { return strings.Contains(out.String()[mark:], "Query canceled.") })
+	table := out.String()[mark:]
+	counts := regexp.MustCompile(`(?m)^\| ([012]) \|\s+(\d+) \|$`).FindAllStringSubmatch(table, -1)
+	if len(counts) != 3 || !strings.Contains(table, "3 rows in set\nQuery canceled.") {
+		t.Fatalf("the GROUP BY's table at Ctrl-C: want one row per key 0, 1, 2:\n%s", table)
+	}
+	io.WriteString(stdin, "SELECT 40 + 2 AS answer;\n")
+	stdin.Close()
+	if err := sh.Wait(); err != nil || !regexp.MustCompile(`\| +42 \|`).MatchString(out.String()[mark:]) {
+		t.Fatalf("the shell after the canceled queries: %v\n%s", err, out.String())
+	}
+}
+
+// submitOK runs statements through POST /api/v1/statements and fails the
+// test unless they succeed.
+func submitOK(t *testing.T, url, statements string) {
+	t.Helper()
+	if code, body := post(t, url, statements); code != 200 {
+		t.Fatalf("POST %s: %d %v", url, code, body)
+	}
+}
