@@ -80,11 +80,17 @@ type joinInput struct {
 	st    *joinSideState
 }
 
-// joinPair is a row of the batch and a candidate row of the other side.
+// joinPair is a row of the batch and a candidate row of the other side:
+// row idx of key (which stays there while the batch is applied: only the
+// batch's side gains or loses rows).
 type joinPair struct {
-	row   int
-	other *joinRow
+	row int32
+	idx int32
+	key *joinKey
 }
+
+// other returns the other side's row of p.
+func (p *joinPair) other() *joinRow { return &p.key.rows[p.idx] }
 
 func newJoin(t *subtask) (*joinOp, error) {
 	sp := t.op.Spec.(*planner.JoinSpec)
@@ -198,16 +204,17 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 			continue // a NULL key joins nothing
 		}
 		kg := state.KeyGroup(h[i], j.maxPar)
-		mine, err := me.st.lookup(kg, key, true)
+		kh := joinKeyHash(key)
+		mine, err := me.st.lookupHash(kg, key, kh, true)
 		if err != nil {
 			return err
 		}
-		ok2, err := me.st.peerOf(other.st, mine, key)
+		ok2, err := me.st.peerOf(other.st, mine, key, kh)
 		if err != nil {
 			return err
 		}
-		for _, r := range other.st.live(ok2) {
-			j.pairs = append(j.pairs, joinPair{row: i, other: r})
+		for idx := range other.st.live(ok2) {
+			j.pairs = append(j.pairs, joinPair{row: int32(i), idx: int32(idx), key: ok2})
 		}
 		if keys[i] = mine; i == 0 || keys[i-1] != mine {
 			me.st.live(mine)
@@ -256,8 +263,9 @@ func (j *joinOp) evalResidual(input int, rec arrow.RecordBatch) error {
 		b.Reserve(len(j.pairs))
 	}
 	me := &j.side[input]
-	for _, p := range j.pairs {
-		if err := j.appendPair(bs, input, me, p.row, p.other.row); err != nil {
+	for p := range j.pairs {
+		pr := &j.pairs[p]
+		if err := j.appendPair(bs, input, me, int(pr.row), pr.key.cols(pr.other())); err != nil {
 			releaseAll(bs)
 			return err
 		}
@@ -308,7 +316,7 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 	var matches int64
 	for p := j.pairAt[i]; p < j.pairAt[i+1]; p++ {
 		if j.residual == nil || j.mask[p] {
-			matches += j.pairs[p].other.n
+			matches += j.pairs[p].other().n
 		}
 	}
 	if mine == nil { // a NULL key: no state, no match
@@ -335,16 +343,17 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 		if j.residual != nil && !j.mask[p] {
 			continue
 		}
-		r := j.pairs[p].other
+		pr := &j.pairs[p]
+		r, cols := pr.other(), pr.key.cols(pr.other())
 		if other.outer && !retract && r.matches == 0 {
 			for c := int64(0); c < r.n; c++ {
-				if err := j.emitOtherPadded(input, other, r, true); err != nil {
+				if err := j.emitOtherPadded(input, other, cols, true); err != nil {
 					return err
 				}
 			}
 		}
 		for c := int64(0); c < r.n; c++ {
-			if err := j.appendPair(j.bs, input, me, i, r.row); err != nil {
+			if err := j.appendPair(j.bs, input, me, i, cols); err != nil {
 				return err
 			}
 			j.addOp(retract)
@@ -355,10 +364,10 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 			} else {
 				r.matches++
 			}
-			other.st.touchRow(r)
+			other.st.touchRow(pr.key, int(pr.idx))
 			if retract && r.matches == 0 {
 				for c := int64(0); c < r.n; c++ {
-					if err := j.emitOtherPadded(input, other, r, false); err != nil {
+					if err := j.emitOtherPadded(input, other, cols, false); err != nil {
 						return err
 					}
 				}
@@ -399,15 +408,15 @@ func (j *joinOp) encodeRow(in *joinInput, i int) (id, row []byte) {
 
 // appendPair appends the joined row of row i of input (read by me) and a
 // stored row of the other side to bs.
-func (j *joinOp) appendPair(bs []array.Builder, input int, me *joinInput, i int, other string) error {
+func (j *joinOp) appendPair(bs []array.Builder, input int, me *joinInput, i int, other []byte) error {
 	nl := j.spec.LeftWidth
 	if input == 0 {
 		for c := range me.colR {
 			appendCell(bs[c], &me.colR[c], i)
 		}
-		return appendEncodedRow(bs[nl:], j.outT[nl:], other)
+		return appendEncodedRow(bs[nl:], j.outT[nl:], unsafeString(other))
 	}
-	if err := appendEncodedRow(bs[:nl], j.outT[:nl], other); err != nil {
+	if err := appendEncodedRow(bs[:nl], j.outT[:nl], unsafeString(other)); err != nil {
 		return err
 	}
 	for c := range me.colR {
@@ -435,12 +444,12 @@ func (j *joinOp) emitPadded(input int, me *joinInput, i int, retract bool) error
 	return nil
 }
 
-// emitOtherPadded appends a stored row of the other side (not input) with
-// input's columns NULL: +I when add, else -D.
-func (j *joinOp) emitOtherPadded(input int, other *joinInput, r *joinRow, retractPadded bool) error {
+// emitOtherPadded appends a stored row of the other side (not input; its
+// encoded columns) with input's columns NULL: +I when add, else -D.
+func (j *joinOp) emitOtherPadded(input int, other *joinInput, cols []byte, retractPadded bool) error {
 	nl := j.spec.LeftWidth
 	if input == 1 { // the other side is the left
-		if err := appendEncodedRow(j.bs[:nl], j.outT[:nl], r.row); err != nil {
+		if err := appendEncodedRow(j.bs[:nl], j.outT[:nl], unsafeString(cols)); err != nil {
 			return err
 		}
 		for c := nl; c < len(j.bs); c++ {
@@ -450,7 +459,7 @@ func (j *joinOp) emitOtherPadded(input int, other *joinInput, r *joinRow, retrac
 		for c := 0; c < nl; c++ {
 			j.bs[c].AppendNull()
 		}
-		if err := appendEncodedRow(j.bs[nl:], j.outT[nl:], r.row); err != nil {
+		if err := appendEncodedRow(j.bs[nl:], j.outT[nl:], unsafeString(cols)); err != nil {
 			return err
 		}
 	}
@@ -522,7 +531,7 @@ func (j *joinOp) flushOutput(out *emitter) error {
 // join keys (state.backend.cache.max-entries, as the aggregates' groups),
 // both sides are written back and forgotten.
 func (j *joinOp) shrink() error {
-	if len(j.side[0].st.keys)+len(j.side[1].st.keys) <= j.t.job.opts.StateCacheEntries {
+	if j.side[0].st.nkeys+j.side[1].st.nkeys <= j.t.job.opts.StateCacheEntries {
 		return nil
 	}
 	for s := range j.side {

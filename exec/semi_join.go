@@ -62,7 +62,7 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 		var matches int64
 		for p := j.pairAt[i]; p < j.pairAt[i+1]; p++ {
 			if j.residual == nil || j.mask[p] {
-				matches += j.pairs[p].other.n
+				matches += j.pairs[p].other().n
 			}
 		}
 		if mine == nil { // a NULL key: no state, no match
@@ -96,7 +96,8 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 		if j.residual != nil && !j.mask[p] {
 			continue
 		}
-		l := j.pairs[p].other
+		pr := &j.pairs[p]
+		l := pr.other()
 		var flips bool
 		if retract {
 			l.matches--
@@ -105,7 +106,7 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 			l.matches++
 			flips = l.matches == 1
 		}
-		other.st.touchRow(l)
+		other.st.touchRow(pr.key, int(pr.idx))
 		if !flips {
 			continue
 		}
@@ -113,7 +114,7 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 		// match went) or is taken back.
 		out := retract == anti
 		for c := int64(0); c < l.n; c++ {
-			if err := j.emitOtherPadded(1, other, l, !out); err != nil {
+			if err := j.emitOtherPadded(1, other, pr.key.cols(l), !out); err != nil {
 				return err
 			}
 		}
