@@ -50,15 +50,19 @@ type joinOp struct {
 	layout  string
 
 	// per batch
-	hashes  []uint64
-	keyBuf  []byte
-	idBuf   []byte
-	rowBuf  []byte
-	pairs   []joinPair
-	pairAt  []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
-	keys    []*joinKey
-	mask    []bool
+	hashes []uint64
+	keyBuf []byte
+	idBuf  []byte
+	rowBuf []byte
+	pairs  []joinPair
+	pairAt []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
+	keys   []*joinKey
+	mask   []bool
+	// bs build the output, kept from batch to batch (out are their
+	// columns); cols holds the arrays of one batch.
 	bs      []array.Builder
+	out     []joinOutCol
+	cols    []arrow.Array
 	ops     []RowKind
 	emitted int
 }
@@ -262,10 +266,11 @@ func (j *joinOp) evalResidual(input int, rec arrow.RecordBatch) error {
 	for _, b := range bs {
 		b.Reserve(len(j.pairs))
 	}
+	cols := newJoinOutCols(bs, j.outT)
 	me := &j.side[input]
 	for p := range j.pairs {
 		pr := &j.pairs[p]
-		if err := j.appendPair(bs, input, me, int(pr.row), pr.key.cols(pr.other())); err != nil {
+		if err := j.appendPair(cols, input, me, int(pr.row), pr.key.cols(pr.other())); err != nil {
 			releaseAll(bs)
 			return err
 		}
@@ -353,7 +358,7 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 			}
 		}
 		for c := int64(0); c < r.n; c++ {
-			if err := j.appendPair(j.bs, input, me, i, cols); err != nil {
+			if err := j.appendPair(j.out, input, me, i, cols); err != nil {
 				return err
 			}
 			j.addOp(retract)
@@ -407,20 +412,20 @@ func (j *joinOp) encodeRow(in *joinInput, i int) (id, row []byte) {
 }
 
 // appendPair appends the joined row of row i of input (read by me) and a
-// stored row of the other side to bs.
-func (j *joinOp) appendPair(bs []array.Builder, input int, me *joinInput, i int, other []byte) error {
+// stored row of the other side (its encoded columns) to out.
+func (j *joinOp) appendPair(out []joinOutCol, input int, me *joinInput, i int, other []byte) error {
 	nl := j.spec.LeftWidth
 	if input == 0 {
 		for c := range me.colR {
-			appendCell(bs[c], &me.colR[c], i)
+			appendCellTo(&out[c], &me.colR[c], i)
 		}
-		return appendEncodedRow(bs[nl:], j.outT[nl:], unsafeString(other))
+		return appendEncodedCols(out[nl:], other)
 	}
-	if err := appendEncodedRow(bs[:nl], j.outT[:nl], unsafeString(other)); err != nil {
+	if err := appendEncodedCols(out[:nl], other); err != nil {
 		return err
 	}
 	for c := range me.colR {
-		appendCell(bs[nl+c], &me.colR[c], i)
+		appendCellTo(&out[nl+c], &me.colR[c], i)
 	}
 	return nil
 }
@@ -433,7 +438,7 @@ func (j *joinOp) emitPadded(input int, me *joinInput, i int, retract bool) error
 		lo, hi = nl, len(j.bs)
 	}
 	for c := range me.colR {
-		appendCell(j.bs[lo+c], &me.colR[c], i)
+		appendCellTo(&j.out[lo+c], &me.colR[c], i)
 	}
 	for c := range j.bs {
 		if c < lo || c >= hi {
@@ -449,7 +454,7 @@ func (j *joinOp) emitPadded(input int, me *joinInput, i int, retract bool) error
 func (j *joinOp) emitOtherPadded(input int, other *joinInput, cols []byte, retractPadded bool) error {
 	nl := j.spec.LeftWidth
 	if input == 1 { // the other side is the left
-		if err := appendEncodedRow(j.bs[:nl], j.outT[:nl], unsafeString(cols)); err != nil {
+		if err := appendEncodedCols(j.out[:nl], cols); err != nil {
 			return err
 		}
 		for c := nl; c < len(j.bs); c++ {
@@ -459,7 +464,7 @@ func (j *joinOp) emitOtherPadded(input int, other *joinInput, cols []byte, retra
 		for c := 0; c < nl; c++ {
 			j.bs[c].AppendNull()
 		}
-		if err := appendEncodedRow(j.bs[nl:], j.outT[nl:], unsafeString(cols)); err != nil {
+		if err := appendEncodedCols(j.out[nl:], cols); err != nil {
 			return err
 		}
 	}
@@ -503,28 +508,52 @@ func (j *joinOp) reserve(n int) {
 }
 
 func (j *joinOp) startOutput() {
-	j.bs = j.builders()
+	if j.bs == nil {
+		j.bs = j.builders()
+		j.out = newJoinOutCols(j.bs, j.outT)
+	}
 	j.ops = j.ops[:0]
 }
 
+// abortOutput drops what the builders hold.
 func (j *joinOp) abortOutput() {
-	releaseAll(j.bs)
-	j.bs = nil
+	for _, b := range j.bs {
+		b.NewArray().Release()
+	}
 }
 
+// flushOutput emits what the builders hold (a semi or anti join: the left
+// columns) and leaves them empty.
 func (j *joinOp) flushOutput(out *emitter) error {
-	bs, sch := j.bs, j.outSch
-	j.bs = nil
+	sch, nl := j.outSch, len(j.bs)
 	if j.emitSch != nil {
-		bs, sch = j.leftColumns(bs)
+		sch, nl = j.emitSch, j.spec.LeftWidth
 	}
-	ops := j.ops
-	if !anyRetract(ops) {
-		ops = nil
-	} else {
-		ops = append([]RowKind(nil), ops...)
+	cols := j.cols[:0]
+	for c, b := range j.bs {
+		a := b.NewArray()
+		if c >= nl {
+			a.Release()
+			continue
+		}
+		cols = append(cols, a)
 	}
-	return emitColumns(sch, bs, len(j.ops), ops, out)
+	rows := len(j.ops)
+	rec := array.NewRecordBatch(sch, cols, int64(rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	clear(cols)
+	j.cols = cols[:0]
+	if rows == 0 {
+		rec.Release()
+		return nil
+	}
+	var ops []RowKind
+	if anyRetract(j.ops) {
+		ops = append([]RowKind(nil), j.ops...)
+	}
+	return out.emit(Batch{Rec: rec, Ops: ops})
 }
 
 // shrink bounds the memory of the rows held: past the cache's size in

@@ -3,9 +3,6 @@ package exec
 import (
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
@@ -27,7 +24,7 @@ import (
 // A left row whose key is NULL matches nothing: an anti join emits it, a
 // semi join never does. The candidate pairs and the residual are built over
 // the left columns then the right ones (pairSchema), as for the other
-// join types; the output keeps the left columns (leftColumns).
+// join types; the output keeps the left columns (joinOp.flushOutput).
 
 // semiAntiSchemas sets the join's pair schema (what the residual reads and
 // the builders hold) and the schema it emits, the left columns.
@@ -42,14 +39,6 @@ func (j *joinOp) semiAntiSchemas(t *subtask) {
 	for _, c := range pair {
 		j.outT = append(j.outT, c.Type)
 	}
-}
-
-// leftColumns releases the right columns' builders of bs and returns the
-// left ones with the schema the join emits.
-func (j *joinOp) leftColumns(bs []array.Builder) ([]array.Builder, *arrow.Schema) {
-	nl := j.spec.LeftWidth
-	releaseAll(bs[nl:])
-	return bs[:nl], j.emitSch
 }
 
 // applySemiAnti is apply for a semi or anti join: row i of b (of input),
