@@ -138,7 +138,9 @@ func goldenStates(t *testing.T) map[string][]byte {
 	out["interval-join/v1"] = appendIvRow(key[1:], &ir)
 
 	// A run of a regular join's append-only side: two rows.
-	out["join-run/v2"] = appendJoinRun(nil, []*joinRow{{row: "\x01\x01a", matches: 1, ts: 1_700_000_000_000}, {row: "\x00", ts: 5}})
+	run := appendJoinRunHeader(nil, 2)
+	run = appendJoinRunRow(run, []byte("\x01\x01a"), 1, 1_700_000_000_000)
+	out["join-run/v2"] = appendJoinRunRow(run, []byte("\x00"), 0, 5)
 
 	// A TopN key's rows: order key and columns of two rows.
 	out["rank/v1"] = rankCodec{}.Encode(nil, &rankPart{rows: []rankRow{{sort: "\x01\x80\x00", row: "\x01\x01a\x00"}, {sort: "\x02", row: "\x00\x00"}}})
@@ -223,7 +225,11 @@ func TestStateGolden(t *testing.T) {
 			st := newJoinSideState(nil, planner.NoUniqueKey, true, "golden", true)
 			k := st.newKey(0, nil)
 			if err = st.decodeEntry(b, k); err == nil {
-				again = appendJoinRun(nil, k.rows)
+				again = appendJoinRunHeader(nil, len(k.rows))
+				for i := range k.rows {
+					r := &k.rows[i]
+					again = appendJoinRunRow(again, k.cols(r), r.matches, r.ts)
+				}
 			}
 		case "rank/v1":
 			var p rankPart

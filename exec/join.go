@@ -50,15 +50,19 @@ type joinOp struct {
 	layout  string
 
 	// per batch
-	hashes  []uint64
-	keyBuf  []byte
-	idBuf   []byte
-	rowBuf  []byte
-	pairs   []joinPair
-	pairAt  []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
-	keys    []*joinKey
-	mask    []bool
+	hashes []uint64
+	keyBuf []byte
+	idBuf  []byte
+	rowBuf []byte
+	pairs  []joinPair
+	pairAt []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
+	keys   []*joinKey
+	mask   []bool
+	// bs build the output, kept from batch to batch (out are their
+	// columns); cols holds the arrays of one batch.
 	bs      []array.Builder
+	out     []joinOutCol
+	cols    []arrow.Array
 	ops     []RowKind
 	emitted int
 }
@@ -80,11 +84,17 @@ type joinInput struct {
 	st    *joinSideState
 }
 
-// joinPair is a row of the batch and a candidate row of the other side.
+// joinPair is a row of the batch and a candidate row of the other side:
+// row idx of key (which stays there while the batch is applied: only the
+// batch's side gains or loses rows).
 type joinPair struct {
-	row   int
-	other *joinRow
+	row int32
+	idx int32
+	key *joinKey
 }
+
+// other returns the other side's row of p.
+func (p *joinPair) other() *joinRow { return &p.key.rows[p.idx] }
 
 func newJoin(t *subtask) (*joinOp, error) {
 	sp := t.op.Spec.(*planner.JoinSpec)
@@ -198,16 +208,17 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 			continue // a NULL key joins nothing
 		}
 		kg := state.KeyGroup(h[i], j.maxPar)
-		mine, err := me.st.lookup(kg, key, true)
+		kh := joinKeyHash(key)
+		mine, err := me.st.lookupHash(kg, key, kh, true)
 		if err != nil {
 			return err
 		}
-		ok2, err := me.st.peerOf(other.st, mine, key)
+		ok2, err := me.st.peerOf(other.st, mine, key, kh)
 		if err != nil {
 			return err
 		}
-		for _, r := range other.st.live(ok2) {
-			j.pairs = append(j.pairs, joinPair{row: i, other: r})
+		for idx := range other.st.live(ok2) {
+			j.pairs = append(j.pairs, joinPair{row: int32(i), idx: int32(idx), key: ok2})
 		}
 		if keys[i] = mine; i == 0 || keys[i-1] != mine {
 			me.st.live(mine)
@@ -255,9 +266,11 @@ func (j *joinOp) evalResidual(input int, rec arrow.RecordBatch) error {
 	for _, b := range bs {
 		b.Reserve(len(j.pairs))
 	}
+	cols := newJoinOutCols(bs, j.outT)
 	me := &j.side[input]
-	for _, p := range j.pairs {
-		if err := j.appendPair(bs, input, me, p.row, p.other.row); err != nil {
+	for p := range j.pairs {
+		pr := &j.pairs[p]
+		if err := j.appendPair(cols, input, me, int(pr.row), pr.key.cols(pr.other())); err != nil {
 			releaseAll(bs)
 			return err
 		}
@@ -308,7 +321,7 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 	var matches int64
 	for p := j.pairAt[i]; p < j.pairAt[i+1]; p++ {
 		if j.residual == nil || j.mask[p] {
-			matches += j.pairs[p].other.n
+			matches += j.pairs[p].other().n
 		}
 	}
 	if mine == nil { // a NULL key: no state, no match
@@ -335,16 +348,17 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 		if j.residual != nil && !j.mask[p] {
 			continue
 		}
-		r := j.pairs[p].other
+		pr := &j.pairs[p]
+		r, cols := pr.other(), pr.key.cols(pr.other())
 		if other.outer && !retract && r.matches == 0 {
 			for c := int64(0); c < r.n; c++ {
-				if err := j.emitOtherPadded(input, other, r, true); err != nil {
+				if err := j.emitOtherPadded(input, other, cols, true); err != nil {
 					return err
 				}
 			}
 		}
 		for c := int64(0); c < r.n; c++ {
-			if err := j.appendPair(j.bs, input, me, i, r.row); err != nil {
+			if err := j.appendPair(j.out, input, me, i, cols); err != nil {
 				return err
 			}
 			j.addOp(retract)
@@ -355,10 +369,10 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 			} else {
 				r.matches++
 			}
-			other.st.touchRow(r)
+			other.st.touchRow(pr.key, int(pr.idx))
 			if retract && r.matches == 0 {
 				for c := int64(0); c < r.n; c++ {
-					if err := j.emitOtherPadded(input, other, r, false); err != nil {
+					if err := j.emitOtherPadded(input, other, cols, false); err != nil {
 						return err
 					}
 				}
@@ -398,20 +412,20 @@ func (j *joinOp) encodeRow(in *joinInput, i int) (id, row []byte) {
 }
 
 // appendPair appends the joined row of row i of input (read by me) and a
-// stored row of the other side to bs.
-func (j *joinOp) appendPair(bs []array.Builder, input int, me *joinInput, i int, other string) error {
+// stored row of the other side (its encoded columns) to out.
+func (j *joinOp) appendPair(out []joinOutCol, input int, me *joinInput, i int, other []byte) error {
 	nl := j.spec.LeftWidth
 	if input == 0 {
 		for c := range me.colR {
-			appendCell(bs[c], &me.colR[c], i)
+			appendCellTo(&out[c], &me.colR[c], i)
 		}
-		return appendEncodedRow(bs[nl:], j.outT[nl:], other)
+		return appendEncodedCols(out[nl:], other)
 	}
-	if err := appendEncodedRow(bs[:nl], j.outT[:nl], other); err != nil {
+	if err := appendEncodedCols(out[:nl], other); err != nil {
 		return err
 	}
 	for c := range me.colR {
-		appendCell(bs[nl+c], &me.colR[c], i)
+		appendCellTo(&out[nl+c], &me.colR[c], i)
 	}
 	return nil
 }
@@ -424,7 +438,7 @@ func (j *joinOp) emitPadded(input int, me *joinInput, i int, retract bool) error
 		lo, hi = nl, len(j.bs)
 	}
 	for c := range me.colR {
-		appendCell(j.bs[lo+c], &me.colR[c], i)
+		appendCellTo(&j.out[lo+c], &me.colR[c], i)
 	}
 	for c := range j.bs {
 		if c < lo || c >= hi {
@@ -435,12 +449,12 @@ func (j *joinOp) emitPadded(input int, me *joinInput, i int, retract bool) error
 	return nil
 }
 
-// emitOtherPadded appends a stored row of the other side (not input) with
-// input's columns NULL: +I when add, else -D.
-func (j *joinOp) emitOtherPadded(input int, other *joinInput, r *joinRow, retractPadded bool) error {
+// emitOtherPadded appends a stored row of the other side (not input; its
+// encoded columns) with input's columns NULL: +I when add, else -D.
+func (j *joinOp) emitOtherPadded(input int, other *joinInput, cols []byte, retractPadded bool) error {
 	nl := j.spec.LeftWidth
 	if input == 1 { // the other side is the left
-		if err := appendEncodedRow(j.bs[:nl], j.outT[:nl], r.row); err != nil {
+		if err := appendEncodedCols(j.out[:nl], cols); err != nil {
 			return err
 		}
 		for c := nl; c < len(j.bs); c++ {
@@ -450,7 +464,7 @@ func (j *joinOp) emitOtherPadded(input int, other *joinInput, r *joinRow, retrac
 		for c := 0; c < nl; c++ {
 			j.bs[c].AppendNull()
 		}
-		if err := appendEncodedRow(j.bs[nl:], j.outT[nl:], r.row); err != nil {
+		if err := appendEncodedCols(j.out[nl:], cols); err != nil {
 			return err
 		}
 	}
@@ -494,35 +508,59 @@ func (j *joinOp) reserve(n int) {
 }
 
 func (j *joinOp) startOutput() {
-	j.bs = j.builders()
+	if j.bs == nil {
+		j.bs = j.builders()
+		j.out = newJoinOutCols(j.bs, j.outT)
+	}
 	j.ops = j.ops[:0]
 }
 
+// abortOutput drops what the builders hold.
 func (j *joinOp) abortOutput() {
-	releaseAll(j.bs)
-	j.bs = nil
+	for _, b := range j.bs {
+		b.NewArray().Release()
+	}
 }
 
+// flushOutput emits what the builders hold (a semi or anti join: the left
+// columns) and leaves them empty.
 func (j *joinOp) flushOutput(out *emitter) error {
-	bs, sch := j.bs, j.outSch
-	j.bs = nil
+	sch, nl := j.outSch, len(j.bs)
 	if j.emitSch != nil {
-		bs, sch = j.leftColumns(bs)
+		sch, nl = j.emitSch, j.spec.LeftWidth
 	}
-	ops := j.ops
-	if !anyRetract(ops) {
-		ops = nil
-	} else {
-		ops = append([]RowKind(nil), ops...)
+	cols := j.cols[:0]
+	for c, b := range j.bs {
+		a := b.NewArray()
+		if c >= nl {
+			a.Release()
+			continue
+		}
+		cols = append(cols, a)
 	}
-	return emitColumns(sch, bs, len(j.ops), ops, out)
+	rows := len(j.ops)
+	rec := array.NewRecordBatch(sch, cols, int64(rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	clear(cols)
+	j.cols = cols[:0]
+	if rows == 0 {
+		rec.Release()
+		return nil
+	}
+	var ops []RowKind
+	if anyRetract(j.ops) {
+		ops = append([]RowKind(nil), j.ops...)
+	}
+	return out.emit(Batch{Rec: rec, Ops: ops})
 }
 
 // shrink bounds the memory of the rows held: past the cache's size in
 // join keys (state.backend.cache.max-entries, as the aggregates' groups),
 // both sides are written back and forgotten.
 func (j *joinOp) shrink() error {
-	if len(j.side[0].st.keys)+len(j.side[1].st.keys) <= j.t.job.opts.StateCacheEntries {
+	if j.side[0].st.nkeys+j.side[1].st.nkeys <= j.t.job.opts.StateCacheEntries {
 		return nil
 	}
 	for s := range j.side {

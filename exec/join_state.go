@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"time"
 
@@ -27,6 +28,11 @@ import (
 // scan) and then kept in memory; changed rows are written back in one
 // batch by flush (at a checkpoint barrier), never read-modify-written per
 // row. drop forgets every key (to bound memory); later uses load again.
+//
+// In memory a key's rows are records without pointers (joinRow) in one
+// slice, their columns and identities bytes of one slice (joinKey.data),
+// so that the garbage collector never looks into them, and keys are found
+// by a 64-bit hash of their encoding (chained when two share one).
 //
 // Store layout, in the side's key space: key = join key + identity;
 // value = state header, count, matches, the time of the last write and,
@@ -55,7 +61,10 @@ type joinSideState struct {
 	ttl, now int64
 	// expired counts the rows (with their multiplicity) dropped by the TTL.
 	expired int64
-	keys    map[string]*joinKey
+	// keys holds the keys in memory by the hash of their encoding
+	// (joinKeyHash); nkeys counts them.
+	keys  map[uint64]*joinKey
+	nkeys int
 	// gen counts the times keys lost a key: a link to one of them
 	// (joinKey.peer) made in an earlier generation may be stale.
 	gen   uint64
@@ -68,7 +77,7 @@ type joinSideState struct {
 	buf      []byte
 	vbuf     []byte
 	idbuf    []byte
-	run      []*joinRow
+	run      []int32
 	// sweeper walks the stored rows for those the TTL dropped that no key
 	// in memory holds any more (sweepStore); written counts the rows
 	// written since its last walk.
@@ -76,41 +85,11 @@ type joinSideState struct {
 	written int
 }
 
-// The chunks of a key's rows (joinKey.slab) and of their columns
-// (joinKey.arena) double from the first size up to the largest, so that a
-// key's rows lie together in memory (a probe reads them in a few cache
-// lines) without an allocation each.
-const (
-	joinSlabFirst, joinSlabMax   = 4, 256
-	joinArenaFirst, joinArenaMax = 256, 64 << 10
-)
+// joinSeed seeds the hash of join keys in memory (joinKeyHash).
+var joinSeed = maphash.MakeSeed()
 
-// keep returns row as a string held in k's arena.
-func (k *joinKey) keep(row []byte) string {
-	if len(row) > joinArenaMax/8 {
-		return string(row)
-	}
-	if cap(k.arena)-len(k.arena) < len(row) {
-		size := min(max(2*cap(k.arena), joinArenaFirst), joinArenaMax)
-		for size < len(row) {
-			size *= 2
-		}
-		k.arena = make([]byte, 0, size)
-	}
-	off := len(k.arena)
-	k.arena = append(k.arena, row...)
-	return unsafeString(k.arena[off:len(k.arena):len(k.arena)])
-}
-
-// newRow returns a zeroed row from k's slab.
-func (k *joinKey) newRow() *joinRow {
-	if len(k.slab) == 0 {
-		k.slab = make([]joinRow, min(max(2*cap(k.slab), joinSlabFirst), joinSlabMax))
-	}
-	r := &k.slab[0]
-	k.slab = k.slab[1:]
-	return r
-}
+// joinKeyHash is the hash keys are found by in joinSideState.keys.
+func joinKeyHash(key []byte) uint64 { return maphash.Bytes(joinSeed, key) }
 
 // rowIsID reports whether a row's identity is its encoded columns.
 func (s *joinSideState) rowIsID() bool { return s.spec == planner.NoUniqueKey && !s.appendOnly }
@@ -118,48 +97,147 @@ func (s *joinSideState) rowIsID() bool { return s.spec == planner.NoUniqueKey &&
 // joinKey is one join key's rows.
 type joinKey struct {
 	key  string
+	hash uint64
+	// next is the next key in memory of the same hash.
+	next *joinKey
 	kg   int
-	rows []*joinRow
-	byID map[string]int // identity -> index in rows
-	// changed rows since the last flush (not on append-only sides: their
-	// new rows are those not stored).
-	changed []*joinRow
-	listed  bool
+	// rows are the key's rows, their columns and identities in data;
+	// garbage counts the bytes of data no row refers to any more.
+	rows    []joinRow
+	data    []byte
+	garbage int
+	// byID indexes rows by identity once there are more than
+	// joinScanRows (fewer are compared in turn); never on append-only
+	// sides.
+	byID map[string]int32
+	// gone lists the identities of stored rows removed since the last
+	// flush (each length-prefixed), deleted from the store by flush.
+	gone   []byte
+	listed bool
 	// entries (append-only sides) are the identities of the key's entries
-	// in the store; rewrite: one of its stored rows changed or went, so
-	// the next flush deletes them and writes all its rows anew.
-	entries []string
+	// in the store (each length-prefixed); rewrite: one of its stored rows
+	// changed or went, so the next flush deletes them and writes all its
+	// rows anew.
+	entries []byte
 	rewrite bool
 	// peer is the other side's rows of the same key, as found in the other
 	// side's generation peerGen (see joinSideState.gen).
 	peer    *joinKey
 	peerGen uint64
-	// slab and arena hand out its rows and (on append-only sides) their
-	// columns.
-	slab  []joinRow
-	arena []byte
 }
 
-// joinRow is one stored row.
+// joinRow is one stored row: its encoded columns (encodeKey form) are
+// data[off:off+size] of its key, followed by its identity (idSize bytes)
+// when that is neither its columns nor empty.
 type joinRow struct {
-	key *joinKey
-	id  string // "" on append-only sides (see joinKey.entries)
-	row string // encoded columns (encodeKey form); == id for NoUniqueKey
-	n   int64  // equal rows (NoUniqueKey); 1 otherwise
+	off          int
+	size, idSize uint32
+	n            int64 // equal rows (NoUniqueKey); 1 otherwise
 	// matches is the number of rows of the other side it joins with
 	// (counted with their multiplicity): outer sides only.
 	matches int64
 	// ts is when the row was last written (inserted, counted again, its
 	// matches changed), in Unix milliseconds of processing time: with a
 	// TTL it expires ts + TTL.
-	ts     int64
+	ts int64
+	// dirty: changed since the last flush (not on append-only sides: their
+	// new rows are those not stored).
 	dirty  bool
 	stored bool
-	gone   bool // removed: delete from the store at flush
+}
+
+// joinScanRows is the most rows of a key found by comparing identities in
+// turn; a key with more indexes them (joinKey.byID).
+const joinScanRows = 8
+
+// cols returns r's encoded columns.
+func (k *joinKey) cols(r *joinRow) []byte {
+	end := r.off + int(r.size)
+	return k.data[r.off:end:end]
+}
+
+// idOf returns the identity of r, a row of k.
+func (s *joinSideState) idOf(k *joinKey, r *joinRow) []byte {
+	if s.rowIsID() {
+		return k.cols(r)
+	}
+	lo := r.off + int(r.size)
+	return k.data[lo : lo+int(r.idSize) : lo+int(r.idSize)]
+}
+
+// put appends a row's columns and identity (unless that is its columns)
+// to k's data and returns the row that refers to them.
+func (s *joinSideState) put(k *joinKey, cols, id []byte) joinRow {
+	if s.rowIsID() {
+		id = nil
+	}
+	if k.data == nil {
+		k.data = make([]byte, 0, max(64, len(cols)+len(id)))
+	}
+	r := joinRow{off: len(k.data), size: uint32(len(cols)), idSize: uint32(len(id))}
+	k.data = append(append(k.data, cols...), id...)
+	return r
+}
+
+// release counts r's bytes as garbage, and rewrites k's data without the
+// garbage when it is most of it.
+func (k *joinKey) release(r *joinRow) {
+	k.garbage += int(r.size) + int(r.idSize)
+	if k.garbage < 256 || 2*k.garbage < len(k.data) {
+		return
+	}
+	data := make([]byte, 0, len(k.data)-k.garbage)
+	for i := range k.rows {
+		r := &k.rows[i]
+		n := int(r.size) + int(r.idSize)
+		off := len(data)
+		data = append(data, k.data[r.off:r.off+n]...)
+		r.off = off
+	}
+	k.data, k.garbage = data, 0
+}
+
+// find returns the index of the row of identity id in k, -1 when there is
+// none.
+func (s *joinSideState) find(k *joinKey, id []byte) int {
+	if s.appendOnly {
+		return -1 // its rows are never looked up
+	}
+	if k.byID != nil {
+		if i, ok := k.byID[string(id)]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	for i := range k.rows {
+		if string(s.idOf(k, &k.rows[i])) == string(id) {
+			return i
+		}
+	}
+	return -1
+}
+
+// indexRow adds row i of k to k.byID, making it when k has grown past
+// joinScanRows.
+func (s *joinSideState) indexRow(k *joinKey, i int) {
+	if s.appendOnly {
+		return
+	}
+	if k.byID == nil {
+		if len(k.rows) <= joinScanRows {
+			return
+		}
+		k.byID = make(map[string]int32, 2*len(k.rows))
+		for j := range k.rows {
+			k.byID[string(s.idOf(k, &k.rows[j]))] = int32(j)
+		}
+		return
+	}
+	k.byID[string(s.idOf(k, &k.rows[i]))] = int32(i)
 }
 
 func newJoinSideState(space *state.KeySpace, spec planner.JoinInputSpec, appendOnly bool, owner string, fresh bool) *joinSideState {
-	s := &joinSideState{space: space, spec: spec, owner: owner, keys: map[string]*joinKey{}, complete: fresh}
+	s := &joinSideState{space: space, spec: spec, owner: owner, keys: map[uint64]*joinKey{}, complete: fresh}
 	if spec == planner.NoUniqueKey && appendOnly {
 		// Unique across restarts of the subtask: identities written by an
 		// earlier run have an older base.
@@ -178,8 +256,15 @@ func (s *joinSideState) nextID(dst []byte) []byte {
 // lookup returns the rows of key in key group kg, loading them when they
 // are not in memory; nil when create is false and the key has no row.
 func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error) {
-	if k, ok := s.keys[string(key)]; ok {
-		return k, nil
+	return s.lookupHash(kg, key, joinKeyHash(key), create)
+}
+
+// lookupHash is lookup of a key whose joinKeyHash is h.
+func (s *joinSideState) lookupHash(kg int, key []byte, h uint64, create bool) (*joinKey, error) {
+	for k := s.keys[h]; k != nil; k = k.next {
+		if k.key == string(key) {
+			return k, nil
+		}
 	}
 	var k *joinKey
 	if !s.complete {
@@ -188,20 +273,10 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 				k = s.newKey(kg, key)
 			}
 			if s.appendOnly {
-				k.entries = append(k.entries, string(sk[len(key):]))
+				k.entries = appendBytes(k.entries, sk[len(key):])
 				return s.decodeEntry(v, k)
 			}
-			r := k.newRow()
-			*r = joinRow{key: k, id: string(sk[len(key):]), stored: true}
-			if err := s.decodeRow(v, r); err != nil {
-				return err
-			}
-			if !s.appendOnly {
-				k.byID[r.id] = len(k.rows)
-			}
-			k.rows = append(k.rows, r)
-			s.rows++
-			return nil
+			return s.decodeRow(v, k, sk[len(key):])
 		})
 		if err != nil {
 			return nil, err
@@ -213,56 +288,66 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 		}
 		k = s.newKey(kg, key)
 	}
-	s.keys[k.key] = k
+	k.hash, k.next = h, s.keys[h]
+	s.keys[h] = k
+	s.nkeys++
 	return k, nil
 }
 
 // forget removes k from the keys in memory.
 func (s *joinSideState) forget(k *joinKey) {
-	delete(s.keys, k.key)
+	switch p := s.keys[k.hash]; {
+	case p == k && k.next == nil:
+		delete(s.keys, k.hash)
+	case p == k:
+		s.keys[k.hash] = k.next
+	default:
+		for p.next != k {
+			p = p.next
+		}
+		p.next = k.next
+	}
+	k.next = nil
+	s.nkeys--
 	s.gen++
 }
 
 // peerOf returns the other side's (o's) rows of mine's key (encoded as
-// key), nil when it has none: through mine's link while o has forgotten
-// no key since it was made, else by o.lookup (which then makes the link).
-func (s *joinSideState) peerOf(o *joinSideState, mine *joinKey, key []byte) (*joinKey, error) {
+// key, of hash h), nil when it has none: through mine's link while o has
+// forgotten no key since it was made, else by o.lookup (which then makes
+// the link).
+func (s *joinSideState) peerOf(o *joinSideState, mine *joinKey, key []byte, h uint64) (*joinKey, error) {
 	if mine.peer != nil && mine.peerGen == o.gen {
 		return mine.peer, nil
 	}
-	k, err := o.lookup(mine.kg, key, false)
+	k, err := o.lookupHash(mine.kg, key, h, false)
 	if k != nil {
 		mine.peer, mine.peerGen = k, o.gen
 	}
 	return k, err
 }
 
-// newKey returns an empty key (without identities on an append-only
-// side: its rows are never looked up).
+// newKey returns an empty key.
 func (s *joinSideState) newKey(kg int, key []byte) *joinKey {
-	k := &joinKey{key: string(key), kg: kg}
-	if !s.appendOnly {
-		k.byID = map[string]int{}
-	}
-	return k
+	return &joinKey{key: string(key), kg: kg}
 }
 
-// touchRow lists r as changed (its match count): a write.
-func (s *joinSideState) touchRow(r *joinRow) {
-	r.ts = s.now
-	s.touch(r.key, r)
+// touchRow lists row i of k as changed (its match count): a write.
+func (s *joinSideState) touchRow(k *joinKey, i int) {
+	k.rows[i].ts = s.now
+	s.touch(k, i)
 }
 
 // live drops the rows of k whose TTL has passed and returns the others.
-func (s *joinSideState) live(k *joinKey) []*joinRow {
-	if s.ttl <= 0 || k == nil {
-		if k == nil {
-			return nil
-		}
+func (s *joinSideState) live(k *joinKey) []joinRow {
+	if k == nil {
+		return nil
+	}
+	if s.ttl <= 0 {
 		return k.rows
 	}
 	for i := 0; i < len(k.rows); {
-		r := k.rows[i]
+		r := &k.rows[i]
 		if s.now-r.ts <= s.ttl {
 			i++
 			continue
@@ -281,10 +366,14 @@ func (s *joinSideState) sweep() {
 	if s.ttl <= 0 {
 		return
 	}
-	for _, k := range s.keys {
-		s.live(k)
-		if len(k.rows) == 0 && !k.listed {
-			s.forget(k)
+	for _, head := range s.keys {
+		for k := head; k != nil; {
+			next := k.next
+			s.live(k)
+			if len(k.rows) == 0 && !k.listed {
+				s.forget(k)
+			}
+			k = next
 		}
 	}
 }
@@ -345,18 +434,23 @@ func (s *joinSideState) entryTimes(v []byte) (n, newest int64, err error) {
 	return int64(rows), newest, d.err
 }
 
-// touch lists r of k as changed.
-func (s *joinSideState) touch(k *joinKey, r *joinRow) {
+// touch lists row i of k as changed.
+func (s *joinSideState) touch(k *joinKey, i int) {
 	s.written++
+	r := &k.rows[i]
 	switch {
 	case s.appendOnly:
 		if r.stored {
 			k.rewrite = true
 		}
-	case !r.dirty:
+	default:
 		r.dirty = true
-		k.changed = append(k.changed, r)
 	}
+	s.list(k)
+}
+
+// list lists k as changed.
+func (s *joinSideState) list(k *joinKey) {
 	if !k.listed {
 		k.listed = true
 		s.dirty = append(s.dirty, k)
@@ -368,74 +462,74 @@ func (s *joinSideState) touch(k *joinKey, r *joinRow) {
 // there counts one more (NoUniqueKey) or is replaced (a unique key seen
 // again without its retraction: the newer row wins, as in Flink).
 func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
-	if s.appendOnly {
-		r := k.newRow()
-		*r = joinRow{key: k, row: k.keep(row), n: 1, matches: matches, ts: s.now}
-		k.rows = append(k.rows, r)
-		s.rows++
-		s.touch(k, r)
-		return
-	}
-	if i, ok := k.byID[string(id)]; ok {
-		r := k.rows[i]
-		if s.spec == planner.NoUniqueKey {
-			r.n++
-		} else {
-			r.row, r.matches = string(row), matches
+	if !s.appendOnly {
+		if i := s.find(k, id); i >= 0 {
+			r := &k.rows[i]
+			if s.spec == planner.NoUniqueKey {
+				r.n++
+			} else {
+				old := *r
+				nr := s.put(k, row, id)
+				r.off, r.size, r.idSize, r.matches = nr.off, nr.size, nr.idSize, matches
+				k.release(&old)
+			}
+			r.ts = s.now
+			s.touch(k, i)
+			return
 		}
-		r.ts = s.now
-		s.touch(k, r)
-		return
 	}
-	r := k.newRow()
-	*r = joinRow{key: k, id: string(id), n: 1, matches: matches, ts: s.now}
-	if s.rowIsID() {
-		r.row = r.id
-	} else {
-		r.row = string(row)
-	}
-	k.byID[r.id] = len(k.rows)
+	r := s.put(k, row, id)
+	r.n, r.matches, r.ts = 1, matches, s.now
 	k.rows = append(k.rows, r)
+	s.indexRow(k, len(k.rows)-1)
 	s.rows++
-	s.touch(k, r)
+	s.touch(k, len(k.rows)-1)
 }
 
 // remove takes one row of identity id out of k; false when k has none.
 func (s *joinSideState) remove(k *joinKey, id []byte) bool {
-	i, ok := k.byID[string(id)]
-	if !ok {
+	i := s.find(k, id)
+	if i < 0 {
 		return false
 	}
-	r := k.rows[i]
+	r := &k.rows[i]
 	r.ts = s.now
 	if r.n > 1 {
 		r.n--
-		s.touch(k, r)
+		s.touch(k, i)
 		return true
 	}
 	s.removeAt(k, i)
 	return true
 }
 
-// removeAt removes the row at index i of k (one of its n: the last).
+// removeAt removes the row at index i of k (one of its n: the last). The
+// last row takes its index.
 func (s *joinSideState) removeAt(k *joinKey, i int) {
+	s.written++
 	r := k.rows[i]
-	s.touch(k, r)
-	r.n = 0
-	r.gone = true
+	switch {
+	case s.appendOnly:
+		if r.stored {
+			k.rewrite = true
+		}
+	case r.stored:
+		k.gone = appendBytes(k.gone, s.idOf(k, &r))
+	}
+	s.list(k)
+	if k.byID != nil {
+		delete(k.byID, string(s.idOf(k, &r)))
+	}
 	last := len(k.rows) - 1
 	if i != last {
 		k.rows[i] = k.rows[last]
-		if !s.appendOnly {
-			k.byID[k.rows[i].id] = i
+		if k.byID != nil {
+			k.byID[string(s.idOf(k, &k.rows[i]))] = int32(i)
 		}
 	}
-	k.rows[last] = nil
 	k.rows = k.rows[:last]
-	if !s.appendOnly {
-		delete(k.byID, r.id)
-	}
 	s.rows--
+	k.release(&r)
 }
 
 // flushPart is the number of writes flush hands the store at a time.
@@ -450,30 +544,10 @@ func (s *joinSideState) flush() error {
 			if err := s.flushRuns(k); err != nil {
 				return err
 			}
+		} else if err := s.flushRows(k); err != nil {
+			return err
 		}
-		for _, r := range k.changed {
-			s.buf = append(append(s.buf[:0], k.key...), r.id...)
-			switch {
-			case !r.gone:
-				s.vbuf = s.encodeRow(s.vbuf[:0], r)
-				s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
-				r.stored = true
-			case r.stored:
-				s.space.Delete(&s.batch, k.kg, s.buf)
-			}
-			r.dirty = false
-			// Written in parts: the store is a working copy (a failed
-			// flush fails the checkpoint; a restore starts from the last
-			// complete one), and a part's buffer stays small.
-			if s.batch.Len() >= flushPart {
-				if err := s.space.Store().Apply(&s.batch); err != nil {
-					return err
-				}
-				s.batch.Reset()
-			}
-		}
-		clear(k.changed)
-		k.changed, k.listed = k.changed[:0], false
+		k.listed = false
 		if len(k.rows) == 0 {
 			s.forget(k)
 		}
@@ -486,6 +560,50 @@ func (s *joinSideState) flush() error {
 	return s.space.Store().Apply(&s.batch)
 }
 
+// flushRows writes the changes of k's rows (an entry per row): first the
+// deletes of the rows gone (an identity that went and came back is then
+// written again), then the rows changed.
+func (s *joinSideState) flushRows(k *joinKey) error {
+	for g := k.gone; len(g) > 0; {
+		n, m := binary.Uvarint(g)
+		s.buf = append(append(s.buf[:0], k.key...), g[m:m+int(n)]...)
+		g = g[m+int(n):]
+		s.space.Delete(&s.batch, k.kg, s.buf)
+		if err := s.applyPart(); err != nil {
+			return err
+		}
+	}
+	k.gone = k.gone[:0]
+	for i := range k.rows {
+		r := &k.rows[i]
+		if !r.dirty {
+			continue
+		}
+		s.buf = append(append(s.buf[:0], k.key...), s.idOf(k, r)...)
+		s.vbuf = s.encodeRow(s.vbuf[:0], k, r)
+		s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
+		r.stored, r.dirty = true, false
+		if err := s.applyPart(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyPart hands the batch to the store when it is full: the store is a
+// working copy (a failed flush fails the checkpoint; a restore starts
+// from the last complete one), and a part's buffer stays small.
+func (s *joinSideState) applyPart() error {
+	if s.batch.Len() < flushPart {
+		return nil
+	}
+	if err := s.space.Store().Apply(&s.batch); err != nil {
+		return err
+	}
+	s.batch.Reset()
+	return nil
+}
+
 // joinRunRows is the most rows one run entry holds.
 const joinRunRows = 4096
 
@@ -494,14 +612,15 @@ const joinRunRows = 4096
 // entries.
 func (s *joinSideState) flushRuns(k *joinKey) error {
 	if k.rewrite {
-		for _, e := range k.entries {
-			s.buf = append(append(s.buf[:0], k.key...), e...)
+		for e := k.entries; len(e) > 0; {
+			n, m := binary.Uvarint(e)
+			s.buf = append(append(s.buf[:0], k.key...), e[m:m+int(n)]...)
+			e = e[m+int(n):]
 			s.space.Delete(&s.batch, k.kg, s.buf)
 		}
-		clear(k.entries)
 		k.entries = k.entries[:0]
-		for _, r := range k.rows {
-			r.stored = false
+		for i := range k.rows {
+			k.rows[i].stored = false
 		}
 		k.rewrite = false
 	}
@@ -514,39 +633,39 @@ func (s *joinSideState) flushRuns(k *joinKey) error {
 		}
 		s.run = s.run[:0]
 		for i := first; i < len(k.rows) && len(s.run) < joinRunRows; i++ {
-			if r := k.rows[i]; !r.stored {
-				s.run = append(s.run, r)
+			if r := &k.rows[i]; !r.stored {
+				s.run = append(s.run, int32(i))
 				r.stored = true
 			}
 		}
-		s.vbuf = appendJoinRun(s.vbuf[:0], s.run)
-		clear(s.run)
+		s.vbuf = appendJoinRunHeader(s.vbuf[:0], len(s.run))
+		for _, i := range s.run {
+			r := &k.rows[i]
+			s.vbuf = appendJoinRunRow(s.vbuf, k.cols(r), r.matches, r.ts)
+		}
 		s.idbuf = s.nextID(s.idbuf)
 		s.buf = append(append(s.buf[:0], k.key...), s.idbuf...)
 		s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
-		k.entries = append(k.entries, string(s.idbuf))
-		if s.batch.Len() >= flushPart {
-			if err := s.space.Store().Apply(&s.batch); err != nil {
-				return err
-			}
-			s.batch.Reset()
+		k.entries = appendBytes(k.entries, s.idbuf)
+		if err := s.applyPart(); err != nil {
+			return err
 		}
 	}
 }
 
-// appendJoinRun appends the run entry of rows: the state header
-// (joinRunVersion), the number of rows, and each row's matches, time and
-// columns (length-prefixed).
-func appendJoinRun(dst []byte, rows []*joinRow) []byte {
+// A run entry (joinRunVersion) is the state header, the number of rows,
+// and each row's matches, time and columns (length-prefixed):
+// appendJoinRunHeader, then appendJoinRunRow once per row.
+func appendJoinRunHeader(dst []byte, rows int) []byte {
 	dst = checkpoint.AppendStateHeader(dst, joinRunVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(rows)))
-	for _, r := range rows {
-		dst = binary.AppendVarint(dst, r.matches)
-		dst = binary.AppendVarint(dst, r.ts)
-		dst = binary.AppendUvarint(dst, uint64(len(r.row)))
-		dst = append(dst, r.row...)
-	}
-	return dst
+	return binary.AppendUvarint(dst, uint64(rows))
+}
+
+func appendJoinRunRow(dst, cols []byte, matches, ts int64) []byte {
+	dst = binary.AppendVarint(dst, matches)
+	dst = binary.AppendVarint(dst, ts)
+	dst = binary.AppendUvarint(dst, uint64(len(cols)))
+	return append(dst, cols...)
 }
 
 // joinRunVersion is the version of an append-only side's run entries
@@ -562,35 +681,47 @@ func (s *joinSideState) decodeEntry(v []byte, k *joinKey) error {
 		return err
 	}
 	if ver == stateVersion {
-		r := k.newRow()
-		*r = joinRow{key: k, stored: true}
-		if err := s.decodeRow(v, r); err != nil {
+		if err := s.decodeRow(v, k, nil); err != nil {
 			return err
 		}
-		if r.n != 1 {
+		if r := &k.rows[len(k.rows)-1]; r.n != 1 {
 			return fmt.Errorf("%w: %s: an append-only join row with count %d", state.ErrCorrupt, s.owner, r.n)
 		}
-		k.rows = append(k.rows, r)
-		s.rows++
 		return nil
 	}
-	// One copy, never written again: the rows are views of it.
-	d := decoder{src: append([]byte(nil), rest...), owner: s.owner}
+	d := decoder{src: rest, owner: s.owner}
 	n := d.uvarint()
 	if d.err == nil && (n == 0 || n > uint64(len(d.src))) {
 		return fmt.Errorf("%w: %s: a join run of %d rows in %d bytes", state.ErrCorrupt, s.owner, n, len(d.src))
 	}
+	k.data = growBytes(k.data, len(d.src))
+	k.rows = growRows(k.rows, int(n))
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		r := k.newRow()
-		*r = joinRow{key: k, n: 1, stored: true}
-		r.matches = d.varint()
-		r.ts = d.varint()
-		r.row = unsafeString(d.bytes())
+		matches := d.varint()
+		ts := d.varint()
+		r := s.put(k, d.bytes(), nil)
+		r.n, r.matches, r.ts, r.stored = 1, matches, ts, true
 		k.rows = append(k.rows, r)
 		s.rows++
 	}
 	d.end()
 	return d.err
+}
+
+// growBytes returns b with room for n more bytes.
+func growBytes(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	return append(make([]byte, 0, max(2*cap(b), len(b)+n)), b...)
+}
+
+// growRows returns rows with room for n more.
+func growRows(rows []joinRow, n int) []joinRow {
+	if cap(rows)-len(rows) >= n {
+		return rows
+	}
+	return append(make([]joinRow, 0, max(2*cap(rows), len(rows)+n)), rows...)
 }
 
 // drop flushes and forgets every key.
@@ -599,42 +730,54 @@ func (s *joinSideState) drop() error {
 		return err
 	}
 	clear(s.keys)
+	s.nkeys = 0
 	s.gen++
 	s.rows = 0
 	s.complete = false
 	return nil
 }
 
-func (s *joinSideState) encodeRow(dst []byte, r *joinRow) []byte {
+// encodeRow appends the store value of r, a row of k.
+func (s *joinSideState) encodeRow(dst []byte, k *joinKey, r *joinRow) []byte {
 	v := checkpoint.AppendStateHeader(dst, stateVersion)
 	v = binary.AppendVarint(v, r.n)
 	v = binary.AppendVarint(v, r.matches)
 	v = binary.AppendVarint(v, r.ts)
 	if !s.rowIsID() {
-		v = binary.AppendUvarint(v, uint64(len(r.row)))
-		v = append(v, r.row...)
+		v = appendBytes(v, k.cols(r))
 	}
 	return v
 }
 
-func (s *joinSideState) decodeRow(src []byte, r *joinRow) error {
+// decodeRow adds to k the stored row src of identity id (as stored).
+func (s *joinSideState) decodeRow(src []byte, k *joinKey, id []byte) error {
 	d, err := newStateDecoder(src, s.owner)
 	if err != nil {
 		return err
 	}
-	r.n = d.varint()
-	r.matches = d.varint()
-	r.ts = d.varint()
+	n := d.varint()
+	matches := d.varint()
+	ts := d.varint()
+	cols := id
 	if !s.rowIsID() {
-		r.row = string(d.bytes())
-	} else {
-		r.row = r.id
+		cols = d.bytes()
 	}
 	d.end()
-	if d.err == nil && r.n <= 0 {
-		return fmt.Errorf("%w: %s: a join row with count %d", state.ErrCorrupt, s.owner, r.n)
+	if d.err == nil && n <= 0 {
+		return fmt.Errorf("%w: %s: a join row with count %d", state.ErrCorrupt, s.owner, n)
 	}
-	return d.err
+	if d.err != nil {
+		return d.err
+	}
+	if s.appendOnly {
+		id = nil
+	}
+	r := s.put(k, cols, id)
+	r.n, r.matches, r.ts, r.stored = n, matches, ts, true
+	k.rows = append(k.rows, r)
+	s.indexRow(k, len(k.rows)-1)
+	s.rows++
+	return nil
 }
 
 // appendEncodedRow appends the cells of row (encodeKey form, one per

@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestJoinRowsExpire(t *testing.T) {
 	st.add(k, []byte("a"), []byte("a"), 0) // a second equal row
 	st.add(k, []byte("b"), []byte("b"), 0)
 	st.now = 10_800
-	st.touchRow(k.rows[k.byID["b"]]) // b written again
+	st.touchRow(k, st.find(k, []byte("b"))) // b written again
 	if err := st.flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +40,8 @@ func TestJoinRowsExpire(t *testing.T) {
 	}
 
 	st.now = 11_001 // a expired (written at 10000), b not (10800)
-	if live := st.live(k); len(live) != 1 || live[0].id != "b" {
-		t.Fatalf("live rows: %v, want only b", ids(live))
+	if live := st.live(k); len(live) != 1 || string(st.idOf(k, &live[0])) != "b" {
+		t.Fatalf("live rows: %v, want only b", ids(st, k))
 	}
 	if st.expired != 2 {
 		t.Errorf("expired: %d, want 2 (a was there twice)", st.expired)
@@ -56,8 +57,8 @@ func TestJoinRowsExpire(t *testing.T) {
 	if got := countStored(t, store); got != 0 {
 		t.Errorf("stored rows after expiry: %d, want 0", got)
 	}
-	if len(st.keys) != 0 {
-		t.Errorf("keys in memory after expiry: %d, want 0", len(st.keys))
+	if len(st.keys) != 0 || st.nkeys != 0 {
+		t.Errorf("keys in memory after expiry: %d, want 0", st.nkeys)
 	}
 
 	// Without a TTL nothing expires.
@@ -126,10 +127,10 @@ func countStored(t *testing.T, s state.Store) int {
 	return n
 }
 
-func ids(rows []*joinRow) []string {
+func ids(st *joinSideState, k *joinKey) []string {
 	var out []string
-	for _, r := range rows {
-		out = append(out, r.id)
+	for i := range k.rows {
+		out = append(out, string(st.idOf(k, &k.rows[i])))
 	}
 	return out
 }
@@ -186,10 +187,10 @@ func TestJoinRuns(t *testing.T) {
 		t.Fatalf("rows read back: %s, want %s", got, want)
 	}
 	st.now = 9
-	for _, r := range k.rows {
-		if r.row == "b" {
+	for i := range k.rows {
+		if r := &k.rows[i]; string(k.cols(r)) == "b" {
 			r.matches--
-			st.touchRow(r)
+			st.touchRow(k, i)
 		}
 	}
 	if err := st.flush(); err != nil {
@@ -206,12 +207,126 @@ func TestJoinRuns(t *testing.T) {
 // runRows lists k's rows as row/matches/time, sorted.
 func runRows(k *joinKey) string {
 	var out []string
-	for _, r := range k.rows {
+	for i := range k.rows {
+		r := &k.rows[i]
 		if r.n != 1 {
-			return fmt.Sprintf("row %q with count %d", r.row, r.n)
+			return fmt.Sprintf("row %q with count %d", k.cols(r), r.n)
 		}
-		out = append(out, fmt.Sprintf("%s/%d/%d", r.row, r.matches, r.ts))
+		out = append(out, fmt.Sprintf("%s/%d/%d", k.cols(r), r.matches, r.ts))
 	}
 	sort.Strings(out)
 	return strings.Join(out, " ")
+}
+
+// TestJoinSideStateModel: random adds and removes of rows over a few keys
+// (enough rows per key to index them and to compact their data), with
+// flushes, drops and restarts from the store in between, leave a side
+// holding exactly the rows of a plain model, in memory and after a
+// restart, for each kind of identity.
+func TestJoinSideStateModel(t *testing.T) {
+	for _, spec := range []planner.JoinInputSpec{planner.NoUniqueKey, planner.HasUniqueKey, planner.JoinKeyContainsUniqueKey} {
+		t.Run(fmt.Sprint(spec), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(spec)))
+			store := state.NewMemory()
+			space := state.NewKeySpace(store, spaceJoinLeft, "left rows")
+			st := newJoinSideState(space, spec, false, "test", true)
+			type row struct {
+				cols string
+				n    int64
+			}
+			model := map[string]map[string]row{} // key -> identity -> row
+			keys := []string{"k0", "k1", "k2"}
+			check := func(when string) {
+				t.Helper()
+				for _, key := range keys {
+					k, err := st.lookup(0, []byte(key), false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := map[string]row{}
+					if k != nil {
+						for i := range k.rows {
+							r := &k.rows[i]
+							got[string(st.idOf(k, r))] = row{string(k.cols(r)), r.n}
+							if j := st.find(k, st.idOf(k, r)); j != i {
+								t.Fatalf("%s: key %s: row %d found at %d", when, key, i, j)
+							}
+						}
+					}
+					if want := model[key]; fmt.Sprint(got) != fmt.Sprint(want) && len(got)+len(want) > 0 {
+						t.Fatalf("%s: key %s holds %v, want %v", when, key, got, want)
+					}
+				}
+			}
+			for step := 0; step < 20000; step++ {
+				key := keys[rng.IntN(len(keys))]
+				k, err := st.lookup(0, []byte(key), true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				u := fmt.Sprint(rng.IntN(40))
+				cols := fmt.Sprintf("%s-%d", u, rng.IntN(3))
+				if spec == planner.NoUniqueKey {
+					cols = u
+				}
+				id := []byte(u)
+				switch spec {
+				case planner.NoUniqueKey:
+					id = []byte(cols)
+				case planner.JoinKeyContainsUniqueKey:
+					id = nil
+				}
+				m := model[key]
+				if m == nil {
+					m = map[string]row{}
+					model[key] = m
+				}
+				if rng.IntN(2) == 0 {
+					st.add(k, id, []byte(cols), 0)
+					r := m[string(id)]
+					if spec == planner.NoUniqueKey {
+						r.n++
+					} else {
+						r.n = 1
+					}
+					r.cols = cols
+					m[string(id)] = r
+				} else {
+					r, held := m[string(id)]
+					if got := st.remove(k, id); got != held {
+						t.Fatalf("step %d: remove of %q: %v, want %v", step, id, got, held)
+					}
+					if r.n--; r.n > 0 {
+						m[string(id)] = r
+					} else {
+						delete(m, string(id))
+					}
+				}
+				switch rng.IntN(500) {
+				case 0:
+					if err := st.flush(); err != nil {
+						t.Fatal(err)
+					}
+				case 1:
+					if err := st.drop(); err != nil {
+						t.Fatal(err)
+					}
+				case 2:
+					if err := st.flush(); err != nil {
+						t.Fatal(err)
+					}
+					st = newJoinSideState(space, spec, false, "test", false)
+				}
+				if step%97 == 0 {
+					check(fmt.Sprintf("step %d", step))
+				}
+			}
+			check("the end")
+			if err := st.flush(); err != nil {
+				t.Fatal(err)
+			}
+			st = newJoinSideState(space, spec, false, "test", false)
+			check("a restart")
+		})
+	}
 }

@@ -3,9 +3,6 @@ package exec
 import (
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
@@ -27,7 +24,7 @@ import (
 // A left row whose key is NULL matches nothing: an anti join emits it, a
 // semi join never does. The candidate pairs and the residual are built over
 // the left columns then the right ones (pairSchema), as for the other
-// join types; the output keeps the left columns (leftColumns).
+// join types; the output keeps the left columns (joinOp.flushOutput).
 
 // semiAntiSchemas sets the join's pair schema (what the residual reads and
 // the builders hold) and the schema it emits, the left columns.
@@ -44,14 +41,6 @@ func (j *joinOp) semiAntiSchemas(t *subtask) {
 	}
 }
 
-// leftColumns releases the right columns' builders of bs and returns the
-// left ones with the schema the join emits.
-func (j *joinOp) leftColumns(bs []array.Builder) ([]array.Builder, *arrow.Schema) {
-	nl := j.spec.LeftWidth
-	releaseAll(bs[nl:])
-	return bs[:nl], j.emitSch
-}
-
 // applySemiAnti is apply for a semi or anti join: row i of b (of input),
 // whose key's rows are mine (nil: a NULL key).
 func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
@@ -62,7 +51,7 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 		var matches int64
 		for p := j.pairAt[i]; p < j.pairAt[i+1]; p++ {
 			if j.residual == nil || j.mask[p] {
-				matches += j.pairs[p].other.n
+				matches += j.pairs[p].other().n
 			}
 		}
 		if mine == nil { // a NULL key: no state, no match
@@ -96,7 +85,8 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 		if j.residual != nil && !j.mask[p] {
 			continue
 		}
-		l := j.pairs[p].other
+		pr := &j.pairs[p]
+		l := pr.other()
 		var flips bool
 		if retract {
 			l.matches--
@@ -105,7 +95,7 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 			l.matches++
 			flips = l.matches == 1
 		}
-		other.st.touchRow(l)
+		other.st.touchRow(pr.key, int(pr.idx))
 		if !flips {
 			continue
 		}
@@ -113,7 +103,7 @@ func (j *joinOp) applySemiAnti(input int, b Batch, i int, mine *joinKey) error {
 		// match went) or is taken back.
 		out := retract == anti
 		for c := int64(0); c < l.n; c++ {
-			if err := j.emitOtherPadded(1, other, l, !out); err != nil {
+			if err := j.emitOtherPadded(1, other, pr.key.cols(l), !out); err != nil {
 				return err
 			}
 		}
