@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/internal/config"
+	"github.com/streamsql/streamsql/types"
 )
 
 // Connector describes what a connector can do, and carries the runtime's
@@ -51,6 +52,11 @@ type Connector struct {
 	// Drop, if set, removes what the connector keeps for t under dataDir when
 	// the table is dropped (the rows of an in-memory table, say).
 	Drop func(dataDir string, t *Table) error
+	// Change, if set, commits the changes of an UPDATE or DELETE to the
+	// rows t keeps under dataDir, atomically: the rows removed (-U or -D),
+	// then the rows added (+U), each a value per physical column. Only the
+	// connector of tables created without WITH has it.
+	Change func(dataDir string, t *Table, removed, added [][]types.Value) error
 	// Factories are the runtime's source and sink constructors (an
 	// *exec.Factories, set by exec.RegisterConnector), kept here without
 	// their type so that catalog imports nothing of the runtime.

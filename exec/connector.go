@@ -35,6 +35,9 @@ type TableSpec struct {
 	Options map[string]string
 	// PrimaryKey names the declared PRIMARY KEY columns (NOT ENFORCED).
 	PrimaryKey []string
+	// Watermark names the column of the table's WATERMARK ("" if none):
+	// with a primary key, the table is a versioned table.
+	Watermark string
 	// Subtask is this instance's index in [0, Parallelism).
 	Subtask, Parallelism int
 	// DataDir is the engine's data directory (the table may keep files there).

@@ -148,6 +148,7 @@ func newSource(t *subtask) (Source, error) {
 	}
 	spec := t.job.tableSpec(t)
 	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, sc.Fields, tbl.Options, tbl.PrimaryKey
+	spec.Watermark = tbl.WatermarkColumn
 	if len(tbl.Computed) > 0 {
 		// The connector reads the physical columns; the subtask computes
 		// the others (proctime.go).
@@ -171,6 +172,7 @@ func newSink(t *subtask) (operator, error) {
 	spec := t.job.tableSpec(t)
 	phys, _ := tbl.Physical() // computed columns are not written
 	spec.Table, spec.Schema, spec.Options, spec.PrimaryKey = tbl.Name, phys, tbl.Options, tbl.PrimaryKey
+	spec.Watermark = tbl.WatermarkColumn
 	s, err := f(spec)
 	if err != nil {
 		return nil, err

@@ -128,6 +128,10 @@ type Result struct {
 	Rows    [][]types.Value
 	Text    string
 	JobID   string
+	// RowsChanged is the number of rows an UPDATE or DELETE changed, or
+	// an INSERT run to its end ('table.dml-sync') wrote; 0 for other
+	// statements.
+	RowsChanged int64
 }
 
 // Execute parses text and executes its statements in order, stopping at the
@@ -193,7 +197,14 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 	case *sql.Select:
 		return s.selectBounded(ctx, st)
 	case *sql.Insert:
+		if st.Replace {
+			if err := s.checkReplace(st); err != nil {
+				return nil, err
+			}
+		}
 		return s.submit(ctx, st, []*sql.Insert{st})
+	case *sql.Update, *sql.Delete:
+		return s.change(ctx, st)
 	case *sql.StatementSet:
 		return s.submit(ctx, st, st.Inserts)
 	case *sql.StopJob:

@@ -49,6 +49,16 @@ func (d *SLTDB) Exec(ctx context.Context, text string) error {
 	return err
 }
 
+// ExecCount runs statements that return no rows and returns the number of
+// rows the last one changed (UPDATE, DELETE, or the rows an INSERT wrote).
+func (d *SLTDB) ExecCount(ctx context.Context, text string) (int64, error) {
+	rs, err := d.s.Execute(ctx, text)
+	if err != nil || len(rs) == 0 {
+		return 0, err
+	}
+	return rs[len(rs)-1].RowsChanged, nil
+}
+
 // Query runs the statements of text; the last one's rows are the result,
 // with their column kinds ('I' integers, 'R' approximate and decimal
 // numbers, 'T' the rest). EXPLAIN's text is one row per line.

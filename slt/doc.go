@@ -6,7 +6,9 @@
 //
 // The format is SQLite's sqllogictest with the additions of sqllogictest-rs:
 //
-//   - statement ok | statement error [regex] | statement count N
+//   - statement ok | statement error [regex] | statement count N (the
+//     number of rows the statement changed, checked when the DB is a
+//     Counter)
 //   - query <types> [nosort|rowsort|valuesort] [label] [retry N backoff D],
 //     the SQL, "----" and the expected results up to the next blank line;
 //     query error [regex]. A multi-line expected error may follow "----"

@@ -120,8 +120,8 @@ type Record struct {
 
 	// Err is non-nil when the statement or query must fail.
 	Err *ExpectedError
-	// Count is N of "statement count N" (-1 otherwise). The runner treats
-	// such a statement as "statement ok".
+	// Count is N of "statement count N" (-1 otherwise). The runner checks
+	// it with a DB that is a Counter; otherwise it is "statement ok".
 	Count int64
 
 	// Query fields.

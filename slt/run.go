@@ -29,6 +29,14 @@ type DB interface {
 	Query(ctx context.Context, sql string) (types string, rows [][]Value, err error)
 }
 
+// Counter is an optional interface of a DB: ExecCount runs a statement
+// and returns the number of rows it changed, which "statement count N"
+// checks. With a DB that is no Counter, "statement count N" is "statement
+// ok".
+type Counter interface {
+	ExecCount(ctx context.Context, sql string) (int64, error)
+}
+
 // Options configure a run.
 type Options struct {
 	// Engine is the name skipif and onlyif are compared with
@@ -473,8 +481,19 @@ func (r *runner) statement(ctx context.Context, rec *Record, sql string) *Failur
 	return r.retry(ctx, rec, func() *Failure {
 		cctx, cancel := r.withTimeout(ctx)
 		defer cancel()
-		err := r.db.Exec(cctx, sql)
-		return checkError(rec, sql, err, "statement")
+		c, counts := r.db.(Counter)
+		if rec.Count < 0 || !counts {
+			return checkError(rec, sql, r.db.Exec(cctx, sql), "statement")
+		}
+		n, err := c.ExecCount(cctx, sql)
+		if f := checkError(rec, sql, err, "statement"); f != nil || err != nil {
+			return f
+		}
+		if n != rec.Count {
+			return &Failure{Path: rec.Path, Line: rec.Line, SQL: sql,
+				Message: fmt.Sprintf("statement changed %d rows, expected %d", n, rec.Count)}
+		}
+		return nil
 	})
 }
 

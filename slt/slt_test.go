@@ -1053,3 +1053,23 @@ SELECT m
 		}
 	}
 }
+
+// countingDB is a fakeDB that reports the number of rows each statement
+// changed (Counter): its length in characters.
+type countingDB struct{ *fakeDB }
+
+func (d countingDB) ExecCount(ctx context.Context, sql string) (int64, error) {
+	return int64(len(key(sql))), d.Exec(ctx, sql)
+}
+
+// TestStatementCount checks that "statement count N" compares N with the
+// rows a Counter reports, and is "statement ok" with a DB that is none.
+func TestStatementCount(t *testing.T) {
+	script := "statement count 5\nABCDE\n\nstatement count 2\nABC\n\nstatement ok\nXY\n"
+	res := runScript(t, countingDB{newFakeDB()}, script, nil)
+	expectCounts(t, res, 2, 1, 0)
+	if f := res.Failures[0]; f.Line != 4 || f.Message != "statement changed 3 rows, expected 2" {
+		t.Errorf("failure %+v", f)
+	}
+	expectCounts(t, runScript(t, newFakeDB(), script, nil), 3, 0, 0)
+}

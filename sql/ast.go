@@ -160,7 +160,8 @@ type Index struct {
 }
 
 // Insert is INSERT INTO t [(cols)] SELECT ... | VALUES (...), (...).
-// Exactly one of Query and Values is set.
+// Exactly one of Query and Values is set. Replace is set for REPLACE INTO
+// and INSERT OR REPLACE INTO (SQLite's spellings of an upsert).
 type Insert struct {
 	Span
 	Table    string
@@ -168,6 +169,7 @@ type Insert struct {
 	Columns  []string
 	Query    ast.ResultSetNode
 	Values   [][]ast.ExprNode
+	Replace  bool
 }
 
 // StatementSet is EXECUTE STATEMENT SET BEGIN INSERT ...; INSERT ...; END:
@@ -229,4 +231,29 @@ type Describe struct {
 type Explain struct {
 	Span
 	Stmt Statement
+}
+
+// Assignment is one column = expr of UPDATE ... SET.
+type Assignment struct {
+	Column string
+	Pos    Pos // of the column name
+	Expr   ast.ExprNode
+}
+
+// Update is UPDATE t SET col = expr, ... [WHERE cond]. A column assigned
+// more than once takes its rightmost value (as SQLite does).
+type Update struct {
+	Span
+	Table    string
+	TablePos Pos
+	Set      []Assignment
+	Where    ast.ExprNode // nil: every row
+}
+
+// Delete is DELETE FROM t [WHERE cond].
+type Delete struct {
+	Span
+	Table    string
+	TablePos Pos
+	Where    ast.ExprNode // nil: every row
 }

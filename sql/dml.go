@@ -1,16 +1,34 @@
 package sql
 
-import "github.com/pingcap/tidb/pkg/parser/ast"
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
 
 // parseInsert parses INSERT INTO name [(col, ...)] query, where query is a
 // SELECT (possibly in parentheses or in a set operation) or VALUES (...), ....
+// REPLACE INTO and INSERT OR REPLACE INTO are the same with Replace set.
 func (p *stmtParser) parseInsert() (Statement, *Error) {
 	ins := &Insert{Span: p.span(p.lo, p.hi)}
-	p.i++ // INSERT
+	ins.Replace = p.peek().is("REPLACE")
+	p.i++ // INSERT or REPLACE
+	if !ins.Replace && p.peek().is("OR") {
+		if !p.peekAt(1).is("REPLACE") {
+			p.i++
+			return nil, p.unexpected("only INSERT OR REPLACE is supported")
+		}
+		p.i += 2
+		ins.Replace = true
+	}
 	if p.peek().is("OVERWRITE") {
 		return nil, p.errAt(p.peek().off, "INSERT OVERWRITE is not supported")
 	}
-	if err := p.expect("INTO", "expected INTO after INSERT"); err != nil {
+	verb := "INSERT"
+	if ins.Replace {
+		verb = "REPLACE"
+	}
+	if err := p.expect("INTO", "expected INTO after "+verb); err != nil {
 		return nil, err
 	}
 	var err *Error
@@ -82,4 +100,114 @@ func (p *stmtParser) parseStatementSet() (Statement, *Error) {
 		return nil, p.errAt(p.sc.toks[endTok].off, "statement set has no INSERT statements")
 	}
 	return set, nil
+}
+
+// parseUpdate parses UPDATE name SET col = expr [, ...] [WHERE cond].
+func (p *stmtParser) parseUpdate() (Statement, *Error) {
+	up := &Update{Span: p.span(p.lo, p.hi)}
+	p.i++ // UPDATE
+	var err *Error
+	if up.Table, up.TablePos, err = p.name("a table name"); err != nil {
+		return nil, err
+	}
+	if err := p.expect("SET", "expected SET after the table name"); err != nil {
+		return nil, err
+	}
+	where := p.clauseAt(p.i, "WHERE", "ORDER", "LIMIT")
+	for {
+		col, pos, err := p.name("a column name")
+		if err != nil {
+			return nil, err
+		}
+		if k := strings.LastIndexByte(col, '.'); k >= 0 {
+			col = col[k+1:] // t.col
+		}
+		if err := p.expectPunct("=", "expected '=' and the column's new value"); err != nil {
+			return nil, err
+		}
+		end := min(p.exprEnd(p.i), where)
+		if end < p.hi && p.sc.toks[end].isPunct(")") {
+			p.i = end
+			return nil, p.unexpected("the parenthesis is not open")
+		}
+		e, err := p.parseExpr(p.i, end)
+		if err != nil {
+			return nil, err
+		}
+		up.Set = append(up.Set, Assignment{Column: col, Pos: pos, Expr: e})
+		p.i = end
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	if up.Where, err = p.parseWhere(); err != nil {
+		return nil, err
+	}
+	return up, nil
+}
+
+// parseDelete parses DELETE FROM name [WHERE cond].
+func (p *stmtParser) parseDelete() (Statement, *Error) {
+	del := &Delete{Span: p.span(p.lo, p.hi)}
+	p.i++ // DELETE
+	if err := p.expect("FROM", "expected FROM after DELETE"); err != nil {
+		return nil, err
+	}
+	var err *Error
+	if del.Table, del.TablePos, err = p.name("a table name"); err != nil {
+		return nil, err
+	}
+	if del.Where, err = p.parseWhere(); err != nil {
+		return nil, err
+	}
+	return del, nil
+}
+
+// parseWhere parses [WHERE cond] up to the end of the statement.
+func (p *stmtParser) parseWhere() (ast.ExprNode, *Error) {
+	if p.atEnd() {
+		return nil, nil
+	}
+	if !p.accept("WHERE") {
+		return nil, p.unexpected(noOrderLimit(p.peek()))
+	}
+	end := p.clauseAt(p.i, "ORDER", "LIMIT")
+	e, err := p.parseExpr(p.i, end)
+	if err != nil {
+		return nil, err
+	}
+	p.i = end
+	if !p.atEnd() {
+		return nil, p.unexpected(noOrderLimit(p.peek()))
+	}
+	return e, nil
+}
+
+func noOrderLimit(t token) string {
+	if t.is("ORDER") || t.is("LIMIT") {
+		return "UPDATE and DELETE take no ORDER BY or LIMIT"
+	}
+	return "expected WHERE or the end of the statement"
+}
+
+// clauseAt returns the index of the first of the keywords at or after i
+// outside parentheses, or hi.
+func (p *stmtParser) clauseAt(i int, keywords ...string) int {
+	depth := 0
+	for j := i; j < p.hi; j++ {
+		t := p.sc.toks[j]
+		switch {
+		case t.isPunct("("):
+			depth++
+		case t.isPunct(")"):
+			depth--
+		case depth == 0 && t.kind == tokIdent:
+			for _, k := range keywords {
+				if t.is(k) {
+					return j
+				}
+			}
+		}
+	}
+	return p.hi
 }

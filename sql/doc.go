@@ -95,8 +95,11 @@
 //     that table reference; query hints: SELECT /*+ STATE_TTL('t' = '1d') */
 //     gives StateTTLHints for that SELECT; other hints are comments.
 //   - TRY_CAST is a CAST for which IsTryCast holds.
-//   - Statements of other dialects (UPDATE, DELETE, ALTER, ...) are
-//     reported as not supported rather than as syntax errors. SQLite's
+//   - UPDATE t SET col = expr, ... [WHERE cond] and DELETE FROM t [WHERE
+//     cond] are Update and Delete (no ORDER BY, LIMIT, alias or FROM);
+//     REPLACE INTO and SQLite's INSERT OR REPLACE INTO are an Insert with
+//     Replace set. Statements of other dialects (TRUNCATE, MERGE, ALTER,
+//     ...) are reported as not supported rather than as syntax errors. SQLite's
 //     CREATE [UNIQUE] INDEX, DROP INDEX and REINDEX are Index statements
 //     (the session makes them no-ops on in-memory tables).
 //     CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite). RisingWave's

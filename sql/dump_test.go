@@ -99,7 +99,11 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 		kind := map[IndexKind]string{CreateIndex: "create-index", DropIndex: "drop-index", Reindex: "reindex"}[x.Kind]
 		w("%s %q @%s name@%s table=%q table@%s unique=%v if-not-exists=%v if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.Table, x.TablePos, x.Unique, x.IfNotExists, x.IfExists)
 	case *Insert:
-		w("insert %s @%s table@%s columns=%v", x.Table, x.Pos(), x.TablePos, x.Columns)
+		if x.Replace {
+			w("replace %s @%s table@%s columns=%v", x.Table, x.Pos(), x.TablePos, x.Columns)
+		} else {
+			w("insert %s @%s table@%s columns=%v", x.Table, x.Pos(), x.TablePos, x.Columns)
+		}
 		if x.Query != nil {
 			w("  query: %s", restore(x.Query))
 		}
@@ -109,6 +113,19 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 				r = append(r, restore(e))
 			}
 			w("  values: (%s)", strings.Join(r, ", "))
+		}
+	case *Update:
+		w("update %s @%s table@%s", x.Table, x.Pos(), x.TablePos)
+		for _, a := range x.Set {
+			w("  set %s@%s = %s @%s", a.Column, a.Pos, restore(a.Expr), ExprPos(x, a.Expr))
+		}
+		if x.Where != nil {
+			w("  where: %s @%s", restore(x.Where), ExprPos(x, x.Where))
+		}
+	case *Delete:
+		w("delete %s @%s table@%s", x.Table, x.Pos(), x.TablePos)
+		if x.Where != nil {
+			w("  where: %s @%s", restore(x.Where), ExprPos(x, x.Where))
 		}
 	case *StatementSet:
 		w("statement-set @%s", x.Pos())
@@ -185,6 +202,17 @@ func nodes(s Statement) []ast.Node {
 		case *StatementSet:
 			for _, ins := range x.Inserts {
 				walk(ins)
+			}
+		case *Update:
+			for _, a := range x.Set {
+				visit(a.Expr)
+			}
+			if x.Where != nil {
+				visit(x.Where)
+			}
+		case *Delete:
+			if x.Where != nil {
+				visit(x.Where)
 			}
 		case *Select:
 			visit(x.Query)

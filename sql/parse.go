@@ -309,7 +309,7 @@ const internalError = "internal error while parsing this statement"
 // unsupportedStatements start statements of other dialects that are
 // reported as such rather than as unknown.
 var unsupportedStatements = map[string]bool{
-	"UPDATE": true, "DELETE": true, "TRUNCATE": true, "MERGE": true, "REPLACE": true,
+	"TRUNCATE": true, "MERGE": true,
 	"ALTER": true, "USE": true, "GRANT": true, "REVOKE": true, "ANALYZE": true,
 	"LOAD": true, "CALL": true, "COMMIT": true, "ROLLBACK": true,
 }
@@ -327,8 +327,12 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		return p.parseDrop()
 	case t.is("REINDEX"):
 		return p.parseReindex()
-	case t.is("INSERT"):
+	case t.is("INSERT") || t.is("REPLACE"):
 		return p.parseInsert()
+	case t.is("UPDATE"):
+		return p.parseUpdate()
+	case t.is("DELETE"):
+		return p.parseDelete()
 	case t.is("SELECT") || t.is("WITH") || t.is("VALUES") || t.isPunct("("):
 		q, err := p.parseQuery(p.i)
 		if err != nil {
@@ -350,8 +354,8 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 	}
 	if t.kind == tokIdent && unsupportedStatements[strings.ToUpper(t.val)] {
 		e := p.errAt(t.off, "%s statements are not supported", strings.ToUpper(t.val))
-		e.Hint = "tables are changed by INSERT INTO only"
-		if !t.is("UPDATE") && !t.is("DELETE") && !t.is("TRUNCATE") && !t.is("MERGE") && !t.is("REPLACE") {
+		e.Hint = "tables are changed by INSERT INTO, UPDATE and DELETE"
+		if !t.is("TRUNCATE") && !t.is("MERGE") {
 			e.Hint = ""
 		}
 		return nil, e
@@ -363,7 +367,7 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		}
 	}
 	if e.Hint == "" {
-		e.Hint = "expected SELECT, INSERT, CREATE TABLE, CREATE VIEW, DROP, SET, RESET, SHOW, STOP JOB, DESCRIBE, EXPLAIN or EXECUTE STATEMENT SET"
+		e.Hint = "expected SELECT, INSERT, UPDATE, DELETE, CREATE TABLE, CREATE VIEW, DROP, SET, RESET, SHOW, STOP JOB, DESCRIBE, EXPLAIN or EXECUTE STATEMENT SET"
 	}
 	return nil, e
 }

@@ -32,8 +32,10 @@ func hasRetract(cs []change) bool {
 }
 
 // apply commits cs to t atomically: on error nothing changes. applied names
-// the staged file cs came from ("" if none). It takes ownership of cs.
-func (t *table) apply(cs []change, schema types.Schema, applied string) error {
+// the staged file cs came from ("" if none). pk are the indexes of the
+// table's primary key columns (none: rows are a multiset); with a key the
+// changes upsert (applyKeyed). It takes ownership of cs.
+func (t *table) apply(cs []change, schema types.Schema, applied string, pk []int) error {
 	defer func() {
 		for _, c := range cs {
 			c.rec.Release()
@@ -41,24 +43,11 @@ func (t *table) apply(cs []change, schema types.Schema, applied string) error {
 	}()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(pk) > 0 {
+		return t.applyKeyed(cs, schema, applied, pk)
+	}
 	if !hasRetract(cs) {
-		var added []arrow.RecordBatch
-		for _, c := range cs {
-			if c.rec.NumRows() > 0 {
-				c.rec.Retain()
-				added = append(added, c.rec)
-			}
-		}
-		if len(added) == 0 && applied == "" {
-			return nil
-		}
-		batches := make([]arrow.RecordBatch, 0, len(t.batches)+len(added))
-		for _, b := range t.batches {
-			b.Retain()
-			batches = append(batches, b)
-		}
-		batches = append(batches, added...)
-		return t.install(batches, added, false, applied)
+		return t.appendAll(cs, applied)
 	}
 
 	// Retractions: match each against an earlier insert of this commit,
@@ -72,7 +61,7 @@ func (t *table) apply(cs []change, schema types.Schema, applied string) error {
 	for ci, c := range cs {
 		dead[ci] = make([]bool, c.rec.NumRows())
 		for r := range dead[ci] {
-			key = appendKey(key[:0], c.rec, r)
+			key = appendKey(key[:0], c.rec, r, nil)
 			op := exec.Insert
 			if c.ops != nil {
 				op = c.ops[r]
@@ -100,7 +89,7 @@ func (t *table) apply(cs []change, schema types.Schema, applied string) error {
 			if len(fromCommitted) == 0 {
 				break
 			}
-			key = appendKey(key[:0], b, r)
+			key = appendKey(key[:0], b, r, nil)
 			if n := fromCommitted[string(key)]; n > 0 {
 				if keep[bi] == nil {
 					keep[bi] = make([]bool, b.NumRows())
@@ -123,6 +112,96 @@ func (t *table) apply(cs []change, schema types.Schema, applied string) error {
 		return fmt.Errorf("memory table %s: cannot apply %s: no equal row in the table",
 			t.name, rowfmt.AppendRow(nil, schema, b, p.row))
 	}
+	return t.rebuild(cs, keep, dead, applied)
+}
+
+// applyKeyed commits cs to a table with a primary key (the columns key), as
+// RisingWave's tables with a key do: +I and +U replace the row of their key
+// if there is one (an upsert), -U and -D remove the row of their key
+// (whatever its other values), which must exist. The caller holds t.mu.
+func (t *table) applyKeyed(cs []change, schema types.Schema, applied string, key []int) error {
+	type pos struct{ c, row int }
+	var k []byte
+	committed := map[string]pos{} // c is the batch
+	for bi, b := range t.batches {
+		for r := range int(b.NumRows()) {
+			k = appendKey(k[:0], b, r, key)
+			committed[string(k)] = pos{bi, r}
+		}
+	}
+	keep := make([][]bool, len(t.batches))
+	removed := false // a committed row or a row of cs is removed
+	removeCommitted := func(p pos) {
+		if keep[p.c] == nil {
+			keep[p.c] = make([]bool, t.batches[p.c].NumRows())
+			for i := range keep[p.c] {
+				keep[p.c][i] = true
+			}
+		}
+		keep[p.c][p.row] = false
+		removed = true
+	}
+	added := map[string]pos{} // rows of cs that are the row of their key
+	dead := make([][]bool, len(cs))
+	for ci, c := range cs {
+		dead[ci] = make([]bool, c.rec.NumRows())
+		for r := range dead[ci] {
+			k = appendKey(k[:0], c.rec, r, key)
+			op := exec.Insert
+			if c.ops != nil {
+				op = c.ops[r]
+			}
+			if op.IsRetract() {
+				dead[ci][r], removed = true, true
+			}
+			if p, ok := added[string(k)]; ok {
+				dead[p.c][p.row], removed = true, true
+				delete(added, string(k))
+			} else if p, ok := committed[string(k)]; ok {
+				removeCommitted(p)
+				delete(committed, string(k))
+			} else if op.IsRetract() {
+				b := exec.Batch{Rec: c.rec, Ops: c.ops}
+				return fmt.Errorf("memory table %s: cannot apply %s: no row with its key in the table",
+					t.name, rowfmt.AppendRow(nil, schema, b, r))
+			}
+			if !op.IsRetract() {
+				added[string(k)] = pos{ci, r}
+			}
+		}
+	}
+	if !removed {
+		return t.appendAll(cs, applied)
+	}
+	return t.rebuild(cs, keep, dead, applied)
+}
+
+// appendAll commits cs, which hold no retraction, by appending their rows.
+// The caller holds t.mu.
+func (t *table) appendAll(cs []change, applied string) error {
+	var added []arrow.RecordBatch
+	for _, c := range cs {
+		if c.rec.NumRows() > 0 {
+			c.rec.Retain()
+			added = append(added, c.rec)
+		}
+	}
+	if len(added) == 0 && applied == "" {
+		return nil
+	}
+	batches := make([]arrow.RecordBatch, 0, len(t.batches)+len(added))
+	for _, b := range t.batches {
+		b.Retain()
+		batches = append(batches, b)
+	}
+	batches = append(batches, added...)
+	return t.install(batches, added, false, applied)
+}
+
+// rebuild installs the committed rows whose keep flag is set (a nil flag
+// slice keeps the whole batch) followed by the rows of cs not dead. The
+// caller holds t.mu.
+func (t *table) rebuild(cs []change, keep, dead [][]bool, applied string) error {
 	var batches []arrow.RecordBatch
 	for bi, b := range t.batches {
 		if keep[bi] == nil {
@@ -172,10 +251,19 @@ func filter(schema *arrow.Schema, rec arrow.RecordBatch, keep []bool) arrow.Reco
 }
 
 // appendKey appends an encoding of row r of rec to dst such that two rows
-// encode equally exactly when all their values are equal (NULL equal to
-// NULL, as the retraction of a row with NULLs needs).
-func appendKey(dst []byte, rec arrow.RecordBatch, r int) []byte {
-	for c := range int(rec.NumCols()) {
+// encode equally exactly when the values of the columns cols (nil: all)
+// are equal (NULL equal to NULL, as the retraction of a row with NULLs
+// needs).
+func appendKey(dst []byte, rec arrow.RecordBatch, r int, cols []int) []byte {
+	n := int(rec.NumCols())
+	if cols != nil {
+		n = len(cols)
+	}
+	for i := range n {
+		c := i
+		if cols != nil {
+			c = cols[i]
+		}
 		col := rec.Column(c)
 		if col.IsNull(r) {
 			dst = append(dst, 0)

@@ -16,7 +16,13 @@
 // Sink: it accepts updates. +I and +U add a row; -U and -D remove one row
 // equal to theirs (all columns), which must exist then (among the committed
 // rows and those of the same commit before it), or the commit fails and
-// changes nothing. The sink copies the rows it keeps. Rows become visible
+// changes nothing. A table with a PRIMARY KEY and no WATERMARK upserts, as
+// RisingWave's tables do: +I and +U replace the row of their key if there
+// is one, -U and -D remove the row of their key (whatever its other
+// values), which must exist. A table with a key and a watermark is a
+// versioned table: its rows are the versions of each key, kept as a
+// multiset. Apply commits the changes of UPDATE, DELETE and REPLACE the
+// same way, outside any job. The sink copies the rows it keeps. Rows become visible
 // to scans atomically when the sink commits: on Finish (a bounded INSERT) or
 // on Commit of a checkpoint. PreCommit writes the checkpoint's rows to a
 // staged file named in the returned handle, so a restored job committing

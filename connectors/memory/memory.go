@@ -27,6 +27,7 @@ func init() {
 		AcceptsUpdates: true,
 		Bounded:        func(map[string]string) bool { return true },
 		Drop:           drop,
+		Change:         applyChange,
 	}, newSource, newSink)
 }
 

@@ -129,3 +129,56 @@ func TestCompaction(t *testing.T) {
 		t.Fatalf("%d segment files", len(files))
 	}
 }
+
+// A table with a primary key (and no watermark) upserts: a row of an
+// existing key replaces it, a retraction removes the row of its key, and a
+// restart sees the result. With a watermark (a versioned table) it keeps
+// every version.
+func TestPrimaryKeyUpserts(t *testing.T) {
+	for _, versioned := range []bool{false, true} {
+		dir := t.TempDir()
+		sp := spec(dir)
+		sp.PrimaryKey = []string{"id"}
+		if versioned {
+			sp.Watermark = "id"
+		}
+		write := func(ops []exec.RowKind, rows ...[]types.Value) {
+			t.Helper()
+			ctx := context.Background()
+			s, err := registry.Sink(memtable.Name, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Open(ctx); err != nil {
+				t.Fatal(err)
+			}
+			b := exec.Batch{Rec: arrowutil.FromRows(memory.DefaultAllocator, schema, rows), Ops: ops}
+			defer b.Rec.Release()
+			if err := s.Write(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Finish(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(nil, []types.Value{int64(1), "a"}, []types.Value{int64(2), "b"})
+		write(nil, []types.Value{int64(1), "a2"}, []types.Value{int64(3), "c"}, []types.Value{int64(3), "c2"})
+		want := []string{"+I[1, a2]", "+I[1, a]", "+I[2, b]", "+I[3, c2]", "+I[3, c]"}
+		if !versioned {
+			write([]exec.RowKind{exec.Delete}, []types.Value{int64(2), "other"}) // by key
+			want = []string{"+I[1, a2]", "+I[3, c2]"}
+		}
+		memtable.Reset(dir)
+		src, _ := registry.Source(memtable.Name, sp)
+		defer src.Close()
+		if err := src.Open(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got := scan(t, src)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("versioned=%v: got %v, want %v", versioned, got, want)
+		}
+	}
+}

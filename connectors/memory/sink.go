@@ -26,6 +26,7 @@ const opColumn = "$op"
 type sink struct {
 	spec    exec.TableSpec
 	t       *table
+	key     []int // the primary key's columns
 	pending []change
 	// staged holds the changes pre-committed at each checkpoint, until
 	// Commit (or Finish) installs them.
@@ -66,6 +67,10 @@ func newSink(spec exec.TableSpec) (exec.Sink, error) {
 func (s *sink) Open(context.Context) error {
 	t, err := open(s.spec.DataDir, s.spec.Table, s.spec.Schema)
 	s.t = t
+	if err != nil {
+		return err
+	}
+	s.key, err = upsertKey(s.spec.Table, s.spec.Schema, s.spec.PrimaryKey, s.spec.Watermark)
 	return err
 }
 
@@ -157,7 +162,7 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 }
 
 func (s *sink) install(changes []change, file string) error {
-	if err := s.t.apply(changes, s.spec.Schema, file); err != nil {
+	if err := s.t.apply(changes, s.spec.Schema, file, s.key); err != nil {
 		return err
 	}
 	if file != "" {

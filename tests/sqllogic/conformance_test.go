@@ -26,6 +26,7 @@ var conformance = []struct {
 	{"risingwave-slt/streaming/join/join.slt.part", 56},
 	{"risingwave-slt/streaming/time_window_join.slt", 10},
 	{"sqlite-slt/evidence/in1.test", 132},
+	{"sqlite-slt/evidence/slt_lang_update.test", 27},
 }
 
 func TestConformance(t *testing.T) {
