@@ -64,8 +64,9 @@ type Over struct {
 	Order     []SortKey
 	Frame     OverFrame
 	Aggs      []AggCall
-	// Proctime: ordered by a processing-time attribute (streaming).
-	Proctime bool
+	// Rowtime, Proctime: ordered by one event-time (processing-time)
+	// attribute, ascending.
+	Rowtime, Proctime bool
 	// Interval: the RANGE offsets are microseconds (a timestamp order).
 	Interval bool
 }
@@ -122,7 +123,7 @@ func describeOverAgg(o *Over, mode string) string {
 
 func (o *Over) build(b *physBuilder, op *Operator) {
 	in := b.build(o.Input)
-	op.Spec = &OverSpec{Over: o, Bounded: IsBounded(o.Input)}
+	op.Spec = &OverSpec{Over: o, Bounded: !o.timeOrdered()}
 	if len(o.Partition) == 0 {
 		op.Parallelism = 1
 		op.Inputs = []Edge{{From: in, Partition: Global}}
@@ -132,14 +133,22 @@ func (o *Over) build(b *physBuilder, op *Operator) {
 	op.Inputs = []Edge{{From: in, Partition: Hash, Keys: o.Partition}}
 }
 
+// timeOrdered says the window is one streaming runs: ordered by a time
+// attribute and ending at the current row. Others run sorted, on bounded
+// input only; a bounded input ordered by time runs as streaming does, as
+// Flink's streaming mode runs it.
+func (o *Over) timeOrdered() bool {
+	return (o.Rowtime || o.Proctime) && !o.Frame.EndUnbounded && o.Frame.End == 0
+}
+
 // KindOver is the operator of an Over node.
 const KindOver = "OverAggregate"
 
-// OverSpec runs an Over node. Streaming (Bounded false), it buffers each
+// OverSpec runs an Over node. Time-ordered (Bounded false), it buffers each
 // row until the watermark passes its time (Flink's RowTime*Function; by
 // processing time, at once) and keeps per partition the accumulators and
-// the rows a later frame still covers; bounded, it keeps every row of a
-// partition and frames them, sorted, at the end of the input.
+// the rows a later frame still covers; otherwise (bounded input), it keeps
+// every row of a partition and frames them, sorted, at the end of the input.
 type OverSpec struct {
 	Over    *Over
 	Bounded bool
@@ -320,7 +329,7 @@ func (b *binder) bindOverAggregates(sel *ast.SelectStmt, fields []selectField, i
 			call.HasFilter = true
 			call.Filter = argCol(filter, fmt.Sprintf("$filter%d", len(pre.Exprs)))
 		}
-		key := fmt.Sprintf("%v %v %v %v %v", o.Partition, o.Order, o.Frame, o.Proctime, o.Interval)
+		key := fmt.Sprintf("%v %v %v %v %v %v", o.Partition, o.Order, o.Frame, o.Rowtime, o.Proctime, o.Interval)
 		var w *window
 		for _, x := range wins {
 			if x.key == key {
@@ -386,13 +395,16 @@ func (b *binder) overWindow(c overCall, sc *scope, input Node, bounded bool) (*O
 		}
 	}
 	streamHint := "order by a time attribute (a WATERMARK column or a PROCTIME() column), ascending"
+	if len(o.Order) == 1 && !o.Order[0].Desc {
+		o.Proctime = isProctime(input, o.Order[0].Index)
+		o.Rowtime = !o.Proctime && isRowtime(input, o.Order[0].Index)
+	}
 	if !bounded {
 		if len(o.Order) != 1 {
 			return nil, errAt(ErrUnsupported, pos, streamHint, "an OVER aggregation on an unbounded input must be ordered by one time attribute")
 		}
 		k := o.Order[0]
-		o.Proctime = isProctime(input, k.Index)
-		if !o.Proctime && !isRowtime(input, k.Index) {
+		if !isProctime(input, k.Index) && !isRowtime(input, k.Index) {
 			return nil, errAt(ErrUnsupported, pos, streamHint, "an OVER aggregation on an unbounded input must be ordered by a time attribute, not by %s", sc.cols[k.Index].name)
 		}
 		if k.Desc {
