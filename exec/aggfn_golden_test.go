@@ -129,6 +129,11 @@ func goldenStates(t *testing.T) map[string][]byte {
 	ss := sessions{key: []types.Value{"k"}, list: []session{{start: 1, end: 2, g: wg}}}
 	out["session/v1"] = sessionCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &ss)
 
+	// An OVER aggregation's key: its accumulators, one retained row and
+	// one pending.
+	out["over/v1"] = overCodec{fold: wf, owner: "golden"}.Encode(nil, &overPart{accs: wg.accs, done: 1,
+		rows: []overRow{{ts: 1_700_000_000_000_000, row: "\x01\x01a\x00"}, {ts: 1_700_000_001_000_000, sort: "\x01\x80", row: "\x00\x00"}}})
+
 	n := int64(3)
 	out["count/v1"] = countCodec{}.Encode(nil, &n)
 
@@ -235,6 +240,11 @@ func TestStateGolden(t *testing.T) {
 			var p rankPart
 			err = rankCodec{owner: "golden"}.Decode(b, &p)
 			again = rankCodec{}.Encode(nil, &p)
+		case "over/v1":
+			var p overPart
+			c := overCodec{fold: wf, owner: "golden"}
+			err = c.Decode(b, &p)
+			again = c.Encode(nil, &p)
 		case "count/v1":
 			var n int64
 			err = countCodec{}.Decode(b, &n)

@@ -295,9 +295,6 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	if sel.With != nil {
 		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "WITH (common table expressions) is not supported yet")
 	}
-	if len(sel.WindowSpecs) > 0 {
-		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "OVER windows are not supported yet")
-	}
 	hints, err := b.readTTLHints(sel)
 	if err != nil {
 		return nil, err
@@ -366,7 +363,7 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	}
 
 	// ROW_NUMBER() OVER (...) in the select list: a Rank (rank.go).
-	if input, sc, err = b.bindOver(fields, input, sc, needAgg); err != nil {
+	if input, sc, err = b.bindOver(sel, fields, input, sc, needAgg); err != nil {
 		return nil, err
 	}
 

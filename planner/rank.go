@@ -251,9 +251,12 @@ func (s *RankSpec) NewerFirst() bool {
 
 // bindOver binds the ROW_NUMBER() OVER (...) of a select list (fields):
 // it returns input with a Rank over it and the scope extended by the row
-// number, which the field then reads (binder.over). Other OVER forms are
-// errors naming what is supported.
-func (b *binder) bindOver(fields []selectField, input Node, sc *scope, grouped bool) (Node, *scope, error) {
+// number, which the field then reads (binder.over). OVER aggregations
+// bind to Over nodes (over.go).
+func (b *binder) bindOver(sel *ast.SelectStmt, fields []selectField, input Node, sc *scope, grouped bool) (Node, *scope, error) {
+	if hasOverAggregate(fields) {
+		return b.bindOverAggregates(sel, fields, input, sc, grouped) // over.go
+	}
 	var r *Rank
 	for _, f := range fields {
 		e, ok := f.expr.(*ast.WindowFuncExpr)

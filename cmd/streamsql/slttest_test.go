@@ -48,7 +48,7 @@ func TestTestSummarizesCauses(t *testing.T) {
 	}
 	want := `2 passed, 7 failed
 7 failed:
-    2  query failed: OVER aggregations are not supported yet
+    2  query failed: a frame that does not hold the current row is not supported
     2  query failed: column '…' not found
     1  query result mismatch
     1  statement failed: column '…' not found
