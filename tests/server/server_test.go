@@ -915,10 +915,12 @@ SELECT id FROM src;
 	}
 
 	// Table mode: the result of an updating query, as it was at Ctrl-C.
+	// The mark is taken before the statements go out: the shell may answer
+	// before this goroutine runs again.
+	mark := len(out.String())
 	io.WriteString(stdin, `SET 'sql-client.execution.result-mode' = 'table';
 SELECT id % 3 AS k, COUNT(*) AS c FROM src GROUP BY id % 3;
 `)
-	mark := len(out.String())
 	waitFor(t, "the SET", func() bool { return strings.Contains(out.String()[mark:], "[INFO] Execute statement succeeded.") })
 	time.Sleep(2 * time.Second) // about 100 rows
 	sh.Process.Signal(os.Interrupt)
