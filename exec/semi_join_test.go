@@ -1,15 +1,9 @@
 package exec
 
 import (
-	"context"
-	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/streamsql/streamsql/functions"
@@ -27,10 +21,10 @@ import (
 //	init type=semi|anti|left|full [residual]   a new operator; residual: the pair must also have left v < right v
 //	batch side=left|right            one batch, a row per line "op k v" (op +I, -U, +U, -D; k "null": a NULL key); prints what is emitted
 func TestSemiAntiJoinOperator(t *testing.T) {
-	datadriven.Walk(t, "semi_join_testdata", func(t *testing.T, path string) {
-		h := &semiHarness{}
-		defer h.close()
-		datadriven.RunTest(t, path, h.run)
+	runOpTests(t, "semi_join_testdata", func(h *opHarness) func(*testing.T, *datadriven.TestData) string {
+		h.id, h.batchSize = "semi", 2
+		h.newOp = func(s *subtask) (operator, error) { return newJoin(s) }
+		return func(t *testing.T, d *datadriven.TestData) string { return semiCommand(h, t, d) }
 	})
 }
 
@@ -39,21 +33,8 @@ var semiTestInput = types.Schema{
 	{Name: "v", Type: types.BigIntType},
 }
 
-type semiHarness struct {
-	op   *joinOp
-	recv *subtask
-	em   *emitter
-	out  types.Schema
-}
-
-func (h *semiHarness) close() {
-	if h.op != nil {
-		h.op.close()
-		h.op = nil
-	}
-}
-
-func (h *semiHarness) start(t *testing.T, typ planner.JoinType, residual bool) {
+// semiSpec sets h's spec and output for a join of type typ.
+func semiSpec(t *testing.T, h *opHarness, typ planner.JoinType, residual bool) {
 	spec := &planner.JoinSpec{
 		Type: typ, LeftKeys: []int{0}, RightKeys: []int{0}, LeftWidth: 2, RightWidth: 2,
 		LeftSchema: semiTestInput, RightSchema: semiTestInput, LeftUpdating: true, RightUpdating: true,
@@ -69,52 +50,13 @@ func (h *semiHarness) start(t *testing.T, typ planner.JoinType, residual bool) {
 			&planner.ColumnRef{Index: 3, Name: "v0", T: types.BigIntType},
 		}}
 	}
-	h.out = semiTestInput
+	h.spec, h.out = spec, semiTestInput
 	if !typ.LeftOnly() {
 		h.out = append(append(types.Schema{}, semiTestInput...), types.Column{Name: "k0", Type: types.StringType}, types.Column{Name: "v0", Type: types.BigIntType})
 	}
-	op := &planner.Operator{ID: "semi", Parallelism: 1, Schema: h.out, Spec: spec}
-	job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
-	job.opts.ensureDefaults()
-	h.recv = &subtask{inbox: make(chan Element, 1<<10)}
-	sender := &subtask{job: job, op: op, outputs: []*output{{partition: planner.Forward, targets: []target{{task: h.recv}}}}}
-	h.em = sender.emitter()
-	j, err := newJoin(sender)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := &taskContext{ctx: job.ctx, op: op, job: job, mem: memory.DefaultAllocator,
-		fctx: &functions.Context{Mem: memory.DefaultAllocator}, batchSize: 2, store: state.NewMemory()}
-	if err := j.open(tc); err != nil {
-		t.Fatal(err)
-	}
-	h.op = j
 }
 
-func (h *semiHarness) emitted() string {
-	var lines []string
-	for {
-		select {
-		case el := <-h.recv.inbox:
-			rec := el.Batch.Rec
-			for i := 0; i < int(rec.NumRows()); i++ {
-				var vals []string
-				for j, c := range h.out {
-					vals = append(vals, types.Format(c.Type, types.ValueAt(rec.Column(j), i)))
-				}
-				lines = append(lines, fmt.Sprintf("%s[%s]", el.Batch.Op(i), strings.Join(vals, ", ")))
-			}
-			rec.Release()
-		default:
-			if len(lines) == 0 {
-				return "(nothing)\n"
-			}
-			return strings.Join(lines, "\n") + "\n"
-		}
-	}
-}
-
-func (h *semiHarness) run(t *testing.T, d *datadriven.TestData) string {
+func semiCommand(h *opHarness, t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "init":
 		h.close()
@@ -133,40 +75,18 @@ func (h *semiHarness) run(t *testing.T, d *datadriven.TestData) string {
 				residual = true
 			}
 		}
-		h.start(t, typ, residual)
+		semiSpec(t, h, typ, residual)
+		h.job = nil
+		h.open(state.NewMemory(), false)
 		return ""
 	case "batch":
 		side := 0
 		if d.CmdArgs[0].Vals[0] == "right" {
 			side = 1
 		}
-		kb := array.NewStringBuilder(memory.DefaultAllocator)
-		vb := array.NewInt64Builder(memory.DefaultAllocator)
-		var ops []RowKind
-		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
-			f := strings.Fields(line)
-			op := map[string]RowKind{"+I": Insert, "-U": UpdateBefore, "+U": UpdateAfter, "-D": Delete}[f[0]]
-			ops = append(ops, op)
-			if f[1] == "null" {
-				kb.AppendNull()
-			} else {
-				kb.Append(f[1])
-			}
-			v, _ := strconv.ParseInt(f[2], 10, 64)
-			vb.Append(v)
-		}
-		cols := []arrow.Array{kb.NewArray(), vb.NewArray()}
-		rec := array.NewRecordBatch(semiTestInput.Arrow(), cols, int64(len(ops)))
-		for _, c := range cols {
-			c.Release()
-		}
-		err := h.op.process(side, Batch{Rec: rec, Ops: ops}, h.em)
-		rec.Release()
-		if err != nil {
-			return "error: " + err.Error() + "\n"
-		}
-		return h.emitted()
+		return h.process(side, testBatch(t, semiTestInput, d.Input, true, func(b []array.Builder, f []string) {
+			appendFields(t, b, f, "null")
+		}))
 	}
-	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
-	return ""
+	return h.command(t, d)
 }

@@ -23,28 +23,24 @@ import (
 //	state                                 entries in the store (keys with open sessions, watermark entries), timers
 //	late                                  the late records counted so far
 func TestSessionWindowOperator(t *testing.T) {
-	datadriven.Walk(t, "session_window_testdata", func(t *testing.T, path string) {
-		h := &aggHarness{t: t, dir: t.TempDir(), aggs: windowTestAggs,
-			init: func(h *aggHarness, d *datadriven.TestData) {
-				h.spec.Kind = "SESSION"
-				for _, a := range d.CmdArgs {
-					if a.Key == "gap" {
-						n, _ := strconv.Atoi(a.Vals[0])
-						h.spec.Size = int64(n) * 1e6
-					}
+	runAggTests(t, "session_window_testdata", aggHarness{aggs: windowTestAggs,
+		init: func(h *aggHarness, d *datadriven.TestData) {
+			h.window.Kind = "SESSION"
+			for _, a := range d.CmdArgs {
+				if a.Key == "gap" {
+					n, _ := strconv.Atoi(a.Vals[0])
+					h.window.Size = int64(n) * 1e6
 				}
-			},
-			newOp: func(t *subtask) (aggTestOp, error) { return newSessionAgg(t) },
-			state: func(h *aggHarness) string {
-				op := h.op.(*sessionAggOp)
-				if err := op.cache.Flush(); err != nil {
-					h.t.Fatal(err)
-				}
-				keys, wms := countStateKeys(op.t.store)
-				return fmt.Sprintf("keys=%d watermark-entries=%d timers=%d cached=%d\n", keys, wms, len(op.timers.ends), op.cache.Len())
-			},
-		}
-		defer h.close()
-		datadriven.RunTest(t, path, h.run)
+			}
+		},
+		newOp: func(t *subtask) (operator, error) { return newSessionAgg(t) },
+		state: func(h *aggHarness) string {
+			op := h.op.(*sessionAggOp)
+			if err := op.cache.Flush(); err != nil {
+				h.t.Fatal(err)
+			}
+			keys, wms := countStateKeys(op.t.store)
+			return fmt.Sprintf("keys=%d watermark-entries=%d timers=%d cached=%d\n", keys, wms, len(op.timers.ends), op.cache.Len())
+		},
 	})
 }

@@ -1,12 +1,8 @@
 package exec
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
 
-	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -35,10 +30,9 @@ import (
 //	restore                 a new operator restored from the last checkpoint
 //	state                   what is held in memory and in the store
 func TestTemporalJoinOperator(t *testing.T) {
-	datadriven.Walk(t, "temporal_testdata", func(t *testing.T, path string) {
-		h := &tjHarness{t: t, dir: t.TempDir()}
-		defer h.close()
-		datadriven.RunTest(t, path, h.run)
+	runOpTests(t, "temporal_testdata", func(h *opHarness) func(*testing.T, *datadriven.TestData) string {
+		tjHarness(h)
+		return func(t *testing.T, d *datadriven.TestData) string { return tjCommand(h, t, d) }
 	})
 }
 
@@ -48,23 +42,16 @@ var tjInput = types.Schema{
 	{Name: "ts", Type: types.TimestampOf(3)},
 }
 
-type tjHarness struct {
-	t      *testing.T
-	dir    string
-	spec   *planner.TemporalJoinSpec
-	job    *Job
-	op     *temporalJoinOp
-	recv   *subtask
-	em     *emitter
-	outSch types.Schema
-	cp     string
-	n      int
-}
-
-func (h *tjHarness) close() {
-	if h.op != nil {
-		h.op.close()
-		h.op = nil
+// tjHarness makes h a temporal join's harness (h.spec is set by init).
+func tjHarness(h *opHarness) {
+	h.id, h.out = "tj", tjOutSchema()
+	h.newOp = func(s *subtask) (operator, error) { return newTemporalJoin(s) }
+	h.cell = func(typ types.T, col arrow.Array, i int) string {
+		v := types.Format(typ, types.ValueAt(col, i))
+		if typ.Kind == types.Timestamp && len(v) > 19 {
+			v = v[11:19] // hh:mm:ss
+		}
+		return v
 	}
 }
 
@@ -92,155 +79,34 @@ func tjOutSchema() types.Schema {
 	return out
 }
 
-// start builds the operator over store (restored says it holds a checkpoint).
-func (h *tjHarness) start(store state.Store, restored bool) {
-	op := &planner.Operator{ID: "tj", Parallelism: 1, Schema: tjOutSchema(), Spec: h.spec}
-	if h.job == nil {
-		h.job = &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
-		h.job.opts.ensureDefaults()
-	}
-	h.recv = &subtask{inbox: make(chan Element, 1<<10)}
-	sender := &subtask{job: h.job, op: op, outputs: []*output{{partition: planner.Forward, targets: []target{{task: h.recv}}}}}
-	h.em = sender.emitter()
-	j, err := newTemporalJoin(sender)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	tc := &taskContext{ctx: h.job.ctx, op: op, job: h.job, mem: memory.DefaultAllocator,
-		fctx: &functions.Context{Mem: memory.DefaultAllocator}, batchSize: 1024, store: store}
-	if restored {
-		tc.restored = &restoredState{}
-	}
-	if err := j.open(tc); err != nil {
-		h.t.Fatal(err)
-	}
-	h.op, h.outSch = j, op.Schema
-}
-
-func (h *tjHarness) emitted() string {
-	var b strings.Builder
-	for {
-		select {
-		case el := <-h.recv.inbox:
-			rec := el.Batch.Rec
-			for i := 0; i < int(rec.NumRows()); i++ {
-				var vals []string
-				for j, c := range h.outSch {
-					v := types.Format(c.Type, types.ValueAt(rec.Column(j), i))
-					if c.Type.Kind == types.Timestamp && len(v) > 19 {
-						v = v[11:19] // hh:mm:ss
-					}
-					vals = append(vals, v)
-				}
-				fmt.Fprintf(&b, "%s[%s]\n", el.Batch.Op(i), strings.Join(vals, ", "))
-			}
-			rec.Release()
-		default:
-			if b.Len() == 0 {
-				return "(nothing)\n"
-			}
-			return b.String()
-		}
-	}
-}
-
-// tjBatch builds a batch of tjInput rows from lines "k v time", each after
-// op fields (ops > 0: the first field is the row's kind).
-func tjBatch(t *testing.T, input string, withOps bool) Batch {
-	kb := array.NewStringBuilder(memory.DefaultAllocator)
-	vb := array.NewInt64Builder(memory.DefaultAllocator)
-	tb := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond})
-	var ops []RowKind
-	rows := 0
-	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
-		f := strings.Fields(line)
-		if withOps {
-			ops = append(ops, map[string]RowKind{"+I": Insert, "+U": UpdateAfter, "-U": UpdateBefore, "-D": Delete}[f[0]])
-			f = f[1:]
-		}
-		if f[0] == "-" {
-			kb.AppendNull()
-		} else {
-			kb.Append(f[0])
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		vb.Append(v)
-		if f[2] == "-" {
-			tb.AppendNull()
-		} else {
-			tb.Append(arrow.Timestamp(windowTestTime(t, f[2])))
-		}
-		rows++
-	}
-	cols := []arrow.Array{kb.NewArray(), vb.NewArray(), tb.NewArray()}
-	rec := array.NewRecordBatch(tjInput.Arrow(), cols, int64(rows))
-	for _, c := range cols {
-		c.Release()
-	}
-	return Batch{Rec: rec, Ops: ops}
-}
-
-func (h *tjHarness) run(t *testing.T, d *datadriven.TestData) string {
-	h.t = t
+func tjCommand(h *opHarness, t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "init":
 		h.close()
 		h.spec = tjSpec(t, d.HasArg("left"), d.HasArg("residual"))
 		h.job = nil
-		h.start(state.NewMemory(), false)
+		h.open(state.NewMemory(), false)
 		return ""
 	case "probe", "version":
-		b := tjBatch(t, d.Input, d.Cmd == "version")
+		// Rows "k v time" (the versions' after their kind), "-" a NULL.
+		b := testBatch(t, tjInput, d.Input, d.Cmd == "version", func(b []array.Builder, f []string) {
+			appendFields(t, b, f, "-")
+		})
 		input := 0
 		if d.Cmd == "version" {
 			input = 1
 		}
-		err := h.op.process(input, b, h.em)
-		b.Rec.Release()
-		if err != nil {
-			return "error: " + err.Error() + "\n"
-		}
-		return h.emitted()
-	case "watermark":
-		if err := h.op.watermark(windowTestTime(t, d.CmdArgs[0].Key), h.em); err != nil {
-			return "error: " + err.Error() + "\n"
-		}
-		return h.emitted()
-	case "end":
-		if err := h.op.endInput(h.em); err != nil {
-			return "error: " + err.Error() + "\n"
-		}
-		return h.emitted()
-	case "checkpoint":
-		h.n++
-		rel := fmt.Sprintf("chk-%d", h.n)
-		if _, err := h.op.snapshot(&snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
-			return "error: " + err.Error() + "\n"
-		}
-		h.cp = filepath.Join(h.dir, rel)
-		return "ok\n"
-	case "restore":
-		h.close()
-		work := filepath.Join(h.dir, fmt.Sprintf("work-%d", h.n))
-		if err := os.MkdirAll(work, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		s, err := state.MemoryBackend{}.Restore(work, []string{h.cp}, 0, 127)
-		if err != nil {
-			return "error: " + err.Error() + "\n"
-		}
-		h.start(s, true)
-		return "ok\n"
+		return h.process(input, b)
 	case "state":
-		if err := h.op.flush(); err != nil {
+		op := h.op.(*temporalJoinOp)
+		if err := op.flush(); err != nil {
 			t.Fatal(err)
 		}
-		probes, versions := tjStoreEntries(h.op.t.store)
+		probes, versions := tjStoreEntries(op.t.store)
 		return fmt.Sprintf("held: probes=%d versions=%d keys=%d; stored: probes=%d versions=%d\n",
-			h.op.nProbes, h.op.nVersions, len(h.op.keys), probes, versions)
+			op.nProbes, op.nVersions, len(op.keys), probes, versions)
 	}
-	t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
-	return ""
+	return h.command(t, d)
 }
 
 // tjStoreEntries counts the probe rows and versions in a temporal join's store.
@@ -279,9 +145,12 @@ func TestTemporalJoinStateStaysFlat(t *testing.T) {
 		// the watermark allows.
 		bound = 2*batch + delay + batch
 	)
-	h := &tjHarness{t: t, dir: t.TempDir(), spec: tjSpec(t, true, false)}
-	h.start(state.NewMemory(), false)
+	h := &opHarness{t: t, dir: t.TempDir()}
+	tjHarness(h)
+	h.spec = tjSpec(t, true, false)
+	h.open(state.NewMemory(), false)
 	defer h.close()
+	op := h.op.(*temporalJoinOp)
 	base := windowTestTime(t, "00:00:00")
 	ms := int64(1000)
 	mk := func(from int, probe bool) Batch {
@@ -321,32 +190,32 @@ func TestTemporalJoinStateStaysFlat(t *testing.T) {
 	for n, from := 0, 0; from < rows; n, from = n+1, from+batch {
 		for input, probe := range []bool{true, false} {
 			b := mk(from, probe)
-			if err := h.op.process(input, b, h.em); err != nil {
+			if err := op.process(input, b, h.em); err != nil {
 				t.Fatal(err)
 			}
 			b.Rec.Release()
 		}
 		wm := base + (int64(from+batch-1)-delay)*ms
-		if err := h.op.watermark(wm, h.em); err != nil {
+		if err := op.watermark(wm, h.em); err != nil {
 			t.Fatal(err)
 		}
 		drain()
-		maxV, maxP = max(maxV, h.op.nVersions-keys), max(maxP, h.op.nProbes)
-		if h.op.nVersions > keys+bound || h.op.nProbes > bound {
-			t.Fatalf("after %d rows: %d versions and %d probe rows held, want at most %d and %d", from+batch, h.op.nVersions, h.op.nProbes, keys+bound, bound)
+		maxV, maxP = max(maxV, op.nVersions-keys), max(maxP, op.nProbes)
+		if op.nVersions > keys+bound || op.nProbes > bound {
+			t.Fatalf("after %d rows: %d versions and %d probe rows held, want at most %d and %d", from+batch, op.nVersions, op.nProbes, keys+bound, bound)
 		}
 		if n%100 == 99 {
-			if err := h.op.flush(); err != nil {
+			if err := op.flush(); err != nil {
 				t.Fatal(err)
 			}
-			p, v := tjStoreEntries(h.op.t.store)
+			p, v := tjStoreEntries(op.t.store)
 			maxStored = max(maxStored, p+v)
 			if v > keys+bound || p > bound {
 				t.Fatalf("after %d rows: %d versions and %d probe rows stored, want at most %d and %d", from+batch, v, p, keys+bound, bound)
 			}
 		}
 	}
-	if err := h.op.endInput(h.em); err != nil {
+	if err := op.endInput(h.em); err != nil {
 		t.Fatal(err)
 	}
 	drain()

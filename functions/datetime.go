@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -335,44 +337,7 @@ func resolveParseTemporal(name string, rt types.T) func(args []types.T) (Resolve
 				us, ok := parseTimestamp(s.at(i))
 				return us, ok, nil
 			}
-			if rt.Kind == types.Date {
-				buf, out := newFixedBuf[int32](mem, n)
-				for i := range out {
-					if !val.valid(i) {
-						continue
-					}
-					us, ok, err := parse(i)
-					if err != nil {
-						val.release()
-						buf.Release()
-						return Vec{}, err
-					}
-					if !ok {
-						val.setNull(mem, n, i)
-						continue
-					}
-					out[i] = int32(floorDiv(us, usPerDay))
-				}
-				return finish(rt, n, val, buf), nil
-			}
-			buf, out := newFixedBuf[int64](mem, n)
-			for i := range out {
-				if !val.valid(i) {
-					continue
-				}
-				us, ok, err := parse(i)
-				if err != nil {
-					val.release()
-					buf.Release()
-					return Vec{}, err
-				}
-				if !ok {
-					val.setNull(mem, n, i)
-					continue
-				}
-				out[i] = truncMicros(us, rt.Precision)
-			}
-			return finish(rt, n, val, buf), nil
+			return temporalColumn(mem, rt, n, val, parse)
 		})}, nil
 	}
 }
@@ -624,35 +589,50 @@ func resolveTimestampAdd(args []Arg) (Resolved, error) {
 			}
 			return r, nil
 		}
-		if rt.Kind == types.Date {
-			buf, out := newFixedBuf[int32](mem, n)
-			for i := range out {
-				if val.valid(i) {
-					us, err := add(i)
-					if err != nil {
-						val.release()
-						buf.Release()
-						return Vec{}, err
-					}
-					out[i] = int32(floorDiv(us, usPerDay))
-				}
-			}
-			return finish(rt, n, val, buf), nil
-		}
-		buf, out := newFixedBuf[int64](mem, n)
-		for i := range out {
-			if val.valid(i) {
-				us, err := add(i)
-				if err != nil {
-					val.release()
-					buf.Release()
-					return Vec{}, err
-				}
-				out[i] = truncMicros(us, rt.Precision)
-			}
-		}
-		return finish(rt, n, val, buf), nil
+		return temporalColumn(mem, rt, n, val, func(i int) (int64, bool, error) {
+			us, err := add(i)
+			return us, true, err
+		})
 	})}, nil
+}
+
+// temporalColumn returns the DATE or TIMESTAMP column of type rt (n rows,
+// validity val, which it takes over) whose valid rows are at's micros: the
+// day of a DATE, a TIMESTAMP truncated to rt's precision. at's ok false
+// makes the row NULL; its error ends the column.
+func temporalColumn(mem memory.Allocator, rt types.T, n int, val validity, at func(i int) (us int64, ok bool, err error)) (Vec, error) {
+	var (
+		buf    *memory.Buffer
+		days   []int32
+		micros []int64
+	)
+	date := rt.Kind == types.Date
+	if date {
+		buf, days = newFixedBuf[int32](mem, n)
+	} else {
+		buf, micros = newFixedBuf[int64](mem, n)
+	}
+	for i := 0; i < n; i++ {
+		if !val.valid(i) {
+			continue
+		}
+		us, ok, err := at(i)
+		if err != nil {
+			val.release()
+			buf.Release()
+			return Vec{}, err
+		}
+		if !ok {
+			val.setNull(mem, n, i)
+			continue
+		}
+		if date {
+			days[i] = int32(floorDiv(us, usPerDay))
+		} else {
+			micros[i] = truncMicros(us, rt.Precision)
+		}
+	}
+	return finish(rt, n, val, buf), nil
 }
 
 // timestampAddErr is the error of TIMESTAMPADD(unit, k, x) leaving the
@@ -825,34 +805,12 @@ func resolveFloorCeilTemporal(name string, args []types.T) (Resolved, error) {
 			}
 			return f, nil
 		}
-		if t.Kind == types.Date {
-			buf, out := newFixedBuf[int32](mem, n)
-			for i := range out {
-				if val.valid(i) {
-					us, err := round(i)
-					if err != nil {
-						val.release()
-						buf.Release()
-						return Vec{}, err
-					}
-					out[i] = int32(floorDiv(us, usPerDay))
-				}
-			}
-			return finish(t, n, val, buf), nil
-		}
-		buf, out := newFixedBuf[int64](mem, n)
-		for i := range out {
-			if val.valid(i) {
-				us, err := round(i)
-				if err != nil {
-					val.release()
-					buf.Release()
-					return Vec{}, err
-				}
-				out[i] = us
-			}
-		}
-		return finish(t, n, val, buf), nil
+		// round's TIMESTAMPs are whole seconds: truncating them to t's
+		// precision changes nothing.
+		return temporalColumn(mem, t, n, val, func(i int) (int64, bool, error) {
+			us, err := round(i)
+			return us, true, err
+		})
 	})}, nil
 }
 

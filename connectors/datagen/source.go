@@ -2,7 +2,6 @@ package datagen
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
 	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
@@ -257,53 +255,23 @@ const (
 func (s *source) Snapshot() ([]byte, error) { return encodeSplits(s.splits), nil }
 
 func encodeSplits(splits []split) []byte {
-	b := make([]byte, 0, 2+binary.MaxVarintLen64+len(splits)*3*binary.MaxVarintLen64)
-	b = checkpoint.AppendStateHeader(b, snapshotVersion)
-	b = binary.AppendUvarint(b, uint64(len(splits)))
-	for _, sp := range splits {
-		b = binary.AppendUvarint(b, sp.origin)
-		b = binary.AppendUvarint(b, sp.step)
-		b = binary.AppendUvarint(b, sp.done)
+	vals := make([][]uint64, len(splits))
+	for i, sp := range splits {
+		vals[i] = []uint64{sp.origin, sp.step, sp.done}
 	}
-	return b
+	return statecodec.AppendSplits(snapshotVersion, vals)
 }
 
 // decodeSplits reads a snapshot of the table's source: an unknown version
 // or a layout that does not fit is checkpoint.ErrIncompatibleState.
 func decodeSplits(table string, state []byte) ([]split, error) {
-	owner := "datagen table " + table
-	version, state, err := checkpoint.ReadStateHeader(state, owner, minSnapshotVersion, snapshotVersion)
+	vals, err := statecodec.DecodeSplits(state, "datagen table "+table, minSnapshotVersion, snapshotVersion, 3)
 	if err != nil {
 		return nil, err
 	}
-	bad := func(what string) error { return statecodec.Incompatible(owner, version, "%s", what) }
-	next := func() (uint64, bool) {
-		v, n := binary.Uvarint(state)
-		if n <= 0 {
-			return 0, false
-		}
-		state = state[n:]
-		return v, true
-	}
-	n, ok := next()
-	if !ok || n > 1<<20 {
-		return nil, bad("bad number of splits")
-	}
-	out := make([]split, n)
-	for i := range out {
-		o, ok1 := next()
-		st, ok2 := next()
-		d, ok3 := next()
-		if !ok1 || !ok2 || !ok3 {
-			return nil, bad(fmt.Sprintf("split %d of %d truncated", i, n))
-		}
-		if st == 0 {
-			return nil, bad(fmt.Sprintf("split %d has step 0", i))
-		}
-		out[i] = split{origin: o, step: st, done: d}
-	}
-	if len(state) > 0 {
-		return nil, bad(fmt.Sprintf("%d bytes after the splits", len(state)))
+	out := make([]split, len(vals))
+	for i, v := range vals {
+		out[i] = split{origin: v[0], step: v[1], done: v[2]}
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package nexmark
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
 	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
@@ -255,51 +253,23 @@ const (
 func (s *source) Snapshot() ([]byte, error) { return encodeSplits(s.splits), nil }
 
 func encodeSplits(splits []split) []byte {
-	b := make([]byte, 0, 2+binary.MaxVarintLen64*(1+2*len(splits)))
-	b = checkpoint.AppendStateHeader(b, snapshotVersion)
-	b = binary.AppendUvarint(b, uint64(len(splits)))
-	for _, sp := range splits {
-		b = binary.AppendUvarint(b, sp.next)
-		b = binary.AppendUvarint(b, sp.step)
+	vals := make([][]uint64, len(splits))
+	for i, sp := range splits {
+		vals[i] = []uint64{sp.next, sp.step}
 	}
-	return b
+	return statecodec.AppendSplits(snapshotVersion, vals)
 }
 
 // decodeSplits reads a snapshot of the table's source: an unknown version
 // or a layout that does not fit is checkpoint.ErrIncompatibleState.
 func decodeSplits(table string, state []byte) ([]split, error) {
-	owner := "nexmark table " + table
-	version, state, err := checkpoint.ReadStateHeader(state, owner, minSnapshotVersion, snapshotVersion)
+	vals, err := statecodec.DecodeSplits(state, "nexmark table "+table, minSnapshotVersion, snapshotVersion, 2)
 	if err != nil {
 		return nil, err
 	}
-	bad := func(what string) error { return statecodec.Incompatible(owner, version, "%s", what) }
-	next := func() (uint64, bool) {
-		v, n := binary.Uvarint(state)
-		if n <= 0 {
-			return 0, false
-		}
-		state = state[n:]
-		return v, true
-	}
-	n, ok := next()
-	if !ok || n > 1<<20 {
-		return nil, bad("bad number of splits")
-	}
-	out := make([]split, n)
-	for i := range out {
-		e, ok1 := next()
-		st, ok2 := next()
-		if !ok1 || !ok2 {
-			return nil, bad(fmt.Sprintf("split %d of %d truncated", i, n))
-		}
-		if st == 0 {
-			return nil, bad(fmt.Sprintf("split %d has step 0", i))
-		}
-		out[i] = split{next: e, step: st, paceFrom: -1}
-	}
-	if len(state) > 0 {
-		return nil, bad(fmt.Sprintf("%d bytes after the splits", len(state)))
+	out := make([]split, len(vals))
+	for i, v := range vals {
+		out[i] = split{next: v[0], step: v[1], paceFrom: -1}
 	}
 	return out, nil
 }

@@ -13,6 +13,7 @@ package statecodec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,4 +58,60 @@ func DecodeJSON(src []byte, owner string, minVersion, maxVersion uint8, v any) (
 // reads, for the reason given.
 func Incompatible(owner string, version uint8, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: state format version %d: %s", checkpoint.ErrIncompatibleState, owner, version, fmt.Sprintf(format, args...))
+}
+
+// AppendSplits returns the header of version followed by the splits of a
+// sequence source: their number, then each split's values, as uvarints.
+// The second value of a split is its step.
+func AppendSplits(version uint8, splits [][]uint64) []byte {
+	width := 0
+	if len(splits) > 0 {
+		width = len(splits[0])
+	}
+	b := make([]byte, 0, 2+binary.MaxVarintLen64*(1+width*len(splits)))
+	b = checkpoint.AppendStateHeader(b, version)
+	b = binary.AppendUvarint(b, uint64(len(splits)))
+	for _, sp := range splits {
+		for _, v := range sp {
+			b = binary.AppendUvarint(b, v)
+		}
+	}
+	return b
+}
+
+// DecodeSplits reads what AppendSplits wrote (versions minVersion to
+// maxVersion), width values a split; a split whose step is 0 does not fit.
+func DecodeSplits(src []byte, owner string, minVersion, maxVersion uint8, width int) ([][]uint64, error) {
+	version, state, err := checkpoint.ReadStateHeader(src, owner, minVersion, maxVersion)
+	if err != nil {
+		return nil, err
+	}
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(state)
+		if n <= 0 {
+			return 0, false
+		}
+		state = state[n:]
+		return v, true
+	}
+	n, ok := next()
+	if !ok || n > 1<<20 {
+		return nil, Incompatible(owner, version, "bad number of splits")
+	}
+	out := make([][]uint64, n)
+	for i := range out {
+		out[i] = make([]uint64, width)
+		for j := range out[i] {
+			if out[i][j], ok = next(); !ok {
+				return nil, Incompatible(owner, version, "split %d of %d truncated", i, n)
+			}
+		}
+		if out[i][1] == 0 {
+			return nil, Incompatible(owner, version, "split %d has step 0", i)
+		}
+	}
+	if len(state) > 0 {
+		return nil, Incompatible(owner, version, "%d bytes after the splits", len(state))
+	}
+	return out, nil
 }
