@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -96,11 +97,14 @@ func (s *joinSideState) rowIsID() bool { return s.spec == planner.NoUniqueKey &&
 
 // joinKey is one join key's rows.
 type joinKey struct {
+	// key is the key's encoding: in inline when it fits, so that finding
+	// a key by its hash reads no other memory than this record's.
 	key  string
 	hash uint64
 	// next is the next key in memory of the same hash.
-	next *joinKey
-	kg   int
+	next   *joinKey
+	inline [joinInlineKey]byte
+	kg     int
 	// rows are the key's rows, their columns and identities in data;
 	// garbage counts the bytes of data no row refers to any more.
 	rows    []joinRow
@@ -146,6 +150,15 @@ type joinRow struct {
 	stored bool
 }
 
+// joinFirstRows is the rows a key's storage has room for when its first
+// row comes, on a side that may hold several per key (one grown row by
+// row would be copied at each of its first doublings).
+const joinFirstRows = 4
+
+// joinInlineKey is the longest key encoding kept in its joinKey record
+// (a BIGINT key takes 9 bytes).
+const joinInlineKey = 24
+
 // joinScanRows is the most rows of a key found by comparing identities in
 // turn; a key with more indexes them (joinKey.byID).
 const joinScanRows = 8
@@ -172,7 +185,11 @@ func (s *joinSideState) put(k *joinKey, cols, id []byte) joinRow {
 		id = nil
 	}
 	if k.data == nil {
-		k.data = make([]byte, 0, max(64, len(cols)+len(id)))
+		n := len(cols) + len(id)
+		if s.spec != planner.JoinKeyContainsUniqueKey {
+			n *= joinFirstRows
+		}
+		k.data = make([]byte, 0, max(64, n))
 	}
 	r := joinRow{off: len(k.data), size: uint32(len(cols)), idSize: uint32(len(id))}
 	k.data = append(append(k.data, cols...), id...)
@@ -329,7 +346,14 @@ func (s *joinSideState) peerOf(o *joinSideState, mine *joinKey, key []byte, h ui
 
 // newKey returns an empty key.
 func (s *joinSideState) newKey(kg int, key []byte) *joinKey {
-	return &joinKey{key: string(key), kg: kg}
+	k := &joinKey{kg: kg}
+	if len(key) <= len(k.inline) && len(key) > 0 {
+		n := copy(k.inline[:], key)
+		k.key = unsafe.String(&k.inline[0], n)
+	} else {
+		k.key = string(key)
+	}
+	return k
 }
 
 // touchRow lists row i of k as changed (its match count): a write.
@@ -477,6 +501,9 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 			s.touch(k, i)
 			return
 		}
+	}
+	if k.rows == nil && s.spec != planner.JoinKeyContainsUniqueKey {
+		k.rows = make([]joinRow, 0, joinFirstRows)
 	}
 	r := s.put(k, row, id)
 	r.n, r.matches, r.ts = 1, matches, s.now
