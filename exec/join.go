@@ -318,8 +318,8 @@ func (j *joinOp) apply(input int, b Batch, i int, mine *joinKey) error {
 	}
 	me, other := &j.side[input], &j.side[1-input]
 	retract := b.Op(i).IsRetract()
-	var matches int64
-	for p := j.pairAt[i]; p < j.pairAt[i+1]; p++ {
+	var matches int64 // an outer side's only: no other needs it
+	for p := j.pairAt[i]; me.outer && p < j.pairAt[i+1]; p++ {
 		if j.residual == nil || j.mask[p] {
 			matches += j.pairs[p].other().n
 		}

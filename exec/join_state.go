@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -94,17 +95,34 @@ func joinKeyHash(key []byte) uint64 { return maphash.Bytes(joinSeed, key) }
 // rowIsID reports whether a row's identity is its encoded columns.
 func (s *joinSideState) rowIsID() bool { return s.spec == planner.NoUniqueKey && !s.appendOnly }
 
-// joinKey is one join key's rows.
+// joinKey is one join key's rows. Its fields are laid out by use, in
+// three 64-byte lines (a 192-byte record is allocated on a line
+// boundary): what finding it and listing it as changed reads, what
+// joining a row with it and adding one reads, and the rest.
 type joinKey struct {
+	// key is the key's encoding: in inline when it fits, so that finding
+	// a key by its hash reads no other memory than this record's.
 	key  string
 	hash uint64
 	// next is the next key in memory of the same hash.
-	next *joinKey
-	kg   int
+	next   *joinKey
+	inline [joinInlineKey]byte
+	kg     int32
+	listed bool
+	// rewrite (append-only sides): one of its stored rows changed or
+	// went, so the next flush deletes its entries and writes all its rows
+	// anew.
+	rewrite bool
+
+	// peer is the other side's rows of the same key, as found in the other
+	// side's generation peerGen (see joinSideState.gen).
+	peer    *joinKey
+	peerGen uint64
 	// rows are the key's rows, their columns and identities in data;
 	// garbage counts the bytes of data no row refers to any more.
-	rows    []joinRow
-	data    []byte
+	rows []joinRow
+	data []byte
+
 	garbage int
 	// byID indexes rows by identity once there are more than
 	// joinScanRows (fewer are compared in turn); never on append-only
@@ -112,18 +130,10 @@ type joinKey struct {
 	byID map[string]int32
 	// gone lists the identities of stored rows removed since the last
 	// flush (each length-prefixed), deleted from the store by flush.
-	gone   []byte
-	listed bool
+	gone []byte
 	// entries (append-only sides) are the identities of the key's entries
-	// in the store (each length-prefixed); rewrite: one of its stored rows
-	// changed or went, so the next flush deletes them and writes all its
-	// rows anew.
+	// in the store (each length-prefixed).
 	entries []byte
-	rewrite bool
-	// peer is the other side's rows of the same key, as found in the other
-	// side's generation peerGen (see joinSideState.gen).
-	peer    *joinKey
-	peerGen uint64
 }
 
 // joinRow is one stored row: its encoded columns (encodeKey form) are
@@ -145,6 +155,15 @@ type joinRow struct {
 	dirty  bool
 	stored bool
 }
+
+// joinFirstRows is the rows a key's storage has room for when its first
+// row comes, on a side that may hold several per key (one grown row by
+// row would be copied at each of its first doublings).
+const joinFirstRows = 4
+
+// joinInlineKey is the longest key encoding kept in its joinKey record
+// (a BIGINT key takes 9 bytes).
+const joinInlineKey = 16
 
 // joinScanRows is the most rows of a key found by comparing identities in
 // turn; a key with more indexes them (joinKey.byID).
@@ -172,7 +191,11 @@ func (s *joinSideState) put(k *joinKey, cols, id []byte) joinRow {
 		id = nil
 	}
 	if k.data == nil {
-		k.data = make([]byte, 0, max(64, len(cols)+len(id)))
+		n := len(cols) + len(id)
+		if s.spec != planner.JoinKeyContainsUniqueKey {
+			n *= joinFirstRows
+		}
+		k.data = make([]byte, 0, max(64, n))
 	}
 	r := joinRow{off: len(k.data), size: uint32(len(cols)), idSize: uint32(len(id))}
 	k.data = append(append(k.data, cols...), id...)
@@ -320,7 +343,7 @@ func (s *joinSideState) peerOf(o *joinSideState, mine *joinKey, key []byte, h ui
 	if mine.peer != nil && mine.peerGen == o.gen {
 		return mine.peer, nil
 	}
-	k, err := o.lookupHash(mine.kg, key, h, false)
+	k, err := o.lookupHash(int(mine.kg), key, h, false)
 	if k != nil {
 		mine.peer, mine.peerGen = k, o.gen
 	}
@@ -329,7 +352,14 @@ func (s *joinSideState) peerOf(o *joinSideState, mine *joinKey, key []byte, h ui
 
 // newKey returns an empty key.
 func (s *joinSideState) newKey(kg int, key []byte) *joinKey {
-	return &joinKey{key: string(key), kg: kg}
+	k := &joinKey{kg: int32(kg)}
+	if len(key) <= len(k.inline) && len(key) > 0 {
+		n := copy(k.inline[:], key)
+		k.key = unsafe.String(&k.inline[0], n)
+	} else {
+		k.key = string(key)
+	}
+	return k
 }
 
 // touchRow lists row i of k as changed (its match count): a write.
@@ -478,6 +508,9 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 			return
 		}
 	}
+	if k.rows == nil && s.spec != planner.JoinKeyContainsUniqueKey {
+		k.rows = make([]joinRow, 0, joinFirstRows)
+	}
 	r := s.put(k, row, id)
 	r.n, r.matches, r.ts = 1, matches, s.now
 	k.rows = append(k.rows, r)
@@ -568,7 +601,7 @@ func (s *joinSideState) flushRows(k *joinKey) error {
 		n, m := binary.Uvarint(g)
 		s.buf = append(append(s.buf[:0], k.key...), g[m:m+int(n)]...)
 		g = g[m+int(n):]
-		s.space.Delete(&s.batch, k.kg, s.buf)
+		s.space.Delete(&s.batch, int(k.kg), s.buf)
 		if err := s.applyPart(); err != nil {
 			return err
 		}
@@ -581,7 +614,7 @@ func (s *joinSideState) flushRows(k *joinKey) error {
 		}
 		s.buf = append(append(s.buf[:0], k.key...), s.idOf(k, r)...)
 		s.vbuf = s.encodeRow(s.vbuf[:0], k, r)
-		s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
+		s.space.Put(&s.batch, int(k.kg), s.buf, s.vbuf)
 		r.stored, r.dirty = true, false
 		if err := s.applyPart(); err != nil {
 			return err
@@ -616,7 +649,7 @@ func (s *joinSideState) flushRuns(k *joinKey) error {
 			n, m := binary.Uvarint(e)
 			s.buf = append(append(s.buf[:0], k.key...), e[m:m+int(n)]...)
 			e = e[m+int(n):]
-			s.space.Delete(&s.batch, k.kg, s.buf)
+			s.space.Delete(&s.batch, int(k.kg), s.buf)
 		}
 		k.entries = k.entries[:0]
 		for i := range k.rows {
@@ -645,7 +678,7 @@ func (s *joinSideState) flushRuns(k *joinKey) error {
 		}
 		s.idbuf = s.nextID(s.idbuf)
 		s.buf = append(append(s.buf[:0], k.key...), s.idbuf...)
-		s.space.Put(&s.batch, k.kg, s.buf, s.vbuf)
+		s.space.Put(&s.batch, int(k.kg), s.buf, s.vbuf)
 		k.entries = appendBytes(k.entries, s.idbuf)
 		if err := s.applyPart(); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
@@ -328,5 +329,17 @@ func TestJoinSideStateModel(t *testing.T) {
 			st = newJoinSideState(space, spec, false, "test", false)
 			check("a restart")
 		})
+	}
+}
+
+// TestJoinKeyRecordSize guards joinKey's layout: a record of at most 192
+// bytes is allocated on a cache line boundary, so its first two lines hold
+// what a joined row reads.
+func TestJoinKeyRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(joinKey{}); n > 192 {
+		t.Fatalf("joinKey is %d bytes, more than 192", n)
+	}
+	if off := unsafe.Offsetof(joinKey{}.data); off+24 > 128 {
+		t.Fatalf("joinKey.data ends at byte %d, past the second line", off+24)
 	}
 }
