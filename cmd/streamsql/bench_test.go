@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestBenchNexmarkJSON runs `streamsql bench nexmark` over a few thousand
+// events for two queries and checks the runs it writes with --json.
+func TestBenchNexmarkJSON(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "runs.json")
+	r := runBinary(t, t.TempDir(), "", "bench", "nexmark", "--repo", repo, "--queries", "q0,q1",
+		"--events", "3000", "--parallelism", "2", "--json", file)
+	if r.code != 0 {
+		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "| q0 | streamsql |", "| q1 | streamsql |")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Runs []nexmarkRun `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v:\n%s", err, b)
+	}
+	if len(got.Runs) != 2 {
+		t.Fatalf("%d runs, want 2:\n%s", len(got.Runs), b)
+	}
+	for i, q := range []string{"q0", "q1"} {
+		run := got.Runs[i]
+		if run.Query != q || run.Engine != "streamsql" || run.Events != 3000 || run.Parallelism != 2 {
+			t.Errorf("run %d: %+v, want query %s on streamsql, 3000 events, parallelism 2", i, run, q)
+		}
+		// The figures are of a real process: it took time and CPU, and
+		// its resident set was more than a few pages.
+		if run.EventsPerSecond <= 0 || run.EventsPerCPUSecond < run.EventsPerSecond/4 || run.PeakRSSBytes < 4<<20 {
+			t.Errorf("run %d: implausible figures %+v", i, run)
+		}
+	}
+	// The keys the issue names, spelled as it spells them.
+	var raw struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	json.Unmarshal(b, &raw)
+	for _, k := range []string{"query", "engine", "events", "parallelism", "events_per_second", "events_per_cpu_second", "peak_rss_bytes"} {
+		if _, ok := raw.Runs[0][k]; !ok {
+			t.Errorf("no %q in %v", k, raw.Runs[0])
+		}
+	}
+}
+
+// TestBenchNexmarkFlags: bad flags are refused before anything runs.
+func TestBenchNexmarkFlags(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	for _, args := range [][]string{
+		{"--queries", "q99"},
+		{"--events", "0"},
+		{"--engines", "spark"},
+	} {
+		r := runBinary(t, t.TempDir(), "", append([]string{"bench", "nexmark", "--repo", repo}, args...)...)
+		if r.code != 2 {
+			t.Errorf("%v: exit status %d, want 2\n%s", args, r.code, r.stderr)
+		}
+	}
+}
