@@ -34,16 +34,16 @@ const (
 
 // nexmarkConfig is what `streamsql bench nexmark` was asked for.
 type nexmarkConfig struct {
-	queries     []string // q0, q5, ...: bench/nexmark/<q>.sql
-	events      int64
-	parallelism int
-	engines     []string
-	jsonFile    string
-	markdown    string // the report of a run with Flink; "" for none
-	repo        string // the repository root (bench/nexmark, bench/peers/nexmark)
-	javaHeap    string
-	timeout     time.Duration // of each run
-	args        []string      // the command line, for the report
+	queries      []string // q0, q5, ...: bench/nexmark/<q>.sql
+	events       int64
+	parallelisms []int // each query runs at each, in turn
+	engines      []string
+	jsonFile     string
+	markdown     string // the report of a run with Flink; "" for none
+	repo         string // the repository root (bench/nexmark, bench/peers/nexmark)
+	javaHeap     string
+	timeout      time.Duration // of each run
+	args         []string      // the command line, for the report
 }
 
 // nexmarkRun is one query on one engine.
@@ -56,8 +56,12 @@ type nexmarkRun struct {
 	EventsPerCPUSecond float64 `json:"events_per_cpu_second"`
 	PeakRSSBytes       int64   `json:"peak_rss_bytes"`
 	StateBytes         int64   `json:"state_bytes"`
-	WallSeconds        float64 `json:"wall_seconds"`
-	CPUSeconds         float64 `json:"cpu_seconds"`
+	// Checkpointed: StateBytes is the size of a checkpoint; otherwise the
+	// job completed none (streamsql: StateBytes is then its Pebble
+	// directories' size, Flink: 0).
+	Checkpointed bool    `json:"checkpointed"`
+	WallSeconds  float64 `json:"wall_seconds"`
+	CPUSeconds   float64 `json:"cpu_seconds"`
 	// StartupCPUSeconds is the CPU time the engine's process had used
 	// when its job was submitted (Flink: a JVM's start, the planner and
 	// the MiniCluster's; streamsql: 0, not measured, under 0.1 s), and
@@ -69,11 +73,11 @@ type nexmarkRun struct {
 	LoadAverage float64 `json:"load_average"`
 }
 
-func newNexmarkFlags(c *nexmarkConfig, queries, engines *string, flinkToo *bool) *flag.FlagSet {
+func newNexmarkFlags(c *nexmarkConfig, queries, engines, parallelisms *string, flinkToo *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("streamsql bench nexmark", flag.ContinueOnError)
 	fs.StringVar(queries, "queries", "", "comma-separated queries of bench/nexmark to run (default: all of them)")
 	fs.Int64Var(&c.events, "events", 10_000_000, "events of each run (the nexmark table's 'events.num')")
-	fs.IntVar(&c.parallelism, "parallelism", 1, "parallelism of every operator")
+	fs.StringVar(parallelisms, "parallelism", "1", "parallelism of every operator; a comma-separated list runs each query at each")
 	fs.StringVar(&c.jsonFile, "json", "", "write the runs to `FILE` as JSON")
 	fs.StringVar(engines, "engines", engineStreamsql, "comma-separated engines: streamsql, flink")
 	fs.BoolVar(flinkToo, "flink", false, "same as --engines streamsql,flink")
@@ -98,16 +102,16 @@ flags:
 
 func runBenchNexmark(args []string, stdout io.Writer) int {
 	c := nexmarkConfig{args: args}
-	var queries, engines string
+	var queries, engines, parallelisms string
 	var flinkToo bool
-	fs := newNexmarkFlags(&c, &queries, &engines, &flinkToo)
+	fs := newNexmarkFlags(&c, &queries, &engines, &parallelisms, &flinkToo)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if err := c.resolve(fs, queries, engines, flinkToo); err != nil {
+	if err := c.resolve(fs, queries, engines, parallelisms, flinkToo); err != nil {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 2
 	}
@@ -130,15 +134,19 @@ func runBenchNexmark(args []string, stdout io.Writer) int {
 
 // resolve checks the flags and fills in the defaults that depend on the
 // repository.
-func (c *nexmarkConfig) resolve(fs *flag.FlagSet, queries, engines string, flinkToo bool) error {
+func (c *nexmarkConfig) resolve(fs *flag.FlagSet, queries, engines, parallelisms string, flinkToo bool) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if c.events <= 0 {
 		return fmt.Errorf("--events must be positive, got %d", c.events)
 	}
-	if c.parallelism <= 0 {
-		return fmt.Errorf("--parallelism must be positive, got %d", c.parallelism)
+	for _, p := range strings.Split(parallelisms, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("--parallelism: want positive integers, got %q", p)
+		}
+		c.parallelisms = append(c.parallelisms, n)
 	}
 	if flinkToo {
 		engines = engineStreamsql + "," + engineFlink
@@ -266,39 +274,21 @@ func benchNexmark(ctx context.Context, c nexmarkConfig, w io.Writer) ([]nexmarkR
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range c.engines {
-			work, err := os.MkdirTemp("", "streamsql-nexmark-"+q+"-"+e+"-")
-			if err != nil {
-				return nil, err
+		for _, p := range c.parallelisms {
+			for _, e := range c.engines {
+				r, err := runNexmark(ctx, c, peer, self, q, e, p, ddl, string(query))
+				if err != nil {
+					return runs, fmt.Errorf("%s on %s at parallelism %d: %w", q, e, p, err)
+				}
+				state := byteSize(r.StateBytes)
+				if !r.Checkpointed {
+					state = "none"
+				}
+				fmt.Fprintf(w, "%s on %s, parallelism %d: %.1f s, %.1f CPU s (%.1f to start), %s events/s, %s events per CPU second, peak RSS %s, state %s\n",
+					q, e, p, r.WallSeconds, r.CPUSeconds, r.StartupCPUSeconds, rate(r.EventsPerSecond), rate(r.EventsPerCPUSecond),
+					byteSize(r.PeakRSSBytes), state)
+				runs = append(runs, r)
 			}
-			r := nexmarkRun{Query: q, Engine: e, Events: c.events, Parallelism: c.parallelism, LoadAverage: loadAverage()}
-			rctx, cancel := context.WithTimeout(ctx, c.timeout)
-			var cost childCost
-			switch e {
-			case engineStreamsql:
-				cost, r.StateBytes, err = runStreamsqlNexmark(rctx, c, self, work, ddl, string(query))
-			case engineFlink:
-				cost, r.StateBytes, err = peer.run(rctx, c, work, ddl, string(query))
-			}
-			cancel()
-			os.RemoveAll(work)
-			if err != nil {
-				return runs, fmt.Errorf("%s on %s: %w", q, e, err)
-			}
-			r.WallSeconds, r.CPUSeconds = cost.wall.Seconds(), cost.cpu.Seconds()
-			r.EventsPerSecond = float64(c.events) / r.WallSeconds
-			if r.CPUSeconds > 0 {
-				r.EventsPerCPUSecond = float64(c.events) / r.CPUSeconds
-			}
-			r.PeakRSSBytes = cost.peakRSS
-			r.StartupCPUSeconds = cost.startCPU.Seconds()
-			if job := r.CPUSeconds - r.StartupCPUSeconds; job > 0 {
-				r.EventsPerJobCPUSecond = float64(c.events) / job
-			}
-			fmt.Fprintf(w, "%s on %s: %.1f s, %.1f CPU s (%.1f to start), %s events/s, %s events per CPU second, peak RSS %s, state %s\n",
-				q, e, r.WallSeconds, r.CPUSeconds, r.StartupCPUSeconds, rate(r.EventsPerSecond), rate(r.EventsPerCPUSecond),
-				byteSize(r.PeakRSSBytes), byteSize(r.StateBytes))
-			runs = append(runs, r)
 		}
 	}
 	table := nexmarkTable(runs, c.engines)
@@ -314,33 +304,68 @@ func benchNexmark(ctx context.Context, c nexmarkConfig, w io.Writer) ([]nexmarkR
 	return runs, nil
 }
 
+// runNexmark runs query q on engine e at parallelism p in a new temporary
+// directory, removed afterwards.
+func runNexmark(ctx context.Context, c nexmarkConfig, peer *nexmarkPeer, self, q, e string, p int, ddl, query string) (nexmarkRun, error) {
+	r := nexmarkRun{Query: q, Engine: e, Events: c.events, Parallelism: p, LoadAverage: loadAverage()}
+	work, err := os.MkdirTemp("", "streamsql-nexmark-"+q+"-"+e+"-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(work)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var cost childCost
+	switch e {
+	case engineStreamsql:
+		cost, r.StateBytes, r.Checkpointed, err = runStreamsqlNexmark(ctx, p, self, work, ddl, query)
+	case engineFlink:
+		cost, r.StateBytes, r.Checkpointed, err = peer.run(ctx, c.javaHeap, p, work, ddl, query)
+	}
+	if err != nil {
+		return r, err
+	}
+	r.WallSeconds, r.CPUSeconds = cost.wall.Seconds(), cost.cpu.Seconds()
+	r.EventsPerSecond = float64(c.events) / r.WallSeconds
+	if r.CPUSeconds > 0 {
+		r.EventsPerCPUSecond = float64(c.events) / r.CPUSeconds
+	}
+	r.PeakRSSBytes = cost.peakRSS
+	r.StartupCPUSeconds = cost.startCPU.Seconds()
+	if job := r.CPUSeconds - r.StartupCPUSeconds; job > 0 {
+		r.EventsPerJobCPUSecond = float64(c.events) / job
+	}
+	return r, nil
+}
+
 // runStreamsqlNexmark runs a query with this binary, `streamsql --data-dir
 // WORK/data -f WORK/job.sql`, the job file being the DDL, the settings and
 // the query. The state size is that of the job's latest checkpoint, or of
 // its Pebble directories when it took none.
-func runStreamsqlNexmark(ctx context.Context, c nexmarkConfig, self, work, ddl, query string) (childCost, int64, error) {
+func runStreamsqlNexmark(ctx context.Context, parallelism int, self, work, ddl, query string) (childCost, int64, bool, error) {
 	job := ddl + fmt.Sprintf(`
 SET 'parallelism.default' = '%d';
 SET 'execution.checkpointing.interval' = '10s';
 SET 'state.backend' = 'pebble';
-`, c.parallelism) + miniBatch + query
+`, parallelism) + miniBatch + query
 	file := filepath.Join(work, "job.sql")
 	if err := os.WriteFile(file, []byte(job), 0o644); err != nil {
-		return childCost{}, 0, err
+		return childCost{}, 0, false, err
 	}
 	data := filepath.Join(work, "data")
 	cost, _, err := runMeasured(ctx, exec.Command(self, "--data-dir", data, "-f", file), "")
 	if err != nil {
-		return cost, 0, err
+		return cost, 0, false, err
 	}
-	return cost, streamsqlStateSize(data), nil
+	size, checkpointed := streamsqlStateSize(data)
+	return cost, size, checkpointed, nil
 }
 
 // streamsqlStateSize is the size of the latest checkpoint of the (one) job
-// in a data dir, or of its state directory when it has none.
-func streamsqlStateSize(data string) int64 {
+// in a data dir, or of its state directory when it has none (checkpointed
+// false).
+func streamsqlStateSize(data string) (size int64, checkpointed bool) {
 	jobs, _ := filepath.Glob(filepath.Join(data, "jobs", "*"))
-	var size int64
 	for _, j := range jobs {
 		chks, _ := filepath.Glob(filepath.Join(j, "checkpoints", "chk-*"))
 		last, lastN := "", -1
@@ -351,11 +376,12 @@ func streamsqlStateSize(data string) int64 {
 		}
 		if last != "" {
 			size += dirSize(last)
+			checkpointed = true
 		} else {
 			size += dirSize(filepath.Join(j, "state"))
 		}
 	}
-	return size
+	return size, checkpointed
 }
 
 // loadAverage is the machine's 1-minute load average (0 if unknown).

@@ -20,7 +20,7 @@ func TestBenchNexmarkJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	mustContain(t, "stdout", r.stdout, "| q0 | streamsql |", "| q1 | streamsql |")
+	mustContain(t, "stdout", r.stdout, "| q0 | 2 | streamsql |", "| q1 | 2 | streamsql |")
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +36,8 @@ func TestBenchNexmarkJSON(t *testing.T) {
 	}
 	for i, q := range []string{"q0", "q1"} {
 		run := got.Runs[i]
-		if run.Query != q || run.Engine != "streamsql" || run.Events != 3000 || run.Parallelism != 2 {
-			t.Errorf("run %d: %+v, want query %s on streamsql, 3000 events, parallelism 2", i, run, q)
+		if run.Query != q || run.Engine != "streamsql" || run.Events != 3000 || run.Parallelism != 2 || !run.Checkpointed {
+			t.Errorf("run %d: %+v, want query %s on streamsql, 3000 events, parallelism 2, a checkpoint at the end", i, run, q)
 		}
 		// The figures are of a real process: it took time and CPU, and
 		// its resident set was more than a few pages.
@@ -63,6 +63,7 @@ func TestBenchNexmarkFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--queries", "q99"},
 		{"--events", "0"},
+		{"--parallelism", "1,0"},
 		{"--engines", "spark"},
 	} {
 		r := runBinary(t, t.TempDir(), "", append([]string{"bench", "nexmark", "--repo", repo}, args...)...)
@@ -70,4 +71,22 @@ func TestBenchNexmarkFlags(t *testing.T) {
 			t.Errorf("%v: exit status %d, want 2\n%s", args, r.code, r.stderr)
 		}
 	}
+}
+
+// TestNexmarkTableRatios: with both engines, the second table divides
+// streamsql's figures by Flink's of the same query and parallelism, and a
+// run without a checkpoint shows its state as none.
+func TestNexmarkTableRatios(t *testing.T) {
+	runs := []nexmarkRun{
+		{Query: "q5", Engine: "streamsql", Parallelism: 1, EventsPerSecond: 300_000, EventsPerCPUSecond: 400_000, EventsPerJobCPUSecond: 400_000, Checkpointed: true, StateBytes: 4 << 20},
+		{Query: "q5", Engine: "flink", Parallelism: 1, EventsPerSecond: 50_000, EventsPerCPUSecond: 80_000, EventsPerJobCPUSecond: 100_000},
+		{Query: "q5", Engine: "streamsql", Parallelism: 2, EventsPerSecond: 600_000, EventsPerCPUSecond: 300_000, EventsPerJobCPUSecond: 300_000, Checkpointed: true},
+		{Query: "q5", Engine: "flink", Parallelism: 2, EventsPerSecond: 100_000, EventsPerCPUSecond: 60_000, EventsPerJobCPUSecond: 75_000, Checkpointed: true},
+	}
+	got := nexmarkTable(runs, []string{"streamsql", "flink"})
+	mustContain(t, "table", got,
+		"| q5 | 1 | streamsql | 300K | 400K | 400K | 0 | 4 MiB |",
+		"| q5 | 1 | flink | 50K | 80K | 100K | 0 | none |",
+		"| q5 | 1 | 400K | 80K | 5.00x | 100K | 4.00x | 300K | 50K | 6.00x |",
+		"| q5 | 2 | 300K | 60K | 5.00x | 75K | 4.00x | 600K | 100K | 6.00x |")
 }

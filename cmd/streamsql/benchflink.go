@@ -73,28 +73,31 @@ func (p *nexmarkPeer) command(heap, tmp string, args ...string) *exec.Cmd {
 
 // run runs a query on Flink: `NexmarkSql run DDL QUERY P CHECKPOINTS`. The
 // state size is that of the checkpoint directory at the end, which holds
-// the job's latest checkpoint (retained when the job ends).
-func (p *nexmarkPeer) run(ctx context.Context, c nexmarkConfig, work, ddl, query string) (childCost, int64, error) {
+// the job's latest checkpoint (retained when the job ends), if it
+// completed any (checkpointed).
+func (p *nexmarkPeer) run(ctx context.Context, heap string, parallelism int, work, ddl, query string) (cost childCost, state int64, checkpointed bool, err error) {
 	tmp, chk := filepath.Join(work, "tmp"), filepath.Join(work, "checkpoints")
 	for _, d := range []string{tmp, chk} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return childCost{}, 0, err
+			return childCost{}, 0, false, err
 		}
 	}
 	ddlFile, queryFile := filepath.Join(work, "ddl.sql"), filepath.Join(work, "query.sql")
 	if err := os.WriteFile(ddlFile, []byte(ddl), 0o644); err != nil {
-		return childCost{}, 0, err
+		return childCost{}, 0, false, err
 	}
 	if err := os.WriteFile(queryFile, []byte(query), 0o644); err != nil {
-		return childCost{}, 0, err
+		return childCost{}, 0, false, err
 	}
-	cmd := p.command(c.javaHeap, tmp, "run", ddlFile, queryFile, fmt.Sprint(c.parallelism), chk)
+	cmd := p.command(heap, tmp, "run", ddlFile, queryFile, fmt.Sprint(parallelism), chk)
 	cost, out, err := runMeasured(ctx, cmd, "flink: job submitted")
 	if err != nil {
-		return cost, 0, err
+		return cost, 0, false, err
 	}
 	if !strings.Contains(out, "flink: job finished") {
-		return cost, 0, fmt.Errorf("flink exited without finishing its job:\n%s", lastLines(out, 40))
+		return cost, 0, false, fmt.Errorf("flink exited without finishing its job:\n%s", lastLines(out, 40))
 	}
-	return cost, dirSize(chk), nil
+	// CHECKPOINTS/<job id>/chk-N, shared/, taskowned/.
+	chks, _ := filepath.Glob(filepath.Join(chk, "*", "chk-*"))
+	return cost, dirSize(chk), len(chks) > 0, nil
 }
