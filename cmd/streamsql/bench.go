@@ -367,9 +367,11 @@ SET 'state.backend' = 'pebble';
 func streamsqlStateSize(data string) (size int64, checkpointed bool) {
 	jobs, _ := filepath.Glob(filepath.Join(data, "jobs", "*"))
 	for _, j := range jobs {
-		chks, _ := filepath.Glob(filepath.Join(j, "checkpoints", "chk-*"))
+		// A completed checkpoint has its _metadata.
+		chks, _ := filepath.Glob(filepath.Join(j, "checkpoints", "chk-*", "_metadata"))
 		last, lastN := "", -1
 		for _, chk := range chks {
+			chk = filepath.Dir(chk)
 			if n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(chk), "chk-")); err == nil && n > lastN {
 				last, lastN = chk, n
 			}

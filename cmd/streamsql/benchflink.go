@@ -97,7 +97,8 @@ func (p *nexmarkPeer) run(ctx context.Context, heap string, parallelism int, wor
 	if !strings.Contains(out, "flink: job finished") {
 		return cost, 0, false, fmt.Errorf("flink exited without finishing its job:\n%s", lastLines(out, 40))
 	}
-	// CHECKPOINTS/<job id>/chk-N, shared/, taskowned/.
-	chks, _ := filepath.Glob(filepath.Join(chk, "*", "chk-*"))
-	return cost, dirSize(chk), len(chks) > 0, nil
+	// CHECKPOINTS/<job id>/chk-N, shared/, taskowned/; a chk-N without
+	// _metadata is one the job's end cut short.
+	done, _ := filepath.Glob(filepath.Join(chk, "*", "chk-*", "_metadata"))
+	return cost, dirSize(chk), len(done) > 0, nil
 }
