@@ -8,6 +8,7 @@
 //	streamsql [--data-dir DIR] [--sync]               the interactive shell
 //	streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file (also --file)
 //	streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
+//	streamsql bench nexmark [--queries q0,q1,...] [--events N] [--parallelism P] [--json FILE] [--flink]
 //	streamsql version
 //
 // --sync makes each INSERT wait for its job, as SET 'table.dml-sync' =
@@ -123,6 +124,13 @@
 // result printers as a local query, in the server session's result mode;
 // Ctrl-C closes the request, which cancels the query on the server.
 //
-// "streamsql bench" and "streamsql kafka-dev" are reserved for the
-// benchmark driver and the local Kafka-compatible broker.
+// # Benchmarks
+//
+// "streamsql bench nexmark" runs the Nexmark queries of bench/nexmark,
+// each in a child process of its own (this binary with -f, in a new
+// temporary data directory), and prints per query events/s, events per CPU
+// second (the child's rusage), peak RSS (its VmHWM) and state size; with
+// --flink it runs each query on Flink 2.2.1 too (bench/peers/nexmark) and
+// writes bench/NEXMARK.md. bench/nexmark/README.md describes it.
+// "streamsql kafka-dev" is the local Kafka-compatible broker.
 package main

@@ -41,8 +41,7 @@ func run(args []string) int {
 		case "server":
 			return runServer(args[1:])
 		case "bench":
-			fmt.Fprintf(os.Stderr, "[ERROR] 'streamsql %s' is not available in this version\n", args[0])
-			return 2
+			return runBench(args[1:])
 		}
 	}
 	return runRoot(args)
@@ -94,6 +93,8 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql --server URL [-s PATH] -f FILE.sql [--wait]
                                                     submit a file's statements to a server
   streamsql --server URL [-s PATH]                  a shell on a server (statements from stdin)
+  streamsql bench nexmark [--queries q0,q1,...] [--events N] [--parallelism P] [--json FILE] [--flink]
+                                                    run the Nexmark benchmark (bench/nexmark/README.md)
   streamsql version                                 print the version
 
 The data directory (--data-dir, default ./streamsql-data) has one owner at a

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestBenchNexmarkJSON runs `streamsql bench nexmark` over a few thousand
+// events for two queries and checks the runs it writes with --json.
+func TestBenchNexmarkJSON(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "runs.json")
+	r := runBinary(t, t.TempDir(), "", "bench", "nexmark", "--repo", repo, "--queries", "q0,q1",
+		"--events", "3000", "--parallelism", "2", "--json", file)
+	if r.code != 0 {
+		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "| q0 | 2 | streamsql |", "| q1 | 2 | streamsql |")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Runs []nexmarkRun `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v:\n%s", err, b)
+	}
+	if len(got.Runs) != 2 {
+		t.Fatalf("%d runs, want 2:\n%s", len(got.Runs), b)
+	}
+	for i, q := range []string{"q0", "q1"} {
+		run := got.Runs[i]
+		if run.Query != q || run.Engine != "streamsql" || run.Events != 3000 || run.Parallelism != 2 || !run.Checkpointed {
+			t.Errorf("run %d: %+v, want query %s on streamsql, 3000 events, parallelism 2, a checkpoint at the end", i, run, q)
+		}
+		// The figures are of a real process: it took time and CPU, and
+		// its resident set was more than a few pages.
+		if run.EventsPerSecond <= 0 || run.EventsPerCPUSecond < run.EventsPerSecond/4 || run.PeakRSSBytes < 4<<20 {
+			t.Errorf("run %d: implausible figures %+v", i, run)
+		}
+	}
+	// The keys the issue names, spelled as it spells them.
+	var raw struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	json.Unmarshal(b, &raw)
+	for _, k := range []string{"query", "engine", "events", "parallelism", "events_per_second", "events_per_cpu_second", "peak_rss_bytes"} {
+		if _, ok := raw.Runs[0][k]; !ok {
+			t.Errorf("no %q in %v", k, raw.Runs[0])
+		}
+	}
+}
+
+// TestBenchNexmarkFlags: bad flags are refused before anything runs.
+func TestBenchNexmarkFlags(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	for _, args := range [][]string{
+		{"--queries", "q99"},
+		{"--events", "0"},
+		{"--parallelism", "1,0"},
+		{"--engines", "spark"},
+	} {
+		r := runBinary(t, t.TempDir(), "", append([]string{"bench", "nexmark", "--repo", repo}, args...)...)
+		if r.code != 2 {
+			t.Errorf("%v: exit status %d, want 2\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestNexmarkTableRatios: with both engines, the second table divides
+// streamsql's figures by Flink's of the same query and parallelism, and a
+// run without a checkpoint shows its state as none.
+func TestNexmarkTableRatios(t *testing.T) {
+	runs := []nexmarkRun{
+		{Query: "q5", Engine: "streamsql", Parallelism: 1, EventsPerSecond: 300_000, EventsPerCPUSecond: 400_000, EventsPerJobCPUSecond: 400_000, Checkpointed: true, StateBytes: 4 << 20},
+		{Query: "q5", Engine: "flink", Parallelism: 1, EventsPerSecond: 50_000, EventsPerCPUSecond: 80_000, EventsPerJobCPUSecond: 100_000},
+		{Query: "q5", Engine: "streamsql", Parallelism: 2, EventsPerSecond: 600_000, EventsPerCPUSecond: 300_000, EventsPerJobCPUSecond: 300_000, Checkpointed: true},
+		{Query: "q5", Engine: "flink", Parallelism: 2, EventsPerSecond: 100_000, EventsPerCPUSecond: 60_000, EventsPerJobCPUSecond: 75_000, Checkpointed: true},
+	}
+	got := nexmarkTable(runs, []string{"streamsql", "flink"})
+	mustContain(t, "table", got,
+		"| q5 | 1 | streamsql | 300K | 400K | 400K | 0 | 4 MiB |",
+		"| q5 | 1 | flink | 50K | 80K | 100K | 0 | none |",
+		"| q5 | 1 | 400K | 80K | 5.00x | 100K | 4.00x | 300K | 50K | 6.00x |",
+		"| q5 | 2 | 300K | 60K | 5.00x | 75K | 4.00x | 600K | 100K | 6.00x |")
+}
