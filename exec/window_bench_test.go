@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"testing"
 	"time"
@@ -88,9 +89,12 @@ func benchWindowJob(b *testing.B, rows int, ddl []string, insert string) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// resetPeakRSS resets the process's peak resident memory (VmHWM) to its
-// current resident memory, so that peakRSSMB then measures what follows.
+// resetPeakRSS returns the heap's free memory to the system and resets the
+// process's peak resident memory (VmHWM) to its current resident memory,
+// so that peakRSSMB then measures what follows, not what an earlier run
+// left mapped.
 func resetPeakRSS() {
+	debug.FreeOSMemory()
 	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
