@@ -75,7 +75,7 @@ type nexmarkRun struct {
 
 func newNexmarkFlags(c *nexmarkConfig, queries, engines, parallelisms *string, flinkToo *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("streamsql bench nexmark", flag.ContinueOnError)
-	fs.StringVar(queries, "queries", "", "comma-separated queries of bench/nexmark to run (default: all of them)")
+	fs.StringVar(queries, "queries", "", "comma-separated queries of bench/nexmark to run (default: all of them but those that do not plan yet, q6, q10 and q13)")
 	fs.Int64Var(&c.events, "events", 10_000_000, "events of each run (the nexmark table's 'events.num')")
 	fs.StringVar(parallelisms, "parallelism", "1", "parallelism of every operator; a comma-separated list runs each query at each")
 	fs.StringVar(&c.jsonFile, "json", "", "write the runs to `FILE` as JSON")
@@ -172,7 +172,11 @@ func (c *nexmarkConfig) resolve(fs *flag.FlagSet, queries, engines, parallelisms
 		return err
 	}
 	if queries == "" {
-		c.queries = all
+		for _, q := range all {
+			if !nexmarkUnplanned[q] {
+				c.queries = append(c.queries, q)
+			}
+		}
 	} else {
 		for _, q := range strings.Split(queries, ",") {
 			q = strings.TrimSpace(q)
@@ -207,6 +211,11 @@ func findRepo() (string, error) {
 		}
 	}
 }
+
+// nexmarkUnplanned are the queries of bench/nexmark that streamsql does not
+// plan yet (bench/nexmark/README.md says why): run only when --queries
+// names them.
+var nexmarkUnplanned = map[string]bool{"q6": true, "q10": true, "q13": true}
 
 // nexmarkQueries lists bench/nexmark's queries, q0 to q23 in order.
 func nexmarkQueries(repo string) ([]string, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -89,4 +90,30 @@ func TestNexmarkTableRatios(t *testing.T) {
 		"| q5 | 1 | flink | 50K | 80K | 100K | 0 | none |",
 		"| q5 | 1 | 400K | 80K | 5.00x | 100K | 4.00x | 300K | 50K | 6.00x |",
 		"| q5 | 2 | 300K | 60K | 5.00x | 75K | 4.00x | 600K | 100K | 6.00x |")
+}
+
+// TestNexmarkDefaultQueries: without --queries, every query of
+// bench/nexmark runs but those that do not plan yet.
+func TestNexmarkDefaultQueries(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	var c nexmarkConfig
+	var queries, engines, parallelisms string
+	var flinkToo bool
+	fs := newNexmarkFlags(&c, &queries, &engines, &parallelisms, &flinkToo)
+	if err := fs.Parse([]string{"--repo", repo}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.resolve(fs, queries, engines, parallelisms, flinkToo); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"q0", "q3", "q9", "q23"} {
+		if !slices.Contains(c.queries, q) {
+			t.Errorf("%s not in the default queries %v", q, c.queries)
+		}
+	}
+	for q := range nexmarkUnplanned {
+		if slices.Contains(c.queries, q) {
+			t.Errorf("%s, which does not plan, in the default queries %v", q, c.queries)
+		}
+	}
 }
