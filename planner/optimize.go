@@ -23,6 +23,7 @@ var rules = []rule{
 	{"constant folding", foldConstants},
 	{"predicate pushdown", pushPredicates},
 	{"constant folding", foldConstants},
+	{"join order", orderJoins},
 	{"rank ranges", rankFilters},
 	{"projection pruning", pruneColumns},
 	{"interval joins", intervalJoins},

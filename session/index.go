@@ -13,8 +13,8 @@ import (
 // key), so on an in-memory table (created without WITH) they are no-ops
 // that say so; on a table with a connector CREATE INDEX is refused. The
 // names of the indexes are the session's, not the catalog's: DROP INDEX
-// of an unknown name is an error, as in SQLite, and a name whose table has
-// since been dropped is free again.
+// of an unknown name is an error, as in SQLite, and DROP TABLE drops the
+// table's indexes (dropIndexesOf).
 func (s *Session) index(st *sql.Index) (*Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,5 +69,16 @@ func (s *Session) index(st *sql.Index) (*Result, error) {
 			}
 		}
 		return &Result{Message: "[INFO] REINDEX is a no-op: in-memory tables have no indexes."}, nil
+	}
+}
+
+// dropIndexesOf forgets the indexes of table, which DROP TABLE dropped.
+func (s *Session) dropIndexesOf(table string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, t := range s.indexes {
+		if strings.EqualFold(t, table) {
+			delete(s.indexes, name)
+		}
 	}
 }

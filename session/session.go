@@ -360,6 +360,7 @@ func (s *Session) drop(st *sql.Drop) (*Result, error) {
 		t, ok := s.cat.Table(st.Name)
 		err = s.cat.DropTable(st.Name, st.IfExists)
 		if err == nil && ok {
+			s.dropIndexesOf(t.Name)
 			if c, found := catalog.LookupConnector(t.Connector); found && c.Drop != nil {
 				err = c.Drop(s.path(), t.PhysicalTable())
 			}

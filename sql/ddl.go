@@ -29,9 +29,18 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 		case "FUNCTION", "CATALOG", "DATABASE", "SCHEMA",
 			"OR REPLACE", "SOURCE", "SINK":
 			return nil, p.errAt(t.off, "CREATE %s is not supported", what)
+		case "TRIGGER":
+			return nil, triggers(p.errAt(t.off, "CREATE TRIGGER is not supported"))
 		}
 	}
 	return nil, p.unexpected("expected TABLE or VIEW after CREATE")
+}
+
+// triggers adds to e why triggers are refused: a trigger accepted and not
+// run would be a silent wrong answer.
+func triggers(e *Error) *Error {
+	e.Hint = "there are no triggers: a query over a table's changes (INSERT INTO ... SELECT) is the streaming form"
+	return e
 }
 
 // parseCreateTable parses, after CREATE TABLE:
@@ -326,6 +335,8 @@ func (p *stmtParser) parseDrop() (Statement, *Error) {
 		d.Kind = DropView
 	case p.peek().is("INDEX"):
 		return p.parseDropIndex()
+	case p.peek().is("TRIGGER"):
+		return nil, triggers(p.errAt(p.sc.toks[p.i].off, "DROP TRIGGER is not supported"))
 	default:
 		return nil, p.unexpected("expected TABLE, VIEW or INDEX after DROP")
 	}

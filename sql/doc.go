@@ -101,7 +101,9 @@
 //     Replace set. Statements of other dialects (TRUNCATE, MERGE, ALTER,
 //     ...) are reported as not supported rather than as syntax errors. SQLite's
 //     CREATE [UNIQUE] INDEX, DROP INDEX and REINDEX are Index statements
-//     (the session makes them no-ops on in-memory tables).
+//     (the session makes them no-ops on in-memory tables). SQLite's CREATE
+//     TRIGGER and DROP TRIGGER are refused as not supported: a trigger
+//     accepted and never run would change answers silently.
 //     CREATE TEMP VIEW is CREATE TEMPORARY VIEW (SQLite). RisingWave's
 //     CREATE/DROP MATERIALIZED VIEW is a view: its query runs when it is
 //     read, which gives the same rows for the bounded inputs of its suites
