@@ -50,14 +50,15 @@ type joinOp struct {
 	layout  string
 
 	// per batch
-	hashes []uint64
-	keyBuf []byte
-	idBuf  []byte
-	rowBuf []byte
-	pairs  []joinPair
-	pairAt []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
-	keys   []*joinKey
-	mask   []bool
+	hashes  []uint64
+	keyHash []uint64 // joinKeyHash of each row's key
+	keyBuf  []byte
+	idBuf   []byte
+	rowBuf  []byte
+	pairs   []joinPair
+	pairAt  []int // pairAt[i] is the first pair of row i; pairAt[n] = len(pairs)
+	keys    []*joinKey
+	mask    []bool
 	// bs build the output, kept from batch to batch (out are their
 	// columns); cols holds the arrays of one batch.
 	bs      []array.Builder
@@ -65,6 +66,7 @@ type joinOp struct {
 	cols    []arrow.Array
 	ops     []RowKind
 	emitted int
+	readSum byte // readAhead's
 }
 
 // joinInput is what the join knows of one input.
@@ -201,19 +203,36 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 	}
 	keys := j.keys[:n]
 	clear(keys)
+	if cap(j.keyHash) < n {
+		j.keyHash = make([]uint64, n)
+	}
+	kh := j.keyHash[:n]
+	// The keys in memory are found in two passes: the first finds the
+	// head of each row's chain in the map (keys[i]; reads of the map that
+	// do not wait on one another), the second the key in the chain, or
+	// by lookupHash when it is not there (a new key, or one made by an
+	// earlier row of the batch after its head was read).
+	for i := 0; i < n; i++ {
+		if key, ok := j.encodeKey(me, i); ok {
+			kh[i] = joinKeyHash(key)
+			keys[i] = me.st.keys[kh[i]]
+		}
+	}
+	j.readSum += readHeads(keys)
 	for i := 0; i < n; i++ {
 		j.pairAt = append(j.pairAt, len(j.pairs))
 		key, ok := j.encodeKey(me, i)
 		if !ok {
 			continue // a NULL key joins nothing
 		}
-		kg := state.KeyGroup(h[i], j.maxPar)
-		kh := joinKeyHash(key)
-		mine, err := me.st.lookupHash(kg, key, kh, true)
-		if err != nil {
-			return err
+		mine := inChain(keys[i], key)
+		if mine == nil {
+			var err error
+			if mine, err = me.st.lookupHash(state.KeyGroup(h[i], j.maxPar), key, kh[i], true); err != nil {
+				return err
+			}
 		}
-		ok2, err := me.st.peerOf(other.st, mine, key, kh)
+		ok2, err := me.st.peerOf(other.st, mine, key, kh[i])
 		if err != nil {
 			return err
 		}
@@ -228,6 +247,7 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 	if err := j.evalResidual(input, rec); err != nil {
 		return err
 	}
+	j.readAhead(keys)
 	// Step 2: apply the rows in order.
 	j.startOutput()
 	j.reserve(n)
@@ -241,6 +261,63 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 		return err
 	}
 	return j.shrink()
+}
+
+// readAhead reads the memory step 2 of process reads of each row's key and
+// of the other side's rows it joins with (their rows and bytes), in a
+// loop that does nothing else: its reads do not wait on one another, so
+// the memory serves many at once, where step 2 would wait on each in
+// turn. The sum read is kept so that the reads are not left out.
+func (j *joinOp) readAhead(keys []*joinKey) {
+	var x byte
+	for i, k := range keys {
+		if k != nil && (i == 0 || keys[i-1] != k) {
+			if n := len(k.rows); n > 0 {
+				x += byte(k.rows[n-1].off)
+			}
+			if n := len(k.data); n > 0 {
+				x += k.data[n-1]
+			}
+		}
+		if p := j.pairAt[i]; p < j.pairAt[i+1] && (p == 0 || j.pairs[p-1].key != j.pairs[p].key) {
+			o := j.pairs[p].key
+			for r := range o.rows {
+				x += byte(o.rows[r].off)
+			}
+			for b := 0; b < len(o.data); b += 64 {
+				x += o.data[b]
+			}
+		}
+	}
+	j.readSum += x
+}
+
+// readHeads reads the keys' records found by the map (the parts the
+// lookup and the listing of pairs read: the key and the link to the other
+// side's rows, and that side's rows) in a loop that does nothing else, as
+// readAhead does, and returns the sum read.
+func readHeads(keys []*joinKey) (x byte) {
+	for _, k := range keys {
+		if k == nil {
+			continue
+		}
+		x += byte(len(k.key))
+		if p := k.peer; p != nil {
+			x += byte(len(p.rows))
+		}
+	}
+	return x
+}
+
+// inChain returns the key of encoding key in the chain from k, nil when
+// there is none.
+func inChain(k *joinKey, key []byte) *joinKey {
+	for ; k != nil; k = k.next {
+		if k.key == string(key) {
+			return k
+		}
+	}
+	return nil
 }
 
 // encodeKey encodes row i's join key into j.keyBuf; ok is false when a key
