@@ -161,14 +161,14 @@ func run(c config) error {
 	}
 	// The Java peers are built once, before any broker starts.
 	peers := map[string]*javaPeer{}
-	for _, p := range []struct{ key, dir, main string }{
-		{"kstreams", "kstreams", "io.streamsql.bench.KStreamsCount"},
-		{"flink", "flink", "io.streamsql.bench.FlinkSqlCount"},
+	for _, p := range []struct{ key, main string }{
+		{"kstreams", "io.streamsql.bench.KStreamsCount"},
+		{"flink", "io.streamsql.bench.FlinkSqlCount"},
 	} {
 		if !wantAny(p.key) || c.broker == kindKafkaDev {
 			continue
 		}
-		jp, err := buildPeer(c.repo, p.dir, p.main)
+		jp, err := buildPeer(c.repo, p.key, p.main)
 		if err != nil {
 			return err
 		}

@@ -11,49 +11,41 @@ import (
 	"time"
 )
 
-// javaPeer is a contender written in Java under bench/peers/<dir>, built
-// with Maven and run with `java -cp`.
+// javaPeer is a contender written in Java: a main class of bench/peers,
+// the Maven module of every Java peer, built by bench/peers/build.sh and
+// run with `java -cp`.
 type javaPeer struct {
-	dir       string // under bench/peers
+	name      string // build.sh's name of the peer
 	mainClass string
 	classpath string // target/classes and the resolved jars in ~/.m2
 	built     time.Duration
 	offline   bool // built with `mvn -o` (everything was in ~/.m2)
 }
 
-// buildPeer compiles a peer and writes its class path (`mvn compile
-// dependency:build-classpath`): offline first, and with Maven Central when
-// something is missing from the local repository (the first run).
-func buildPeer(repo, dir, mainClass string) (*javaPeer, error) {
-	p := &javaPeer{dir: dir, mainClass: mainClass}
-	root := filepath.Join(repo, "bench", "peers", dir)
-	cpFile := filepath.Join(root, "target", "classpath.txt")
-	args := []string{"-B", "-q", "compile", "dependency:build-classpath",
-		"-Dmdep.outputFile=" + cpFile, "-Dmdep.includeScope=runtime"}
+// buildPeer builds bench/peers (`bench/peers/build.sh NAME`: offline first, and
+// with Maven Central when something is missing from the local repository,
+// the first run) and takes the class path it prints.
+func buildPeer(repo, name, mainClass string) (*javaPeer, error) {
+	root := filepath.Join(repo, "bench", "peers")
 	start := time.Now()
-	mvn := func(extra ...string) ([]byte, error) {
-		cmd := exec.Command("mvn", append(extra, args...)...)
-		cmd.Dir = root
-		return cmd.CombinedOutput()
-	}
-	if _, err := exec.LookPath("mvn"); err != nil {
-		return nil, fmt.Errorf("Maven (mvn) is needed to build bench/peers/%s", dir)
-	}
-	if _, err := mvn("-o"); err == nil {
-		p.offline = true
-	} else {
-		logf("bench/peers/%s: resolving with Maven from Maven Central", dir)
-		if out, err := mvn(); err != nil {
-			return nil, fmt.Errorf("building bench/peers/%s with Maven: %v\n%s", dir, err, out)
-		}
-	}
-	p.built = time.Since(start)
-	jars, err := os.ReadFile(cpFile)
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, "build.sh"), name)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("building bench/peers: %v\n%s", err, stderr.Bytes())
 	}
-	p.classpath = filepath.Join(root, "target", "classes") + string(os.PathListSeparator) + string(bytes.TrimSpace(jars))
-	return p, nil
+	if stderr.Len() > 0 {
+		logf("%s", bytes.TrimSpace(stderr.Bytes()))
+	}
+	resolved, _ := os.ReadFile(filepath.Join(root, "target", "resolved-"+name))
+	return &javaPeer{
+		name:      name,
+		mainClass: mainClass,
+		classpath: string(bytes.TrimSpace(out)),
+		built:     time.Since(start),
+		offline:   string(bytes.TrimSpace(resolved)) == "offline",
+	}, nil
 }
 
 func (p *javaPeer) String() string {
@@ -61,7 +53,7 @@ func (p *javaPeer) String() string {
 	if !p.offline {
 		how = "resolving from Maven Central"
 	}
-	return fmt.Sprintf("bench/peers/%s built in %.1f s (%s)", p.dir, p.built.Seconds(), how)
+	return fmt.Sprintf("bench/peers (%s) built in %.1f s (%s)", p.mainClass, p.built.Seconds(), how)
 }
 
 // java is the command running the peer's main with args: a heap of
@@ -73,7 +65,7 @@ func (p *javaPeer) java(c config, tmp string, args ...string) *exec.Cmd {
 	return exec.Command("java", append(jargs, args...)...)
 }
 
-// runKStreams runs the Kafka Streams program (bench/peers/kstreams) on its
+// runKStreams runs the Kafka Streams program (KStreamsCount of bench/peers) on its
 // own application id and output topic, killed once its output is complete.
 func runKStreams(ctx context.Context, c config, b *broker, in *input, work string, p *javaPeer, round int) result {
 	label := nameKStreams
@@ -92,7 +84,7 @@ func runKStreams(ctx context.Context, c config, b *broker, in *input, work strin
 	return runChild(ctx, b, in, child{label: label, note: note, cmd: cmd, out: out, topic: topic})
 }
 
-// runFlink runs the Flink SQL program (bench/peers/flink): a MiniCluster
+// runFlink runs the Flink SQL program (FlinkSqlCount of bench/peers): a MiniCluster
 // in one JVM, ending when its bounded source is read.
 func runFlink(ctx context.Context, c config, b *broker, in *input, work string, p *javaPeer, round int) result {
 	label := nameFlink

@@ -40,7 +40,7 @@ type nexmarkConfig struct {
 	engines      []string
 	jsonFile     string
 	markdown     string // the report of a run with Flink; "" for none
-	repo         string // the repository root (bench/nexmark, bench/peers/nexmark)
+	repo         string // the repository root (bench/nexmark, bench/peers)
 	javaHeap     string
 	timeout      time.Duration // of each run
 	args         []string      // the command line, for the report
@@ -265,7 +265,7 @@ func benchNexmark(ctx context.Context, c nexmarkConfig, w io.Writer) ([]nexmarkR
 	}
 	var peer *nexmarkPeer
 	if slices.Contains(c.engines, engineFlink) {
-		fmt.Fprintln(w, "building bench/peers/nexmark with Maven...")
+		fmt.Fprintln(w, "building bench/peers with Maven...")
 		if peer, err = buildNexmarkPeer(c.repo); err != nil {
 			return nil, err
 		}

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// nexmarkPeer is the Flink side of the benchmark: bench/peers/nexmark, a
-// Maven project built with `mvn compile dependency:build-classpath` and run
-// with `java -cp` from target/classes and the jars in ~/.m2.
+// nexmarkPeer is the Flink side of the benchmark: NexmarkSql of
+// bench/peers, the Maven module of every Java peer, built by
+// bench/peers/build.sh and run with `java -cp` from target/classes and the
+// jars in ~/.m2.
 type nexmarkPeer struct {
 	classpath string
 	built     time.Duration
@@ -22,36 +23,25 @@ type nexmarkPeer struct {
 
 const nexmarkPeerMain = "io.streamsql.bench.nexmark.NexmarkSql"
 
-// buildNexmarkPeer compiles bench/peers/nexmark and writes its class path:
-// offline first, and with Maven Central when something is missing from the
-// local repository (the first build).
+// buildNexmarkPeer builds bench/peers (`bench/peers/build.sh nexmark`: offline first,
+// and with Maven Central when something is missing from the local
+// repository, the first build) and takes the class path it prints.
 func buildNexmarkPeer(repo string) (*nexmarkPeer, error) {
-	if _, err := exec.LookPath("mvn"); err != nil {
-		return nil, fmt.Errorf("Maven (mvn) is needed to build bench/peers/nexmark")
-	}
-	root := filepath.Join(repo, "bench", "peers", "nexmark")
-	cpFile := filepath.Join(root, "target", "classpath.txt")
-	args := []string{"-B", "-q", "compile", "dependency:build-classpath",
-		"-Dmdep.outputFile=" + cpFile, "-Dmdep.includeScope=runtime"}
-	mvn := func(extra ...string) ([]byte, error) {
-		cmd := exec.Command("mvn", append(extra, args...)...)
-		cmd.Dir = root
-		return cmd.CombinedOutput()
-	}
-	p := &nexmarkPeer{}
+	root := filepath.Join(repo, "bench", "peers")
 	start := time.Now()
-	if _, err := mvn("-o"); err == nil {
-		p.offline = true
-	} else if out, err := mvn(); err != nil {
-		return nil, fmt.Errorf("building bench/peers/nexmark with Maven: %v\n%s", err, out)
-	}
-	p.built = time.Since(start)
-	jars, err := os.ReadFile(cpFile)
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(root, "build.sh"), "nexmark")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("building bench/peers: %v\n%s", err, stderr.Bytes())
 	}
-	p.classpath = filepath.Join(root, "target", "classes") + string(os.PathListSeparator) + string(bytes.TrimSpace(jars))
-	return p, nil
+	resolved, _ := os.ReadFile(filepath.Join(root, "target", "resolved-nexmark"))
+	return &nexmarkPeer{
+		classpath: string(bytes.TrimSpace(out)),
+		built:     time.Since(start),
+		offline:   string(bytes.TrimSpace(resolved)) == "offline",
+	}, nil
 }
 
 func (p *nexmarkPeer) String() string {
@@ -59,7 +49,7 @@ func (p *nexmarkPeer) String() string {
 	if !p.offline {
 		how = "resolving from Maven Central"
 	}
-	return fmt.Sprintf("bench/peers/nexmark built in %.1f s (%s)", p.built.Seconds(), how)
+	return fmt.Sprintf("bench/peers built in %.1f s (%s)", p.built.Seconds(), how)
 }
 
 // command is `java ... NexmarkSql args...`: a heap of heap, the JVM's

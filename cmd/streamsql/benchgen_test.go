@@ -13,17 +13,17 @@ import (
 )
 
 // TestNexmarkJavaGeneratorMatchesGo: the Java port of the generator that
-// feeds Flink (bench/peers/nexmark, Generator.java) produces the same
+// feeds Flink (bench/peers, Generator.java) produces the same
 // first 10,000 events as connectors/nexmark, at the rate and mix of
 // bench/nexmark/ddl.sql: both print them as the same CSV lines. It needs
 // Java and Maven (the first build resolves Flink from Maven Central).
 func TestNexmarkJavaGeneratorMatchesGo(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds bench/peers/nexmark with Maven")
+		t.Skip("builds bench/peers with Maven")
 	}
 	for _, tool := range []string{"java", "mvn"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
+			t.Fatalf("%s is needed to build and run bench/peers (./test.sh installs it)", tool)
 		}
 	}
 	repo, err := filepath.Abs("../..")

@@ -93,7 +93,7 @@ func nexmarkReport(c nexmarkConfig, peer *nexmarkPeer, runs []nexmarkRun, table 
 	fmt.Fprintf(&b, "- load average (1 min): %.2f at the start, %.2f at the end; each run's is in the table. The machine is shared with other work, so compare events per CPU second rather than events/s\n", load0, load1)
 	fmt.Fprintf(&b, "- streamsql: %s (%s), built with %s\n", version, gitCommit(c.repo), runtime.Version())
 	if peer != nil {
-		fmt.Fprintf(&b, "- Flink: 2.2.1 (bench/peers/nexmark), %s, JVM -Xmx%s; %s\n", javaVersion(), c.javaHeap, peer)
+		fmt.Fprintf(&b, "- Flink: 2.2.1 (bench/peers), %s, JVM -Xmx%s; %s\n", javaVersion(), c.javaHeap, peer)
 	}
 	var ps []string
 	for _, p := range c.parallelisms {

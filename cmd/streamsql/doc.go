@@ -130,7 +130,7 @@
 // each in a child process of its own (this binary with -f, in a new
 // temporary data directory), and prints per query events/s, events per CPU
 // second (the child's rusage), peak RSS (its VmHWM) and state size; with
-// --flink it runs each query on Flink 2.2.1 too (bench/peers/nexmark) and
+// --flink it runs each query on Flink 2.2.1 too (NexmarkSql of bench/peers) and
 // writes bench/NEXMARK.md. bench/nexmark/README.md describes it.
 // "streamsql kafka-dev" is the local Kafka-compatible broker.
 package main
