@@ -471,6 +471,11 @@ func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, 
 		return x, err
 	}
 	name := strings.ToLower(e.FnName.L)
+	if err := b.knownFunc(name, e); err != nil {
+		// Said before the arguments are bound, whose errors (a column
+		// neither grouped nor aggregated) would hide it.
+		return nil, err
+	}
 	var args []Expr
 	for _, a := range e.Args {
 		x, err := b.bindExpr(a, sc, agg)
@@ -540,6 +545,25 @@ func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, 
 		name = alias
 	}
 	return b.call(strings.ToUpper(name), pos, args...)
+}
+
+// knownFunc returns the error of an unknown function name: nil for a
+// function of the registry (or its alias) and for the names bindFunc
+// rewrites itself.
+func (b *binder) knownFunc(name string, e *ast.FuncCallExpr) error {
+	switch name {
+	case "proctime", ast.TimestampLiteral, ast.DateLiteral, ast.TimeLiteral,
+		"date_add", "date_sub", "adddate", "subdate", "trim", "extract":
+		return nil
+	}
+	if alias, ok := funcAliases[name]; ok {
+		name = alias
+	}
+	if _, ok := functions.Lookup(strings.ToUpper(name)); ok {
+		return nil
+	}
+	_, err := b.call(strings.ToUpper(name), b.pos(e))
+	return err
 }
 
 // interval builds an interval literal from a quantity and a unit name.
