@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
@@ -85,6 +86,9 @@ type overOp struct {
 	rbuf   []byte
 	segs   []overSeg
 	late   int64
+	// fnIdx: per LAG/LEAD call, the row of the firing's batch each output
+	// row reads (-1: none; past the batch: the default's column).
+	fnIdx [][]int32
 }
 
 // overPart is one partition key's state: rows[:done] emitted and
@@ -141,6 +145,17 @@ func newOver(t *subtask) (*overOp, error) {
 	}
 	o.layout = aggLayout(fmt.Sprintf("over aggregate %s %s", sp.TimeMode(), ov.Frame), o.partT, o.fold.defs) +
 		" columns (" + strings.Join(cols, ", ") + ")"
+	if len(ov.Funcs) > 0 {
+		if !o.bounded {
+			return nil, fmt.Errorf("window function %s over a time-ordered window: only bounded (SORTED) windows run them", ov.Funcs[0].Func)
+		}
+		var fns []string
+		for _, f := range ov.Funcs {
+			fns = append(fns, fmt.Sprintf("%s(%d, %d, %d)", f.Func, f.Arg, f.Offset, f.Default))
+		}
+		o.layout += " functions (" + strings.Join(fns, ", ") + ")"
+		o.fnIdx = make([][]int32, len(ov.Funcs))
+	}
 	o.timers.keys = map[int64][]timerKey{}
 	return o, nil
 }
@@ -384,13 +399,20 @@ func (o *overOp) fire(limit int64, out *emitter) error {
 	for j, c := range o.ov.Aggs {
 		res[j] = array.NewBuilder(o.t.mem, c.T.ArrowType())
 	}
+	fres := make([]array.Builder, len(o.ov.Funcs))
+	for j, c := range o.ov.Funcs {
+		fres[j] = array.NewBuilder(o.t.mem, c.T.ArrowType())
+		o.fnIdx[j] = o.fnIdx[j][:0]
+	}
 	for i := range o.segs {
+		o.windowSeg(&o.segs[i], fres, total)
 		if err := o.slideSeg(&o.segs[i], res); err != nil {
 			releaseAll(res)
+			releaseAll(fres)
 			return err
 		}
 	}
-	outCols := make([]arrow.Array, 0, len(o.inT)+len(res))
+	outCols := make([]arrow.Array, 0, len(o.inT)+len(res)+len(fres))
 	for c := range o.inT {
 		outCols = append(outCols, array.NewSlice(rec.Column(c), 0, int64(nOut)))
 	}
@@ -398,12 +420,135 @@ func (o *overOp) fire(limit int64, out *emitter) error {
 		outCols = append(outCols, b.NewArray())
 		b.Release()
 	}
+	for j, b := range fres {
+		a := b.NewArray()
+		b.Release()
+		if c := o.ov.Funcs[j]; c.Func == planner.WinLag || c.Func == planner.WinLead {
+			a.Release()
+			var err error
+			if a, err = o.offsetValues(rec, c, o.fnIdx[j]); err != nil {
+				releaseAll(fres[j+1:])
+				for _, x := range outCols {
+					x.Release()
+				}
+				return err
+			}
+		}
+		outCols = append(outCols, a)
+	}
 	outRec := array.NewRecordBatch(o.outSch, outCols, int64(nOut))
 	for _, c := range outCols {
 		c.Release()
 	}
 	o.segs = o.segs[:0]
 	return out.emit(Batch{Rec: outRec})
+}
+
+// windowSeg computes the window functions (planner.WindowCall) of s's
+// rows, the whole partition in order (bounded input only): the ranking
+// functions into res, and for LAG and LEAD the batch row each output row
+// reads into fnIdx (total: the batch's rows; an index past them is the
+// default's column at the output row).
+func (o *overOp) windowSeg(s *overSeg, res []array.Builder, total int) {
+	if len(o.ov.Funcs) == 0 {
+		return
+	}
+	rows := s.e.Value.rows[s.r : s.r+s.k]
+	n := len(rows)
+	for j, c := range o.ov.Funcs {
+		switch c.Func {
+		case planner.WinLag, planner.WinLead:
+			off := int(c.Offset)
+			if c.Func == planner.WinLag {
+				off = -off
+			}
+			for i := range rows {
+				switch at := i + off; {
+				case at >= 0 && at < n:
+					o.fnIdx[j] = append(o.fnIdx[j], int32(s.base+at))
+				case c.Default >= 0:
+					o.fnIdx[j] = append(o.fnIdx[j], int32(total+s.base+i))
+				default:
+					o.fnIdx[j] = append(o.fnIdx[j], -1)
+				}
+			}
+			continue
+		}
+		b := res[j]
+		b.Reserve(n)
+		rank, dense := 0, 0
+		groupEnd := 0 // the end of the current row's peer group
+		for i := range rows {
+			if i == 0 || rows[i].sort != rows[i-1].sort {
+				rank, dense = i+1, dense+1
+			}
+			if i >= groupEnd {
+				groupEnd = i + 1
+				for groupEnd < n && rows[groupEnd].sort == rows[i].sort {
+					groupEnd++
+				}
+			}
+			switch c.Func {
+			case planner.WinRowNumber:
+				b.(*array.Int64Builder).UnsafeAppend(int64(i + 1))
+			case planner.WinRank:
+				b.(*array.Int64Builder).UnsafeAppend(int64(rank))
+			case planner.WinDenseRank:
+				b.(*array.Int64Builder).UnsafeAppend(int64(dense))
+			case planner.WinNtile:
+				b.(*array.Int64Builder).UnsafeAppend(ntile(i, n, int(c.Offset)))
+			case planner.WinPercentRank:
+				pr := 0.0
+				if n > 1 {
+					pr = float64(rank-1) / float64(n-1)
+				}
+				b.(*array.Float64Builder).UnsafeAppend(pr)
+			case planner.WinCumeDist:
+				b.(*array.Float64Builder).UnsafeAppend(float64(groupEnd) / float64(n))
+			}
+		}
+	}
+}
+
+// ntile is the bucket (1-based) of row i of n split into k buckets whose
+// sizes differ by at most one, the larger first.
+func ntile(i, n, k int) int64 {
+	q, r := n/k, n%k
+	if q == 0 {
+		return int64(i + 1)
+	}
+	big := r * (q + 1) // the rows of the r larger buckets
+	if i < big {
+		return int64(i/(q+1) + 1)
+	}
+	return int64(r + (i-big)/q + 1)
+}
+
+// offsetValues builds LAG's or LEAD's result: the value column at the rows
+// idx names (NULL at -1), the default's column past the batch's rows.
+func (o *overOp) offsetValues(rec arrow.RecordBatch, c planner.WindowCall, idx []int32) (arrow.Array, error) {
+	src := rec.Column(c.Arg)
+	if c.Default >= 0 {
+		cat, err := array.Concatenate([]arrow.Array{src, rec.Column(c.Default)}, o.t.mem)
+		if err != nil {
+			return nil, err
+		}
+		defer cat.Release()
+		src = cat
+	}
+	ib := array.NewInt32Builder(o.t.mem)
+	defer ib.Release()
+	ib.Reserve(len(idx))
+	for _, x := range idx {
+		if x < 0 {
+			ib.UnsafeAppendBoolToBitmap(false)
+		} else {
+			ib.UnsafeAppend(x)
+		}
+	}
+	ia := ib.NewArray()
+	defer ia.Release()
+	return compute.TakeArray(o.t.ctx, src, ia)
 }
 
 // frames computes the frame [fs, fe] of each new row of s (indexes into

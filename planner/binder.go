@@ -362,8 +362,13 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		}
 	}
 
-	// ROW_NUMBER() OVER (...) in the select list: a Rank (rank.go).
-	if input, sc, err = b.bindOver(sel, fields, input, sc, needAgg); err != nil {
+	// ROW_NUMBER() OVER (...) in the select list: a Rank (rank.go); other
+	// window functions: Over nodes (over.go).
+	bindOver := b.bindOver
+	if needsOverNodes(fields, input) {
+		bindOver = b.bindOverAggregates
+	}
+	if input, sc, err = bindOver(sel, fields, input, sc, needAgg); err != nil {
 		return nil, err
 	}
 
