@@ -493,6 +493,9 @@ var nonAggWindowFuncs = map[WindowFunc]bool{WinRowNumber: true, WinRank: true, W
 func (b *binder) bindWindowCall(c overCall, sc *scope, bounded bool, argCol func(e Expr, what string) int) (WindowCall, error) {
 	name := WindowFunc(strings.ToUpper(c.e.Name))
 	pos := b.pos(c.e)
+	if pos == b.stmt.Pos() { // the parser places no LEAD call
+		pos = b.identPos(c.e.Name)
+	}
 	fn := WindowCall{Func: name, Arg: -1, Default: -1, Name: c.name, T: types.T{Kind: types.BigInt, NotNull: true}}
 	if !bounded {
 		switch name {
