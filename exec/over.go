@@ -89,6 +89,9 @@ type overOp struct {
 	// fnIdx: per LAG/LEAD call, the row of the firing's batch each output
 	// row reads (-1: none; past the batch: the default's column).
 	fnIdx [][]int32
+	// lagRows: the emitted rows a key keeps for LAG (time-ordered
+	// windows; the largest offset).
+	lagRows int
 }
 
 // overPart is one partition key's state: rows[:done] emitted and
@@ -99,6 +102,9 @@ type overPart struct {
 	accs []accumulator
 	rows []overRow
 	done int
+	// hist: the last rows emitted, as many as the largest LAG offset
+	// (time-ordered windows with LAG only), oldest first.
+	hist []overRow
 }
 
 // overRow is one row: its time (or order value), its order keys'
@@ -146,11 +152,14 @@ func newOver(t *subtask) (*overOp, error) {
 	o.layout = aggLayout(fmt.Sprintf("over aggregate %s %s", sp.TimeMode(), ov.Frame), o.partT, o.fold.defs) +
 		" columns (" + strings.Join(cols, ", ") + ")"
 	if len(ov.Funcs) > 0 {
-		if !o.bounded {
-			return nil, fmt.Errorf("window function %s over a time-ordered window: only bounded (SORTED) windows run them", ov.Funcs[0].Func)
-		}
 		var fns []string
 		for _, f := range ov.Funcs {
+			if !o.bounded {
+				if f.Func != planner.WinLag {
+					return nil, fmt.Errorf("window function %s over a time-ordered window: only LAG runs there", f.Func)
+				}
+				o.lagRows = max(o.lagRows, int(f.Offset))
+			}
 			fns = append(fns, fmt.Sprintf("%s(%d, %d, %d)", f.Func, f.Arg, f.Offset, f.Default))
 		}
 		o.layout += " functions (" + strings.Join(fns, ", ") + ")"
@@ -165,7 +174,7 @@ func (o *overOp) open(t *taskContext) error {
 	o.owner = stateOwner(t)
 	o.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
 	rows := state.NewKeySpace(t.store, spaceGroups, "over rows")
-	codec := overCodec{fold: o.fold, owner: o.owner}
+	codec := overCodec{fold: o.fold, owner: o.owner, hist: o.lagRows > 0}
 	o.cache = newSpaceCache[overPart](t, rows, codec)
 	if t.restored == nil {
 		return nil
@@ -312,6 +321,8 @@ type overSeg struct {
 	fs, fe         []int
 	base, xbase    int
 	xlo, xhi, last int
+	// hbase: where the key's hist rows are in the batch.
+	hbase int
 }
 
 // fire emits the pending rows whose time is at most limit (all of them
@@ -384,6 +395,17 @@ func (o *overOp) fire(limit int64, out *emitter) error {
 		}
 		total += s.xhi - s.xlo
 	}
+	for i := range o.segs {
+		s := &o.segs[i]
+		s.hbase = total
+		for _, x := range s.e.Value.hist {
+			if err := appendEncodedRow(bs, o.inT, x.row); err != nil {
+				releaseAll(bs)
+				return err
+			}
+		}
+		total += len(s.e.Value.hist)
+	}
 	cols := make([]arrow.Array, len(bs))
 	for c, b := range bs {
 		cols[c] = b.NewArray()
@@ -455,6 +477,7 @@ func (o *overOp) windowSeg(s *overSeg, res []array.Builder, total int) {
 	}
 	rows := s.e.Value.rows[s.r : s.r+s.k]
 	n := len(rows)
+	h := len(s.e.Value.hist) // emitted before: LAG reads them first
 	for j, c := range o.ov.Funcs {
 		switch c.Func {
 		case planner.WinLag, planner.WinLead:
@@ -466,6 +489,8 @@ func (o *overOp) windowSeg(s *overSeg, res []array.Builder, total int) {
 				switch at := i + off; {
 				case at >= 0 && at < n:
 					o.fnIdx[j] = append(o.fnIdx[j], int32(s.base+at))
+				case at < 0 && at >= -h:
+					o.fnIdx[j] = append(o.fnIdx[j], int32(s.hbase+h+at))
 				case c.Default >= 0:
 					o.fnIdx[j] = append(o.fnIdx[j], int32(total+s.base+i))
 				default:
@@ -673,6 +698,15 @@ func (o *overOp) slideSeg(s *overSeg, res []array.Builder) error {
 		o.fold.appendResults(res, accs)
 	}
 	p.accs = accs
+	if o.lagRows > 0 { // keep the last rows emitted for LAG
+		emitted := p.rows[s.r : s.r+s.k]
+		if len(emitted) >= o.lagRows {
+			p.hist = append(p.hist[:0], emitted[len(emitted)-o.lagRows:]...)
+		} else {
+			p.hist = append(p.hist, emitted...)
+			p.hist = p.hist[:copy(p.hist, p.hist[max(0, len(p.hist)-o.lagRows):])]
+		}
+	}
 	switch {
 	case o.bounded:
 		o.cache.Delete(s.e)
@@ -707,6 +741,9 @@ const overStateVersion = 1
 type overCodec struct {
 	fold  *aggFold
 	owner string
+	// hist: the state has LAG's rows (overPart.hist), after the rows; a
+	// window without LAG writes none, so its encoding stays the same.
+	hist bool
 }
 
 func (c overCodec) Encode(dst []byte, p *overPart) []byte {
@@ -714,12 +751,29 @@ func (c overCodec) Encode(dst []byte, p *overPart) []byte {
 	dst = c.fold.encodeAccs(dst, p.accs)
 	dst = binary.AppendUvarint(dst, uint64(p.done))
 	dst = binary.AppendUvarint(dst, uint64(len(p.rows)))
-	for _, r := range p.rows {
+	dst = appendOverRows(dst, p.rows)
+	if c.hist {
+		dst = binary.AppendUvarint(dst, uint64(len(p.hist)))
+		dst = appendOverRows(dst, p.hist)
+	}
+	return dst
+}
+
+func appendOverRows(dst []byte, rows []overRow) []byte {
+	for _, r := range rows {
 		dst = binary.AppendVarint(dst, r.ts)
 		dst = appendBytes(dst, []byte(r.sort))
 		dst = appendBytes(dst, []byte(r.row))
 	}
 	return dst
+}
+
+func readOverRows(d *decoder, rows []overRow) {
+	for i := range rows {
+		rows[i].ts = d.varint()
+		rows[i].sort = string(d.bytes())
+		rows[i].row = string(d.bytes())
+	}
 }
 
 func (c overCodec) Decode(src []byte, p *overPart) error {
@@ -739,10 +793,18 @@ func (c overCodec) Decode(src []byte, p *overPart) error {
 	}
 	p.done = int(done)
 	p.rows = make([]overRow, n)
-	for i := range p.rows {
-		p.rows[i].ts = d.varint()
-		p.rows[i].sort = string(d.bytes())
-		p.rows[i].row = string(d.bytes())
+	readOverRows(&d, p.rows)
+	p.hist = nil
+	if c.hist {
+		h := d.uvarint()
+		if d.err == nil && h > uint64(len(d.src)) {
+			d.fail()
+		}
+		if d.err != nil {
+			return d.err
+		}
+		p.hist = make([]overRow, h)
+		readOverRows(&d, p.hist)
 	}
 	d.end()
 	return d.err

@@ -190,6 +190,11 @@ func (o *Over) build(b *physBuilder, op *Operator) {
 // input only; a bounded input ordered by time runs as streaming does, as
 // Flink's streaming mode runs it.
 func (o *Over) timeOrdered() bool {
+	for _, c := range o.Funcs {
+		if c.Func != WinLag {
+			return false // ranks and LEAD read the whole partition
+		}
+	}
 	return (o.Rowtime || o.Proctime) && !o.Frame.EndUnbounded && o.Frame.End == 0
 }
 
@@ -487,7 +492,8 @@ var nonAggWindowFuncs = map[WindowFunc]bool{WinRowNumber: true, WinRank: true, W
 	WinPercentRank: true, WinCumeDist: true, WinNtile: true, WinLag: true, WinLead: true}
 
 // bindWindowCall binds a window function that is no aggregate. They run on
-// bounded input; over an unbounded one, numbering rows is the TopN
+// bounded input; over an unbounded one only LAG runs (over a window
+// ordered by time: the rows emitted before), numbering rows is the TopN
 // pattern's (rank.go), and LEAD would need rows that have not arrived.
 // argCol gives the input column of an argument ("value", "default").
 func (b *binder) bindWindowCall(c overCall, sc *scope, bounded bool, argCol func(e Expr, what string) int) (WindowCall, error) {
@@ -500,14 +506,13 @@ func (b *binder) bindWindowCall(c overCall, sc *scope, bounded bool, argCol func
 	if !bounded {
 		switch name {
 		case WinLag:
-			return fn, errAt(ErrUnsupported, pos, "run it on a bounded table, or read the previous row with a self join",
-				"LAG() OVER an unbounded input is not supported yet")
 		case WinLead:
 			return fn, errAt(ErrUnsupported, pos, "run it on a bounded table",
 				"LEAD() OVER an unbounded input is not supported: it reads rows that have not arrived (Flink refuses it in streaming mode too)")
+		default:
+			return fn, errAt(ErrUnsupported, pos, "over an unbounded input, number rows in the TopN pattern: SELECT * FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) AS rn FROM t) WHERE rn <= N",
+				"%s() OVER an unbounded input is supported only alone in the TopN pattern, as in Flink", name)
 		}
-		return fn, errAt(ErrUnsupported, pos, "over an unbounded input, number rows in the TopN pattern: SELECT * FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) AS rn FROM t) WHERE rn <= N",
-			"%s() OVER an unbounded input is supported only alone in the TopN pattern, as in Flink", name)
 	}
 	if c.e.IgnoreNull || c.e.FromLast || c.e.Distinct {
 		return fn, errAt(ErrUnsupported, pos, "", "%s() takes no IGNORE NULLS, FROM LAST or DISTINCT", name)
