@@ -84,8 +84,11 @@ type overOp struct {
 	kbuf   []byte
 	sbuf   []byte
 	rbuf   []byte
-	segs   []overSeg
-	late   int64
+	// offs: where each row's order keys and columns start in sbuf
+	// (bounded), and the end.
+	offs []int
+	segs []overSeg
+	late int64
 	// fnIdx: per LAG/LEAD call, the row of the firing's batch each output
 	// row reads (-1: none; past the batch: the default's column).
 	fnIdx [][]int32
@@ -220,6 +223,25 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 	for j, k := range ov.Partition {
 		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: o.partT[j]}, n, h)
 	}
+	// Bounded, every row stays until the input ends: the batch's order
+	// keys and rows are encoded into one string the rows slice.
+	var enc string
+	if o.bounded {
+		o.sbuf, o.offs = o.sbuf[:0], o.offs[:0]
+		for i := 0; i < n; i++ {
+			o.offs = append(o.offs, len(o.sbuf))
+			for j := range o.ordR {
+				k := ov.Order[j]
+				o.sbuf = appendSortKey(o.sbuf, &o.ordR[j], i, k.Desc, k.NullsFirst)
+			}
+			o.offs = append(o.offs, len(o.sbuf))
+			for c := range o.colR {
+				o.sbuf = o.colR[c].encodeKey(o.sbuf, i)
+			}
+		}
+		o.offs = append(o.offs, len(o.sbuf))
+		enc = string(o.sbuf)
+	}
 	var late int64
 	for i := 0; i < n; i++ {
 		if b.Op(i) != Insert {
@@ -228,12 +250,7 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 		var x overRow
 		switch {
 		case o.bounded:
-			o.sbuf = o.sbuf[:0]
-			for j := range o.ordR {
-				k := ov.Order[j]
-				o.sbuf = appendSortKey(o.sbuf, &o.ordR[j], i, k.Desc, k.NullsFirst)
-			}
-			x.sort = string(o.sbuf)
+			x.sort, x.row = enc[o.offs[2*i]:o.offs[2*i+1]], enc[o.offs[2*i+1]:o.offs[2*i+2]]
 			if o.byValue && !o.ordR[0].isNull(i) {
 				x.ts = o.ordR[0].int(i)
 			}
@@ -251,11 +268,13 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 		for j := range o.partR {
 			o.kbuf = o.partR[j].encodeKey(o.kbuf, i)
 		}
-		o.rbuf = o.rbuf[:0]
-		for c := range o.colR {
-			o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+		if !o.bounded {
+			o.rbuf = o.rbuf[:0]
+			for c := range o.colR {
+				o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+			}
+			x.row = string(o.rbuf)
 		}
-		x.row = string(o.rbuf)
 		kg := state.KeyGroup(h[i], o.maxPar)
 		e, created, err := o.cache.Get(kg, o.kbuf)
 		if err != nil {
