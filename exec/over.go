@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
@@ -83,8 +84,17 @@ type overOp struct {
 	kbuf   []byte
 	sbuf   []byte
 	rbuf   []byte
-	segs   []overSeg
-	late   int64
+	// offs: where each row's order keys and columns start in sbuf
+	// (bounded), and the end.
+	offs []int
+	segs []overSeg
+	late int64
+	// fnIdx: per LAG/LEAD call, the row of the firing's batch each output
+	// row reads (-1: none; past the batch: the default's column).
+	fnIdx [][]int32
+	// lagRows: the emitted rows a key keeps for LAG (time-ordered
+	// windows; the largest offset).
+	lagRows int
 }
 
 // overPart is one partition key's state: rows[:done] emitted and
@@ -95,6 +105,9 @@ type overPart struct {
 	accs []accumulator
 	rows []overRow
 	done int
+	// hist: the last rows emitted, as many as the largest LAG offset
+	// (time-ordered windows with LAG only), oldest first.
+	hist []overRow
 }
 
 // overRow is one row: its time (or order value), its order keys'
@@ -141,6 +154,20 @@ func newOver(t *subtask) (*overOp, error) {
 	}
 	o.layout = aggLayout(fmt.Sprintf("over aggregate %s %s", sp.TimeMode(), ov.Frame), o.partT, o.fold.defs) +
 		" columns (" + strings.Join(cols, ", ") + ")"
+	if len(ov.Funcs) > 0 {
+		var fns []string
+		for _, f := range ov.Funcs {
+			if !o.bounded {
+				if f.Func != planner.WinLag {
+					return nil, fmt.Errorf("window function %s over a time-ordered window: only LAG runs there", f.Func)
+				}
+				o.lagRows = max(o.lagRows, int(f.Offset))
+			}
+			fns = append(fns, fmt.Sprintf("%s(%d, %d, %d)", f.Func, f.Arg, f.Offset, f.Default))
+		}
+		o.layout += " functions (" + strings.Join(fns, ", ") + ")"
+		o.fnIdx = make([][]int32, len(ov.Funcs))
+	}
 	o.timers.keys = map[int64][]timerKey{}
 	return o, nil
 }
@@ -150,7 +177,7 @@ func (o *overOp) open(t *taskContext) error {
 	o.owner = stateOwner(t)
 	o.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
 	rows := state.NewKeySpace(t.store, spaceGroups, "over rows")
-	codec := overCodec{fold: o.fold, owner: o.owner}
+	codec := overCodec{fold: o.fold, owner: o.owner, hist: o.lagRows > 0}
 	o.cache = newSpaceCache[overPart](t, rows, codec)
 	if t.restored == nil {
 		return nil
@@ -196,6 +223,25 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 	for j, k := range ov.Partition {
 		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: o.partT[j]}, n, h)
 	}
+	// Bounded, every row stays until the input ends: the batch's order
+	// keys and rows are encoded into one string the rows slice.
+	var enc string
+	if o.bounded {
+		o.sbuf, o.offs = o.sbuf[:0], o.offs[:0]
+		for i := 0; i < n; i++ {
+			o.offs = append(o.offs, len(o.sbuf))
+			for j := range o.ordR {
+				k := ov.Order[j]
+				o.sbuf = appendSortKey(o.sbuf, &o.ordR[j], i, k.Desc, k.NullsFirst)
+			}
+			o.offs = append(o.offs, len(o.sbuf))
+			for c := range o.colR {
+				o.sbuf = o.colR[c].encodeKey(o.sbuf, i)
+			}
+		}
+		o.offs = append(o.offs, len(o.sbuf))
+		enc = string(o.sbuf)
+	}
 	var late int64
 	for i := 0; i < n; i++ {
 		if b.Op(i) != Insert {
@@ -204,12 +250,7 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 		var x overRow
 		switch {
 		case o.bounded:
-			o.sbuf = o.sbuf[:0]
-			for j := range o.ordR {
-				k := ov.Order[j]
-				o.sbuf = appendSortKey(o.sbuf, &o.ordR[j], i, k.Desc, k.NullsFirst)
-			}
-			x.sort = string(o.sbuf)
+			x.sort, x.row = enc[o.offs[2*i]:o.offs[2*i+1]], enc[o.offs[2*i+1]:o.offs[2*i+2]]
 			if o.byValue && !o.ordR[0].isNull(i) {
 				x.ts = o.ordR[0].int(i)
 			}
@@ -227,11 +268,13 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 		for j := range o.partR {
 			o.kbuf = o.partR[j].encodeKey(o.kbuf, i)
 		}
-		o.rbuf = o.rbuf[:0]
-		for c := range o.colR {
-			o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+		if !o.bounded {
+			o.rbuf = o.rbuf[:0]
+			for c := range o.colR {
+				o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+			}
+			x.row = string(o.rbuf)
 		}
-		x.row = string(o.rbuf)
 		kg := state.KeyGroup(h[i], o.maxPar)
 		e, created, err := o.cache.Get(kg, o.kbuf)
 		if err != nil {
@@ -297,6 +340,8 @@ type overSeg struct {
 	fs, fe         []int
 	base, xbase    int
 	xlo, xhi, last int
+	// hbase: where the key's hist rows are in the batch.
+	hbase int
 }
 
 // fire emits the pending rows whose time is at most limit (all of them
@@ -369,6 +414,17 @@ func (o *overOp) fire(limit int64, out *emitter) error {
 		}
 		total += s.xhi - s.xlo
 	}
+	for i := range o.segs {
+		s := &o.segs[i]
+		s.hbase = total
+		for _, x := range s.e.Value.hist {
+			if err := appendEncodedRow(bs, o.inT, x.row); err != nil {
+				releaseAll(bs)
+				return err
+			}
+		}
+		total += len(s.e.Value.hist)
+	}
 	cols := make([]arrow.Array, len(bs))
 	for c, b := range bs {
 		cols[c] = b.NewArray()
@@ -384,13 +440,20 @@ func (o *overOp) fire(limit int64, out *emitter) error {
 	for j, c := range o.ov.Aggs {
 		res[j] = array.NewBuilder(o.t.mem, c.T.ArrowType())
 	}
+	fres := make([]array.Builder, len(o.ov.Funcs))
+	for j, c := range o.ov.Funcs {
+		fres[j] = array.NewBuilder(o.t.mem, c.T.ArrowType())
+		o.fnIdx[j] = o.fnIdx[j][:0]
+	}
 	for i := range o.segs {
+		o.windowSeg(&o.segs[i], fres, total)
 		if err := o.slideSeg(&o.segs[i], res); err != nil {
 			releaseAll(res)
+			releaseAll(fres)
 			return err
 		}
 	}
-	outCols := make([]arrow.Array, 0, len(o.inT)+len(res))
+	outCols := make([]arrow.Array, 0, len(o.inT)+len(res)+len(fres))
 	for c := range o.inT {
 		outCols = append(outCols, array.NewSlice(rec.Column(c), 0, int64(nOut)))
 	}
@@ -398,12 +461,138 @@ func (o *overOp) fire(limit int64, out *emitter) error {
 		outCols = append(outCols, b.NewArray())
 		b.Release()
 	}
+	for j, b := range fres {
+		a := b.NewArray()
+		b.Release()
+		if c := o.ov.Funcs[j]; c.Func == planner.WinLag || c.Func == planner.WinLead {
+			a.Release()
+			var err error
+			if a, err = o.offsetValues(rec, c, o.fnIdx[j]); err != nil {
+				releaseAll(fres[j+1:])
+				for _, x := range outCols {
+					x.Release()
+				}
+				return err
+			}
+		}
+		outCols = append(outCols, a)
+	}
 	outRec := array.NewRecordBatch(o.outSch, outCols, int64(nOut))
 	for _, c := range outCols {
 		c.Release()
 	}
 	o.segs = o.segs[:0]
 	return out.emit(Batch{Rec: outRec})
+}
+
+// windowSeg computes the window functions (planner.WindowCall) of s's
+// rows, the whole partition in order (bounded input only): the ranking
+// functions into res, and for LAG and LEAD the batch row each output row
+// reads into fnIdx (total: the batch's rows; an index past them is the
+// default's column at the output row).
+func (o *overOp) windowSeg(s *overSeg, res []array.Builder, total int) {
+	if len(o.ov.Funcs) == 0 {
+		return
+	}
+	rows := s.e.Value.rows[s.r : s.r+s.k]
+	n := len(rows)
+	h := len(s.e.Value.hist) // emitted before: LAG reads them first
+	for j, c := range o.ov.Funcs {
+		switch c.Func {
+		case planner.WinLag, planner.WinLead:
+			off := int(c.Offset)
+			if c.Func == planner.WinLag {
+				off = -off
+			}
+			for i := range rows {
+				switch at := i + off; {
+				case at >= 0 && at < n:
+					o.fnIdx[j] = append(o.fnIdx[j], int32(s.base+at))
+				case at < 0 && at >= -h:
+					o.fnIdx[j] = append(o.fnIdx[j], int32(s.hbase+h+at))
+				case c.Default >= 0:
+					o.fnIdx[j] = append(o.fnIdx[j], int32(total+s.base+i))
+				default:
+					o.fnIdx[j] = append(o.fnIdx[j], -1)
+				}
+			}
+			continue
+		}
+		b := res[j]
+		b.Reserve(n)
+		rank, dense := 0, 0
+		groupEnd := 0 // the end of the current row's peer group
+		for i := range rows {
+			if i == 0 || rows[i].sort != rows[i-1].sort {
+				rank, dense = i+1, dense+1
+			}
+			if i >= groupEnd {
+				groupEnd = i + 1
+				for groupEnd < n && rows[groupEnd].sort == rows[i].sort {
+					groupEnd++
+				}
+			}
+			switch c.Func {
+			case planner.WinRowNumber:
+				b.(*array.Int64Builder).UnsafeAppend(int64(i + 1))
+			case planner.WinRank:
+				b.(*array.Int64Builder).UnsafeAppend(int64(rank))
+			case planner.WinDenseRank:
+				b.(*array.Int64Builder).UnsafeAppend(int64(dense))
+			case planner.WinNtile:
+				b.(*array.Int64Builder).UnsafeAppend(ntile(i, n, int(c.Offset)))
+			case planner.WinPercentRank:
+				pr := 0.0
+				if n > 1 {
+					pr = float64(rank-1) / float64(n-1)
+				}
+				b.(*array.Float64Builder).UnsafeAppend(pr)
+			case planner.WinCumeDist:
+				b.(*array.Float64Builder).UnsafeAppend(float64(groupEnd) / float64(n))
+			}
+		}
+	}
+}
+
+// ntile is the bucket (1-based) of row i of n split into k buckets whose
+// sizes differ by at most one, the larger first.
+func ntile(i, n, k int) int64 {
+	q, r := n/k, n%k
+	if q == 0 {
+		return int64(i + 1)
+	}
+	big := r * (q + 1) // the rows of the r larger buckets
+	if i < big {
+		return int64(i/(q+1) + 1)
+	}
+	return int64(r + (i-big)/q + 1)
+}
+
+// offsetValues builds LAG's or LEAD's result: the value column at the rows
+// idx names (NULL at -1), the default's column past the batch's rows.
+func (o *overOp) offsetValues(rec arrow.RecordBatch, c planner.WindowCall, idx []int32) (arrow.Array, error) {
+	src := rec.Column(c.Arg)
+	if c.Default >= 0 {
+		cat, err := array.Concatenate([]arrow.Array{src, rec.Column(c.Default)}, o.t.mem)
+		if err != nil {
+			return nil, err
+		}
+		defer cat.Release()
+		src = cat
+	}
+	ib := array.NewInt32Builder(o.t.mem)
+	defer ib.Release()
+	ib.Reserve(len(idx))
+	for _, x := range idx {
+		if x < 0 {
+			ib.UnsafeAppendBoolToBitmap(false)
+		} else {
+			ib.UnsafeAppend(x)
+		}
+	}
+	ia := ib.NewArray()
+	defer ia.Release()
+	return compute.TakeArray(o.t.ctx, src, ia)
 }
 
 // frames computes the frame [fs, fe] of each new row of s (indexes into
@@ -528,6 +717,15 @@ func (o *overOp) slideSeg(s *overSeg, res []array.Builder) error {
 		o.fold.appendResults(res, accs)
 	}
 	p.accs = accs
+	if o.lagRows > 0 { // keep the last rows emitted for LAG
+		emitted := p.rows[s.r : s.r+s.k]
+		if len(emitted) >= o.lagRows {
+			p.hist = append(p.hist[:0], emitted[len(emitted)-o.lagRows:]...)
+		} else {
+			p.hist = append(p.hist, emitted...)
+			p.hist = p.hist[:copy(p.hist, p.hist[max(0, len(p.hist)-o.lagRows):])]
+		}
+	}
 	switch {
 	case o.bounded:
 		o.cache.Delete(s.e)
@@ -562,6 +760,9 @@ const overStateVersion = 1
 type overCodec struct {
 	fold  *aggFold
 	owner string
+	// hist: the state has LAG's rows (overPart.hist), after the rows; a
+	// window without LAG writes none, so its encoding stays the same.
+	hist bool
 }
 
 func (c overCodec) Encode(dst []byte, p *overPart) []byte {
@@ -569,12 +770,29 @@ func (c overCodec) Encode(dst []byte, p *overPart) []byte {
 	dst = c.fold.encodeAccs(dst, p.accs)
 	dst = binary.AppendUvarint(dst, uint64(p.done))
 	dst = binary.AppendUvarint(dst, uint64(len(p.rows)))
-	for _, r := range p.rows {
+	dst = appendOverRows(dst, p.rows)
+	if c.hist {
+		dst = binary.AppendUvarint(dst, uint64(len(p.hist)))
+		dst = appendOverRows(dst, p.hist)
+	}
+	return dst
+}
+
+func appendOverRows(dst []byte, rows []overRow) []byte {
+	for _, r := range rows {
 		dst = binary.AppendVarint(dst, r.ts)
 		dst = appendBytes(dst, []byte(r.sort))
 		dst = appendBytes(dst, []byte(r.row))
 	}
 	return dst
+}
+
+func readOverRows(d *decoder, rows []overRow) {
+	for i := range rows {
+		rows[i].ts = d.varint()
+		rows[i].sort = string(d.bytes())
+		rows[i].row = string(d.bytes())
+	}
 }
 
 func (c overCodec) Decode(src []byte, p *overPart) error {
@@ -594,10 +812,18 @@ func (c overCodec) Decode(src []byte, p *overPart) error {
 	}
 	p.done = int(done)
 	p.rows = make([]overRow, n)
-	for i := range p.rows {
-		p.rows[i].ts = d.varint()
-		p.rows[i].sort = string(d.bytes())
-		p.rows[i].row = string(d.bytes())
+	readOverRows(&d, p.rows)
+	p.hist = nil
+	if c.hist {
+		h := d.uvarint()
+		if d.err == nil && h > uint64(len(d.src)) {
+			d.fail()
+		}
+		if d.err != nil {
+			return d.err
+		}
+		p.hist = make([]overRow, h)
+		readOverRows(&d, p.hist)
 	}
 	d.end()
 	return d.err

@@ -22,10 +22,11 @@ import (
 // by k, ordered by ts; the aggregates are SUM(v), COUNT(*) and MAX(v).
 // Commands:
 //
-//	init rows=N | range=S | unbounded [range]
+//	init rows=N | range=S | unbounded [range] [lag=L]
 //	             a new operator: ROWS BETWEEN N PRECEDING, RANGE BETWEEN
 //	             INTERVAL 'S' SECOND PRECEDING, or UNBOUNDED PRECEDING
-//	             (ROWS, or RANGE with the range flag), AND CURRENT ROW
+//	             (ROWS, or RANGE with the range flag), AND CURRENT ROW;
+//	             lag=L adds LAG(v, L) after the aggregates
 //	batch        one batch, a row per line "k v ts" (v "null": NULL; ts in
 //	             seconds); prints what is emitted
 //	watermark S  the watermark moves to S seconds; prints what is emitted
@@ -71,6 +72,9 @@ func overCommand(h *opHarness, t *testing.T, d *datadriven.TestData) string {
 				}
 			case "unbounded":
 				o.Frame.Rows, o.Frame.StartUnbounded = true, true
+			case "lag":
+				n, _ := strconv.ParseInt(a.Vals[0], 10, 64)
+				o.Funcs = append(o.Funcs, planner.WindowCall{Func: planner.WinLag, Arg: 1, Default: -1, Offset: n, T: types.BigIntType.Nullable(), Name: "lag"})
 			default:
 				t.Fatalf("init: unknown argument %s", a.Key)
 			}
@@ -109,7 +113,7 @@ func overCommand(h *opHarness, t *testing.T, d *datadriven.TestData) string {
 			t.Fatal(err)
 		}
 		var lines []string
-		codec := overCodec{fold: op.fold, owner: "test"}
+		codec := overCodec{fold: op.fold, owner: "test", hist: op.lagRows > 0}
 		err := op.t.store.Scan(func(_ int, k, v []byte) error {
 			if k[0] != spaceGroups {
 				return nil
@@ -118,7 +122,11 @@ func overCommand(h *opHarness, t *testing.T, d *datadriven.TestData) string {
 			if err := codec.Decode(v, &p); err != nil {
 				return err
 			}
-			lines = append(lines, fmt.Sprintf("key %q: retained %d, pending %d", k[len(k)-1:], p.done, len(p.rows)-p.done))
+			line := fmt.Sprintf("key %q: retained %d, pending %d", k[len(k)-1:], p.done, len(p.rows)-p.done)
+			if codec.hist {
+				line += fmt.Sprintf(", kept for LAG %d", len(p.hist))
+			}
+			lines = append(lines, line)
 			return nil
 		})
 		if err != nil {

@@ -408,6 +408,11 @@ func (b *binder) bindAggregated(e ast.ExprNode, sc *scope, agg *aggScope) (Expr,
 		// group key; bind its parts.
 		return nil, false, nil
 	}
+	if b.sub != nil && b.sub.agg == agg && hasSubquery(e) {
+		// A subquery joins onto the aggregate's output (subquery.go):
+		// bind the parts, so the rest reads group keys.
+		return nil, false, nil
+	}
 	// e reads only the FROM scope: bind it once, then replace the
 	// subexpressions equal to group keys by the key columns. Whatever
 	// column is left is neither grouped nor aggregated.

@@ -362,8 +362,13 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		}
 	}
 
-	// ROW_NUMBER() OVER (...) in the select list: a Rank (rank.go).
-	if input, sc, err = b.bindOver(sel, fields, input, sc, needAgg); err != nil {
+	// ROW_NUMBER() OVER (...) in the select list: a Rank (rank.go); other
+	// window functions: Over nodes (over.go).
+	bindOver := b.bindOver
+	if needsOverNodes(fields, input) {
+		bindOver = b.bindOverAggregates
+	}
+	if input, sc, err = bindOver(sel, fields, input, sc, needAgg); err != nil {
 		return nil, err
 	}
 
@@ -380,11 +385,15 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 			markerFilters(input.(*Aggregate), inj.marker, sc.cols[inj.marker].t)
 		}
 		if having != nil {
+			// Subqueries of HAVING join onto the aggregate's output.
+			width := len(input.Schema())
+			done := b.withGroupedSubqInput(input, sc, agg)
 			cond, err := b.bindBool(having, sc, agg, "HAVING")
+			joined := done()
 			if err != nil {
 				return nil, err
 			}
-			input = &Filter{Input: input, Cond: cond}
+			input = trimTo(&Filter{Input: joined, Cond: cond}, width)
 		}
 	}
 
@@ -393,6 +402,9 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	if agg == nil {
 		// Subqueries of the select list join onto the input.
 		done = b.withSubqInput(input, sc)
+	} else {
+		// Above GROUP BY, onto the aggregate's output.
+		done = b.withGroupedSubqInput(input, sc, agg)
 	}
 	for i, f := range fields {
 		var e Expr

@@ -365,7 +365,7 @@ func (b *binder) bindIn(e *ast.PatternInExpr, sc *scope, agg *aggScope) (Expr, e
 		if !ok {
 			return nil, errAt(ErrUnsupported, b.pos(e), "", "unsupported IN form")
 		}
-		if agg == nil {
+		if agg == nil || (b.sub != nil && b.sub.agg == agg) {
 			if s, err := b.bindSubquery(sq, sc, nil, true); err != nil {
 				return nil, err
 			} else if s != nil {

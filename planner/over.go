@@ -64,6 +64,9 @@ type Over struct {
 	Order     []SortKey
 	Frame     OverFrame
 	Aggs      []AggCall
+	// Funcs are the window functions that are no aggregates (RANK, LAG,
+	// ...): their results follow the aggregates'.
+	Funcs []WindowCall
 	// Rowtime, Proctime: ordered by one event-time (processing-time)
 	// attribute, ascending.
 	Rowtime, Proctime bool
@@ -76,7 +79,53 @@ func (o *Over) Schema() types.Schema {
 	for _, c := range o.Aggs {
 		out = append(out, types.Column{Name: c.Name, Type: c.T})
 	}
+	for _, c := range o.Funcs {
+		out = append(out, types.Column{Name: c.Name, Type: c.T})
+	}
 	return out
+}
+
+// WindowFunc names a window function that is no aggregate.
+type WindowFunc string
+
+const (
+	WinRowNumber   WindowFunc = "ROW_NUMBER"
+	WinRank        WindowFunc = "RANK"
+	WinDenseRank   WindowFunc = "DENSE_RANK"
+	WinPercentRank WindowFunc = "PERCENT_RANK"
+	WinCumeDist    WindowFunc = "CUME_DIST"
+	WinNtile       WindowFunc = "NTILE"
+	WinLag         WindowFunc = "LAG"
+	WinLead        WindowFunc = "LEAD"
+)
+
+// WindowCall is one window function over an Over node's window. Ranking
+// functions number a row by its place in the partition's order (peers,
+// rows equal on the order keys, rank alike); LAG and LEAD read Arg of the
+// row Offset rows before (after) in that order, Default's value (NULL
+// without one) where there is none. The frame does not apply.
+type WindowCall struct {
+	Func WindowFunc
+	// Arg: LAG/LEAD's value column; Default: its default's column, or -1.
+	Arg, Default int
+	// Offset: LAG/LEAD's offset; NTILE's number of buckets.
+	Offset int64
+	T      types.T
+	Name   string
+}
+
+func (c *WindowCall) describe(in types.Schema) string {
+	var args []string
+	switch c.Func {
+	case WinLag, WinLead:
+		args = append(args, in[c.Arg].Name, strconv.FormatInt(c.Offset, 10))
+		if c.Default >= 0 {
+			args = append(args, in[c.Default].Name)
+		}
+	case WinNtile:
+		args = append(args, strconv.FormatInt(c.Offset, 10))
+	}
+	return fmt.Sprintf("%s(%s) AS %s", c.Func, strings.Join(args, ", "), c.Name)
 }
 
 func (o *Over) Children() []Node { return []Node{o.Input} }
@@ -114,6 +163,9 @@ func describeOverAgg(o *Over, mode string) string {
 	for i := range o.Aggs {
 		sel = append(sel, o.Aggs[i].describe(in))
 	}
+	for i := range o.Funcs {
+		sel = append(sel, o.Funcs[i].describe(in))
+	}
 	if mode != "" {
 		mode = "mode=[" + mode + "], "
 	}
@@ -138,6 +190,11 @@ func (o *Over) build(b *physBuilder, op *Operator) {
 // input only; a bounded input ordered by time runs as streaming does, as
 // Flink's streaming mode runs it.
 func (o *Over) timeOrdered() bool {
+	for _, c := range o.Funcs {
+		if c.Func != WinLag {
+			return false // ranks and LEAD read the whole partition
+		}
+	}
 	return (o.Rowtime || o.Proctime) && !o.Frame.EndUnbounded && o.Frame.End == 0
 }
 
@@ -189,6 +246,13 @@ func (s *OverSpec) Identity(w *IDWriter) {
 	w.Bool(f.EndUnbounded)
 	w.Int(f.End)
 	w.AggCalls(o.Aggs)
+	for _, c := range o.Funcs { // none: the ids of windows of aggregates only stay
+		w.Str(string(c.Func))
+		w.Int(int64(c.Arg))
+		w.Int(int64(c.Default))
+		w.Int(c.Offset)
+		w.Type(c.T)
+	}
 	w.Str(s.TimeMode())
 }
 
@@ -230,6 +294,40 @@ func hasOverAggregate(fields []selectField) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// isNumbering says whether name is a function that numbers rows.
+func isNumbering(name string) bool {
+	switch strings.ToUpper(name) {
+	case "ROW_NUMBER", "RANK", "DENSE_RANK":
+		return true
+	}
+	return false
+}
+
+// needsOverNodes says whether the OVER calls of fields bind to Over nodes
+// (bindOverAggregates) rather than to a Rank (bindOver, rank.go): every
+// select list with an OVER aggregation or another window function, with
+// several OVER calls, or with RANK() / DENSE_RANK() over a bounded input.
+// A lone ROW_NUMBER(), and over an unbounded input a lone RANK() or
+// DENSE_RANK() (the TopN pattern), number rows in a Rank.
+func needsOverNodes(fields []selectField, input Node) bool {
+	var calls []*ast.WindowFuncExpr
+	for _, f := range fields {
+		if f.expr == nil {
+			continue
+		}
+		v := &windowFuncs{}
+		f.expr.Accept(v)
+		calls = append(calls, v.found...)
+	}
+	switch {
+	case hasOverAggregate(fields), len(calls) > 1:
+		return true
+	case len(calls) == 1:
+		return !strings.EqualFold(calls[0].Name, "ROW_NUMBER") && IsBounded(input)
 	}
 	return false
 }
@@ -301,19 +399,43 @@ func (b *binder) bindOverAggregates(sel *ast.SelectStmt, fields []selectField, i
 		return len(pre.Exprs) - 1
 	}
 	type window struct {
-		key  string
-		over *Over
-		refs []*ast.WindowFuncExpr
+		key    string
+		over   *Over
+		refs   []*ast.WindowFuncExpr
+		fnRefs []*ast.WindowFuncExpr
 	}
 	var wins []*window
 	for _, c := range calls {
 		name := strings.ToUpper(c.e.Name)
-		if name == "ROW_NUMBER" || name == "RANK" || name == "DENSE_RANK" {
-			return nil, nil, errAt(ErrUnsupported, b.pos(c.e), "number the rows in a subquery of its own", "%s() OVER together with OVER aggregations is not supported yet", name)
+		var fn *WindowCall
+		if nonAggWindowFuncs[WindowFunc(name)] {
+			x, err := b.bindWindowCall(c, sc, bounded, func(e Expr, what string) int {
+				return argCol(e, fmt.Sprintf("$%s%d", what, len(pre.Exprs)))
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			fn = &x
 		}
 		o, err := b.overWindow(c, sc, input, bounded)
 		if err != nil {
 			return nil, nil, err
+		}
+		key := fmt.Sprintf("%v %v %v %v %v %v", o.Partition, o.Order, o.Frame, o.Rowtime, o.Proctime, o.Interval)
+		var w *window
+		for _, x := range wins {
+			if x.key == key {
+				w = x
+			}
+		}
+		if w == nil {
+			w = &window{key: key, over: o}
+			wins = append(wins, w)
+		}
+		if fn != nil {
+			w.over.Funcs = append(w.over.Funcs, *fn)
+			w.fnRefs = append(w.fnRefs, c.e)
+			continue
 		}
 		call, arg, filter, _, err := b.bindAggCall(aggNode{node: c.e, call: c.e, name: name, args: c.e.Args, distinct: c.e.Distinct}, sc)
 		if err != nil {
@@ -328,17 +450,6 @@ func (b *binder) bindOverAggregates(sel *ast.SelectStmt, fields []selectField, i
 		if filter != nil {
 			call.HasFilter = true
 			call.Filter = argCol(filter, fmt.Sprintf("$filter%d", len(pre.Exprs)))
-		}
-		key := fmt.Sprintf("%v %v %v %v %v %v", o.Partition, o.Order, o.Frame, o.Rowtime, o.Proctime, o.Interval)
-		var w *window
-		for _, x := range wins {
-			if x.key == key {
-				w = x
-			}
-		}
-		if w == nil {
-			w = &window{key: key, over: o}
-			wins = append(wins, w)
 		}
 		call.Name = c.name
 		w.over.Aggs = append(w.over.Aggs, call)
@@ -361,10 +472,124 @@ func (b *binder) bindOverAggregates(sel *ast.SelectStmt, fields []selectField, i
 			b.over[w.refs[j]] = &ColumnRef{Index: at + j, Name: c.Name, T: c.T}
 			cols = append(cols, scopeCol{qual: "$over", name: "$" + c.Name, t: c.T, hidden: true})
 		}
+		at += len(w.over.Aggs)
+		for j := range w.over.Funcs {
+			c := &w.over.Funcs[j]
+			if c.Name == "" {
+				c.Name = fmt.Sprintf("w%d$f%d", wi, j)
+			}
+			b.over[w.fnRefs[j]] = &ColumnRef{Index: at + j, Name: c.Name, T: c.T}
+			cols = append(cols, scopeCol{qual: "$over", name: "$" + c.Name, t: c.T, hidden: true})
+		}
 		w.over.Input = node
 		node = w.over
 	}
 	return node, &scope{cols: cols}, nil
+}
+
+// nonAggWindowFuncs are the window functions bindWindowCall binds.
+var nonAggWindowFuncs = map[WindowFunc]bool{WinRowNumber: true, WinRank: true, WinDenseRank: true,
+	WinPercentRank: true, WinCumeDist: true, WinNtile: true, WinLag: true, WinLead: true}
+
+// bindWindowCall binds a window function that is no aggregate. They run on
+// bounded input; over an unbounded one only LAG runs (over a window
+// ordered by time: the rows emitted before), numbering rows is the TopN
+// pattern's (rank.go), and LEAD would need rows that have not arrived.
+// argCol gives the input column of an argument ("value", "default").
+func (b *binder) bindWindowCall(c overCall, sc *scope, bounded bool, argCol func(e Expr, what string) int) (WindowCall, error) {
+	name := WindowFunc(strings.ToUpper(c.e.Name))
+	pos := b.pos(c.e)
+	if pos == b.stmt.Pos() { // the parser places no LEAD call
+		pos = b.identPos(c.e.Name)
+	}
+	fn := WindowCall{Func: name, Arg: -1, Default: -1, Name: c.name, T: types.T{Kind: types.BigInt, NotNull: true}}
+	if !bounded {
+		switch name {
+		case WinLag:
+		case WinLead:
+			return fn, errAt(ErrUnsupported, pos, "run it on a bounded table",
+				"LEAD() OVER an unbounded input is not supported: it reads rows that have not arrived (Flink refuses it in streaming mode too)")
+		default:
+			return fn, errAt(ErrUnsupported, pos, "over an unbounded input, number rows in the TopN pattern: SELECT * FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) AS rn FROM t) WHERE rn <= N",
+				"%s() OVER an unbounded input is supported only alone in the TopN pattern, as in Flink", name)
+		}
+	}
+	if c.e.IgnoreNull || c.e.FromLast || c.e.Distinct {
+		return fn, errAt(ErrUnsupported, pos, "", "%s() takes no IGNORE NULLS, FROM LAST or DISTINCT", name)
+	}
+	if c.spec.OrderBy == nil || len(c.spec.OrderBy.Items) == 0 {
+		return fn, errAt(ErrUnsupported, pos, "add ORDER BY to the window", "%s() OVER needs an ORDER BY", name)
+	}
+	if c.spec.Frame != nil {
+		return fn, errAt(ErrUnsupported, pos, "leave the frame out: "+string(name)+"() reads the whole partition in its order",
+			"%s() takes no ROWS or RANGE frame", name)
+	}
+	args := c.e.Args
+	switch name {
+	case WinRowNumber, WinRank, WinDenseRank, WinPercentRank, WinCumeDist:
+		if len(args) != 0 {
+			return fn, errAt(ErrUnsupported, pos, "", "%s() takes no arguments", name)
+		}
+		if name == WinPercentRank || name == WinCumeDist {
+			fn.T = types.T{Kind: types.Double, NotNull: true}
+		}
+		return fn, nil
+	case WinNtile:
+		if len(args) != 1 {
+			return fn, errAt(ErrUnsupported, pos, "", "NTILE() takes one argument, the number of buckets")
+		}
+		n, ok := intLiteral(args[0])
+		if !ok || n <= 0 {
+			return fn, errAt(ErrUnsupported, b.pos(args[0]), "", "NTILE's number of buckets must be a positive integer literal")
+		}
+		fn.Offset = n
+		return fn, nil
+	}
+	// LAG, LEAD: (value [, offset [, default]]).
+	if len(args) < 1 || len(args) > 3 {
+		return fn, errAt(ErrUnsupported, pos, "", "%s() takes one to three arguments: value, offset, default", name)
+	}
+	v, err := b.bindExpr(args[0], sc, nil)
+	if err != nil {
+		return fn, err
+	}
+	fn.T = v.Type().Nullable()
+	fn.Offset = 1
+	if len(args) > 1 {
+		n, ok := intLiteral(args[1])
+		if !ok || n < 0 {
+			return fn, errAt(ErrUnsupported, b.pos(args[1]), "", "%s's offset must be a non-negative integer literal", name)
+		}
+		fn.Offset = n
+	}
+	if len(args) > 2 {
+		d, err := b.bindExpr(args[2], sc, nil)
+		if err != nil {
+			return fn, err
+		}
+		dc, err := implicitCast(d, fn.T)
+		if err != nil {
+			return fn, errAt(ErrUnsupported, b.pos(args[2]), "cast the default to the value's type", "%s's default of type %s does not fit the value's type %s", name, d.Type(), fn.T)
+		}
+		fn.Default = argCol(dc, "default")
+	}
+	fn.Arg = argCol(v, "value")
+	return fn, nil
+}
+
+// intLiteral reads an integer literal.
+func intLiteral(e ast.ExprNode) (int64, bool) {
+	lit, ok := e.(ast.ValueExpr)
+	if !ok {
+		return 0, false
+	}
+	switch v := lit.GetValue().(type) {
+	case int64:
+		return v, true
+	case uint64:
+		return int64(v), v <= 1<<62
+	}
+	return 0, false
 }
 
 // overWindow binds the window of call c: partition and order keys and

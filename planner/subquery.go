@@ -69,6 +69,10 @@ type corrInject struct {
 type subqInput struct {
 	input Node
 	sc    *scope
+	// agg: above GROUP BY, input is the aggregate's output (its group keys
+	// first) and sc the scope of its input; a subquery reads the outer
+	// columns through the group keys (outerCol).
+	agg *aggScope
 }
 
 // withSubqInput binds with input (read through sc) as the node subqueries
@@ -81,6 +85,33 @@ func (b *binder) withSubqInput(input Node, sc *scope) (done func() Node) {
 		b.sub = saved
 		return n
 	}
+}
+
+// withGroupedSubqInput is withSubqInput above GROUP BY: input is the
+// aggregate's output (or a filter of it), sc the scope of the aggregate's
+// input and agg its aggregate scope.
+func (b *binder) withGroupedSubqInput(input Node, sc *scope, agg *aggScope) (done func() Node) {
+	done = b.withSubqInput(input, sc)
+	b.sub.agg = agg
+	return done
+}
+
+// outerCol is column i of the enclosing scope sc as the input subqueries
+// join onto has it: the column, or above GROUP BY its group key. A
+// correlated subquery above GROUP BY may read only grouped columns, as
+// SQL requires.
+func (b *binder) outerCol(sc *scope, i int, pos sql.Pos) (Expr, error) {
+	c := sc.cols[i]
+	ref := &ColumnRef{Index: i, Name: c.name, T: c.t}
+	if b.sub == nil || b.sub.sc != sc || b.sub.agg == nil {
+		return ref, nil
+	}
+	e, err := b.sub.agg.rebind(ref, b, pos)
+	if err != nil {
+		return nil, errAt(ErrNotGrouped, pos, "group by "+c.name+", or aggregate it in the query around",
+			"a correlated subquery above GROUP BY reads column '%s' of the outer query, which is not grouped", c.name)
+	}
+	return e, nil
 }
 
 // trimTo projects n onto its first width columns when it has more.
@@ -156,7 +187,7 @@ func isUnknownColumn(err error) bool {
 // decorrelated binds sel over the domain of the columns corr of sc and the
 // expressions extra (over sc) read from input: its result is the select
 // list followed by the domain's columns (corr, then extra).
-func (b *binder) decorrelated(sel *ast.SelectStmt, input Node, sc *scope, corr []int, extra []Expr) (Node, error) {
+func (b *binder) decorrelated(sel *ast.SelectStmt, input Node, sc *scope, corr []int, extra []Expr, pos sql.Pos) (Node, error) {
 	use := &corrUse{used: map[int]bool{}}
 	inj := &corrInject{marker: -1}
 	var dExprs []Expr
@@ -166,7 +197,11 @@ func (b *binder) decorrelated(sel *ast.SelectStmt, input Node, sc *scope, corr [
 		if c.outer != nil {
 			c.outer.used[c.outerIdx] = true // read through from further out
 		}
-		dExprs = append(dExprs, &ColumnRef{Index: k, Name: c.name, T: c.t})
+		x, err := b.outerCol(sc, k, pos)
+		if err != nil {
+			return nil, err
+		}
+		dExprs = append(dExprs, x)
 		dNames = append(dNames, fmt.Sprintf("$corr%d", len(dNames)))
 		oc := c
 		oc.outer, oc.outerIdx = use, k
@@ -377,10 +412,10 @@ func (b *binder) bindSubquery(e ast.ExprNode, sc *scope, extra []Expr, constant 
 	if b.sub == nil || b.sub.sc != sc {
 		if len(corr) > 0 {
 			return nil, errAt(ErrUnsupported, pos, "compute it in the FROM clause: join the table and aggregate it there",
-				"a correlated subquery here (above GROUP BY, in HAVING, ORDER BY or a join's ON) is not supported yet")
+				"a correlated subquery here (in ORDER BY, a join's ON, GROUP BY or an aggregate's argument) is not supported yet")
 		}
 		return nil, errAt(ErrUnsupported, pos, "compute it in the FROM clause as a join",
-			"a subquery over unbounded tables here (above GROUP BY, in HAVING, ORDER BY or a join's ON) is not supported yet")
+			"a subquery over unbounded tables here (in ORDER BY, a join's ON, GROUP BY or an aggregate's argument) is not supported yet")
 	}
 	if sel == nil {
 		return nil, errAt(ErrUnsupported, pos, "write it as one SELECT", "a set operation as a subquery of an unbounded or correlated query is not supported yet")
@@ -395,7 +430,7 @@ func (b *binder) bindSubquery(e ast.ExprNode, sc *scope, extra []Expr, constant 
 		}
 		return &subquery{r: r, nOut: len(r.Schema()), scalarAgg: isScalarAgg(sel)}, nil
 	}
-	r, err := b.decorrelated(sel, b.sub.input, sc, corr, extra)
+	r, err := b.decorrelated(sel, b.sub.input, sc, corr, extra, pos)
 	if err != nil {
 		return nil, err
 	}
@@ -438,8 +473,11 @@ func (b *binder) domainCond(s *subquery, sc *scope, nl, shift int, right types.S
 		return nil
 	}
 	for _, i := range s.corr {
-		c := sc.cols[i]
-		if err := add(&ColumnRef{Index: i, Name: c.name, T: c.t}); err != nil {
+		x, err := b.outerCol(sc, i, b.stmt.Pos())
+		if err != nil {
+			return nil, err
+		}
+		if err := add(x); err != nil {
 			return nil, err
 		}
 	}
@@ -693,8 +731,8 @@ func (b *binder) bindCompareSubquery(e *ast.CompareSubqueryExpr, sc *scope, agg 
 	if err != nil {
 		return nil, err
 	}
-	if agg != nil {
-		return nil, errAt(ErrUnsupported, b.pos(e), "compute it in the FROM clause", "ANY / ALL subqueries above GROUP BY are not supported yet")
+	if agg != nil && (b.sub == nil || b.sub.agg != agg) {
+		return nil, errAt(ErrUnsupported, b.pos(e), "compute it in the FROM clause", "ANY / ALL subqueries above GROUP BY are supported only in HAVING and the select list")
 	}
 	return b.quantifiedJoin(x, op, e.All, e.R, sc, b.pos(e))
 }

@@ -164,8 +164,9 @@ const (
 // (toks[i] is NULLS) into __nulls_first(item) [ASC|DESC]: the call opens
 // where the item starts (after ORDER BY or a ',') and closes before its
 // direction; the NULLS words are blanked. The opening goes into opens,
-// which come before every other edit at the same offset. Only the ORDER BY
-// of a query takes it: in OVER (...) and inside a call it is an error.
+// which come before every other edit at the same offset. The ORDER BY of
+// a query and of a window (OVER (...), WINDOW w AS (...)) take it; inside
+// a call it is an error.
 func (p *stmtParser) nullsOrder(lo, i int, opens, edits *[]edit) *Error {
 	toks := p.sc.toks
 	t := toks[i]
@@ -194,8 +195,8 @@ func (p *stmtParser) nullsOrder(lo, i int, opens, edits *[]edit) *Error {
 	}
 	word := "NULLS " + strings.ToUpper(toks[i+1].val)
 	if start < 0 || start > end || !p.queryOrderBy(lo, start) {
-		e := p.errAt(t.off, "%s is supported only in the ORDER BY of a query", word)
-		e.Hint = "in OVER (...) and in aggregate calls the order of NULLs is the default: first for ASC, last for DESC"
+		e := p.errAt(t.off, "%s is supported only in the ORDER BY of a query or of OVER (...)", word)
+		e.Hint = "in aggregate calls the order of NULLs is the default: first for ASC, last for DESC"
 		return e
 	}
 	fn := nullsFirstFunc
@@ -209,7 +210,8 @@ func (p *stmtParser) nullsOrder(lo, i int, opens, edits *[]edit) *Error {
 }
 
 // queryOrderBy reports whether the ORDER BY list that holds toks[k] is a
-// query's: not inside a parenthesis, or inside one that opens a subquery.
+// query's or a window's: not inside a parenthesis, or inside one that opens
+// a subquery, follows OVER, or follows AS (WINDOW w AS (...)).
 func (p *stmtParser) queryOrderBy(lo, k int) bool {
 	toks := p.sc.toks
 	depth := 0
@@ -220,6 +222,9 @@ func (p *stmtParser) queryOrderBy(lo, k int) bool {
 		case toks[j].isPunct("("):
 			if depth == 0 {
 				n := toks[j+1]
+				if j-1 >= lo && (toks[j-1].is("OVER") || toks[j-1].is("AS")) {
+					return true
+				}
 				return n.is("SELECT") || n.is("WITH") || n.is("VALUES") || n.isPunct("(")
 			}
 			depth--
