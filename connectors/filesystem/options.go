@@ -34,6 +34,16 @@ func parse(schema types.Schema, opts map[string]string) (config, error) {
 	if c.path == "" {
 		return c, fmt.Errorf("'%s' must not be empty", OptPath)
 	}
+	// Flink writes paths as URIs: file:///tmp/x is the local /tmp/x.
+	if scheme, rest, ok := strings.Cut(c.path, "://"); ok {
+		if scheme != "file" {
+			return c, fmt.Errorf("'%s' = '%s': the %s:// file system is not supported (a local path or file:///path)", OptPath, c.path, scheme)
+		}
+		if !strings.HasPrefix(rest, "/") {
+			return c, fmt.Errorf("'%s' = '%s': a file:// path must be absolute (file:///path)", OptPath, c.path)
+		}
+		c.path = rest
+	}
 	var err error
 	if c.format, err = format.Lookup(opts[OptFormat]); err != nil {
 		return c, fmt.Errorf("'%s': %v", OptFormat, err)
