@@ -58,6 +58,7 @@ func newLookupJoin(t *subtask) (*lookupJoinOp, error) {
 	// One reader of every split: the whole table.
 	spec.Subtask, spec.Parallelism = 0, 1
 	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, sp.Scan.Fields, tbl.Options, tbl.PrimaryKey
+	spec.PartitionKeys = tbl.PartitionKeys
 	o := &lookupJoinOp{
 		spec: sp, table: tbl.Name, schema: t.op.Schema.Arrow(),
 		src: func() (Source, error) { return f(spec) },

@@ -138,8 +138,15 @@ func (p *stmtParser) parseCreateTable(temporary bool) (Statement, *Error) {
 		case p.accept("APPEND", "ONLY"):
 			// RisingWave's append-only table (documented in doc.go).
 			ct.AppendOnly = true
-		case p.peek().is("PARTITIONED"):
-			return nil, p.errAt(p.peek().off, "PARTITIONED BY is not supported")
+		case p.peek().is("PARTITIONED") && p.peekAt(1).is("BY"):
+			if ct.PartitionKeys != nil {
+				return nil, p.unexpected("only one PARTITIONED BY clause is allowed")
+			}
+			ct.PartitionPos = p.sc.pos(p.peek().off)
+			p.i += 2
+			if ct.PartitionKeys, err = p.nameList("column name"); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, p.unexpected("expected WITH ('key' = 'value', ...), APPEND ONLY or the end of the statement")
 		}
