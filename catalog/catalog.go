@@ -48,7 +48,7 @@ type Table struct {
 	// (Connector.Partitioned).
 	PartitionKeys []string `json:",omitempty"`
 	Connector     string
-	Options         map[string]string `json:",omitempty"`
+	Options       map[string]string `json:",omitempty"`
 	// AppendOnly (RisingWave's CREATE TABLE ... APPEND ONLY) makes the
 	// table take inserts only: writing a query that produces updates into
 	// it is an error.
