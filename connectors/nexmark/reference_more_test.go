@@ -65,6 +65,16 @@ var refMoreQueries = map[string]func(ev refEvents) [][]string{
 		}
 		return [][]string{{itoa(int64(len(ev.bids))), itoa(even)}}
 	},
+	"nexmark_q10": func(ev refEvents) (rows [][]string) {
+		// The rows read back from the partitioned files, with the
+		// partition directories' values.
+		for _, b := range ev.bids {
+			t := time.UnixMilli(b.ts).UTC()
+			rows = append(rows, []string{itoa(b.auction), itoa(b.bidder), itoa(b.price), tsText(b.ts), b.extra,
+				t.Format("2006-01-02"), t.Format("15:04")})
+		}
+		return rows
+	},
 }
 
 // TestReferenceMore: every labelled query of nexmark_more.slt expects what
