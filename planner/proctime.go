@@ -132,3 +132,7 @@ func clockWatermarks(n Node) bool {
 	}
 	return false
 }
+
+// IsProctimeColumn reports whether column col of n is a processing-time
+// attribute (DESCRIBE of a view marks it *PROCTIME*).
+func IsProctimeColumn(n Node, col int) bool { return isProctime(n, col) }

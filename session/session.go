@@ -516,7 +516,11 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 			}
 			tt := c.Type
 			tt.NotNull = false
-			r.Rows = append(r.Rows, []types.Value{name, tt.String(), !c.Type.NotNull, nil, nil, nil})
+			typ := tt.String()
+			if planner.IsProctimeColumn(sink.Input, i) {
+				typ += " *PROCTIME*"
+			}
+			r.Rows = append(r.Rows, []types.Value{name, typ, !c.Type.NotNull, nil, nil, nil})
 		}
 		return r, nil
 	}
