@@ -38,10 +38,8 @@ type LookupJoin struct {
 	// Type is InnerJoin or LeftJoin.
 	Type JoinType
 	Cond Expr
-	// Alias is the name the table is joined as, for EXPLAIN.
-	Alias string
-	Pos   sql.Pos
-	cols  types.Schema
+	Pos  sql.Pos
+	cols types.Schema
 }
 
 // Schema: as a regular join's (the right columns nullable for a LEFT join).
@@ -88,10 +86,10 @@ func (l *LookupJoin) prune(need []bool) (Node, map[int]int) {
 		// columns only its condition reads.
 		p := n.(*Project)
 		pj = p.Input.(*Join)
-		out := &LookupJoin{Left: pj.Left, Right: pj.Right.(*Scan), Type: l.Type, Cond: pj.Cond, Alias: l.Alias, Pos: l.Pos}
+		out := &LookupJoin{Left: pj.Left, Right: pj.Right.(*Scan), Type: l.Type, Cond: pj.Cond, Pos: l.Pos}
 		return &Project{Input: out, Exprs: p.Exprs, Names: p.Names}, m
 	}
-	return &LookupJoin{Left: pj.Left, Right: pj.Right.(*Scan), Type: l.Type, Cond: pj.Cond, Alias: l.Alias, Pos: l.Pos}, m
+	return &LookupJoin{Left: pj.Left, Right: pj.Right.(*Scan), Type: l.Type, Cond: pj.Cond, Pos: l.Pos}, m
 }
 
 // physical: beside the probe side (a forward edge): every subtask holds the
@@ -190,7 +188,7 @@ func (b *binder) bindLookupJoin(typ JoinType, left, right Node, cond Expr, name 
 			"the ON condition of a lookup join needs an equality between the probe side and the table '%s'", name)
 	}
 	for _, p := range keys.pairs {
-		lt, rt := pairType(p.left, left.Schema(), 0), pairType(p.right, right.Schema(), 0)
+		lt, rt := pairType(p.left, left.Schema()), pairType(p.right, right.Schema())
 		if !sameKeyClass(lt, rt) {
 			return nil, errAt(ErrUnsupported, onPos, "CAST one side to the other's type",
 				"the lookup join's equality compares %s with %s", lt, rt)
@@ -200,11 +198,11 @@ func (b *binder) bindLookupJoin(typ JoinType, left, right Node, cond Expr, name 
 		return nil, errAt(ErrUnsupported, onPos, "filter after the join, or make it an inner join",
 			"a LEFT lookup join takes only equalities in its ON condition")
 	}
-	return &LookupJoin{Left: left, Right: sc, Type: typ, Cond: cond, Alias: name, Pos: onPos}, nil
+	return &LookupJoin{Left: left, Right: sc, Type: typ, Cond: cond, Pos: onPos}, nil
 }
 
 // pairType is the type of one side of a join equality.
-func pairType(s joinSide, sch types.Schema, _ int) types.T {
+func pairType(s joinSide, sch types.Schema) types.T {
 	if s.expr != nil {
 		return s.expr.Type()
 	}
