@@ -43,8 +43,12 @@ type Table struct {
 	WatermarkColumn string   `json:",omitempty"`
 	WatermarkExpr   string   `json:",omitempty"`
 	PrimaryKey      []string `json:",omitempty"`
-	Connector       string
-	Options         map[string]string `json:",omitempty"`
+	// PartitionKeys are the columns of PARTITIONED BY: the connector
+	// writes the rows of each value of them under a directory of its own
+	// (Connector.Partitioned).
+	PartitionKeys []string `json:",omitempty"`
+	Connector     string
+	Options       map[string]string `json:",omitempty"`
 	// AppendOnly (RisingWave's CREATE TABLE ... APPEND ONLY) makes the
 	// table take inserts only: writing a query that produces updates into
 	// it is an error.

@@ -46,6 +46,8 @@ type Connector struct {
 	Options []string
 	// Required lists option keys that must be present.
 	Required []string
+	// Partitioned says tables of this connector may be PARTITIONED BY.
+	Partitioned bool
 	// Validate checks the options against the schema (nil: nothing more to
 	// check). It sees the physical columns only (Table.PhysicalTable).
 	Validate func(t *Table) error
@@ -248,6 +250,9 @@ func checkOptions(t *Table) error {
 		if _, ok := t.Options[r]; !ok {
 			return fmt.Errorf("%w: connector '%s' needs option '%s'", ErrBadOption, c.Name, r)
 		}
+	}
+	if len(t.PartitionKeys) > 0 && !c.Partitioned {
+		return fmt.Errorf("%w: connector '%s' does not take PARTITIONED BY (the 'filesystem' connector does)", ErrBadOption, c.Name)
 	}
 	if c.Validate != nil {
 		if err := c.Validate(t.PhysicalTable()); errors.Is(err, config.ErrBadValue) {

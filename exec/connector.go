@@ -35,6 +35,9 @@ type TableSpec struct {
 	Options map[string]string
 	// PrimaryKey names the declared PRIMARY KEY columns (NOT ENFORCED).
 	PrimaryKey []string
+	// PartitionKeys names the columns of PARTITIONED BY (a connector that
+	// is catalog.Connector.Partitioned).
+	PartitionKeys []string
 	// Watermark names the column of the table's WATERMARK ("" if none):
 	// with a primary key, the table is a versioned table.
 	Watermark string
@@ -110,6 +113,14 @@ type Sink interface {
 	// Finish flushes and commits everything after the end of a bounded input.
 	Finish(ctx context.Context) error
 	Close() error
+}
+
+// WatermarkSink is implemented by sinks that act on the watermark of their
+// input (the filesystem sink commits the partitions it passed). Watermark
+// is called from the sink's goroutine, between two calls of Write, with
+// the subtask's watermark each time it advances (microseconds).
+type WatermarkSink interface {
+	Watermark(wm int64)
 }
 
 // CheckpointListener is implemented by sources that act when a checkpoint

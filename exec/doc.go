@@ -6,7 +6,10 @@
 //
 // A source subtask computes its table's computed columns and stamps
 // processing time over each batch, and emits the clock as the watermark of
-// a processing-time table (proctime.go).
+// a processing-time table (proctime.go); PROCTIME() in a select list is
+// stamped by its own operator, which sends its clock as the watermark
+// (proctime_attr.go). A lookup join reads its bounded table through the
+// table's connector source when it opens (lookup_join.go).
 //
 // It also defines the contracts connectors implement (Source, Sink) and
 // RegisterConnector, which puts a connector's factories with its

@@ -34,6 +34,14 @@ func (s *sinkOp) open(t *taskContext) error {
 	return nil
 }
 
+// watermark hands the watermark to a WatermarkSink.
+func (s *sinkOp) watermark(wm int64, _ *emitter) error {
+	if w, ok := s.sink.(WatermarkSink); ok && wm != maxWatermark {
+		w.Watermark(wm)
+	}
+	return nil
+}
+
 func (s *sinkOp) process(_ int, b Batch, _ *emitter) error {
 	if err := s.sink.Write(s.t.ctx, b); err != nil {
 		return fmt.Errorf("sink %s: %w", s.name, err)
@@ -149,6 +157,7 @@ func newSource(t *subtask) (Source, error) {
 	spec := t.job.tableSpec(t)
 	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, sc.Fields, tbl.Options, tbl.PrimaryKey
 	spec.Watermark = tbl.WatermarkColumn
+	spec.PartitionKeys = tbl.PartitionKeys
 	if len(tbl.Computed) > 0 {
 		// The connector reads the physical columns; the subtask computes
 		// the others (proctime.go).
@@ -172,6 +181,7 @@ func newSink(t *subtask) (operator, error) {
 	spec := t.job.tableSpec(t)
 	phys, _ := tbl.Physical() // computed columns are not written
 	spec.Table, spec.Schema, spec.Options, spec.PrimaryKey = tbl.Name, phys, tbl.Options, tbl.PrimaryKey
+	spec.PartitionKeys = tbl.PartitionKeys
 	spec.Watermark = tbl.WatermarkColumn
 	s, err := f(spec)
 	if err != nil {

@@ -366,6 +366,7 @@ func (t *subtask) runOperator() (err error) {
 	var done []Barrier
 	tm := &opTimer{}
 	tm.op, _ = t.impl.(timedOperator)
+	_, ownsWM := t.impl.(watermarkOwner)
 	defer tm.stop()
 	for {
 		var el Element
@@ -395,7 +396,7 @@ func (t *subtask) runOperator() (err error) {
 		}
 		switch el.Kind {
 		case KindBatch:
-			if al.active(el.From) {
+			if al.active(el.From) && !ownsWM {
 				if err := em.broadcast(Element{Kind: KindWatermark, Watermark: t.outWatermark(al.wm)}); err != nil {
 					return err
 				}
@@ -462,6 +463,9 @@ func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) e
 				return fmt.Errorf("%s: %w", t.name(), err)
 			}
 		}
+		if _, ok := t.impl.(watermarkOwner); ok {
+			return nil
+		}
 		if err := em.broadcast(Element{Kind: KindWatermark, Watermark: t.outWatermark(wm)}); err != nil {
 			return err
 		}
@@ -470,6 +474,13 @@ func (t *subtask) forwardWatermark(em *emitter, wm int64, advanced, idle bool) e
 		return em.broadcast(Element{Kind: KindIdle})
 	}
 	return nil
+}
+
+// watermarkOwner is an operator that sends watermarks of its own (the
+// processing-time clock of PROCTIME(), proctime_attr.go): the subtask
+// forwards neither its input's watermarks nor their idleness.
+type watermarkOwner interface {
+	ownsWatermarks()
 }
 
 // watermarkDelayer is an operator whose output runs behind its input in

@@ -105,6 +105,9 @@ type binder struct {
 	// over maps the select list's ROW_NUMBER() OVER calls to the row
 	// number column of their Rank (rank.go).
 	over map[*ast.WindowFuncExpr]*ColumnRef
+	// proctime is the column PROCTIME() of the select list being bound
+	// reads (proctime_attr.go), nil if none.
+	proctime *ColumnRef
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {
@@ -369,6 +372,13 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		bindOver = b.bindOverAggregates
 	}
 	if input, sc, err = bindOver(sel, fields, input, sc, needAgg); err != nil {
+		return nil, err
+	}
+
+	// PROCTIME() in the select list: a column added to the input.
+	defer func(c *ColumnRef) { b.proctime = c }(b.proctime)
+	b.proctime = nil
+	if input, sc, err = b.bindProctime(fields, input, sc, needAgg); err != nil {
 		return nil, err
 	}
 

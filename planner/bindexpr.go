@@ -487,8 +487,12 @@ func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, 
 	pos := b.pos(e)
 	switch name {
 	case "proctime":
-		return nil, errAt(ErrUnsupported, pos, "declare it in the table: CREATE TABLE t (..., pt AS PROCTIME()) and read pt",
-			"PROCTIME() can only define a computed column of CREATE TABLE")
+		if b.proctime != nil && len(args) == 0 {
+			c := *b.proctime
+			return &c, nil
+		}
+		return nil, errAt(ErrUnsupported, pos, "declare it in the table: CREATE TABLE t (..., pt AS PROCTIME()), or add it to a view or subquery: SELECT *, PROCTIME() AS pt FROM t",
+			"PROCTIME() can only define a computed column of CREATE TABLE or a column of a select list")
 	case ast.TimestampLiteral, ast.DateLiteral, ast.TimeLiteral:
 		// TIMESTAMP '2024-01-01 00:00:00', DATE '...', TIME '...'.
 		t := map[string]types.T{ast.TimestampLiteral: types.TimestampType, ast.DateLiteral: types.DateType, ast.TimeLiteral: types.TimeType}[name]

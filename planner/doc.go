@@ -10,7 +10,10 @@
 //
 // Computed columns (c AS expr) are bound per scan and computed in the
 // source subtask; pt AS PROCTIME() is a processing-time attribute, and
-// windows over it are processing-time windows (computed.go, proctime.go).
+// windows over it are processing-time windows (computed.go, proctime.go);
+// PROCTIME() in a select list is the column of an AddProctime node
+// (proctime_attr.go). FOR SYSTEM_TIME AS OF a processing-time column is a
+// lookup join against a bounded table (lookup_join.go).
 //
 // One operator may have a second output: a window aggregate whose late
 // records go to a table ('table.exec.late-records.table', late.go) feeds

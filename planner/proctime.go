@@ -21,8 +21,15 @@ import (
 // are not fired (WindowAggregate.FiresAtEnd), as in Flink, which quiesces
 // its processing-time timers when the input ends.
 //
+// PROCTIME() in a select list (SELECT *, PROCTIME() AS p_time FROM bid, in
+// a view or subquery) is the column of an AddProctime node
+// (proctime_attr.go), which stamps rows where it runs and sends its clock
+// as the watermark in place of its input's: a processing-time window over
+// it works also when the table below declares a WATERMARK, and an
+// event-time window past it is an error (clockWatermarks).
+//
 // A table with both a PROCTIME() column and a WATERMARK emits event-time
-// watermarks, so a processing-time window over it is an error; so are the
+// watermarks, so a processing-time window over that column is an error; so are the
 // event-time auxiliary functions (TUMBLE_ROWTIME ...) over a processing-time
 // group window, and TUMBLE_PROCTIME over an event-time one.
 
@@ -55,14 +62,21 @@ func isProctime(n Node, col int) bool {
 		return col == nIn+2 && x.Window.Proctime
 	case *WindowAggregate:
 		return col < len(x.Keys) && x.Keys[col] == WindowTimeKey && x.Window.Proctime
+	case *AddProctime:
+		nIn := len(x.Input.Schema())
+		return col == nIn || (col < nIn && isProctime(x.Input, col))
 	}
 	return false
 }
 
-// hasWatermark reports whether a scan under n declares a WATERMARK.
+// hasWatermark reports whether a scan under n declares a WATERMARK whose
+// watermarks reach n (AddProctime puts the clock in their place).
 func hasWatermark(n Node) bool {
-	if s, ok := n.(*Scan); ok {
-		return s.Watermark != nil
+	switch x := n.(type) {
+	case *Scan:
+		return x.Watermark != nil
+	case *AddProctime:
+		return false
 	}
 	for _, c := range n.Children() {
 		if hasWatermark(c) {
@@ -85,6 +99,10 @@ func timeAttribute(probe Node, col int, kind string, colPos sql.Pos) (bool, erro
 		}
 		return true, nil
 	}
+	if !isRowtime(probe, col) && clockWatermarks(probe) {
+		return false, errAt(ErrUnsupported, colPos, "window by the processing-time column, or add PROCTIME() after the window",
+			"the time column '%s' of %s is not a row-time attribute, and the input's watermarks are the processing-time clock of PROCTIME()", name, kind)
+	}
 	if !IsBounded(probe) && !isRowtime(probe, col) {
 		return false, errAt(ErrUnsupported, colPos, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table, or window by a column pt AS PROCTIME()", name, name),
 			"the time column '%s' of %s over an unbounded input must be a time attribute (a column with a watermark, or PROCTIME())", name, kind)
@@ -98,3 +116,23 @@ func timeAttribute(probe Node, col int, kind string, colPos sql.Pos) (bool, erro
 func (w *WindowAggregate) FiresAtEnd() bool {
 	return !w.EmitOnWindowClose && !w.Window.Proctime
 }
+
+// clockWatermarks reports whether the watermarks reaching n are a
+// processing-time clock: n reads through AddProctime, whose output's
+// watermarks are its clock. An event-time window there would take rows
+// for late.
+func clockWatermarks(n Node) bool {
+	if _, ok := n.(*AddProctime); ok {
+		return true
+	}
+	for _, c := range n.Children() {
+		if clockWatermarks(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsProctimeColumn reports whether column col of n is a processing-time
+// attribute (DESCRIBE of a view marks it *PROCTIME*).
+func IsProctimeColumn(n Node, col int) bool { return isProctime(n, col) }

@@ -28,8 +28,8 @@ import (
 // The ON condition must equate every column of the versioned table's
 // primary key with the probe side; other conjuncts are evaluated on the
 // joined pair (a LEFT join pads a probe row whose version fails them).
-// FOR SYSTEM_TIME AS OF a PROCTIME() column (a lookup join) needs a
-// database connector, and is refused.
+// FOR SYSTEM_TIME AS OF a PROCTIME() column is a lookup join
+// (lookup_join.go).
 
 // TemporalJoin is an event-time temporal join of Left (the probe side) with
 // Right (the versioned table). Its output is the left columns followed by
@@ -249,8 +249,13 @@ func (b *binder) bindTemporalJoin(j *ast.Join, typ JoinType, left Node, right No
 			"FOR SYSTEM_TIME AS OF must name a time attribute column of the join's left input (the probe side), not an expression or a column of the versioned table")
 	}
 	if isProctime(left, c.Index) {
-		return nil, nil, errAt(ErrUnsupported, asOfPos, "join on event time: FOR SYSTEM_TIME AS OF the left input's row-time column, against a versioned table with a PRIMARY KEY and a WATERMARK",
-			"a processing-time temporal join (FOR SYSTEM_TIME AS OF the PROCTIME() column '%s') is a lookup join, which needs a database connector; there is none yet", c.Name)
+		// A lookup join (lookup_join.go).
+		cond, err := b.bindBool(j.On.Expr, sc, nil, "ON")
+		if err != nil {
+			return nil, nil, err
+		}
+		n, err := b.bindLookupJoin(typ, left, right, cond, a.name, tablePos, b.pos(j.On.Expr))
+		return n, sc, err
 	}
 	if c.T.Kind != types.Timestamp {
 		return nil, nil, errAt(ErrUnsupported, asOfPos, "name the left input's row-time column (the column of its WATERMARK FOR)",

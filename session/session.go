@@ -293,6 +293,16 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		t.Columns[i].Type.NotNull = true
 		t.PrimaryKey = append(t.PrimaryKey, t.Columns[i].Name)
 	}
+	for _, k := range st.PartitionKeys {
+		i := t.Columns.Index(k)
+		if i < 0 {
+			return nil, sql.Errorf(st.PartitionPos, "PARTITIONED BY column '%s' is not a column of '%s'", k, st.Name)
+		}
+		if _, computed := t.ComputedExpr(k); computed {
+			return nil, sql.Errorf(st.PartitionPos, "PARTITIONED BY column '%s' of '%s' is a computed column", k, st.Name)
+		}
+		t.PartitionKeys = append(t.PartitionKeys, t.Columns[i].Name)
+	}
 	if w := st.Watermark; w != nil {
 		i := t.Columns.Index(w.Column)
 		if i < 0 {
@@ -506,7 +516,11 @@ func (s *Session) describe(st *sql.Describe) (*Result, error) {
 			}
 			tt := c.Type
 			tt.NotNull = false
-			r.Rows = append(r.Rows, []types.Value{name, tt.String(), !c.Type.NotNull, nil, nil, nil})
+			typ := tt.String()
+			if planner.IsProctimeColumn(sink.Input, i) {
+				typ += " *PROCTIME*"
+			}
+			r.Rows = append(r.Rows, []types.Value{name, typ, !c.Type.NotNull, nil, nil, nil})
 		}
 		return r, nil
 	}

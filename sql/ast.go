@@ -92,7 +92,10 @@ type CreateTable struct {
 	Columns    []ColumnDef
 	Watermark  *Watermark
 	PrimaryKey []string
-	Options    []Option
+	// PartitionKeys are the columns of PARTITIONED BY (a, b), if any.
+	PartitionKeys []string
+	PartitionPos  Pos
+	Options       []Option
 	// Comment is the table's COMMENT 'text', if any.
 	Comment string
 	// AppendOnly is set by RisingWave's APPEND ONLY after the column list:

@@ -90,7 +90,7 @@ func (p *stmtParser) parseCreateTable(temporary bool) (Statement, *Error) {
 				return nil, err
 			}
 			p.accept("NOT", "ENFORCED")
-		case t.is("UNIQUE") || t.is("INDEX") || t.is("KEY") || t.is("FOREIGN") || t.is("CHECK"):
+		case (t.is("UNIQUE") || t.is("INDEX") || t.is("KEY") || t.is("FOREIGN") || t.is("CHECK")) && !p.columnNamed():
 			return nil, p.errAt(t.off, "%s constraints are not supported", strings.ToUpper(t.val))
 		default:
 			col, pk, err := p.column()
@@ -138,8 +138,15 @@ func (p *stmtParser) parseCreateTable(temporary bool) (Statement, *Error) {
 		case p.accept("APPEND", "ONLY"):
 			// RisingWave's append-only table (documented in doc.go).
 			ct.AppendOnly = true
-		case p.peek().is("PARTITIONED"):
-			return nil, p.errAt(p.peek().off, "PARTITIONED BY is not supported")
+		case p.peek().is("PARTITIONED") && p.peekAt(1).is("BY"):
+			if ct.PartitionKeys != nil {
+				return nil, p.unexpected("only one PARTITIONED BY clause is allowed")
+			}
+			ct.PartitionPos = p.sc.pos(p.peek().off)
+			p.i += 2
+			if ct.PartitionKeys, err = p.nameList("column name"); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, p.unexpected("expected WITH ('key' = 'value', ...), APPEND ONLY or the end of the statement")
 		}
@@ -419,4 +426,18 @@ func (p *stmtParser) parseReindex() (Statement, *Error) {
 		return nil, p.unexpected("expected the end of the statement")
 	}
 	return ix, nil
+}
+
+// columnNamed reports whether the column definitions' next word, one that
+// can start a constraint (KEY, INDEX, UNIQUE, ...), is rather the name of
+// a column: Flink reserves none of them (a column `key` of q13). It is a
+// column when a type follows, and a type is a word not followed by '(' or
+// followed by '(' and a number (VARCHAR(10)), where a constraint has its
+// column list (KEY k (a)) or a KEY/INDEX (UNIQUE KEY ...).
+func (p *stmtParser) columnNamed() bool {
+	n := p.peekAt(1)
+	if n.kind != tokIdent || n.is("KEY") || n.is("INDEX") {
+		return false
+	}
+	return !p.peekAt(2).isPunct("(") || p.peekAt(3).kind == tokNumber
 }

@@ -58,7 +58,8 @@
 //     written unquoted as names in queries; they are backquoted for the TiDB
 //     parser. Words both reserve (ORDER, RANK, TABLE, ...) must be
 //     quoted with backticks, as in Flink; the error says so. In CREATE TABLE
-//     column lists any word may name a column. ROWS and WINDOW (reserved
+//     column lists any word may name a column (KEY, INDEX, UNIQUE start a
+//     constraint only when no type follows them). ROWS and WINDOW (reserved
 //     by both) are names wherever they are not keywords, as in Arroyo's
 //     queries (count(*) AS rows, TUMBLE(...) AS window, window.start):
 //     ROWS is a keyword only where a window frame starts (ROWS BETWEEN,
@@ -132,7 +133,9 @@
 //     error).
 //   - Not supported yet, each with its own error: LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
 //     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,
-//     PARTITIONED BY, CREATE TABLE ... LIKE/AS.
+//     CREATE TABLE ... LIKE/AS. PARTITIONED BY (a, b) is parsed into
+//     CreateTable.PartitionKeys; which connectors take it is the catalog's
+//     business.
 //   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a
 //     column constraint, PRIMARY KEY (...) without NOT ENFORCED, NULL, and
 //     UNIQUE (recorded in ColumnDef.Unique for the catalog to judge).

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -106,7 +107,7 @@ func TestNexmarkDefaultQueries(t *testing.T) {
 	if err := c.resolve(fs, queries, engines, parallelisms, flinkToo); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"q0", "q3", "q9", "q23"} {
+	for _, q := range []string{"q0", "q3", "q9", "q10", "q12", "q13", "q14", "q23"} {
 		if !slices.Contains(c.queries, q) {
 			t.Errorf("%s not in the default queries %v", q, c.queries)
 		}
@@ -115,5 +116,48 @@ func TestNexmarkDefaultQueries(t *testing.T) {
 		if slices.Contains(c.queries, q) {
 			t.Errorf("%s, which does not plan, in the default queries %v", q, c.queries)
 		}
+	}
+}
+
+// TestBenchNexmarkFiles runs the queries that read and write files, q10
+// and q13, and q12 and q14: each ends, and what it wrote is gone with its
+// run's directory (no /tmp/nexmark_q10 left behind).
+func TestBenchNexmarkFiles(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "streamsql-nexmark-q1*"))
+	r := runBinary(t, t.TempDir(), "", "bench", "nexmark", "--repo", repo, "--queries", "q10,q12,q13,q14",
+		"--events", "3000", "--parallelism", "1")
+	if r.code != 0 {
+		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "| q10 | 1 | streamsql |", "| q12 | 1 | streamsql |", "| q13 | 1 | streamsql |", "| q14 | 1 | streamsql |")
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "streamsql-nexmark-q1*"))
+	if len(after) > len(before) {
+		t.Errorf("run directories left behind: %v", after)
+	}
+}
+
+// The side input q13 reads is Flink nexmark's, in the run's directory,
+// and q10 writes into it too.
+func TestPrepareNexmarkQuery(t *testing.T) {
+	work := t.TempDir()
+	q, err := prepareNexmarkQuery("'path' = 'file:///tmp/nexmark_side_input.txt' 'path' = 'file:///tmp/nexmark_q10/bid/'", work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "'path' = 'file://" + work + "/side_input.txt' 'path' = 'file://" + work + "/nexmark_q10/bid/'"
+	if q != want {
+		t.Fatalf("query %q, want %q", q, want)
+	}
+	b, err := os.ReadFile(filepath.Join(work, "side_input.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 10000 || lines[0] != "0,0" || lines[9999] != "9999,9999" {
+		t.Fatalf("side input: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
 	}
 }

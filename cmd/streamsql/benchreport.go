@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,6 +103,13 @@ func nexmarkReport(c nexmarkConfig, peer *nexmarkPeer, runs []nexmarkRun, table 
 	fmt.Fprintf(&b, "- %d events per run, parallelism (P) %s, 10 s checkpoints, mini-batches of 2 s / 50,000 rows; streamsql: Pebble state; Flink: RocksDB state\n\n", c.events, strings.Join(ps, " and "))
 	b.WriteString("Each figure is of one run, from the start of the engine's process to its exit (start-up included: a JVM's and Flink's planning weigh more on short runs). Events per CPU second is the events over the process's user+sys CPU time; peak RSS its VmHWM; state the size of the latest checkpoint at the end: streamsql takes one when its input ends, Flink keeps its latest periodic one (\"none\": the job ended before its first, 10 s after its start). \"After start-up\" counts only the CPU time after the job was submitted: for Flink, the CPU its JVM, planner and MiniCluster had used by then (the start-up CPU s column) is left out; streamsql's start-up (under 0.1 CPU s) is not measured and stays in, so its figure is the same in both columns. The ratios are streamsql's events per CPU second over Flink's, whole process and after start-up.\n\n")
 	b.WriteString(table)
+	if slices.Contains(c.engines, engineFlink) {
+		for _, q := range c.queries {
+			if why := flinkRefuses[q]; why != "" {
+				fmt.Fprintf(&b, "\n%s ran on streamsql only: %s.\n", q, why)
+			}
+		}
+	}
 	return b.String()
 }
 

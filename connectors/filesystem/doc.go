@@ -4,7 +4,8 @@
 //
 // Options:
 //
-//	path    required: a file, or a directory whose files are read in name
+//	path    required: a local path or a file:// URI (file:///tmp/x); a
+//	        file, or a directory whose files are read in name
 //	        order (recursively; digit runs compared as numbers, so part-0-9
 //	        comes before part-0-10; names starting with '.' or '_' are
 //	        skipped, as Flink skips hidden and in-progress files). For the
@@ -13,6 +14,14 @@
 //	        options ('csv.field-delimiter', 'json.ignore-parse-errors',
 //	        'debezium-json.ignore-parse-errors', ...; see the format
 //	        packages).
+//	sink.rolling-policy.rollover-interval, sink.rolling-policy.file-size
+//	        roll a part file that has been open that long or holds that
+//	        many bytes: it is closed at the next batch and committed with
+//	        the next checkpoint. sink.rolling-policy.check-interval is
+//	        checked as a duration; the policy is checked at every batch.
+//	partition.default-name, sink.partition-commit.*,
+//	partition.time-extractor.timestamp-pattern
+//	        tables with PARTITIONED BY: see partition.go.
 //
 // # Source
 //

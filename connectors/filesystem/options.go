@@ -3,7 +3,9 @@ package filesystem
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connectors/format"
@@ -21,18 +23,62 @@ const Name = "filesystem"
 const (
 	OptPath   = "path"
 	OptFormat = "format"
+
+	// Partitioned tables (partition.go).
+	OptDefaultPartition = "partition.default-name"
+	OptCommitTrigger    = "sink.partition-commit.trigger"
+	OptCommitDelay      = "sink.partition-commit.delay"
+	OptCommitPolicy     = "sink.partition-commit.policy.kind"
+	OptSuccessFileName  = "sink.partition-commit.success-file.name"
+	OptTimePattern      = "partition.time-extractor.timestamp-pattern"
+
+	// Rolling of part files (sink.go).
+	OptRollInterval = "sink.rolling-policy.rollover-interval"
+	OptRollCheck    = "sink.rolling-policy.check-interval"
+	OptRollFileSize = "sink.rolling-policy.file-size"
 )
 
 type config struct {
 	path   string
 	format *format.Format
+	// partitionKeys are the PARTITIONED BY columns (nil: none), and
+	// defaultPartition the directory value of a NULL.
+	partitionKeys    []string
+	defaultPartition string
+	// commit says partitions are committed with a success file, named
+	// successFile, once the watermark passes their time (from
+	// timePattern) plus delay.
+	commit      bool
+	successFile string
+	timePattern string
+	delay       time.Duration
+	// rollInterval and rollSize roll a part file before the checkpoint
+	// (0: never).
+	rollInterval time.Duration
+	rollSize     int64
 }
 
 func parse(schema types.Schema, opts map[string]string) (config, error) {
+	return parsePartitioned(schema, nil, opts)
+}
+
+// parsePartitioned reads the options of a table partitioned by keys
+// (nil: not partitioned).
+func parsePartitioned(schema types.Schema, keys []string, opts map[string]string) (config, error) {
 	var c config
 	c.path = opts[OptPath]
 	if c.path == "" {
 		return c, fmt.Errorf("'%s' must not be empty", OptPath)
+	}
+	// Flink writes paths as URIs: file:///tmp/x is the local /tmp/x.
+	if scheme, rest, ok := strings.Cut(c.path, "://"); ok {
+		if scheme != "file" {
+			return c, fmt.Errorf("'%s' = '%s': the %s:// file system is not supported (a local path or file:///path)", OptPath, c.path, scheme)
+		}
+		if !strings.HasPrefix(rest, "/") {
+			return c, fmt.Errorf("'%s' = '%s': a file:// path must be absolute (file:///path)", OptPath, c.path)
+		}
+		c.path = rest
 	}
 	var err error
 	if c.format, err = format.Lookup(opts[OptFormat]); err != nil {
@@ -44,8 +90,15 @@ func parse(schema types.Schema, opts map[string]string) (config, error) {
 			return c, fmt.Errorf("option '%s' does not apply to format '%s'", k, c.format.Name)
 		}
 	}
-	// Build a decoder and an encoder once to check the format's options.
-	spec := format.Spec{Schema: schema, Options: opts, Prefix: c.format.Name + "."}
+	if err := c.partitionOptions(schema, keys, opts); err != nil {
+		return c, err
+	}
+	if err := c.rollingOptions(opts); err != nil {
+		return c, err
+	}
+	// Build a decoder and an encoder once to check the format's options
+	// (over the columns the files hold: not the partition columns).
+	spec := format.Spec{Schema: dataSchema(schema, keys), Options: opts, Prefix: c.format.Name + "."}
 	d, err := c.format.NewDecoder(spec)
 	if err != nil {
 		return c, err
@@ -58,10 +111,60 @@ func parse(schema types.Schema, opts map[string]string) (config, error) {
 }
 
 func validate(t *catalog.Table) error {
-	_, err := parse(t.Columns, t.Options)
+	_, err := parsePartitioned(t.Columns, t.PartitionKeys, t.Options)
 	return err
 }
 
 func optionKeys() []string {
-	return append([]string{OptPath, OptFormat}, format.OptionKeys()...)
+	return append([]string{OptPath, OptFormat, OptDefaultPartition, OptCommitTrigger, OptCommitDelay, OptCommitPolicy,
+		OptSuccessFileName, OptTimePattern, OptRollInterval, OptRollCheck, OptRollFileSize}, format.OptionKeys()...)
+}
+
+// rollingOptions reads sink.rolling-policy.*: a part file is rolled (closed,
+// to be committed with the next checkpoint, and a new one started) once it
+// has been open rollover-interval or holds file-size bytes. The sink checks
+// at each batch it writes, so check-interval, Flink's period of that check,
+// only has to be a valid duration.
+func (c *config) rollingOptions(opts map[string]string) error {
+	for _, k := range []string{OptRollInterval, OptRollCheck} {
+		v, ok := opts[k]
+		if !ok {
+			continue
+		}
+		d, err := types.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("'%s' = '%s': not a positive duration such as '1 min'", k, v)
+		}
+		if k == OptRollInterval {
+			c.rollInterval = d
+		}
+	}
+	if v, ok := opts[OptRollFileSize]; ok {
+		n, err := parseSize(v)
+		if err != nil {
+			return fmt.Errorf("'%s' = '%s': %v", OptRollFileSize, v, err)
+		}
+		c.rollSize = n
+	}
+	return nil
+}
+
+// parseSize reads a memory size: a number of bytes with an optional unit
+// (b, kb, mb, gb; k, m, g), as Flink's MemorySize.
+func parseSize(v string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("not a positive size such as '128 mb'")
+	}
+	units := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
+	u, ok := units[strings.TrimSpace(t[i:])]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q (b, kb, mb or gb)", strings.TrimSpace(t[i:]))
+	}
+	return n * u, nil
 }

@@ -2,6 +2,11 @@ package filesystem
 
 import (
 	"bufio"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +35,7 @@ func init() {
 		AcceptsUpdatesWith: isChangelogFormat,
 		ProducesUpdates:    isChangelogFormat,
 		Bounded:            func(map[string]string) bool { return true },
+		Partitioned:        true,
 		Options:            optionKeys(),
 		Required:           []string{OptPath, OptFormat},
 		Validate:           validate,
@@ -64,9 +70,22 @@ type sink struct {
 	// past every part number of this subtask in the directory.
 	started bool
 	next    int64
-	cur     *partFile // the in-progress file, nil until the first row after a pre-commit
-	w       *bufio.Writer
-	buf     []byte
+	// parts are the in-progress files by partition directory ("" for a
+	// table without PARTITIONED BY), each created by the first row of its
+	// partition after a pre-commit or a roll.
+	parts map[string]*partFile
+	// order lists parts' keys in creation order (pre-commits seal them so).
+	order []string
+	buf   []byte
+	// pkey is the partition directory of a row being routed; pcols the
+	// partition columns' positions, dcols the data columns'.
+	pkey         []byte
+	pcols, dcols []int
+	dataSch      *arrow.Schema
+	// wmAt is the watermark when each checkpoint was pre-committed, for the
+	// partitions its commit commits; wm the last one received.
+	wm   int64
+	wmAt map[int64]int64
 	// pending are the files this instance pre-committed and has not yet
 	// committed, oldest first.
 	pending []pendingFile
@@ -81,8 +100,11 @@ type sink struct {
 // partFile is the open in-progress file.
 type partFile struct {
 	f      fsutil.File
-	hidden string // name in the directory while in progress and pending
-	final  string // name once committed
+	w      *bufio.Writer
+	hidden string // path relative to the table's while in progress and pending
+	final  string // path once committed
+	opened time.Time
+	size   int64
 }
 
 // fileHandle names one pre-committed file of a commit handle.
@@ -98,7 +120,9 @@ type fileHandle struct {
 //
 //	{"files":[{"pending":".part-0-3.csv.inprogress","final":"part-0-3.csv"}, ...]}
 //
-// Names are relative to the table's path. Versions: 1, the above.
+// Names are relative to the table's path: a part file of a partitioned
+// table is under its partition's directories ("dt=2024-01-01/.part-0-3.csv.inprogress").
+// Versions: 1, the above.
 type handle struct {
 	Files []fileHandle `json:"files"`
 }
@@ -118,19 +142,35 @@ func decodeHandle(table string, b []byte) (handle, error) {
 
 type pendingFile struct {
 	fileHandle
-	checkpoint int64 // the checkpoint it was pre-committed at
+	checkpoint int64 // the checkpoint it was pre-committed at; rolled before the next one
 }
 
+// rolled is the checkpoint of a file rolled before a checkpoint's barrier:
+// the next pre-commit gives it that checkpoint's id.
+const rolled = math.MaxInt64 - 1
+
 func newSink(spec exec.TableSpec) (exec.Sink, error) {
-	cfg, err := parse(spec.Schema, spec.Options)
+	cfg, err := parsePartitioned(spec.Schema, spec.PartitionKeys, spec.Options)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem table %s: %w", spec.Table, err)
 	}
-	enc, err := cfg.format.NewEncoder(format.Spec{Schema: spec.Schema, Options: spec.Options, Prefix: cfg.format.Name + "."})
+	enc, err := cfg.format.NewEncoder(format.Spec{Schema: dataSchema(spec.Schema, spec.PartitionKeys), Options: spec.Options, Prefix: cfg.format.Name + "."})
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{spec: spec, cfg: cfg, enc: enc, ext: cfg.format.Extension, fs: fsutil.For(cfg.path)}
+	s := &sink{spec: spec, cfg: cfg, enc: enc, ext: cfg.format.Extension, fs: fsutil.For(cfg.path),
+		parts: map[string]*partFile{}, wm: math.MinInt64, wmAt: map[int64]int64{}}
+	for i, c := range spec.Schema {
+		if containsFold(spec.PartitionKeys, c.Name) {
+			s.pcols = append(s.pcols, i)
+		} else {
+			s.dcols = append(s.dcols, i)
+		}
+	}
+	s.dataSch = dataSchema(spec.Schema, spec.PartitionKeys).Arrow()
+	if len(s.pcols) > 0 && s.chg != nil {
+		return nil, fmt.Errorf("filesystem table %s: PARTITIONED BY with a changelog format is not supported", spec.Table)
+	}
 	s.chg, _ = enc.(format.ChangelogEncoder)
 	return s, nil
 }
@@ -171,18 +211,36 @@ func (s *sink) start() error {
 	if err := s.fs.MkdirAll(s.cfg.path, 0o755); err != nil {
 		return s.errorf("%w", err)
 	}
-	entries, err := os.ReadDir(s.cfg.path)
+	if err := s.scanDir("", len(s.cfg.partitionKeys)); err != nil {
+		return err
+	}
+	s.started = true
+	return nil
+}
+
+// scanDir does start's work in the directory dir (relative to the table's
+// path), and in its partition directories levels deep.
+func (s *sink) scanDir(dir string, levels int) error {
+	entries, err := os.ReadDir(filepath.Join(s.cfg.path, dir))
 	if err != nil {
 		return s.errorf("%w", err)
 	}
 	for _, e := range entries {
 		name := e.Name()
+		if levels > 0 {
+			if e.IsDir() && strings.Contains(name, "=") {
+				if err := s.scanDir(filepath.Join(dir, name), levels-1); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if hidden, ok := strings.CutPrefix(name, "."); ok {
 			k, ok := s.partNumber(hidden)
 			if !ok || !strings.HasSuffix(name, inProgressSuffix) || !e.Type().IsRegular() {
 				continue
 			}
-			if err := s.fs.Remove(filepath.Join(s.cfg.path, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := s.fs.Remove(filepath.Join(s.cfg.path, dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return s.errorf("deleting a leftover in-progress file: %w", err)
 			}
 			s.next = max(s.next, k+1)
@@ -190,15 +248,19 @@ func (s *sink) start() error {
 			s.next = max(s.next, k+1)
 		}
 	}
-	s.started = true
 	return nil
 }
 
-// openPart creates the next in-progress file.
-func (s *sink) openPart() error {
+// openPart creates the next in-progress file, in partition directory dir.
+func (s *sink) openPart(dir string) (*partFile, error) {
+	if dir != "" {
+		if err := s.fs.MkdirAll(filepath.Join(s.cfg.path, dir), 0o755); err != nil {
+			return nil, s.errorf("%w", err)
+		}
+	}
 	for {
-		final := fmt.Sprintf("part-%d-%d%s", s.spec.Subtask, s.next, s.ext)
-		hidden := "." + final + inProgressSuffix
+		name := fmt.Sprintf("part-%d-%d%s", s.spec.Subtask, s.next, s.ext)
+		final, hidden := filepath.Join(dir, name), filepath.Join(dir, "."+name+inProgressSuffix)
 		s.next++
 		if _, err := os.Lstat(filepath.Join(s.cfg.path, final)); err == nil {
 			continue // written since start by someone else
@@ -208,16 +270,61 @@ func (s *sink) openPart() error {
 			continue
 		}
 		if err != nil {
-			return s.errorf("%w", err)
+			return nil, s.errorf("%w", err)
 		}
-		s.cur = &partFile{f: f, hidden: hidden, final: final}
-		if s.w == nil {
-			s.w = bufio.NewWriterSize(f, 256<<10)
-		} else {
-			s.w.Reset(f)
+		size := 256 << 10
+		if dir != "" {
+			size = 64 << 10 // one per open partition
 		}
-		return nil
+		p := &partFile{f: f, w: bufio.NewWriterSize(f, size), hidden: hidden, final: final, opened: time.Now()}
+		s.parts[dir] = p
+		s.order = append(s.order, dir)
+		return p, nil
 	}
+}
+
+// part returns the in-progress file of partition directory dir, creating
+// it if needed.
+func (s *sink) part(dir []byte) (*partFile, error) {
+	if p, ok := s.parts[string(dir)]; ok {
+		return p, nil
+	}
+	return s.openPart(string(dir))
+}
+
+// partitionDir appends the partition directory of row i of b.
+func (s *sink) partitionDir(dst []byte, b exec.Batch, i int) []byte {
+	for j, c := range s.pcols {
+		if j > 0 {
+			dst = append(dst, filepath.Separator)
+		}
+		dst = append(dst, s.spec.Schema[c].Name...)
+		dst = append(dst, '=')
+		col := b.Rec.Column(c)
+		if col.IsNull(i) {
+			dst = append(dst, s.cfg.defaultPartition...)
+			continue
+		}
+		n := len(dst)
+		switch a := col.(type) {
+		case *array.String:
+			dst = appendEscaped(dst, a.Value(i))
+		case *array.Int64:
+			dst = strconv.AppendInt(dst, a.Value(i), 10)
+		case *array.Int32:
+			dst = strconv.AppendInt(dst, int64(a.Value(i)), 10)
+		case *array.Int16:
+			dst = strconv.AppendInt(dst, int64(a.Value(i)), 10)
+		case *array.Int8:
+			dst = strconv.AppendInt(dst, int64(a.Value(i)), 10)
+		default:
+			dst = appendEscaped(dst, col.ValueStr(i))
+		}
+		if len(dst) == n {
+			dst = append(dst, s.cfg.defaultPartition...) // Flink: an empty value is the default partition
+		}
+	}
+	return dst
 }
 
 // Write appends the rows of b to the in-progress file, creating it for the
@@ -240,34 +347,93 @@ func (s *sink) Write(_ context.Context, b exec.Batch) error {
 	if err := s.start(); err != nil {
 		return err
 	}
-	if s.cur == nil {
-		if err := s.openPart(); err != nil {
+	if len(s.pcols) == 0 {
+		p, err := s.part(nil)
+		if err != nil {
 			return err
 		}
-	}
-	buf := s.buf[:0]
-	if s.chg != nil {
-		for i := 0; i < b.Len(); i++ {
-			buf = s.chg.AppendChange(buf, b.Rec, i, b.Op(i))
+		buf := s.buf[:0]
+		if s.chg != nil {
+			for i := 0; i < b.Len(); i++ {
+				buf = s.chg.AppendChange(buf, b.Rec, i, b.Op(i))
+			}
+		} else {
+			for i := 0; i < b.Len(); i++ {
+				buf = s.enc.AppendRow(buf, b.Rec, i)
+			}
 		}
-	} else {
-		for i := 0; i < b.Len(); i++ {
-			buf = s.enc.AppendRow(buf, b.Rec, i)
+		s.buf = buf
+		if _, err := p.w.Write(buf); err != nil {
+			return s.errorf("%w", err)
+		}
+		p.size += int64(len(buf))
+		return s.roll()
+	}
+	// Partitioned: the files hold the data columns; each row goes to its
+	// partition's file.
+	cols := make([]arrow.Array, len(s.dcols))
+	for j, c := range s.dcols {
+		cols[j] = b.Rec.Column(c)
+	}
+	data := array.NewRecordBatch(s.dataSch, cols, b.Rec.NumRows())
+	defer data.Release()
+	for i := 0; i < b.Len(); i++ {
+		s.pkey = s.partitionDir(s.pkey[:0], b, i)
+		p, err := s.part(s.pkey)
+		if err != nil {
+			return err
+		}
+		s.buf = s.enc.AppendRow(s.buf[:0], data, i)
+		if _, err := p.w.Write(s.buf); err != nil {
+			return s.errorf("%w", err)
+		}
+		p.size += int64(len(s.buf))
+	}
+	return s.roll()
+}
+
+// roll seals the in-progress files the rolling policy says are done: they
+// are committed with the next checkpoint, and the partition's next row
+// starts a new file.
+func (s *sink) roll() error {
+	if s.cfg.rollInterval == 0 && s.cfg.rollSize == 0 {
+		return nil
+	}
+	now := time.Now()
+	for _, dir := range s.order {
+		p := s.parts[dir]
+		if (s.cfg.rollSize > 0 && p.size >= s.cfg.rollSize) || (s.cfg.rollInterval > 0 && now.Sub(p.opened) >= s.cfg.rollInterval) {
+			if err := s.seal(dir, rolled); err != nil {
+				return err
+			}
 		}
 	}
-	s.buf = buf
-	if _, err := s.w.Write(buf); err != nil {
-		return s.errorf("%w", err)
-	}
+	s.compact()
 	return nil
 }
 
-// seal makes the in-progress file durable and closes it: it is pending,
-// to be committed with the rows of checkpoint id.
-func (s *sink) seal(id int64) error {
-	p := s.cur
-	s.cur = nil
-	err := s.w.Flush()
+// compact drops the sealed partitions from order.
+func (s *sink) compact() {
+	kept := s.order[:0]
+	for _, d := range s.order {
+		if _, ok := s.parts[d]; ok {
+			kept = append(kept, d)
+		}
+	}
+	s.order = kept
+}
+
+// Watermark records the watermark the sink's input reached (it implements
+// exec.WatermarkSink): the partitions it has passed are committed with the
+// next checkpoint.
+func (s *sink) Watermark(wm int64) { s.wm = max(s.wm, wm) }
+
+// seal makes the in-progress file of partition dir durable and closes it:
+// it is pending, to be committed with the rows of checkpoint id.
+func (s *sink) seal(dir string, id int64) error {
+	p := s.parts[dir]
+	delete(s.parts, dir)
+	err := p.w.Flush()
 	if err == nil {
 		err = p.f.Sync()
 	}
@@ -275,7 +441,7 @@ func (s *sink) seal(id int64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = s.fs.SyncDir(s.cfg.path) // the file's directory entry
+		err = s.fs.SyncDir(filepath.Join(s.cfg.path, dir)) // the file's directory entry
 	}
 	if err != nil {
 		s.fs.Remove(filepath.Join(s.cfg.path, p.hidden))
@@ -299,10 +465,19 @@ func (s *sink) PreCommit(_ context.Context, id int64) ([]byte, error) {
 	if err := s.start(); err != nil {
 		return nil, err
 	}
-	if s.cur != nil {
-		if err := s.seal(id); err != nil {
+	for _, dir := range s.order {
+		if err := s.seal(dir, id); err != nil {
 			return nil, err
 		}
+	}
+	s.order = s.order[:0]
+	for i := range s.pending {
+		if s.pending[i].checkpoint == rolled {
+			s.pending[i].checkpoint = id
+		}
+	}
+	if s.cfg.commit {
+		s.wmAt[id] = s.wm
 	}
 	if len(s.pending) == 0 {
 		return nil, nil
@@ -329,7 +504,8 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 			return fmt.Errorf("commit handle of checkpoint %d: %w", id, err)
 		}
 		for _, f := range hd.Files {
-			if !validName(f.Pending) || !strings.HasPrefix(f.Pending, ".") || !validName(f.Final) || strings.HasPrefix(f.Final, ".") || strings.HasPrefix(f.Final, "_") {
+			if !validRel(f.Pending) || !strings.HasPrefix(filepath.Base(f.Pending), ".") || !validRel(f.Final) || strings.HasPrefix(filepath.Base(f.Final), ".") || strings.HasPrefix(filepath.Base(f.Final), "_") ||
+				filepath.Dir(f.Pending) != filepath.Dir(f.Final) {
 				return s.errorf("bad commit handle of checkpoint %d: file names %q, %q", id, f.Pending, f.Final)
 			}
 		}
@@ -340,20 +516,17 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 			files = append(files, p.fileHandle)
 		}
 	}
-	if len(files) == 0 {
-		return nil
-	}
-	renamed := false
+	synced := map[string]bool{}
 	for _, f := range files {
 		did, err := s.commitFile(f)
 		if err != nil {
 			return s.errorf("committing checkpoint %d: %w", id, err)
 		}
-		renamed = renamed || did
-	}
-	if renamed {
-		if err := s.fs.SyncDir(s.cfg.path); err != nil {
-			return s.errorf("committing checkpoint %d: %w", id, err)
+		if dir := filepath.Dir(f.Final); did && !synced[dir] {
+			synced[dir] = true
+			if err := s.fs.SyncDir(filepath.Join(s.cfg.path, dir)); err != nil {
+				return s.errorf("committing checkpoint %d: %w", id, err)
+			}
 		}
 	}
 	kept := s.pending[:0]
@@ -363,6 +536,18 @@ func (s *sink) Commit(_ context.Context, id int64, h []byte) error {
 		}
 	}
 	s.pending = kept
+	// The partitions the watermark of this checkpoint passed.
+	if wm, ok := s.wmAt[id]; ok || id == math.MaxInt64 {
+		if id == math.MaxInt64 {
+			wm = maxWatermark
+		}
+		for c := range s.wmAt {
+			if c <= id {
+				delete(s.wmAt, c)
+			}
+		}
+		return s.commitPartitions(wm)
+	}
 	return nil
 }
 
@@ -401,11 +586,12 @@ func (s *sink) Finish(ctx context.Context) error {
 	if err := s.start(); err != nil {
 		return err
 	}
-	if s.cur != nil {
-		if err := s.seal(math.MaxInt64); err != nil {
+	for _, dir := range s.order {
+		if err := s.seal(dir, math.MaxInt64); err != nil {
 			return err
 		}
 	}
+	s.order = s.order[:0]
 	return s.Commit(ctx, math.MaxInt64, nil)
 }
 
@@ -413,12 +599,24 @@ func (s *sink) Finish(ctx context.Context) error {
 // pre-committed, and a restored job writes them again. Pending files stay
 // for a restored job to commit (or delete).
 func (s *sink) Close() error {
-	if p := s.cur; p != nil {
-		s.cur = nil
+	for dir, p := range s.parts {
+		delete(s.parts, dir)
 		p.f.Close()
 		s.fs.Remove(filepath.Join(s.cfg.path, p.hidden))
 	}
+	s.order = s.order[:0]
 	return nil
+}
+
+// validRel reports whether name is a file name, or a relative path of
+// file names (a part file under its partition directories).
+func validRel(name string) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(name), "/") {
+		if !validName(seg) {
+			return false
+		}
+	}
+	return true
 }
 
 func validName(name string) bool {

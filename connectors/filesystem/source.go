@@ -11,12 +11,18 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
 )
 
 type source struct {
@@ -42,6 +48,21 @@ type source struct {
 	skipped atomic.Int64 // read by SHOW JOBS from other goroutines
 	// runs says which file the rows of the last batch came from.
 	runs []exec.SplitRun
+	// Partitioned tables (partition.go): out is the batch's schema; dataOut
+	// the positions in it of the decoder's columns, and parts of the
+	// partition columns (keys[parts[i].key]); pvals and pnull the values of
+	// the current file's partition. A batch holds the rows of one file.
+	out     *arrow.Schema
+	dataOut []int
+	parts   []partField
+	pvals   []string
+	pnull   []bool
+}
+
+// partField is a partition column a scan reads.
+type partField struct {
+	out, key int
+	t        types.T
 }
 
 // position is where the next record starts; it is the snapshot, as JSON
@@ -68,7 +89,7 @@ type filePos struct {
 }
 
 func newSource(spec exec.TableSpec) (exec.Source, error) {
-	cfg, err := parse(spec.Schema, spec.Options)
+	cfg, err := parsePartitioned(spec.Schema, spec.PartitionKeys, spec.Options)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem table %s: %w", spec.Table, err)
 	}
@@ -187,11 +208,112 @@ func (s *source) Open(context.Context) error {
 			return fmt.Errorf("filesystem table %s: cannot restore at parallelism %d: %w", s.spec.Table, p, err)
 		}
 	}
+	if len(s.cfg.partitionKeys) > 0 {
+		return s.openPartitioned()
+	}
 	s.dec, err = s.cfg.format.NewDecoder(format.Spec{
 		Schema: s.spec.Schema, Fields: s.spec.Fields, Options: s.spec.Options,
 		Prefix: s.cfg.format.Name + ".", Mem: s.spec.Mem,
 	})
 	return err
+}
+
+// openPartitioned builds the decoder of the data columns the scan reads,
+// and where the partition columns go.
+func (s *source) openPartitioned() error {
+	fields := s.spec.Fields
+	if fields == nil {
+		for i := range s.spec.Schema {
+			fields = append(fields, i)
+		}
+	}
+	data := dataSchema(s.spec.Schema, s.cfg.partitionKeys)
+	var dfields []int
+	s.out = s.spec.ProducedSchema().Arrow()
+	for o, f := range fields {
+		c := s.spec.Schema[f]
+		if k := slices.IndexFunc(s.cfg.partitionKeys, func(k string) bool { return strings.EqualFold(k, c.Name) }); k >= 0 {
+			s.parts = append(s.parts, partField{out: o, key: k, t: c.Type})
+			continue
+		}
+		dfields = append(dfields, data.Index(c.Name))
+		s.dataOut = append(s.dataOut, o)
+	}
+	if dfields == nil {
+		dfields = []int{} // no data column read: rows only counted
+	}
+	var err error
+	s.dec, err = s.cfg.format.NewDecoder(format.Spec{
+		Schema: data, Fields: dfields, Options: s.spec.Options,
+		Prefix: s.cfg.format.Name + ".", Mem: s.spec.Mem,
+	})
+	return err
+}
+
+// partitioned turns the decoder's batch of the current file into the
+// scan's: the partition columns are the file's partition values.
+func (s *source) partitioned(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	n := int(rec.NumRows())
+	cols := make([]arrow.Array, s.out.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for j, o := range s.dataOut {
+		c := rec.Column(j)
+		c.Retain()
+		cols[o] = c
+	}
+	mem := s.spec.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	for _, p := range s.parts {
+		b := array.NewBuilder(mem, s.out.Field(p.out).Type)
+		v, null := s.pvals[p.key], s.pnull[p.key]
+		switch bb := b.(type) {
+		case *array.StringBuilder:
+			for range n {
+				if null {
+					bb.AppendNull()
+				} else {
+					bb.Append(v)
+				}
+			}
+		default:
+			var x int64
+			if !null {
+				var err error
+				if x, err = strconv.ParseInt(v, 10, 64); err != nil {
+					b.Release()
+					return nil, fmt.Errorf("%s: partition %s=%s is not %s", s.pos.File, s.cfg.partitionKeys[p.key], v, p.t)
+				}
+			}
+			for range n {
+				if null {
+					b.AppendNull()
+					continue
+				}
+				switch ib := b.(type) {
+				case *array.Int64Builder:
+					ib.Append(x)
+				case *array.Int32Builder:
+					ib.Append(int32(x))
+				case *array.Int16Builder:
+					ib.Append(int16(x))
+				case *array.Int8Builder:
+					ib.Append(int8(x))
+				}
+			}
+		}
+		cols[p.out] = b.NewArray()
+		b.Release()
+	}
+	return array.NewRecordBatch(s.out, cols, int64(n)), nil
 }
 
 // SkippedRecords is the number of bad records skipped (ignore-parse-errors);
@@ -209,6 +331,13 @@ func (s *source) openFile() error {
 		return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
 	}
 	s.f = f
+	if len(s.cfg.partitionKeys) > 0 {
+		if s.pvals, s.pnull, err = s.cfg.partitionValues(name); err != nil {
+			f.Close()
+			s.f = nil
+			return fmt.Errorf("filesystem table %s: %w", s.spec.Table, err)
+		}
+	}
 	if s.r == nil {
 		s.r = bufio.NewReaderSize(f, 256<<10)
 	} else {
@@ -316,6 +445,14 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 			return exec.Batch{}, fmt.Errorf("%s: %w", s.pos.File, err)
 		}
 		if !ok {
+			if len(s.parts) > 0 && s.dec.Rows() > 0 {
+				// A batch holds one partition: this file's rows go now.
+				b, err := s.flushPartitioned()
+				s.closeFile()
+				s.pos = position{Index: s.pos.Index + 1, Skipped: s.pos.Skipped}
+				s.seek()
+				return b, err
+			}
 			s.endRun()
 			s.closeFile()
 			s.pos = position{Index: s.pos.Index + 1}
@@ -335,6 +472,9 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	}
 	if s.dec.Rows() == 0 {
 		return exec.Batch{}, io.EOF
+	}
+	if len(s.parts) > 0 {
+		return s.flushPartitioned()
 	}
 	s.endRun()
 	if c, ok := s.dec.(format.ChangelogDecoder); ok {
@@ -460,4 +600,15 @@ func (s *source) Close() error {
 		s.dec.Release()
 	}
 	return nil
+}
+
+// flushPartitioned returns the decoded rows of the current file, with its
+// partition values.
+func (s *source) flushPartitioned() (exec.Batch, error) {
+	s.endRun()
+	rec, err := s.partitioned(s.dec.Flush())
+	if err != nil {
+		return exec.Batch{}, err
+	}
+	return exec.Batch{Rec: rec}, nil
 }
