@@ -634,17 +634,21 @@ type regexpCache struct {
 
 type compiledRegexp struct {
 	src string
-	re  *regexp.Regexp
+	re  *regexpMatcher
 	err error
 }
 
-func (c *regexpCache) get(src string) (*regexp.Regexp, error) {
+func (c *regexpCache) get(src string) (*regexpMatcher, error) {
 	if l := c.last.Load(); l != nil && l.src == src {
 		return l.re, l.err
 	}
 	re, err := compileRegexp(src)
-	c.last.Store(&compiledRegexp{src, re, err})
-	return re, err
+	var m *regexpMatcher
+	if err == nil {
+		m = newRegexpMatcher(src, re)
+	}
+	c.last.Store(&compiledRegexp{src, m, err})
+	return m, err
 }
 
 func compileRegexp(src string) (*regexp.Regexp, error) {
@@ -710,7 +714,7 @@ func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
 			if err != nil {
 				return Resolved{}, err
 			}
-			cache.last.Store(&compiledRegexp{src: src, re: re})
+			cache.last.Store(&compiledRegexp{src: src, re: newRegexpMatcher(src, re)})
 			if len(sg) == 3 && sg[2] == 'i' && args[2].Const && args[2].Value != nil {
 				if g, ok := args[2].Value.(int64); ok && (g < 0 || g > int64(re.NumSubexp())) {
 					return Resolved{}, invalidArg("REGEXP_EXTRACT group %d out of range for '%s', which has %d", g, src, re.NumSubexp())
@@ -746,7 +750,7 @@ func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
 			if err != nil {
 				return dst, false, nil
 			}
-			return append(dst, re.ReplaceAllLiteralString(r.str(0, i), r.str(2, i))...), true, nil
+			return re.appendReplaced(dst, r.str(0, i), r.str(2, i)), true, nil
 		}
 	} else {
 		f = func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
@@ -758,15 +762,14 @@ func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
 			if len(sg) == 3 {
 				g = r.int(2, i)
 			}
-			if g < 0 || g > int64(re.NumSubexp()) {
+			if g < 0 || g > int64(re.re.NumSubexp()) {
 				return dst, false, nil
 			}
-			s := r.str(0, i)
-			m := re.FindStringSubmatchIndex(s)
-			if m == nil || m[2*g] < 0 {
+			m, ok := re.submatch(r.str(0, i), int(g))
+			if !ok {
 				return dst, false, nil
 			}
-			return append(dst, s[m[2*g]:m[2*g+1]]...), true, nil
+			return append(dst, m...), true, nil
 		}
 	}
 	return Resolved{Ret: rt, ArgTypes: sigTypes(sg), Kernel: strKernel(sg, f)}, nil
