@@ -123,12 +123,15 @@ func (h *groupAggHarness) run(t *testing.T, d *datadriven.TestData) string {
 		if err := op.sets.Flush(); err != nil {
 			t.Fatal(err)
 		}
+		if err := op.dsets.Flush(); err != nil {
+			t.Fatal(err)
+		}
 		groups, values := 0, 0
 		op.t.store.Scan(func(_ int, k, _ []byte) error {
 			switch k[0] {
 			case spaceGroups:
 				groups++
-			case spaceValues:
+			case spaceValues, spaceDistinct:
 				values++
 			}
 			return nil
