@@ -386,10 +386,10 @@ type aggFold struct {
 	shares []distinctShare
 	pass   []bool
 	argR   []colReader
-	filR []colReader
-	v    aggValue
-	res  scalar
-	x    foldCtx
+	filR   []colReader
+	v      aggValue
+	res    scalar
+	x      foldCtx
 }
 
 func newAggFold(calls []planner.AggCall, mode aggMode) (*aggFold, error) {
