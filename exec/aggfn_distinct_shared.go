@@ -262,8 +262,12 @@ func (s *distinctSet) value(dst []byte, slot int32) []byte {
 	return append(dst, s.svals[slot]...)
 }
 
-// Flush writes the changed values of every set to the store in one batch
-// and forgets the sets left empty.
+// flushChunk is how many changed values Flush writes in one batch.
+const flushChunk = 1 << 15
+
+// Flush writes the changed values of every set to the store (in batches
+// of flushChunk values: the checkpoint that follows sees them all) and
+// forgets the sets left empty.
 func (c *distinctSets) Flush() error {
 	c.batch.Reset()
 	forgot := false
@@ -279,6 +283,14 @@ func (c *distinctSets) Flush() error {
 			case f&slotStored != 0:
 				c.space.Delete(&c.batch, s.kg, c.buf)
 				f &^= slotStored
+			}
+			if c.batch.Len() >= flushChunk {
+				// A checkpoint can change millions of values: written in
+				// chunks, they are never all in memory twice.
+				if err := c.space.Store().Apply(&c.batch); err != nil {
+					return err
+				}
+				c.batch.Reset()
 			}
 			if f&slotLive == 0 {
 				if !s.fixed {
