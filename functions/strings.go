@@ -245,17 +245,33 @@ func strFunc(name, sig string, rt types.T, f rowFunc) func(args []types.T) (Reso
 }
 
 func strKernel(sig string, f rowFunc) Kernel {
+	size := &outSize{}
 	return strict(types.StringType, func(ctx *Context, args []Vec, n int) (Vec, error) {
-		return buildStrings(ctx, args, sig, n, f)
+		return buildStrings(ctx, args, sig, n, size, f)
 	})
 }
 
-func buildStrings(ctx *Context, args []Vec, sig string, n int, f rowFunc) (Vec, error) {
+// outSize is what a string kernel's last result held per row (bytes, and
+// a sixteenth), so that the next one reserves about what it needs: as
+// much as the first argument for UPPER, a few bytes of a long URL for
+// SPLIT_INDEX. Kernels run in several subtasks at once.
+type outSize struct{ perRow16 atomic.Int64 }
+
+// buildStrings builds a kernel's result row by row with f; size (nil:
+// none) sizes its buffer.
+func buildStrings(ctx *Context, args []Vec, sig string, n int, size *outSize, f rowFunc) (Vec, error) {
 	mem := ctx.mem()
 	r := prepRowArgs(args, sig)
 	hint := 0
 	if sig[0] == 's' && !args[0].Const {
 		hint = r.s[0].totalLen(n)
+	}
+	if size != nil {
+		if p := size.perRow16.Load(); p > 0 {
+			if est := int(p*int64(n)/16) + 256; hint == 0 || est < hint {
+				hint = est
+			}
+		}
 	}
 	o := newStrOut(mem, types.StringType, n, hint+n)
 	val := andValidity(mem, args, n)
@@ -283,6 +299,9 @@ func buildStrings(ctx *Context, args []Vec, sig string, n int, f rowFunc) (Vec, 
 			o.setNullRow(i, n)
 		}
 		o.endRow()
+	}
+	if size != nil && n > 0 {
+		size.perRow16.Store(int64(len(o.buf))*16/int64(n) + 1)
 	}
 	return o.finish(), nil
 }
@@ -429,7 +448,7 @@ func resolveConcat(args []types.T) (Resolved, error) {
 	}
 	rt := nullableFrom(types.StringType, args)
 	return Resolved{Ret: rt, ArgTypes: repeatT(types.StringType, len(args)), Kernel: strict(types.StringType, func(ctx *Context, args []Vec, n int) (Vec, error) {
-		return buildStrings(ctx, args, strings.Repeat("s", len(args)), n, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
+		return buildStrings(ctx, args, strings.Repeat("s", len(args)), n, nil, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
 			for j := range r.s {
 				dst = append(dst, r.str(j, i)...)
 			}
@@ -457,7 +476,7 @@ func resolveConcatWS(args []types.T) (Resolved, error) {
 		}
 		r := prepRowArgs(args, strings.Repeat("s", len(args)))
 		// only the separator decides NULL
-		return buildStrings(ctx, args[:1], "s", n, func(dst []byte, _ *rowArgs, i int) ([]byte, bool, error) {
+		return buildStrings(ctx, args[:1], "s", n, nil, func(dst []byte, _ *rowArgs, i int) ([]byte, bool, error) {
 			sep := r.str(0, i)
 			first := true
 			for j := 1; j < len(args); j++ {
