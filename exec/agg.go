@@ -28,10 +28,13 @@ import (
 //
 // State, in key spaces of the subtask's store: the groups (spaceGroups) in
 // a state.Cache, flushed at each checkpoint barrier; the value sets of
-// MIN and MAX over an updating input and of DISTINCT aggregates
-// (spaceValues) in state.CountedSets, one set per group and aggregate,
-// keyed group key + aggregate index + value, so that a checkpoint writes
-// only the values that changed; the layout (aggLayout) per key group
+// MIN and MAX over an updating input (spaceValues) in state.CountedSets,
+// one set per group and aggregate, keyed group key + aggregate index +
+// value, so that a checkpoint writes only the values that changed; the
+// value sets of DISTINCT aggregates (spaceDistinct), one per group and
+// argument column, shared by the column's DISTINCT aggregates
+// (aggfn_distinct_shared.go; state written before they were shared has
+// one set per aggregate in spaceValues, and restores so); the layout (aggLayout) per key group
 // (spaceMeta), checked on restore.
 //
 // With a state TTL (planner.GroupAggSpec.TTL, Flink's idle state
@@ -68,6 +71,7 @@ type groupAggOp struct {
 	meta   *state.KeySpace
 	cache  *state.Cache[group]
 	sets   *state.CountedSets
+	dsets  *distinctSets
 	x      foldCtx
 	// cur holds the results of the group being emitted.
 	cur     []scalar
@@ -126,7 +130,13 @@ func wallClock() int64 { return time.Now().UnixMilli() }
 
 // init builds what newGroupAgg's fields determine.
 func (a *groupAggOp) init() error {
-	fold, err := newAggFold(a.spec.Aggs, aggMode{updating: a.updating, spaces: true})
+	return a.initFold(true)
+}
+
+// initFold builds the aggregates, their DISTINCT sets shared per column
+// or (state written before they were) one per aggregate.
+func (a *groupAggOp) initFold(share bool) error {
+	fold, err := newAggFold(a.spec.Aggs, aggMode{updating: a.updating, spaces: true, shareDistinct: share})
 	if err != nil {
 		return err
 	}
@@ -149,10 +159,28 @@ func (a *groupAggOp) open(t *taskContext) error {
 	groups := state.NewKeySpace(store, spaceGroups, "groups")
 	a.cache = newSpaceCache[group](t, groups, groupCodec{a: a, owner: a.owner})
 	a.sets = state.NewCountedSets(state.NewKeySpace(store, spaceValues, "value sets"), countCodec{owner: a.owner})
-	a.x.sets = a.sets
+	a.dsets = newDistinctSets(state.NewKeySpace(store, spaceDistinct, "distinct values"), a.owner)
+	a.x.sets, a.x.dsets = a.sets, a.dsets
 	if t.restored == nil {
 		a.sets.StartsEmpty()
+		a.dsets.StartsEmpty()
 		return nil
+	}
+	if len(a.fold.shares) > 0 {
+		// State written before DISTINCT sets were shared keeps its layout.
+		stored, ok, err := storedLayout(t, a.meta, a.maxPar, a.owner)
+		if err != nil {
+			return err
+		}
+		if ok && stored != a.layout {
+			legacy := &groupAggOp{spec: a.spec, updating: a.updating, keyT: a.keyT, clock: a.clock, ttl: a.ttl}
+			if err := legacy.initFold(false); err != nil {
+				return err
+			}
+			if stored == legacy.layout {
+				a.fold, a.layout = legacy.fold, legacy.layout
+			}
+		}
 	}
 	if err := checkLayout(t, a.meta, a.maxPar, a.owner, a.layout); err != nil {
 		return err
@@ -281,6 +309,9 @@ func (a *groupAggOp) shrink() error {
 		if err := a.sets.Drop(); err != nil {
 			return err
 		}
+		if err := a.dsets.Drop(); err != nil {
+			return err
+		}
 	}
 	return a.cache.Shrink(max)
 }
@@ -299,8 +330,17 @@ func (a *groupAggOp) expire(e *state.Entry[group]) error {
 
 // dropSets empties the value sets of e's group.
 func (a *groupAggOp) dropSets(e *state.Entry[group]) error {
+	for k := range a.fold.shares {
+		sh := &a.fold.shares[k]
+		a.owner2 = append(append(a.owner2[:0], e.Key...), byte(sh.leader))
+		set, err := a.dsets.lookup(&distinctRef{}, e.KG, a.owner2, len(sh.members), sh.cls)
+		if err != nil {
+			return err
+		}
+		a.dsets.empty(set)
+	}
 	for j := range a.fold.defs {
-		if !a.fold.defs[j].spaced {
+		if !a.fold.defs[j].spaced || a.fold.defs[j].share >= 0 {
 			continue
 		}
 		a.owner2 = append(append(a.owner2[:0], e.Key...), byte(j))
@@ -605,6 +645,9 @@ func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, err
 		return checkpoint.SubtaskState{}, err
 	}
 	if err := a.sets.Flush(); err != nil {
+		return checkpoint.SubtaskState{}, err
+	}
+	if err := a.dsets.Flush(); err != nil {
 		return checkpoint.SubtaskState{}, err
 	}
 	if err := writeLayout(a.t, a.meta, a.maxPar, a.layout); err != nil {

@@ -21,7 +21,18 @@ import (
 // with COUNT(*), SUM(v), MAX(v) and COUNT(DISTINCT v) (MAX and the
 // DISTINCT count keep value sets). Commands:
 //
-//	init [ttl=SECONDS] [minibatch=ROWS latency=SECONDS]  a new operator at clock 0; prints nothing
+//	init [ttl=SECONDS] [minibatch=ROWS latency=SECONDS] [distinct [legacy]]  a new operator at clock 0; prints nothing
+//
+// With distinct, the input rows are (k VARCHAR, v BIGINT, w BIGINT, lo
+// BOOLEAN) and the aggregates GROUP BY k COUNT(DISTINCT v),
+// COUNT(DISTINCT v) FILTER (WHERE lo), SUM(DISTINCT v) FILTER (WHERE lo),
+// COUNT(DISTINCT w) and COUNT(DISTINCT w) FILTER (WHERE lo): two shared
+// DISTINCT sets. With legacy, the operator keeps one DISTINCT set per
+// aggregate, as state written before sets were shared has (a restore
+// opens the current operator over it).
+//
+// The other commands:
+//
 //	clock SECONDS                  set the processing-time clock
 //	batch                          one input batch, a row per line "op k v"; prints what is emitted
 //	timer                          the mini-batch timer, if due; prints what is emitted
@@ -38,6 +49,9 @@ func TestGroupAggOperator(t *testing.T) {
 			if err == nil {
 				a.clock = func() int64 { return g.clock }
 			}
+			if err == nil && g.legacy {
+				err = a.initFold(false)
+			}
 			return a, err
 		}
 		return g.run
@@ -48,6 +62,24 @@ var gaTestInput = types.Schema{
 	{Name: "k", Type: types.StringType},
 	{Name: "v", Type: types.BigIntType},
 }
+
+var gaDistinctInput = types.Schema{
+	{Name: "k", Type: types.StringType},
+	{Name: "v", Type: types.BigIntType},
+	{Name: "w", Type: types.BigIntType},
+	{Name: "lo", Type: types.BooleanType},
+}
+
+var gaDistinctAggs = func() []planner.AggCall {
+	count := types.T{Kind: types.BigInt, NotNull: true}
+	return []planner.AggCall{
+		{Func: planner.AggCount, Arg: 1, ArgT: types.BigIntType, Distinct: true, T: count, Name: "cv", Text: "COUNT(DISTINCT v)"},
+		{Func: planner.AggCount, Arg: 1, ArgT: types.BigIntType, Distinct: true, T: count, HasFilter: true, Filter: 3, Name: "cvlo", Text: "COUNT(DISTINCT v) FILTER (WHERE lo)"},
+		{Func: planner.AggSum, Arg: 1, ArgT: types.BigIntType, Distinct: true, T: types.BigIntType, HasFilter: true, Filter: 3, Name: "svlo", Text: "SUM(DISTINCT v) FILTER (WHERE lo)"},
+		{Func: planner.AggCount, Arg: 2, ArgT: types.BigIntType, Distinct: true, T: count, Name: "cw", Text: "COUNT(DISTINCT w)"},
+		{Func: planner.AggCount, Arg: 2, ArgT: types.BigIntType, Distinct: true, T: count, HasFilter: true, Filter: 3, Name: "cwlo", Text: "COUNT(DISTINCT w) FILTER (WHERE lo)"},
+	}
+}()
 
 var gaTestAggs = []planner.AggCall{
 	{Func: planner.AggCount, Arg: -1, T: types.T{Kind: types.BigInt, NotNull: true}, Name: "n", Text: "COUNT(*)"},
@@ -62,7 +94,9 @@ const clockBase = 1_700_000_000_000
 
 type groupAggHarness struct {
 	*opHarness
-	clock int64 // milliseconds
+	clock  int64 // milliseconds
+	in     types.Schema
+	legacy bool // the next operator opened keeps one DISTINCT set per aggregate
 }
 
 func seconds(t *testing.T, s string) time.Duration {
@@ -77,10 +111,17 @@ func (h *groupAggHarness) run(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "init":
 		h.close()
-		agg := &planner.Aggregate{Input: &planner.Values{Cols: gaTestInput}, Keys: []int{0}, Aggs: gaTestAggs}
+		h.in = gaTestInput
+		aggs := gaTestAggs
+		if d.HasArg("distinct") {
+			h.in, aggs = gaDistinctInput, gaDistinctAggs
+		}
+		h.legacy = d.HasArg("legacy")
+		agg := &planner.Aggregate{Input: &planner.Values{Cols: h.in}, Keys: []int{0}, Aggs: aggs}
 		spec := &planner.GroupAggSpec{Agg: agg, InputUpdating: true}
 		for _, a := range d.CmdArgs {
 			switch a.Key {
+			case "distinct", "legacy":
 			case "ttl":
 				spec.TTL = seconds(t, a.Vals[0])
 			case "minibatch":
@@ -94,12 +135,13 @@ func (h *groupAggHarness) run(t *testing.T, d *datadriven.TestData) string {
 		h.spec, h.out = spec, agg.Schema()
 		h.job, h.clock = nil, clockBase
 		h.open(state.NewMemory(), false)
+		h.legacy = false
 		return ""
 	case "clock":
 		h.clock = clockBase + seconds(t, d.CmdArgs[0].Key).Milliseconds()
 		return ""
 	case "batch":
-		return h.process(0, testBatch(t, gaTestInput, d.Input, true, func(b []array.Builder, f []string) {
+		return h.process(0, testBatch(t, h.in, d.Input, true, func(b []array.Builder, f []string) {
 			appendFields(t, b, f, "null")
 		}))
 	case "timer":
@@ -123,12 +165,15 @@ func (h *groupAggHarness) run(t *testing.T, d *datadriven.TestData) string {
 		if err := op.sets.Flush(); err != nil {
 			t.Fatal(err)
 		}
+		if err := op.dsets.Flush(); err != nil {
+			t.Fatal(err)
+		}
 		groups, values := 0, 0
 		op.t.store.Scan(func(_ int, k, _ []byte) error {
 			switch k[0] {
 			case spaceGroups:
 				groups++
-			case spaceValues:
+			case spaceValues, spaceDistinct:
 				values++
 			}
 			return nil

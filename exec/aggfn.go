@@ -60,6 +60,9 @@ type aggDef struct {
 	// key space (a retractable MIN/MAX, a DISTINCT aggregate of the group
 	// aggregate); otherwise any value set is inside the accumulator.
 	spaced bool
+	// share: the index of the shared DISTINCT set the aggregate counts in
+	// (aggFold.shares); -1: none.
+	share int
 }
 
 // aggMode says where an operator runs its aggregates.
@@ -70,24 +73,29 @@ type aggMode struct {
 	// aggregate); window and session aggregates keep DISTINCT sets inline,
 	// their state living only until the window fires.
 	spaces bool
+	// shareDistinct (with spaces): the DISTINCT aggregates over one
+	// column share one value set (aggfn_distinct_shared.go); otherwise
+	// each has its own, as state written before sharing has.
+	shareDistinct bool
 }
 
 // newAggDefs builds the definitions of calls. An aggregate that cannot
 // run in mode is an error (the planner refuses those earlier, with the
 // place in the statement).
-func newAggDefs(calls []planner.AggCall, mode aggMode) ([]aggDef, error) {
+func newAggDefs(calls []planner.AggCall, mode aggMode) ([]aggDef, []distinctShare, error) {
 	defs := make([]aggDef, len(calls))
+	var shares []distinctShare
 	for j := range calls {
 		c := &calls[j]
 		d := &defs[j]
-		d.call, d.idx = c, j
+		d.call, d.idx, d.share = c, j, -1
 		if c.Arg >= 0 {
 			d.cls = class(c.ArgT.Kind)
 		}
 		var err error
 		d.tag, d.newAcc, err = newAccFunc(c, d.cls, mode, &d.spaced)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if c.Distinct && c.Func != planner.AggMin && c.Func != planner.AggMax {
 			inner, newInner := d.tag, d.newAcc
@@ -95,9 +103,21 @@ func newAggDefs(calls []planner.AggCall, mode aggMode) ([]aggDef, error) {
 			spaced, cls := mode.spaces, d.cls
 			d.spaced = spaced
 			d.newAcc = func() accumulator { return &distinctAcc{inner: newInner(), innerTag: inner, cls: cls, spaced: spaced} }
+			if spaced && mode.shareDistinct {
+				d.share = len(shares)
+				for k := range shares {
+					if calls[shares[k].leader].Arg == c.Arg {
+						d.share = k
+					}
+				}
+				if d.share == len(shares) {
+					shares = append(shares, distinctShare{leader: j, cls: cls})
+				}
+				shares[d.share].members = append(shares[d.share].members, j)
+			}
 		}
 	}
-	return defs, nil
+	return defs, shares, nil
 }
 
 // newAccFunc returns the tag and constructor of c's accumulator.
@@ -185,7 +205,10 @@ func aggLayout(kind string, keyT []types.T, defs []aggDef) string {
 		if d.call.HasFilter {
 			sb.WriteString(" FILTER")
 		}
-		if d.spaced {
+		switch {
+		case d.share >= 0:
+			fmt.Fprintf(&sb, " +shared set %d", d.share+1)
+		case d.spaced:
 			sb.WriteString(" +set")
 		}
 	}
@@ -337,6 +360,7 @@ func appendScalar(b array.Builder, t types.T, s *scalar) {
 // aggregate idx of the group keyed key in key group kg.
 type foldCtx struct {
 	sets  *state.CountedSets
+	dsets *distinctSets
 	kg    int
 	key   string
 	idx   int
@@ -358,20 +382,22 @@ func (x *foldCtx) set(ref *state.SetRef) (*state.CountedSet, error) {
 // aggFold reads the aggregate arguments (and FILTER conditions) of a batch
 // and folds its rows into accumulators.
 type aggFold struct {
-	defs []aggDef
-	argR []colReader
-	filR []colReader
-	v    aggValue
-	res  scalar
-	x    foldCtx
+	defs   []aggDef
+	shares []distinctShare
+	pass   []bool
+	argR   []colReader
+	filR   []colReader
+	v      aggValue
+	res    scalar
+	x      foldCtx
 }
 
 func newAggFold(calls []planner.AggCall, mode aggMode) (*aggFold, error) {
-	defs, err := newAggDefs(calls, mode)
+	defs, shares, err := newAggDefs(calls, mode)
 	if err != nil {
 		return nil, err
 	}
-	return &aggFold{defs: defs, argR: make([]colReader, len(defs)), filR: make([]colReader, len(defs))}, nil
+	return &aggFold{defs: defs, shares: shares, pass: make([]bool, len(defs)), argR: make([]colReader, len(defs)), filR: make([]colReader, len(defs))}, nil
 }
 
 // read points the readers at rec's columns.
@@ -407,6 +433,9 @@ func (f *aggFold) newAccs(accs []accumulator) []accumulator {
 func (f *aggFold) add(accs []accumulator, x *foldCtx, i int, sign int64) error {
 	for j := range f.defs {
 		d := &f.defs[j]
+		if d.share >= 0 {
+			continue
+		}
 		if d.call.HasFilter {
 			r := &f.filR[j]
 			if r.isNull(i) || !r.bl.Value(i) {
@@ -424,6 +453,26 @@ func (f *aggFold) add(accs []accumulator, x *foldCtx, i int, sign int64) error {
 		}
 		x.idx = j
 		if err := accs[j].add(x, v, sign); err != nil {
+			return err
+		}
+	}
+	for k := range f.shares {
+		sh := &f.shares[k]
+		r := &f.argR[sh.leader]
+		if r.isNull(i) {
+			continue
+		}
+		some := false
+		for m, j := range sh.members {
+			fr := &f.filR[j]
+			f.pass[m] = !f.defs[j].call.HasFilter || !fr.isNull(i) && fr.bl.Value(i)
+			some = some || f.pass[m]
+		}
+		if !some {
+			continue
+		}
+		f.v.load(r, i, sh.cls)
+		if err := f.addShared(accs, x, sh, f.pass, &f.v, sign); err != nil {
 			return err
 		}
 	}
@@ -520,6 +569,8 @@ const (
 	spaceMeta   = 0 // per key group: watermark, layout
 	spaceGroups = 1 // group, window or session entries
 	spaceValues = 2 // value sets
+	// spaceDistinct: DISTINCT value sets shared per column.
+	spaceDistinct = 3
 )
 
 // layoutKey is the key, in spaceMeta of every key group, of the state's layout.
@@ -540,30 +591,40 @@ func writeLayout(t *taskContext, meta *state.KeySpace, maxPar int, layout string
 // checkLayout compares the layout recorded in a restored store with the
 // operator's: another layout is ErrIncompatibleState naming what differs.
 func checkLayout(t *taskContext, meta *state.KeySpace, maxPar int, owner, layout string) error {
+	got, ok, err := storedLayout(t, meta, maxPar, owner)
+	if err != nil || !ok {
+		return err
+	}
+	if got != layout {
+		return fmt.Errorf("%w: %s: the state was written by %s; the query computes %s", checkpoint.ErrIncompatibleState, owner, got, layout)
+	}
+	return nil
+}
+
+// storedLayout is the layout recorded in a restored store; ok false: none
+// (the subtask's key groups hold no state).
+func storedLayout(t *taskContext, meta *state.KeySpace, maxPar int, owner string) (string, bool, error) {
 	lo, hi := state.KeyGroupRange(t.subtask, maxPar, t.op.Parallelism)
 	for kg := lo; kg <= hi && kg < maxPar; kg++ {
 		raw, ok, err := meta.Get(kg, layoutKey)
 		if err != nil {
-			return err
+			return "", false, err
 		}
 		if !ok {
 			continue
 		}
 		d, err := newStateDecoder(raw, owner)
 		if err != nil {
-			return err
+			return "", false, err
 		}
 		got := string(d.bytes())
 		d.end()
 		if d.err != nil {
-			return d.err
+			return "", false, d.err
 		}
-		if got != layout {
-			return fmt.Errorf("%w: %s: the state was written by %s; the query computes %s", checkpoint.ErrIncompatibleState, owner, got, layout)
-		}
-		return nil
+		return got, true, nil
 	}
-	return nil
+	return "", false, nil
 }
 
 // stateOwner names an operator subtask in state errors.

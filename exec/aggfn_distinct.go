@@ -20,6 +20,7 @@ type distinctAcc struct {
 	cls      byte
 	spaced   bool
 	ref      state.SetRef
+	dref     distinctRef // the shared set, in the accumulator of its first aggregate
 	inline   map[string]int64
 	v        aggValue
 }
@@ -131,6 +132,6 @@ func (a *distinctAcc) decode(d *decoder) {
 
 func (a *distinctAcc) reset() {
 	a.inner.reset()
-	a.ref = state.SetRef{}
+	a.ref, a.dref = state.SetRef{}, distinctRef{}
 	clear(a.inline)
 }

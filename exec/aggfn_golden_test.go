@@ -95,7 +95,10 @@ func goldenStates(t *testing.T) map[string][]byte {
 	if err := ga.init(); err != nil {
 		t.Fatal(err)
 	}
-	x := foldCtx{sets: state.NewCountedSets(state.NewKeySpace(state.NewMemory(), spaceValues, "v"), countCodec{}), key: "k"}
+	mem := state.NewMemory()
+	x := foldCtx{sets: state.NewCountedSets(state.NewKeySpace(mem, spaceValues, "v"), countCodec{}),
+		dsets: newDistinctSets(state.NewKeySpace(mem, spaceDistinct, "d"), "golden"), key: "k"}
+	x.dsets.StartsEmpty()
 	g := group{key: []types.Value{"k"}, accs: ga.fold.newAccs(nil), prev: make([]scalar, len(ga.fold.defs)), emitted: true}
 	ga.fold.read(rec)
 	for i := 0; i < 3; i++ {
@@ -136,6 +139,9 @@ func goldenStates(t *testing.T) map[string][]byte {
 
 	n := int64(3)
 	out["count/v1"] = countCodec{}.Encode(nil, &n)
+	// A value of a DISTINCT set shared by four aggregates (q16's
+	// COUNT(DISTINCT x) and three FILTERs of it).
+	out["distinct/v1"] = appendDistinctCounts(nil, []int64{3, 0, 2, 1})
 
 	// An interval join's row: its key's end (time, seq), then its value.
 	ir := ivRow{t: 1_700_000_000_000_000, seq: 7, row: "\x01\x01k", matched: true}
@@ -245,6 +251,14 @@ func TestStateGolden(t *testing.T) {
 			c := overCodec{fold: wf, owner: "golden"}
 			err = c.Decode(b, &p)
 			again = c.Encode(nil, &p)
+		case "distinct/v1":
+			counts := make([]int64, 4)
+			d, derr := newStateDecoder(b, "golden")
+			if err = derr; err == nil {
+				decodeDistinctCounts(&d, counts)
+				err = d.err
+			}
+			again = appendDistinctCounts(nil, counts)
 		case "count/v1":
 			var n int64
 			err = countCodec{}.Decode(b, &n)

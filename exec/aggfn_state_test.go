@@ -121,7 +121,7 @@ var minMaxDistinct = []planner.AggCall{
 }
 
 // MIN, MAX and COUNT(DISTINCT) over an updating input keep their values in
-// the value key space, not in the group's entry, and survive a restore:
+// key spaces of their own, not in the group's entry, and survive a restore:
 // retracting the extremes after it finds the next ones from the restored
 // sets.
 func TestGroupAggValueSetsRestore(t *testing.T) {
@@ -139,7 +139,7 @@ func TestGroupAggValueSetsRestore(t *testing.T) {
 		t.Fatalf("after inserts: %s", got)
 	}
 	h.checkpoint()
-	groups, values, entryBytes := 0, 0, 0
+	groups, values, distinct, entryBytes := 0, 0, 0, 0
 	h.op.t.store.Scan(func(_ int, k, v []byte) error {
 		switch k[0] {
 		case spaceGroups:
@@ -147,11 +147,13 @@ func TestGroupAggValueSetsRestore(t *testing.T) {
 			entryBytes += len(v)
 		case spaceValues:
 			values++
+		case spaceDistinct:
+			distinct++
 		}
 		return nil
 	})
-	if groups != 1 || values != 3000 || entryBytes > 300 {
-		t.Fatalf("state: %d groups (%d bytes), %d set values; want 1 small group and 3 sets of 1000 values", groups, entryBytes, values)
+	if groups != 1 || values != 2000 || distinct != 1000 || entryBytes > 300 {
+		t.Fatalf("state: %d groups (%d bytes), %d set values, %d DISTINCT values; want 1 small group, 2 sets of 1000 values and 1000 DISTINCT values", groups, entryBytes, values, distinct)
 	}
 	if err := h.restore(minMaxDistinct); err != nil {
 		t.Fatal(err)

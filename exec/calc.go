@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
@@ -23,6 +22,7 @@ type calcOp struct {
 	// identity[i] >= 0 when projection i just copies input column identity[i].
 	identity []int
 	cols     []arrow.Array
+	runs     []keptRun
 }
 
 func newCalc(t *subtask) (operator, error) {
@@ -49,7 +49,9 @@ func (c *calcOp) process(_ int, b Batch, out *emitter) error {
 		if err != nil {
 			return err
 		}
-		kept, keptOps, err := applyMask(c.t, rec, ops, mask.(*array.Boolean))
+		var kept arrow.RecordBatch
+		var keptOps []RowKind
+		kept, keptOps, c.runs, err = applyMask(c.t, rec, ops, mask.(*array.Boolean), c.runs[:0])
 		mask.Release()
 		if err != nil {
 			return err
@@ -85,36 +87,41 @@ func (c *calcOp) process(_ int, b Batch, out *emitter) error {
 }
 
 // applyMask keeps the rows of rec where mask is TRUE. It returns nil when
-// none is kept, rec itself (retained) when all are.
-func applyMask(t *taskContext, rec arrow.RecordBatch, ops []RowKind, mask *array.Boolean) (arrow.RecordBatch, []RowKind, error) {
+// none is kept, rec itself (retained) when all are; runs is scratch space,
+// returned for reuse.
+func applyMask(t *taskContext, rec arrow.RecordBatch, ops []RowKind, mask *array.Boolean, runs []keptRun) (arrow.RecordBatch, []RowKind, []keptRun, error) {
 	n := int(rec.NumRows())
-	kept := 0
-	for i := 0; i < n; i++ {
-		if mask.IsValid(i) && mask.Value(i) {
-			kept++
-		}
-	}
+	runs, kept := keptRuns(runs, mask)
 	if kept == 0 {
-		return nil, nil, nil
+		return nil, nil, runs, nil
 	}
 	if kept == n {
 		rec.Retain()
-		return rec, ops, nil
+		return rec, ops, runs, nil
 	}
-	res, err := compute.FilterRecordBatch(t.ctx, rec, mask, compute.DefaultFilterOptions())
-	if err != nil {
-		return nil, nil, fmt.Errorf("filter: %w", err)
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		a, err := filterColumn(t, t.mem, c, mask, runs, kept)
+		if err != nil {
+			for _, x := range cols[:i] {
+				x.Release()
+			}
+			return nil, nil, runs, fmt.Errorf("filter: %w", err)
+		}
+		cols[i] = a
+	}
+	res := array.NewRecordBatch(rec.Schema(), cols, int64(kept))
+	for _, x := range cols {
+		x.Release()
 	}
 	var keptOps []RowKind
 	if ops != nil {
 		keptOps = make([]RowKind, 0, kept)
-		for i := 0; i < n; i++ {
-			if mask.IsValid(i) && mask.Value(i) {
-				keptOps = append(keptOps, ops[i])
-			}
+		for _, r := range runs {
+			keptOps = append(keptOps, ops[r.start:r.end]...)
 		}
 	}
-	return res, keptOps, nil
+	return res, keptOps, runs, nil
 }
 
 func (c *calcOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {

@@ -45,6 +45,7 @@ type lookupJoinOp struct {
 	buf          []byte
 	li, ri       []int32
 	ops          []RowKind
+	runs         []keptRun // applyMask's scratch
 }
 
 func newLookupJoin(t *subtask) (*lookupJoinOp, error) {
@@ -254,7 +255,8 @@ func (o *lookupJoinOp) process(_ int, b Batch, out *emitter) error {
 			rec.Release()
 			return err
 		}
-		kept, keptOps, err := applyMask(o.t, rec, ops, a.(*array.Boolean))
+		kept, keptOps, runs, err := applyMask(o.t, rec, ops, a.(*array.Boolean), o.runs[:0])
+		o.runs = runs
 		a.Release()
 		rec.Release()
 		if err != nil || kept == nil {

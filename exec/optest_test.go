@@ -235,7 +235,7 @@ func testBatch(t *testing.T, schema types.Schema, input string, ops bool, row fu
 }
 
 // appendFields appends f to b, a field a builder: a string, a BIGINT in
-// decimal or a time hh:mm:ss[.fff] on 2024-01-01; a field equal to null is
+// decimal, a BOOLEAN (true, false) or a time hh:mm:ss[.fff] on 2024-01-01; a field equal to null is
 // a NULL.
 func appendFields(t *testing.T, b []array.Builder, f []string, null string) {
 	for i, s := range f {
@@ -254,6 +254,12 @@ func appendFields(t *testing.T, b []array.Builder, f []string, null string) {
 			b.Append(v)
 		case *array.TimestampBuilder:
 			b.Append(arrow.Timestamp(windowTestTime(t, s)))
+		case *array.BooleanBuilder:
+			v, err := strconv.ParseBool(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Append(v)
 		default:
 			t.Fatalf("no test field for %T", b)
 		}

@@ -194,3 +194,19 @@ func BenchmarkTimestampPlusInterval(b *testing.B) {
 		runKernel(b, mustResolve(b, "TIMESTAMPADD", unit, cnt, ts), unit, cnt, ts)
 	})
 }
+
+// BenchmarkStringKernels: kernels whose result is much shorter than their
+// first argument (SPLIT_INDEX, REGEXP_EXTRACT: Nexmark q22, q21) and one
+// as long (UPPER), over 4096 URL-like strings; the output buffer is sized
+// from the previous batch's.
+//
+//	GOMAXPROCS=1 go test ./functions -run '^$' -bench StringKernels
+func BenchmarkStringKernels(b *testing.B) {
+	s := stringColumn(memory.DefaultAllocator, benchRows)
+	defer s.Release()
+	sep, k := ConstVec(types.StringType, "/"), ConstVec(types.IntType, int64(1))
+	b.Run("split_index", func(b *testing.B) { runKernel(b, mustResolve(b, "SPLIT_INDEX", s, sep, k), s, sep, k) })
+	re, g := ConstVec(types.StringType, `path/(\d+)`), ConstVec(types.IntType, int64(1))
+	b.Run("regexp_extract", func(b *testing.B) { runKernel(b, mustResolve(b, "REGEXP_EXTRACT", s, re, g), s, re, g) })
+	b.Run("upper", func(b *testing.B) { runKernel(b, mustResolve(b, "UPPER", s), s) })
+}

@@ -268,6 +268,7 @@ func resolveDateFormat(args []types.T) (Resolved, error) {
 		return Resolved{}, errArgs("DATE_FORMAT", args)
 	}
 	cache := &dtCache{}
+	size := &outSize{}
 	isStr := x.Kind == types.String
 	sig := "-s" // '-': read by tsArg
 	if isStr {
@@ -278,7 +279,7 @@ func resolveDateFormat(args []types.T) (Resolved, error) {
 		if !isStr {
 			ts = newTsArg(args[0])
 		}
-		return buildStrings(ctx, args, sig, n, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
+		return buildStrings(ctx, args, sig, n, size, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
 			p, err := cache.get(r.str(1, i))
 			if err != nil {
 				return dst, false, err

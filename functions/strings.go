@@ -245,17 +245,33 @@ func strFunc(name, sig string, rt types.T, f rowFunc) func(args []types.T) (Reso
 }
 
 func strKernel(sig string, f rowFunc) Kernel {
+	size := &outSize{}
 	return strict(types.StringType, func(ctx *Context, args []Vec, n int) (Vec, error) {
-		return buildStrings(ctx, args, sig, n, f)
+		return buildStrings(ctx, args, sig, n, size, f)
 	})
 }
 
-func buildStrings(ctx *Context, args []Vec, sig string, n int, f rowFunc) (Vec, error) {
+// outSize is what a string kernel's last result held per row (bytes, and
+// a sixteenth), so that the next one reserves about what it needs: as
+// much as the first argument for UPPER, a few bytes of a long URL for
+// SPLIT_INDEX. Kernels run in several subtasks at once.
+type outSize struct{ perRow16 atomic.Int64 }
+
+// buildStrings builds a kernel's result row by row with f; size (nil:
+// none) sizes its buffer.
+func buildStrings(ctx *Context, args []Vec, sig string, n int, size *outSize, f rowFunc) (Vec, error) {
 	mem := ctx.mem()
 	r := prepRowArgs(args, sig)
 	hint := 0
 	if sig[0] == 's' && !args[0].Const {
 		hint = r.s[0].totalLen(n)
+	}
+	if size != nil {
+		if p := size.perRow16.Load(); p > 0 {
+			if est := int(p*int64(n)/16) + 256; hint == 0 || est < hint {
+				hint = est
+			}
+		}
 	}
 	o := newStrOut(mem, types.StringType, n, hint+n)
 	val := andValidity(mem, args, n)
@@ -283,6 +299,9 @@ func buildStrings(ctx *Context, args []Vec, sig string, n int, f rowFunc) (Vec, 
 			o.setNullRow(i, n)
 		}
 		o.endRow()
+	}
+	if size != nil && n > 0 {
+		size.perRow16.Store(int64(len(o.buf))*16/int64(n) + 1)
 	}
 	return o.finish(), nil
 }
@@ -429,7 +448,7 @@ func resolveConcat(args []types.T) (Resolved, error) {
 	}
 	rt := nullableFrom(types.StringType, args)
 	return Resolved{Ret: rt, ArgTypes: repeatT(types.StringType, len(args)), Kernel: strict(types.StringType, func(ctx *Context, args []Vec, n int) (Vec, error) {
-		return buildStrings(ctx, args, strings.Repeat("s", len(args)), n, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
+		return buildStrings(ctx, args, strings.Repeat("s", len(args)), n, nil, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
 			for j := range r.s {
 				dst = append(dst, r.str(j, i)...)
 			}
@@ -457,7 +476,7 @@ func resolveConcatWS(args []types.T) (Resolved, error) {
 		}
 		r := prepRowArgs(args, strings.Repeat("s", len(args)))
 		// only the separator decides NULL
-		return buildStrings(ctx, args[:1], "s", n, func(dst []byte, _ *rowArgs, i int) ([]byte, bool, error) {
+		return buildStrings(ctx, args[:1], "s", n, nil, func(dst []byte, _ *rowArgs, i int) ([]byte, bool, error) {
 			sep := r.str(0, i)
 			first := true
 			for j := 1; j < len(args); j++ {
@@ -634,17 +653,21 @@ type regexpCache struct {
 
 type compiledRegexp struct {
 	src string
-	re  *regexp.Regexp
+	re  *regexpMatcher
 	err error
 }
 
-func (c *regexpCache) get(src string) (*regexp.Regexp, error) {
+func (c *regexpCache) get(src string) (*regexpMatcher, error) {
 	if l := c.last.Load(); l != nil && l.src == src {
 		return l.re, l.err
 	}
 	re, err := compileRegexp(src)
-	c.last.Store(&compiledRegexp{src, re, err})
-	return re, err
+	var m *regexpMatcher
+	if err == nil {
+		m = newRegexpMatcher(src, re)
+	}
+	c.last.Store(&compiledRegexp{src, m, err})
+	return m, err
 }
 
 func compileRegexp(src string) (*regexp.Regexp, error) {
@@ -710,7 +733,7 @@ func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
 			if err != nil {
 				return Resolved{}, err
 			}
-			cache.last.Store(&compiledRegexp{src: src, re: re})
+			cache.last.Store(&compiledRegexp{src: src, re: newRegexpMatcher(src, re)})
 			if len(sg) == 3 && sg[2] == 'i' && args[2].Const && args[2].Value != nil {
 				if g, ok := args[2].Value.(int64); ok && (g < 0 || g > int64(re.NumSubexp())) {
 					return Resolved{}, invalidArg("REGEXP_EXTRACT group %d out of range for '%s', which has %d", g, src, re.NumSubexp())
@@ -746,7 +769,7 @@ func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
 			if err != nil {
 				return dst, false, nil
 			}
-			return append(dst, re.ReplaceAllLiteralString(r.str(0, i), r.str(2, i))...), true, nil
+			return re.appendReplaced(dst, r.str(0, i), r.str(2, i)), true, nil
 		}
 	} else {
 		f = func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
@@ -758,15 +781,14 @@ func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
 			if len(sg) == 3 {
 				g = r.int(2, i)
 			}
-			if g < 0 || g > int64(re.NumSubexp()) {
+			if g < 0 || g > int64(re.re.NumSubexp()) {
 				return dst, false, nil
 			}
-			s := r.str(0, i)
-			m := re.FindStringSubmatchIndex(s)
-			if m == nil || m[2*g] < 0 {
+			m, ok := re.submatch(r.str(0, i), int(g))
+			if !ok {
 				return dst, false, nil
 			}
-			return append(dst, s[m[2*g]:m[2*g+1]]...), true, nil
+			return append(dst, m...), true, nil
 		}
 	}
 	return Resolved{Ret: rt, ArgTypes: sigTypes(sg), Kernel: strKernel(sg, f)}, nil
