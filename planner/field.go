@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -229,4 +230,141 @@ func sortKeyType(out Node, idx int, hidden []Expr) types.T {
 		return hidden[k].Type()
 	}
 	return types.T{}
+}
+
+// Field pruning at the source: a ROW column that a scan reads only for its
+// computed columns, and there only through field accesses (Flink
+// nexmark's dateTime AS CASE ... person.dateTime ... END), is read by the
+// connector as a ROW of those fields alone, so a connector that builds
+// rows builds no other field (connectors bind a ROW's declared fields by
+// name, any subset in any order).
+
+// narrowed lists, for each table column narrowed, the fields kept (their
+// positions in the table's ROW type, in order).
+func (s *Scan) narrowed() map[int][]int {
+	if c, ok := catalog.LookupConnector(s.Table.Connector); s.Computed == nil || !ok || !c.ReadsRowFields {
+		return nil
+	}
+	direct := map[int]bool{}
+	for _, f := range s.Fields {
+		if s.Computed[f] == nil {
+			direct[f] = true
+		}
+	}
+	refs, viaField := map[int]int{}, map[int]int{}
+	kept := map[int]map[int]bool{}
+	for _, f := range s.Fields {
+		if s.Computed[f] == nil {
+			continue
+		}
+		walkExpr(s.Computed[f], func(x Expr) {
+			switch x := x.(type) {
+			case *ColumnRef:
+				refs[x.Index]++
+			case *Call:
+				c, ok := x.Args[0].(*ColumnRef)
+				if x.Func != functions.FieldAccess || len(x.Args) != 2 || !ok {
+					return
+				}
+				l, ok := x.Args[1].(*Literal)
+				if !ok {
+					return
+				}
+				viaField[c.Index]++
+				if kept[c.Index] == nil {
+					kept[c.Index] = map[int]bool{}
+				}
+				kept[c.Index][int(l.Value.(int64))] = true
+			}
+		})
+	}
+	var out map[int][]int
+	for c, n := range viaField {
+		if direct[c] || refs[c] != n || s.Table.Columns[c].Type.Kind != types.Row {
+			continue
+		}
+		if out == nil {
+			out = map[int][]int{}
+		}
+		for i := range s.Table.Columns[c].Type.Fields {
+			if kept[c][i] {
+				out[c] = append(out[c], i)
+			}
+		}
+	}
+	return out
+}
+
+// narrowType is t with only the fields keep.
+func narrowType(t types.T, keep []int) types.T {
+	n := t
+	n.Fields = make([]types.Column, len(keep))
+	for i, k := range keep {
+		n.Fields[i] = t.Fields[k]
+	}
+	return n
+}
+
+// PhysicalSchema returns the schema of the table's physical columns as the
+// connector of s reads them: a ROW column the scan reads only for field
+// accesses of its computed columns has only those fields.
+func (s *Scan) PhysicalSchema() types.Schema {
+	phys, idx := s.Table.Physical()
+	nw := s.rowFields()
+	if nw == nil {
+		return phys
+	}
+	out := append(types.Schema(nil), phys...)
+	for i, c := range idx {
+		if keep, ok := nw[c]; ok {
+			out[i].Type = narrowType(out[i].Type, keep)
+		}
+	}
+	return out
+}
+
+// rowFields is every narrowed ROW column of s (by table column index):
+// those the rule narrowed (RowFields) and those read only by its computed
+// columns.
+func (s *Scan) rowFields() map[int][]int {
+	nw := s.narrowed()
+	if len(s.RowFields) == 0 {
+		return nw
+	}
+	out := map[int][]int{}
+	for c, k := range nw {
+		out[c] = k
+	}
+	for c, k := range s.RowFields {
+		out[c] = k
+	}
+	return out
+}
+
+// narrowFields rewrites the field accesses of e (over table column
+// indexes) to the narrowed ROW columns of nw.
+func narrowFields(e Expr, nw map[int][]int) Expr {
+	if nw == nil {
+		return e
+	}
+	return narrowFieldsBy(e, func(c int) ([]int, bool) {
+		k, ok := nw[c]
+		return k, ok
+	})
+}
+
+// rowFieldsSuffix is what EXPLAIN adds to a scan whose ROW columns are
+// narrowed to the fields read: rowFields=[bid(auction, price)].
+func rowFieldsSuffix(s *Scan) string {
+	if len(s.RowFields) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, f := range s.Fields {
+		if keep, ok := s.RowFields[f]; ok {
+			c := s.Table.Columns[f]
+			parts = append(parts, c.Name+"("+strings.Join(types.Schema(narrowType(c.Type, keep).Fields).Names(), ", ")+")")
+		}
+	}
+	return ", rowFields=[" + strings.Join(parts, ", ") + "]"
 }
