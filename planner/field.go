@@ -354,17 +354,18 @@ func narrowFields(e Expr, nw map[int][]int) Expr {
 }
 
 // rowFieldsSuffix is what EXPLAIN adds to a scan whose ROW columns are
-// narrowed to the fields read: rowFields=[bid(auction, price)].
+// narrowed to the fields read: rowFields=[person(dateTime), bid(auction,
+// price, dateTime)].
 func rowFieldsSuffix(s *Scan) string {
-	if len(s.RowFields) == 0 {
-		return ""
-	}
+	rf := s.rowFields()
 	var parts []string
-	for _, f := range s.Fields {
-		if keep, ok := s.RowFields[f]; ok {
-			c := s.Table.Columns[f]
+	for f, c := range s.Table.Columns {
+		if keep, ok := rf[f]; ok {
 			parts = append(parts, c.Name+"("+strings.Join(types.Schema(narrowType(c.Type, keep).Fields).Names(), ", ")+")")
 		}
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	return ", rowFields=[" + strings.Join(parts, ", ") + "]"
 }
