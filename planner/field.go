@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -369,3 +370,31 @@ func rowFieldsSuffix(s *Scan) string {
 	}
 	return ", rowFields=[" + strings.Join(parts, ", ") + "]"
 }
+
+// ErrRowState is the error of a plan that would keep a ROW column in an
+// operator's keyed state (a join, an aggregate, a TopN, ...): the state
+// encodings hold flat values only for now.
+var ErrRowState = errors.New("ROW column in keyed state")
+
+// refuseRowState refuses a graph in which an operator that keeps keyed
+// state receives a ROW column.
+func refuseRowState(g *Graph) error {
+	for _, o := range g.Operators {
+		if !o.HasKeyedState() {
+			continue
+		}
+		for _, in := range o.Inputs {
+			for _, c := range in.From.Schema {
+				if c.Type.Kind == types.Row {
+					return rowStateError(fmt.Sprintf("%s would keep the ROW column '%s' in its state, which is not supported yet (hint: select the fields it needs, col.field, before it)", o.Kind(), c.Name))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+type rowStateError string
+
+func (e rowStateError) Error() string { return string(e) }
+func (e rowStateError) Unwrap() error { return ErrRowState }
