@@ -41,6 +41,9 @@ func resolveCase(args []types.T) (Resolved, error) {
 	if !ok {
 		return Resolved{}, fmt.Errorf("CASE branches have no common type: %s", typeList(branches))
 	}
+	if err := refuseRowPick("CASE", rt); err != nil {
+		return Resolved{}, err
+	}
 	if !hasElse {
 		rt.NotNull = false
 	}
@@ -99,6 +102,9 @@ func resolveIf(args []types.T) (Resolved, error) {
 	if !ok {
 		return Resolved{}, errArgs("IF", args)
 	}
+	if err := refuseRowPick("IF", rt); err != nil {
+		return Resolved{}, err
+	}
 	at := rt.Nullable()
 	return Resolved{Ret: rt, ArgTypes: []types.T{types.BooleanType, at, at}, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		choice := make([]int16, n)
@@ -121,6 +127,9 @@ func resolveCoalesce(args []types.T) (Resolved, error) {
 	rt, ok := CommonType(args...)
 	if !ok {
 		return Resolved{}, errArgs("COALESCE", args)
+	}
+	if err := refuseRowPick("COALESCE", rt); err != nil {
+		return Resolved{}, err
 	}
 	rt.NotNull = false
 	for _, a := range args {
@@ -287,4 +296,13 @@ func (t truth) at(i int) bool {
 		return t.always
 	}
 	return t.arr.IsValid(i) && t.arr.Value(i)
+}
+
+// refuseRowPick refuses a conditional (CASE, IF, COALESCE) whose result
+// is a ROW: pick builds flat values only; the fields can be picked.
+func refuseRowPick(name string, t types.T) error {
+	if t.Kind == types.Row {
+		return fmt.Errorf("%s of ROW values is not supported yet: apply it to their fields (r.f)", name)
+	}
+	return nil
 }
