@@ -36,6 +36,10 @@ type Connector struct {
 	// the primary key contains, or two rows of one key would overwrite
 	// each other; the planner refuses it otherwise.
 	WritesByKey bool
+	// ReadsRowFields says the source reads a ROW column declared with
+	// any subset of its fields, in any order (the planner then asks it
+	// for the fields a query reads only).
+	ReadsRowFields bool
 	// ProducesUpdates, if set, says whether a scan of a table with these
 	// options emits a changelog (-U/+U/-D) rather than inserts only.
 	ProducesUpdates func(opts map[string]string) bool

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
@@ -22,7 +23,12 @@ type calcOp struct {
 	// identity[i] >= 0 when projection i just copies input column identity[i].
 	identity []int
 	cols     []arrow.Array
-	runs     []keptRun
+	runs     []keptRun // applyMask's scratch
+	// projectFirst says every projection is a column or fields of one
+	// (row.field): they cannot fail and copy nothing, so they are taken
+	// over all rows and the filter applied to what they give, which
+	// filters the fields read rather than whole rows.
+	projectFirst bool
 }
 
 func newCalc(t *subtask) (operator, error) {
@@ -36,7 +42,29 @@ func newCalc(t *subtask) (operator, error) {
 		c.identity = append(c.identity, columnOf(p))
 	}
 	c.cols = make([]arrow.Array, len(c.projs))
+	c.projectFirst = sp.Filter != nil
+	for _, p := range sp.Projections {
+		c.projectFirst = c.projectFirst && isFieldPath(p)
+	}
 	return c, nil
+}
+
+// isFieldPath reports whether e is a column or a field of one, at any
+// depth (r.a, r.c.x).
+func isFieldPath(e planner.Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *planner.ColumnRef:
+			return true
+		case *planner.Call:
+			if x.Func != functions.FieldAccess || len(x.Args) != 2 {
+				return false
+			}
+			e = x.Args[0]
+		default:
+			return false
+		}
+	}
 }
 
 func (c *calcOp) open(t *taskContext) error { c.t = t; return nil }
@@ -44,6 +72,9 @@ func (c *calcOp) open(t *taskContext) error { c.t = t; return nil }
 func (c *calcOp) process(_ int, b Batch, out *emitter) error {
 	rec := b.Rec
 	ops := b.Ops
+	if c.projectFirst {
+		return c.projectThenFilter(rec, ops, out)
+	}
 	if c.filter != nil {
 		mask, err := c.filter.evalArray(c.t.fctx, rec)
 		if err != nil {
@@ -84,6 +115,38 @@ func (c *calcOp) process(_ int, b Batch, out *emitter) error {
 		c.cols[i] = nil
 	}
 	return out.emit(Batch{Rec: outRec, Ops: ops})
+}
+
+// projectThenFilter is process for projectFirst: the projections over all
+// of rec, then the rows the filter keeps.
+func (c *calcOp) projectThenFilter(rec arrow.RecordBatch, ops []RowKind, out *emitter) error {
+	mask, err := c.filter.evalArray(c.t.fctx, rec)
+	if err != nil {
+		return err
+	}
+	defer mask.Release()
+	for i, p := range c.projs {
+		a, err := p.evalArray(c.t.fctx, rec)
+		if err != nil {
+			for _, x := range c.cols[:i] {
+				x.Release()
+			}
+			return err
+		}
+		c.cols[i] = a
+	}
+	projected := array.NewRecordBatch(c.schema, c.cols, rec.NumRows())
+	for i, x := range c.cols {
+		x.Release()
+		c.cols[i] = nil
+	}
+	defer projected.Release()
+	kept, keptOps, runs, err := applyMask(c.t, projected, ops, mask.(*array.Boolean), c.runs[:0])
+	c.runs = runs
+	if err != nil || kept == nil {
+		return err
+	}
+	return out.emit(Batch{Rec: kept, Ops: keptOps})
 }
 
 // applyMask keeps the rows of rec where mask is TRUE. It returns nil when

@@ -158,10 +158,10 @@ func newSource(t *subtask) (Source, error) {
 	spec.Table, spec.Schema, spec.Fields, spec.Options, spec.PrimaryKey = tbl.Name, tbl.Columns, sc.Fields, tbl.Options, tbl.PrimaryKey
 	spec.Watermark = tbl.WatermarkColumn
 	spec.PartitionKeys = tbl.PartitionKeys
+	// The connector reads the physical columns (ROW columns with the fields
+	// the plan reads); the subtask computes the others (proctime.go).
+	spec.Schema = sc.PhysicalSchema()
 	if len(tbl.Computed) > 0 {
-		// The connector reads the physical columns; the subtask computes
-		// the others (proctime.go).
-		spec.Schema, _ = tbl.Physical()
 		spec.Fields = sc.PhysicalFields()
 	}
 	return f(spec)

@@ -86,6 +86,9 @@ func castBody(from, to types.T, try bool) (Kernel, error) {
 	bad := func() (Kernel, error) {
 		return nil, fmt.Errorf("cannot cast %s to %s", from, to)
 	}
+	if from.Kind == types.Row || to.Kind == types.Row {
+		return castRow(from, to, try)
+	}
 	if to.Kind == types.String {
 		return castToString(from, to)
 	}

@@ -41,6 +41,9 @@ func resolveCase(args []types.T) (Resolved, error) {
 	if !ok {
 		return Resolved{}, fmt.Errorf("CASE branches have no common type: %s", typeList(branches))
 	}
+	if err := refuseRowPick("CASE", rt); err != nil {
+		return Resolved{}, err
+	}
 	if !hasElse {
 		rt.NotNull = false
 	}
@@ -55,16 +58,20 @@ func resolveCase(args []types.T) (Resolved, error) {
 	}
 	return Resolved{Ret: rt, ArgTypes: ats, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		choice := make([]int16, n)
+		conds := make([]truth, 0, len(args)/2)
+		for j := 0; j+1 < len(args); j += 2 {
+			conds = append(conds, truthOf(args[j]))
+		}
 		for i := range n {
 			choice[i] = -1
-			j := 0
-			for ; j+1 < len(args); j += 2 {
-				if isValid(args[j], i) && boolAt(args[j], i) {
-					choice[i] = int16(j + 1)
+			k := 0
+			for ; k < len(conds); k++ {
+				if conds[k].at(i) {
+					choice[i] = int16(2*k + 1)
 					break
 				}
 			}
-			if j+1 >= len(args) && hasElse {
+			if k == len(conds) && hasElse {
 				choice[i] = int16(len(args) - 1)
 			}
 		}
@@ -95,6 +102,9 @@ func resolveIf(args []types.T) (Resolved, error) {
 	if !ok {
 		return Resolved{}, errArgs("IF", args)
 	}
+	if err := refuseRowPick("IF", rt); err != nil {
+		return Resolved{}, err
+	}
 	at := rt.Nullable()
 	return Resolved{Ret: rt, ArgTypes: []types.T{types.BooleanType, at, at}, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		choice := make([]int16, n)
@@ -117,6 +127,9 @@ func resolveCoalesce(args []types.T) (Resolved, error) {
 	rt, ok := CommonType(args...)
 	if !ok {
 		return Resolved{}, errArgs("COALESCE", args)
+	}
+	if err := refuseRowPick("COALESCE", rt); err != nil {
+		return Resolved{}, err
 	}
 	rt.NotNull = false
 	for _, a := range args {
@@ -262,4 +275,34 @@ func pickFixed[T fixed](ctx *Context, t types.T, srcs []Vec, choice []int16, n i
 		val = validity{}
 	}
 	return finish(t, n, val, buf)
+}
+
+// truth reads whether a BOOLEAN Vec is TRUE at a row (NULL is not), with
+// the Vec's kind decided once per batch rather than per row.
+type truth struct {
+	arr    *array.Boolean
+	always bool // a Const that is TRUE
+}
+
+func truthOf(v Vec) truth {
+	if v.Const || v.Type.Kind == types.Null {
+		return truth{always: v.Type.Kind != types.Null && v.Const && v.Value != nil && constBool(v)}
+	}
+	return truth{arr: v.Array.(*array.Boolean)}
+}
+
+func (t truth) at(i int) bool {
+	if t.arr == nil {
+		return t.always
+	}
+	return t.arr.IsValid(i) && t.arr.Value(i)
+}
+
+// refuseRowPick refuses a conditional (CASE, IF, COALESCE) whose result
+// is a ROW: pick builds flat values only; the fields can be picked.
+func refuseRowPick(name string, t types.T) error {
+	if t.Kind == types.Row {
+		return fmt.Errorf("%s of ROW values is not supported yet: apply it to their fields (r.f)", name)
+	}
+	return nil
 }

@@ -29,6 +29,9 @@ func init() {
 		if rt.Kind == types.Null {
 			rt = types.StringType
 		}
+		if err := refuseRowPick("a scalar subquery", rt); err != nil {
+			return Resolved{}, err
+		}
 		rt = rt.Nullable()
 		return Resolved{Ret: rt, ArgTypes: []types.T{types.BooleanType, rt}, Kernel: func(ctx *Context, args []Vec, n int) (Vec, error) {
 			many := args[0]

@@ -82,6 +82,9 @@ func merge2(a, b types.T) (types.T, bool) {
 	if a.IsNumeric() && b.IsNumeric() {
 		return mergeNumeric(a, b), true
 	}
+	if a.Kind == types.Row || b.Kind == types.Row {
+		return mergeRows(a, b)
+	}
 	if a.Kind == b.Kind {
 		switch a.Kind {
 		case types.Timestamp, types.Time:
@@ -133,6 +136,9 @@ func mergeNumeric(a, b types.T) types.T {
 // string compared with a DATE/TIME/TIMESTAMP is parsed as that type, as
 // Flink does for literals).
 func comparisonType(a, b types.T) (types.T, bool) {
+	if a.Kind == types.Row || b.Kind == types.Row {
+		return types.T{}, false // rows are not compared: their fields are
+	}
 	if a.Kind == types.String && b.IsTemporal() {
 		return b.Nullable(), true
 	}
@@ -171,4 +177,21 @@ func decimalArithType(op string, a, b types.T) types.T {
 		s := max(s1, s2)
 		return adjustDecimal(min(p1-s1, p2-s2)+s, s)
 	}
+}
+
+// mergeRows merges two ROWs of as many fields field by field, with the
+// names of a.
+func mergeRows(a, b types.T) (types.T, bool) {
+	if a.Kind != b.Kind || len(a.Fields) != len(b.Fields) {
+		return types.T{}, false
+	}
+	out := types.T{Kind: types.Row, Fields: make([]types.Column, len(a.Fields))}
+	for i, f := range a.Fields {
+		t, ok := CommonType(f.Type, b.Fields[i].Type)
+		if !ok {
+			return types.T{}, false
+		}
+		out.Fields[i] = types.Column{Name: f.Name, Type: t}
+	}
+	return out, true
 }

@@ -140,9 +140,14 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 			if err != nil {
 				return nil, nil, err
 			}
+			if err := refuseRowKey(b.pos(e), "GROUP BY", x.Type()); err != nil {
+				return nil, nil, err
+			}
 			name := fmt.Sprintf("$key%d", len(keys))
 			if c, ok := x.(*ColumnRef); ok {
 				name = c.Name
+			} else if f, ok := fieldName(x); ok {
+				name = f
 			}
 			k := add(x, name)
 			keys = append(keys, k)

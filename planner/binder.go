@@ -459,6 +459,9 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 		keys := make([]int, len(proj.Exprs))
 		for i := range keys {
 			keys[i] = i
+			if err := refuseRowKey(b.stmt.Pos(), "SELECT DISTINCT", proj.Exprs[i].Type()); err != nil {
+				return nil, err
+			}
 		}
 		// With a GROUP BY too, the hint goes to the GROUP BY (the first
 		// aggregate over the input).
@@ -643,6 +646,9 @@ func (b *binder) orderLimit(out Node, sc *scope, agg *aggScope, ob *ast.OrderByC
 		for _, item := range ob.Items {
 			idx, err := b.orderIndex(item.Expr, out, sc, agg, &hidden)
 			if err != nil {
+				return nil, err
+			}
+			if err := refuseRowKey(b.pos(item.Expr), "ORDER BY", sortKeyType(out, idx, hidden)); err != nil {
 				return nil, err
 			}
 			nullsFirst := !item.Desc // Flink's default: NULLs are the smallest

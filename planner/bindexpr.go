@@ -54,9 +54,14 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 	case *driver.ValueExpr:
 		return b.literal(e)
 	case *ast.ColumnNameExpr:
+		if x, ok, err := b.bindField(e.Name, sc, e); ok {
+			return x, err
+		}
 		return b.resolveColumn(e.Name, sc, e)
 	case *ast.ParenthesesExpr:
 		return b.bindExpr(e.Expr, sc, agg)
+	case *ast.RowExpr:
+		return b.bindRow(e, sc, agg)
 	case *ast.BinaryOperationExpr:
 		name, ok := binaryOps[e.Op]
 		if !ok {
@@ -619,6 +624,18 @@ func (b *binder) castTarget(e *ast.FuncCastExpr) (types.T, error) {
 
 // typeFromName converts a type as written into a logical type.
 func typeFromName(tn sql.TypeName) (types.T, error) {
+	if tn.Name == "ROW" && len(tn.Fields) > 0 {
+		t := types.T{Kind: types.Row}
+		for _, f := range tn.Fields {
+			ft, err := typeFromName(f.Type)
+			if err != nil {
+				return types.T{}, err
+			}
+			ft.NotNull = f.NotNull
+			t.Fields = append(t.Fields, types.Column{Name: f.Name, Type: ft})
+		}
+		return t, nil
+	}
 	s := tn.Name
 	if u, ok := unsignedTypes[s]; ok && len(tn.Args) == 0 {
 		s = u
@@ -632,7 +649,7 @@ func typeFromName(tn sql.TypeName) (types.T, error) {
 	}
 	t, err := types.Parse(s)
 	if err != nil {
-		return types.T{}, &sql.Error{Pos: tn.Pos, Msg: err.Error(), Hint: "types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, VARCHAR, BYTES, DATE, TIME, TIMESTAMP(p)"}
+		return types.T{}, &sql.Error{Pos: tn.Pos, Msg: err.Error(), Hint: "types: BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), STRING, VARCHAR, BYTES, DATE, TIME, TIMESTAMP(p), ROW<name TYPE, ...>"}
 	}
 	return t, nil
 }

@@ -84,7 +84,11 @@ func (b *binder) bindComputed(t *catalog.Table, e ast.ExprNode) (Expr, error) {
 	var bad ast.ExprNode
 	walkAST(e, func(n ast.Node) {
 		if c, ok := n.(*ast.ColumnNameExpr); ok && bad == nil {
-			if _, computed := t.ComputedExpr(c.Name.Name.O); computed {
+			// person.dateTime is a field of the ROW column person, not the
+			// computed column dateTime.
+			qual := c.Name.Table.O
+			column := qual == "" || (strings.EqualFold(qual, t.Name) && t.Columns.Index(qual) < 0)
+			if _, computed := t.ComputedExpr(c.Name.Name.O); computed && column {
 				bad = c
 			}
 		}
@@ -225,7 +229,7 @@ func (s *Scan) ComputedOverPhysical(i int) Expr {
 	for j, p := range s.PhysicalFields() {
 		m[idx[p]] = j
 	}
-	return remapColumns(s.Computed[f], m)
+	return remapColumns(narrowFields(s.Computed[f], s.rowFields()), m)
 }
 
 // ProctimeField returns the position of the PROCTIME() column among the

@@ -1,9 +1,14 @@
 // Package planner turns statements into plans. It binds names and types
 // (Binder), builds a logical plan of relational nodes, rewrites it with
 // rules kept one per file (constant folding, predicate pushdown, projection
-// pruning), infers each node's changelog mode (append-only or updating), and
+// pruning, ROW field pruning), infers each node's changelog mode (append-only or updating), and
 // lays the result out as a physical DAG of operators with parallelism,
 // exchanges and stable operator ids. EXPLAIN prints both plans.
+//
+// ROW columns: a.b is a field when a is a ROW column in scope (field.go
+// says how a dotted name is read, and refuses one that could mean two
+// things); a field access is a Call of functions.FieldAccess. A ROW never
+// reaches an operator with keyed state (refuseRowState).
 //
 // RisingWave's EMIT ON WINDOW CLOSE is honoured on window aggregations over
 // a time attribute and rejected elsewhere (emit.go).

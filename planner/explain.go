@@ -49,7 +49,7 @@ func explainTree(n Node) string {
 }
 
 func (s *Scan) Describe() string {
-	return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s]%s)", s.Table.Name, strings.Join(s.Schema().Names(), ", "), watermarkSuffix(s)+proctimeSuffix(s))
+	return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s]%s)", s.Table.Name, strings.Join(s.Schema().Names(), ", "), watermarkSuffix(s)+proctimeSuffix(s)+rowFieldsSuffix(s))
 }
 
 func (v *Values) Describe() string {

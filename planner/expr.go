@@ -89,6 +89,12 @@ func (c *Cast) String() string {
 func writeExpr(sb *strings.Builder, e Expr) {
 	switch x := e.(type) {
 	case *Call:
+		if name, ok := fieldName(x); ok {
+			writeExpr(sb, x.Args[0])
+			sb.WriteByte('.')
+			sb.WriteString(name)
+			return
+		}
 		if isInfix(x.Func) && len(x.Args) == 2 {
 			sb.WriteByte('(')
 			writeExpr(sb, x.Args[0])

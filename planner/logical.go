@@ -61,6 +61,11 @@ type Scan struct {
 	// Proctime is the table column index of the PROCTIME() column, the
 	// table's processing-time attribute; -1 when it has none.
 	Proctime int
+	// RowFields narrows ROW columns the plan reads only through field
+	// accesses (rule_rowfields.go): table column index -> the positions
+	// of the fields read, in order. The scan's schema has those fields
+	// alone.
+	RowFields map[int][]int
 }
 
 // Values is a literal relation (VALUES, or a SELECT without FROM).
@@ -178,6 +183,9 @@ func (s *Scan) Schema() types.Schema {
 	out := make(types.Schema, len(s.Fields))
 	for i, f := range s.Fields {
 		out[i] = s.Table.Columns[f]
+		if keep, ok := s.RowFields[f]; ok {
+			out[i].Type = narrowType(out[i].Type, keep)
+		}
 	}
 	return out
 }

@@ -26,6 +26,7 @@ var rules = []rule{
 	{"join order", orderJoins},
 	{"rank ranges", rankFilters},
 	{"projection pruning", pruneColumns},
+	{"ROW field pruning", pruneRowFields},
 	{"interval joins", intervalJoins},
 	{"window aggregation", windowAggregates},
 	{"window join", windowJoins},

@@ -115,6 +115,9 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	if err := b.finishLate(sinks); err != nil {
 		return nil, err
 	}
+	if err := refuseRowState(b.g); err != nil {
+		return nil, err
+	}
 	return b.g, nil
 }
 

@@ -273,7 +273,11 @@ func fitValue(e Expr, t *catalog.Table, col types.Column, pos sql.Pos, name stri
 			if err == nil {
 				return v, nil
 			}
-			return nil, errAt(ErrTypeMismatch, pos, fmt.Sprintf("write a valid %s constant, or CAST(<expr> AS %s) to convert while running", to, to),
+			hint := fmt.Sprintf("write a valid %s constant, or CAST(<expr> AS %s) to convert while running", to, to)
+			if to.Kind == types.Row {
+				hint = "write a ROW(...) of as many values as the column has fields, each of its field's type"
+			}
+			return nil, errAt(ErrTypeMismatch, pos, hint,
 				"column '%s' of table '%s' is %s: cannot insert %s value %s (%v)", col.Name, t.Name, to, from.Nullable(), l, err)
 		}
 		return nil, errAt(ErrTypeMismatch, pos, fmt.Sprintf("use CAST(%s AS %s)", l, to),

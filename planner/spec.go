@@ -55,7 +55,7 @@ type SourceSpec struct{ Scan *Scan }
 
 func (*SourceSpec) Kind() string { return KindSource }
 func (s *SourceSpec) Describe(o *Operator) string {
-	return fmt.Sprintf("Source: %s(fields=[%s]%s)", s.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "), watermarkSuffix(s.Scan)+proctimeSuffix(s.Scan))
+	return fmt.Sprintf("Source: %s(fields=[%s]%s)", s.Scan.Table.Name, strings.Join(o.Schema.Names(), ", "), watermarkSuffix(s.Scan)+proctimeSuffix(s.Scan)+rowFieldsSuffix(s.Scan))
 }
 
 // Identity: the table (by name, not its options) and the fields read. Not

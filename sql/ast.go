@@ -37,11 +37,22 @@ func (s Span) Text() string { return s.Src }
 // ("VARCHAR", "DECIMAL", "TIMESTAMP", "STRING"), and its arguments.
 // Multi-word types keep their words, one space apart ("DOUBLE PRECISION",
 // "TIMESTAMP WITH LOCAL TIME ZONE" for TIMESTAMP(3) WITH LOCAL TIME ZONE,
-// "BIGINT UNSIGNED"). Pos is where the type starts.
+// "BIGINT UNSIGNED"). Pos is where the type starts. A ROW<...> or ROW(...)
+// has Name "ROW" and its Fields.
 type TypeName struct {
-	Name string
-	Args []int
-	Pos  Pos
+	Name   string
+	Args   []int
+	Pos    Pos
+	Fields []FieldDef
+}
+
+// FieldDef is one field of a ROW type: name TYPE [NOT NULL] ['description'].
+type FieldDef struct {
+	Name        string
+	Type        TypeName
+	NotNull     bool
+	Description string
+	Pos         Pos
 }
 
 // ColumnDef is one column of CREATE TABLE.

@@ -132,10 +132,15 @@
 //     FIRST | LAST in the ORDER BY of a query (NullsFirst; elsewhere an
 //     error).
 //   - Not supported yet, each with its own error: LATERAL TABLE, UNNEST, MATCH_RECOGNIZE,
-//     composite types (ARRAY<...>, MAP<...>, ROW<...>), INSERT OVERWRITE,
+//     composite types other than ROW (ARRAY<...>, MAP<...>, MULTISET<...>), INSERT OVERWRITE,
 //     CREATE TABLE ... LIKE/AS. PARTITIONED BY (a, b) is parsed into
 //     CreateTable.PartitionKeys; which connectors take it is the catalog's
 //     business.
+//   - Column types may be ROW<name TYPE [NOT NULL] ['description'], ...>
+//     or ROW(...), nested (TypeName.Fields); a field reference r.f comes
+//     back as the TiDB parser reads it (table r, column f), and the
+//     planner tells fields from columns. ROW(a, b) in an expression is
+//     the TiDB parser's RowExpr.
 //   - CREATE TABLE also takes the SQLite/sqllogictest forms: PRIMARY KEY as a
 //     column constraint, PRIMARY KEY (...) without NOT ENFORCED, NULL, and
 //     UNIQUE (recorded in ColumnDef.Unique for the catalog to judge).

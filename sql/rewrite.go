@@ -243,6 +243,10 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			return nil, p.errAt(t.off, "%s is not supported", w)
 		case up == "STRAIGHT_JOIN":
 			return nil, p.errAt(t.off, "STRAIGHT_JOIN is not supported")
+		case up == "ROW" && next.isPunct("(") && !(i > lo && (toks[i-1].is("VALUES") || toks[i-1].isPunct(","))) && p.singleArg(i+1, hi):
+			e := p.errAt(t.off, "ROW(x) with one value is not supported")
+			e.Hint = "the row constructor takes two or more values; a ROW of one field cannot be built in SQL yet"
+			return nil, e
 		case (up == "ROWS" && !p.rowsKeyword(i, lo, hi)) || (up == "WINDOW" && !p.windowKeyword(i, hi)):
 			// Names in Arroyo's queries (count(*) AS rows, ... AS window).
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
@@ -336,6 +340,26 @@ func (p *stmtParser) windowKeyword(i, hi int) bool {
 }
 
 // pad returns s padded with spaces to n bytes (s itself if it is longer).
+// singleArg reports whether the parenthesis at open holds one value (no
+// comma at its top level).
+func (p *stmtParser) singleArg(open, hi int) bool {
+	toks := p.sc.toks
+	depth := 0
+	for j := open; j < hi; j++ {
+		switch {
+		case toks[j].isPunct("("):
+			depth++
+		case toks[j].isPunct(")"):
+			if depth--; depth == 0 {
+				return j > open+1
+			}
+		case depth == 1 && toks[j].isPunct(","):
+			return false
+		}
+	}
+	return false
+}
+
 func pad(s string, n int) string {
 	if len(s) < n {
 		s += strings.Repeat(" ", n-len(s))

@@ -27,7 +27,10 @@ func (p *stmtParser) typeName() (TypeName, *Error) {
 	}
 	tn := TypeName{Name: strings.ToUpper(t.val), Pos: p.sc.pos(t.off)}
 	p.i++
-	if p.peek().isPunct("<") || (p.peek().isPunct("(") && (tn.Name == "ROW" || tn.Name == "ARRAY" || tn.Name == "MAP" || tn.Name == "MULTISET")) {
+	if tn.Name == "ROW" && (p.peek().isPunct("<") || p.peek().isPunct("(")) {
+		return p.rowType(tn)
+	}
+	if p.peek().isPunct("<") || (p.peek().isPunct("(") && (tn.Name == "ARRAY" || tn.Name == "MAP" || tn.Name == "MULTISET")) {
 		return TypeName{}, p.errAt(t.off, "composite type %s is not supported", tn.Name)
 	}
 	switch {
@@ -67,6 +70,50 @@ func (p *stmtParser) typeName() (TypeName, *Error) {
 		tn.Name += " UNSIGNED"
 	}
 	return tn, nil
+}
+
+// rowType parses the fields of ROW<name TYPE [NOT NULL] ['description'],
+// ...> or ROW(...), the ROW already consumed.
+func (p *stmtParser) rowType(tn TypeName) (TypeName, *Error) {
+	closer := ">"
+	if p.peek().isPunct("(") {
+		closer = ")"
+	}
+	p.i++
+	for {
+		t := p.peek()
+		if !t.isName() {
+			return TypeName{}, p.unexpected("expected a field name: ROW<name TYPE, ...>")
+		}
+		f := FieldDef{Name: t.val, Pos: p.sc.pos(t.off)}
+		p.i++
+		var err *Error
+		if f.Type, err = p.typeName(); err != nil {
+			return TypeName{}, err
+		}
+		if p.accept("NOT", "NULL") {
+			f.NotNull = true
+		} else {
+			p.accept("NULL")
+		}
+		if p.peek().kind == tokString {
+			f.Description = p.peek().val
+			p.i++
+		}
+		for _, g := range tn.Fields {
+			if strings.EqualFold(g.Name, f.Name) {
+				return TypeName{}, Errorf(f.Pos, "field '%s' is declared twice in ROW", f.Name)
+			}
+		}
+		tn.Fields = append(tn.Fields, f)
+		if p.acceptPunct(",") {
+			continue
+		}
+		if err := p.expectPunct(closer, "expected ',' or '"+closer+"' in ROW"+map[string]string{">": "<...>", ")": "(...)"}[closer]); err != nil {
+			return TypeName{}, err
+		}
+		return tn, nil
+	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

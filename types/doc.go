@@ -19,7 +19,14 @@
 //	Timestamp                  int64, microseconds since 1970-01-01 00:00:00 (no zone)
 //	IntervalDayTime            int64, milliseconds
 //	IntervalYearMonth          int64, months
+//	Row                        []Value, one per field (T.Fields)
 //	Null                       nil (the type of a bare NULL literal)
 //
 // A nil Value is SQL NULL for every type.
+//
+// A ROW is an Arrow struct array, a child array per field. Every producer
+// of struct arrays here keeps a child NULL where its row is NULL (arrow's
+// StructBuilder does), though readers do not rely on it: field access
+// (functions.ResolveField) masks the child with the row's validity when
+// it does not. A row prints as Flink's CAST(row AS STRING): (v1, v2).
 package types

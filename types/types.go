@@ -28,6 +28,9 @@ const (
 	Timestamp
 	IntervalDayTime
 	IntervalYearMonth
+	// Row is a structured type, Flink's ROW<name TYPE, ...>: T.Fields are
+	// its fields in order.
+	Row
 )
 
 // T is a logical SQL type. The zero value is the NULL type.
@@ -41,6 +44,9 @@ type T struct {
 	// NotNull is set for columns declared NOT NULL and for expressions that
 	// cannot produce NULL. Types compare equal regardless of it (see Equal).
 	NotNull bool
+	// Fields are the fields of a ROW, in order; nil otherwise. A field's
+	// NotNull says the field is never NULL in a row that is not NULL.
+	Fields []Column `json:",omitempty"`
 }
 
 // Common types.
@@ -69,9 +75,32 @@ func DecimalOf(p, s int) T { return T{Kind: Decimal, Precision: p, Scale: s} }
 // TimestampOf returns TIMESTAMP(p).
 func TimestampOf(p int) T { return T{Kind: Timestamp, Precision: p} }
 
+// RowOf returns ROW<fields...>.
+func RowOf(fields ...Column) T { return T{Kind: Row, Fields: fields} }
+
 // Equal reports whether a and b are the same type, ignoring nullability.
+// Two ROW types are equal when their fields have the same names (without
+// regard to case) and equal types, the fields' nullability included.
 func (t T) Equal(o T) bool {
-	return t.Kind == o.Kind && t.Precision == o.Precision && t.Scale == o.Scale
+	if t.Kind != o.Kind || t.Precision != o.Precision || t.Scale != o.Scale || len(t.Fields) != len(o.Fields) {
+		return false
+	}
+	for i, f := range t.Fields {
+		g := o.Fields[i]
+		if !strings.EqualFold(f.Name, g.Name) || !f.Type.Equal(g.Type) || f.Type.NotNull != g.Type.NotNull {
+			return false
+		}
+	}
+	return true
+}
+
+// FieldIndex returns the position of the ROW field named name (matched without
+// regard to case, as columns are), or -1.
+func (t T) FieldIndex(name string) int {
+	if t.Kind != Row {
+		return -1
+	}
+	return Schema(t.Fields).Index(name)
 }
 
 // Nullable returns t with NotNull cleared.
@@ -130,6 +159,8 @@ func (t T) String() string {
 		s = "INTERVAL DAY TO SECOND"
 	case IntervalYearMonth:
 		s = "INTERVAL YEAR TO MONTH"
+	case Row:
+		s = Schema(t.Fields).String()
 	default:
 		s = fmt.Sprintf("Kind(%d)", t.Kind)
 	}
@@ -172,6 +203,12 @@ func (t T) ArrowType() arrow.DataType {
 		return &arrow.TimestampType{Unit: arrow.Microsecond}
 	case IntervalDayTime, IntervalYearMonth:
 		return arrow.PrimitiveTypes.Int64
+	case Row:
+		fs := make([]arrow.Field, len(t.Fields))
+		for i, f := range t.Fields {
+			fs[i] = f.Type.Field(f.Name)
+		}
+		return arrow.StructOf(fs...)
 	}
 	panic(fmt.Sprintf("types: no arrow type for %v", t))
 }
@@ -200,8 +237,12 @@ func FromField(f arrow.Field) (T, error) {
 
 // Parse parses a type name as String prints it, and the synonyms a user may
 // write in DDL: INTEGER, VARCHAR[(n)], CHAR[(n)], TEXT, BINARY, VARBINARY,
-// BLOB, BOOL, REAL, DEC, NUMERIC, DATETIME.
+// BLOB, BOOL, REAL, DEC, NUMERIC, DATETIME. A ROW is read as String prints
+// it, ROW<`name` TYPE, ...> (names in backticks or bare).
 func Parse(s string) (T, error) {
+	if t, ok, err := parseRow(s); ok {
+		return t, err
+	}
 	u := strings.ToUpper(strings.TrimSpace(s))
 	var t T
 	if rest, ok := strings.CutSuffix(u, " NOT NULL"); ok {
@@ -271,4 +312,91 @@ func Parse(s string) (T, error) {
 		return T{}, fmt.Errorf("unknown type %q", s)
 	}
 	return t, nil
+}
+
+// parseRow parses ROW<field TYPE, ...> [NOT NULL]; ok is false when s is
+// not a ROW.
+func parseRow(s string) (t T, ok bool, err error) {
+	u := strings.TrimSpace(s)
+	if len(u) < 4 || !strings.EqualFold(u[:3], "ROW") || (u[3] != '<' && u[3] != '(') {
+		return T{}, false, nil
+	}
+	closer := byte('>')
+	if u[3] == '(' {
+		closer = ')'
+	}
+	depth, end := 0, -1
+	for i := 3; i < len(u) && end < 0; i++ {
+		switch u[i] {
+		case '<', '(':
+			depth++
+		case '>', ')':
+			if depth--; depth == 0 {
+				if u[i] != closer {
+					return T{}, true, fmt.Errorf("bad type %q", s)
+				}
+				end = i
+			}
+		case '`':
+			j := strings.IndexByte(u[i+1:], '`')
+			if j < 0 {
+				return T{}, true, fmt.Errorf("bad type %q", s)
+			}
+			i += j + 1
+		}
+	}
+	if end < 0 {
+		return T{}, true, fmt.Errorf("bad type %q", s)
+	}
+	t = T{Kind: Row}
+	switch rest := strings.ToUpper(strings.TrimSpace(u[end+1:])); rest {
+	case "":
+	case "NOT NULL":
+		t.NotNull = true
+	default:
+		return T{}, true, fmt.Errorf("bad type %q", s)
+	}
+	for _, f := range splitTop(u[4:end]) {
+		f = strings.TrimSpace(f)
+		var name, typ string
+		if strings.HasPrefix(f, "`") {
+			j := strings.IndexByte(f[1:], '`')
+			name, typ = f[1:j+1], f[j+2:]
+		} else {
+			name, typ, _ = strings.Cut(f, " ")
+		}
+		ft, err := Parse(typ)
+		if err != nil || name == "" {
+			return T{}, true, fmt.Errorf("bad type %q", s)
+		}
+		t.Fields = append(t.Fields, Column{Name: name, Type: ft})
+	}
+	if len(t.Fields) == 0 {
+		return T{}, true, fmt.Errorf("bad type %q: a ROW needs at least one field", s)
+	}
+	return t, true, nil
+}
+
+// splitTop splits s at the commas outside brackets and backticks.
+func splitTop(s string) []string {
+	var out []string
+	depth, from, quoted := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '`':
+			quoted = !quoted
+		case quoted:
+		case c == '<' || c == '(':
+			depth++
+		case c == '>' || c == ')':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, s[from:i])
+			from = i + 1
+		}
+	}
+	if strings.TrimSpace(s[from:]) != "" || len(out) > 0 {
+		out = append(out, s[from:])
+	}
+	return out
 }

@@ -54,6 +54,12 @@ func ValueAt(arr arrow.Array, i int) Value {
 		return int64(a.Value(i))
 	case *array.Null:
 		return nil
+	case *array.Struct:
+		row := make([]Value, a.NumField())
+		for f := range row {
+			row[f] = ValueAt(a.Field(f), i)
+		}
+		return row
 	}
 	panic(fmt.Sprintf("types: ValueAt on %T", arr))
 }
@@ -93,6 +99,12 @@ func AppendValue(b array.Builder, v Value) {
 		b.Append(arrow.Timestamp(v.(int64)))
 	case *array.NullBuilder:
 		b.AppendNull()
+	case *array.StructBuilder:
+		row := v.([]Value)
+		b.Append(true)
+		for f, x := range row {
+			AppendValue(b.FieldBuilder(f), x)
+		}
 	default:
 		panic(fmt.Sprintf("types: AppendValue on %T", b))
 	}
@@ -135,6 +147,23 @@ func Format(t T, v Value) string {
 			sign, m = "-", -m
 		}
 		return fmt.Sprintf("%s%d-%02d", sign, m/12, m%12)
+	case Row:
+		// Flink's CAST(row AS STRING): (v1, v2), each field as it casts.
+		row := v.([]Value)
+		var sb strings.Builder
+		sb.WriteByte('(')
+		for i, f := range t.Fields {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			var x Value
+			if i < len(row) {
+				x = row[i]
+			}
+			sb.WriteString(Format(f.Type, x))
+		}
+		sb.WriteByte(')')
+		return sb.String()
 	}
 	return fmt.Sprint(v)
 }

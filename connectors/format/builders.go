@@ -1,6 +1,9 @@
 package format
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -44,7 +47,7 @@ func NewRows(s Spec) *Rows {
 	for i, f := range fields {
 		r.ByField[f] = i
 		c := textparse.NewColumn(s.Schema[f].Name, s.Schema[f].Type, r.bld.Field(i))
-		c.Base64Bytes = true // BYTES are base64 in Flink's text formats
+		c.SetBase64Bytes(true) // BYTES are base64 in Flink's text formats
 		r.Cols = append(r.Cols, c)
 	}
 	return r
@@ -61,7 +64,7 @@ func (r *Rows) Second() []*textparse.Column {
 	out := make([]*textparse.Column, len(r.Cols))
 	for i, c := range r.Cols {
 		out[i] = textparse.NewColumn(c.Name, c.Type, r.bld.Field(i))
-		out[i].Base64Bytes = c.Base64Bytes
+		out[i].SetBase64Bytes(c.Base64Bytes)
 	}
 	return out
 }
@@ -90,3 +93,23 @@ func (r *Rows) Flush() arrow.RecordBatch {
 
 // Release frees the builders.
 func (r *Rows) Release() { r.bld.Release() }
+
+// RefuseRows is the error of a format that cannot carry a ROW column
+// (csv, raw) when schema has one; nil otherwise.
+func RefuseRows(format string, schema types.Schema) error {
+	for _, c := range schema {
+		if c.Type.Kind == types.Row {
+			return rowColumnError(fmt.Sprintf("format '%s' cannot carry the ROW column '%s' (use 'json', which reads and writes it as a nested object)", format, c.Name))
+		}
+	}
+	return nil
+}
+
+// ErrRowColumn is the error of a format given a ROW column it cannot carry
+// (errors.Is).
+var ErrRowColumn = errors.New("ROW column in a flat format")
+
+type rowColumnError string
+
+func (e rowColumnError) Error() string { return string(e) }
+func (e rowColumnError) Unwrap() error { return ErrRowColumn }

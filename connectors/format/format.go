@@ -85,6 +85,11 @@ type Format struct {
 	Extension string
 	// Options are the keys the format reads, without prefix.
 	Options []string
+	// Flat says the format cannot carry ROW columns (csv, raw): its
+	// decoders and encoders refuse a schema with one (RefuseRows), and
+	// connectors that check formats at CREATE TABLE without building them
+	// call RefuseRows when it is set.
+	Flat bool
 	// NewDecoder and NewEncoder check the options and build.
 	NewDecoder func(Spec) (Decoder, error)
 	NewEncoder func(Spec) (Encoder, error)

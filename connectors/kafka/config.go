@@ -207,6 +207,11 @@ func parse(table string, schema types.Schema, opts map[string]string, upsert boo
 	if err := c.parseFormats(opts); err != nil {
 		return nil, err
 	}
+	if c.value.Flat {
+		if err := format.RefuseRows(c.value.Name, schema); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.parseScan(opts); err != nil {
 		return nil, err
 	}

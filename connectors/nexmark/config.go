@@ -3,6 +3,7 @@ package nexmark
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,116 +94,157 @@ func bounded(opts map[string]string) bool {
 	return err == nil && n > 0
 }
 
-// col identifies a column of the nexmark table.
-type col uint8
+// field identifies a value of an event: event_type, or a field of the
+// person, auction or bid row.
+type field uint8
 
 const (
-	colEventType col = iota
-	colPersonID
-	colPersonName
-	colPersonEmail
-	colPersonCreditCard
-	colPersonCity
-	colPersonState
-	colPersonDateTime
-	colPersonExtra
-	colAuctionID
-	colAuctionItemName
-	colAuctionDescription
-	colAuctionInitialBid
-	colAuctionReserve
-	colAuctionDateTime
-	colAuctionExpires
-	colAuctionSeller
-	colAuctionCategory
-	colAuctionExtra
-	colBidAuction
-	colBidBidder
-	colBidPrice
-	colBidChannel
-	colBidURL
-	colBidDateTime
-	colBidExtra
-	colDateTime
-	numCols
+	fEventType field = iota
+	fPersonID
+	fPersonName
+	fPersonEmail
+	fPersonCreditCard
+	fPersonCity
+	fPersonState
+	fPersonDateTime
+	fPersonExtra
+	fAuctionID
+	fAuctionItemName
+	fAuctionDescription
+	fAuctionInitialBid
+	fAuctionReserve
+	fAuctionDateTime
+	fAuctionExpires
+	fAuctionSeller
+	fAuctionCategory
+	fAuctionExtra
+	fBidAuction
+	fBidBidder
+	fBidPrice
+	fBidChannel
+	fBidURL
+	fBidDateTime
+	fBidExtra
+	numFields
 )
 
 var ts3 = types.TimestampOf(3)
 
-// columns is the nexmark table's schema: Flink's event_type and person,
-// auction and bid rows flattened (ROW types do not exist yet), each field
-// NULL when the event is of another kind, and the event time.
-var columns = [numCols]types.Column{
-	colEventType:          {Name: "event_type", Type: types.IntType},
-	colPersonID:           {Name: "person_id", Type: types.BigIntType},
-	colPersonName:         {Name: "person_name", Type: types.StringType},
-	colPersonEmail:        {Name: "person_email_address", Type: types.StringType},
-	colPersonCreditCard:   {Name: "person_credit_card", Type: types.StringType},
-	colPersonCity:         {Name: "person_city", Type: types.StringType},
-	colPersonState:        {Name: "person_state", Type: types.StringType},
-	colPersonDateTime:     {Name: "person_date_time", Type: ts3},
-	colPersonExtra:        {Name: "person_extra", Type: types.StringType},
-	colAuctionID:          {Name: "auction_id", Type: types.BigIntType},
-	colAuctionItemName:    {Name: "auction_item_name", Type: types.StringType},
-	colAuctionDescription: {Name: "auction_description", Type: types.StringType},
-	colAuctionInitialBid:  {Name: "auction_initial_bid", Type: types.BigIntType},
-	colAuctionReserve:     {Name: "auction_reserve", Type: types.BigIntType},
-	colAuctionDateTime:    {Name: "auction_date_time", Type: ts3},
-	colAuctionExpires:     {Name: "auction_expires", Type: ts3},
-	colAuctionSeller:      {Name: "auction_seller", Type: types.BigIntType},
-	colAuctionCategory:    {Name: "auction_category", Type: types.BigIntType},
-	colAuctionExtra:       {Name: "auction_extra", Type: types.StringType},
-	colBidAuction:         {Name: "bid_auction", Type: types.BigIntType},
-	colBidBidder:          {Name: "bid_bidder", Type: types.BigIntType},
-	colBidPrice:           {Name: "bid_price", Type: types.BigIntType},
-	colBidChannel:         {Name: "bid_channel", Type: types.StringType},
-	colBidURL:             {Name: "bid_url", Type: types.StringType},
-	colBidDateTime:        {Name: "bid_date_time", Type: ts3},
-	colBidExtra:           {Name: "bid_extra", Type: types.StringType},
-	colDateTime:           {Name: "date_time", Type: ts3},
+// fields names and types every field, as Flink nexmark's table does.
+var fields = [numFields]types.Column{
+	fEventType:          {Name: "event_type", Type: types.IntType},
+	fPersonID:           {Name: "id", Type: types.BigIntType},
+	fPersonName:         {Name: "name", Type: types.StringType},
+	fPersonEmail:        {Name: "emailAddress", Type: types.StringType},
+	fPersonCreditCard:   {Name: "creditCard", Type: types.StringType},
+	fPersonCity:         {Name: "city", Type: types.StringType},
+	fPersonState:        {Name: "state", Type: types.StringType},
+	fPersonDateTime:     {Name: "dateTime", Type: ts3},
+	fPersonExtra:        {Name: "extra", Type: types.StringType},
+	fAuctionID:          {Name: "id", Type: types.BigIntType},
+	fAuctionItemName:    {Name: "itemName", Type: types.StringType},
+	fAuctionDescription: {Name: "description", Type: types.StringType},
+	fAuctionInitialBid:  {Name: "initialBid", Type: types.BigIntType},
+	fAuctionReserve:     {Name: "reserve", Type: types.BigIntType},
+	fAuctionDateTime:    {Name: "dateTime", Type: ts3},
+	fAuctionExpires:     {Name: "expires", Type: ts3},
+	fAuctionSeller:      {Name: "seller", Type: types.BigIntType},
+	fAuctionCategory:    {Name: "category", Type: types.BigIntType},
+	fAuctionExtra:       {Name: "extra", Type: types.StringType},
+	fBidAuction:         {Name: "auction", Type: types.BigIntType},
+	fBidBidder:          {Name: "bidder", Type: types.BigIntType},
+	fBidPrice:           {Name: "price", Type: types.BigIntType},
+	fBidChannel:         {Name: "channel", Type: types.StringType},
+	fBidURL:             {Name: "url", Type: types.StringType},
+	fBidDateTime:        {Name: "dateTime", Type: ts3},
+	fBidExtra:           {Name: "extra", Type: types.StringType},
 }
 
-// Schema returns every column a nexmark table may declare, in the order
-// of docs/DIALECT.md.
-func Schema() types.Schema { return append(types.Schema(nil), columns[:]...) }
+// column is a column of the nexmark table: event_type, or the ROW of an
+// event kind with the fields first..last.
+type column struct {
+	name        string
+	kind        int32 // -1: event_type
+	first, last field
+}
 
-// kind is the event kind whose events have a value in column c (-1: every
-// event has one).
-func (c col) kind() int32 {
-	switch {
-	case c >= colPersonID && c <= colPersonExtra:
-		return PersonEvent
-	case c >= colAuctionID && c <= colAuctionExtra:
-		return AuctionEvent
-	case c >= colBidAuction && c <= colBidExtra:
-		return BidEvent
+// columns are the table's physical columns, as in Flink nexmark's DDL.
+var columns = [...]column{
+	{name: "event_type", kind: -1, first: fEventType, last: fEventType},
+	{name: "person", kind: PersonEvent, first: fPersonID, last: fPersonExtra},
+	{name: "auction", kind: AuctionEvent, first: fAuctionID, last: fAuctionExtra},
+	{name: "bid", kind: BidEvent, first: fBidAuction, last: fBidExtra},
+}
+
+func (c column) typ() types.T {
+	if c.kind < 0 {
+		return fields[c.first].Type
 	}
-	return -1
+	t := types.T{Kind: types.Row}
+	for f := c.first; f <= c.last; f++ {
+		t.Fields = append(t.Fields, fields[f])
+	}
+	return t
 }
 
-// bindColumns maps each declared column to a nexmark column: a name that
-// is not one, a type that differs, or NOT NULL on a column that is NULL
-// for some events is an error naming the column.
-func bindColumns(schema types.Schema) ([]col, error) {
-	out := make([]col, len(schema))
+// Schema returns every column a nexmark table may declare, in Flink
+// nexmark's order: event_type INT, person ROW<...>, auction ROW<...>,
+// bid ROW<...>.
+func Schema() types.Schema {
+	var s types.Schema
+	for _, c := range columns {
+		s = append(s, types.Column{Name: c.name, Type: c.typ()})
+	}
+	return s
+}
+
+// bound is a declared column bound to the model: the column, and for a
+// ROW the model's field behind each declared field, in declared order.
+type bound struct {
+	col    column
+	decl   types.T
+	fields []field
+}
+
+// bindColumns maps each declared column to a nexmark column and each field
+// of a declared ROW to a field of the model's: names match without regard
+// to case, a ROW may declare any of its fields in any order; a name that
+// is not one, a type that differs, or NOT NULL on a column or field that
+// can be NULL is an error naming it.
+func bindColumns(schema types.Schema) ([]bound, error) {
+	out := make([]bound, len(schema))
 	for i, c := range schema {
-		found := false
-		for j := range columns {
-			if !strings.EqualFold(columns[j].Name, c.Name) {
-				continue
-			}
-			want := columns[j].Type
-			if c.Type.Kind != want.Kind || (want.Kind == types.Timestamp && c.Type.Precision != want.Precision) {
-				return nil, fmt.Errorf("nexmark column %s must be %s, not %s", c.Name, want, c.Type)
-			}
-			if c.Type.NotNull && col(j).kind() >= 0 {
-				return nil, fmt.Errorf("nexmark column %s cannot be NOT NULL: it is NULL for events other than %ss", c.Name, kindNames[col(j).kind()])
-			}
-			out[i], found = col(j), true
-			break
-		}
-		if !found {
+		j := slices.IndexFunc(columns[:], func(m column) bool { return strings.EqualFold(m.name, c.Name) })
+		if j < 0 {
 			return nil, fmt.Errorf("nexmark has no column %s (its columns: %s)", c.Name, strings.Join(Schema().Names(), ", "))
+		}
+		m := columns[j]
+		want := m.typ()
+		if c.Type.Kind != want.Kind {
+			return nil, fmt.Errorf("nexmark column %s must be %s, not %s", c.Name, want, c.Type)
+		}
+		if c.Type.NotNull && m.kind >= 0 {
+			return nil, fmt.Errorf("nexmark column %s cannot be NOT NULL: it is NULL for events other than %ss", c.Name, kindNames[m.kind])
+		}
+		out[i].col, out[i].decl = m, c.Type
+		if m.kind < 0 {
+			continue
+		}
+		for _, f := range c.Type.Fields {
+			k := -1
+			for g := m.first; g <= m.last; g++ {
+				if strings.EqualFold(fields[g].Name, f.Name) {
+					k = int(g)
+				}
+			}
+			if k < 0 {
+				return nil, fmt.Errorf("nexmark column %s has no field %s (its fields: %s)", c.Name, f.Name, strings.Join(types.Schema(want.Fields).Names(), ", "))
+			}
+			ft := fields[k].Type
+			if !f.Type.Equal(ft) {
+				return nil, fmt.Errorf("nexmark field %s.%s must be %s, not %s", c.Name, f.Name, ft, f.Type)
+			}
+			out[i].fields = append(out[i].fields, field(k))
 		}
 	}
 	return out, nil

@@ -2,17 +2,20 @@
 // 'connector' = 'nexmark'): a stream of people, auctions and bids of an
 // online auction house, generated from the event number alone. It builds
 // each batch's columns in Arrow builders with no per-event allocation, and
-// only the columns the plan reads (the fields of an event kind no read
-// column needs are not even generated).
+// only the columns and ROW fields the plan reads (the fields of an event
+// kind no read field needs are not even generated).
 //
-// Columns. The project has no ROW type yet, so Flink's person, auction and
-// bid rows are flattened into columns with the kind as prefix (docs/
-// DIALECT.md lists them: event_type, person_id ... person_extra,
-// auction_id ... auction_extra, bid_auction ... bid_extra, and the event
-// time date_time), each NULL when the event is of another kind. A table
-// declares the columns it wants, in any order; a name that is not one of
-// them, another type, or NOT NULL on a column that can be NULL is an
-// error at CREATE TABLE.
+// Columns (Flink nexmark's table): event_type INT and the ROW columns
+// person, auction and bid, each NULL when the event is of another kind
+// (docs/DIALECT.md lists their fields). A table declares the columns it
+// wants, in any order, and any of a row's fields, in any order: the
+// planner declares only the fields a query reads (catalog.Connector
+// ReadsRowFields), and a kind whose rows are read for their dateTime
+// alone is not generated at all. A name that is not one, another type, or
+// NOT NULL on a column that can be NULL is an error at CREATE TABLE. Each
+// row is written straight into its struct builder's field builders, its
+// validity for the whole batch first. The event time dateTime is a
+// computed column of the table (bench/nexmark/ddl.sql), as in Flink.
 //
 // Options (Flink nexmark's names and defaults; any other key is an error):
 //

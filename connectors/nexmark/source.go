@@ -15,7 +15,6 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/registry"
 	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
-	"github.com/streamsql/streamsql/types"
 )
 
 // Name is the value of the 'connector' option.
@@ -23,10 +22,11 @@ const Name = "nexmark"
 
 func init() {
 	registry.Register(catalog.Connector{
-		Name:    Name,
-		Source:  true,
-		Bounded: bounded,
-		Options: optionKeys,
+		Name:           Name,
+		Source:         true,
+		ReadsRowFields: true,
+		Bounded:        bounded,
+		Options:        optionKeys,
 		Validate: func(t *catalog.Table) error {
 			if _, err := ParseOptions(t.Options); err != nil {
 				return err
@@ -132,7 +132,7 @@ func newSource(spec exec.TableSpec) (exec.Source, error) {
 			fields = append(fields, i)
 		}
 	}
-	proj := make([]col, len(fields))
+	proj := make([]bound, len(fields))
 	for i, f := range fields {
 		proj[i] = cols[f]
 	}
@@ -226,7 +226,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	if n == 0 {
 		return exec.Batch{}, exec.ErrNoData
 	}
-	s.w.reserve(n)
+	s.w.reserve(s.gen, sp.next, sp.step, n)
 	e := sp.next
 	for i := 0; i < n; i++ {
 		s.gen.fill(e, &s.ev, s.w.kinds)
@@ -311,7 +311,8 @@ func (s *source) Close() error {
 	return nil
 }
 
-// writers append the projected columns of events to Arrow builders.
+// writers append the projected columns of events to Arrow builders: a
+// ROW column straight into its struct builder's field builders.
 type writers struct {
 	cols []writer
 	arrs []arrow.Array
@@ -320,62 +321,111 @@ type writers struct {
 	kinds uint8
 }
 
-// writer is the builder of one projected column; one of the builders is
-// set, by the column's type.
+// writer is the builder of one projected column: event_type (leaf) or a
+// ROW (st, with a leaf per declared field).
 type writer struct {
-	c   col
+	leaf
+	kind   int32 // the ROW's event kind; -1 for event_type
+	st     *array.StructBuilder
+	fields []leaf
+	valid  []bool // scratch: the rows of the batch that are of kind
+}
+
+// leaf is the builder of one value; one of the builders is set, by the
+// field's type.
+type leaf struct {
+	f   field
 	i32 *array.Int32Builder
 	i64 *array.Int64Builder
 	ts  *array.TimestampBuilder
 	str *array.StringBuilder
-	// avg is the average bytes per event reserved for a string column.
+	// avg is the average bytes per event reserved for a string.
 	avg int
 }
 
-func newWriters(mem memory.Allocator, proj []col) writers {
+func newLeaf(f field, bld array.Builder) leaf {
+	l := leaf{f: f}
+	switch b := bld.(type) {
+	case *array.Int32Builder:
+		l.i32 = b
+	case *array.Int64Builder:
+		l.i64 = b
+	case *array.TimestampBuilder:
+		l.ts = b
+	case *array.StringBuilder:
+		l.str, l.avg = b, avgBytes[f]
+	}
+	return l
+}
+
+func newWriters(mem memory.Allocator, proj []bound) writers {
 	var w writers
-	for _, c := range proj {
-		wr := writer{c: c}
-		switch t := columns[c].Type; t.Kind {
-		case types.Int:
-			wr.i32 = array.NewInt32Builder(mem)
-		case types.Timestamp:
-			wr.ts = array.NewTimestampBuilder(mem, t.ArrowType().(*arrow.TimestampType))
-		case types.BigInt:
-			wr.i64 = array.NewInt64Builder(mem)
-		default:
-			wr.str = array.NewStringBuilder(mem)
-			wr.avg = avgBytes[c]
-		}
-		if k := c.kind(); k >= 0 {
-			w.kinds |= 1 << k
+	for _, b := range proj {
+		wr := writer{kind: b.col.kind}
+		if b.col.kind < 0 {
+			wr.leaf = newLeaf(b.col.first, array.NewBuilder(mem, fields[b.col.first].Type.ArrowType()))
+		} else {
+			wr.st = array.NewStructBuilder(mem, b.decl.ArrowType().(*arrow.StructType))
+			for k, f := range b.fields {
+				wr.fields = append(wr.fields, newLeaf(f, wr.st.FieldBuilder(k)))
+				if f != fPersonDateTime && f != fAuctionDateTime && f != fBidDateTime {
+					// The event time is there for every event; the other
+					// fields are generated for the kinds that need them.
+					w.kinds |= 1 << b.col.kind
+				}
+			}
 		}
 		w.cols = append(w.cols, wr)
 	}
 	return w
 }
 
-// avgBytes is about the bytes per event (of any kind) of a string column,
+// avgBytes is about the bytes per event (of any kind) of a string field,
 // with the mix 1:3:46: what a batch reserves up front.
-var avgBytes = [numCols]int{
-	colPersonName: 1, colPersonEmail: 1, colPersonCreditCard: 1, colPersonCity: 1, colPersonState: 1, colPersonExtra: 4,
-	colAuctionItemName: 1, colAuctionDescription: 4, colAuctionExtra: 24,
-	colBidChannel: 8, colBidURL: 60, colBidExtra: 64,
+var avgBytes = [numFields]int{
+	fPersonName: 1, fPersonEmail: 1, fPersonCreditCard: 1, fPersonCity: 1, fPersonState: 1, fPersonExtra: 4,
+	fAuctionItemName: 1, fAuctionDescription: 4, fAuctionExtra: 24,
+	fBidChannel: 8, fBidURL: 60, fBidExtra: 64,
 }
 
-func (w *writers) reserve(n int) {
+func (l *leaf) reserve(n int) {
+	switch {
+	case l.i32 != nil:
+		l.i32.Reserve(n)
+	case l.i64 != nil:
+		l.i64.Reserve(n)
+	case l.ts != nil:
+		l.ts.Reserve(n)
+	default:
+		l.str.Reserve(n)
+		l.str.ReserveData(n * l.avg)
+	}
+}
+
+// reserve makes room for the n events first, first+step, ... and writes
+// the validity of the ROW columns (a row is NULL for events of other
+// kinds), which reserves their fields.
+func (w *writers) reserve(g *Generator, first, step uint64, n int) {
 	for i := range w.cols {
 		c := &w.cols[i]
-		switch {
-		case c.i32 != nil:
-			c.i32.Reserve(n)
-		case c.i64 != nil:
-			c.i64.Reserve(n)
-		case c.ts != nil:
-			c.ts.Reserve(n)
-		default:
-			c.str.Reserve(n)
-			c.str.ReserveData(n * c.avg)
+		if c.st == nil {
+			c.leaf.reserve(n)
+			continue
+		}
+		if cap(c.valid) < n {
+			c.valid = make([]bool, n)
+		}
+		c.valid = c.valid[:n]
+		e := first
+		for k := range c.valid {
+			c.valid[k] = g.Kind(e) == c.kind
+			e += step
+		}
+		c.st.AppendValues(c.valid)
+		for k := range c.fields {
+			if f := &c.fields[k]; f.str != nil {
+				f.str.ReserveData(n * f.avg)
+			}
 		}
 	}
 }
@@ -384,67 +434,81 @@ func (w *writers) reserve(n int) {
 func (w *writers) write(e *Event) {
 	for i := range w.cols {
 		c := &w.cols[i]
-		if k := c.c.kind(); k >= 0 && k != e.Type {
-			switch {
-			case c.i64 != nil:
-				c.i64.UnsafeAppendBoolToBitmap(false)
-			case c.ts != nil:
-				c.ts.UnsafeAppendBoolToBitmap(false)
-			default:
-				c.str.AppendNull()
+		if c.st == nil {
+			c.i32.UnsafeAppend(e.Type)
+			continue
+		}
+		if c.kind != e.Type {
+			for k := range c.fields {
+				c.fields[k].null()
 			}
 			continue
 		}
-		switch c.c {
-		case colEventType:
-			c.i32.UnsafeAppend(e.Type)
-		case colPersonID:
-			c.i64.UnsafeAppend(e.Person.ID)
-		case colPersonName:
-			c.str.BinaryBuilder.Append(e.Person.Name)
-		case colPersonEmail:
-			c.str.BinaryBuilder.Append(e.Person.EmailAddress)
-		case colPersonCreditCard:
-			c.str.BinaryBuilder.Append(e.Person.CreditCard)
-		case colPersonCity:
-			c.str.BinaryBuilder.Append(e.Person.City)
-		case colPersonState:
-			c.str.BinaryBuilder.Append(e.Person.State)
-		case colPersonExtra:
-			c.str.BinaryBuilder.Append(e.Person.Extra)
-		case colAuctionID:
-			c.i64.UnsafeAppend(e.Auction.ID)
-		case colAuctionItemName:
-			c.str.BinaryBuilder.Append(e.Auction.ItemName)
-		case colAuctionDescription:
-			c.str.BinaryBuilder.Append(e.Auction.Description)
-		case colAuctionInitialBid:
-			c.i64.UnsafeAppend(e.Auction.InitialBid)
-		case colAuctionReserve:
-			c.i64.UnsafeAppend(e.Auction.Reserve)
-		case colAuctionExpires:
-			c.ts.UnsafeAppend(arrow.Timestamp(e.Auction.Expires * 1000))
-		case colAuctionSeller:
-			c.i64.UnsafeAppend(e.Auction.Seller)
-		case colAuctionCategory:
-			c.i64.UnsafeAppend(e.Auction.Category)
-		case colAuctionExtra:
-			c.str.BinaryBuilder.Append(e.Auction.Extra)
-		case colBidAuction:
-			c.i64.UnsafeAppend(e.Bid.Auction)
-		case colBidBidder:
-			c.i64.UnsafeAppend(e.Bid.Bidder)
-		case colBidPrice:
-			c.i64.UnsafeAppend(e.Bid.Price)
-		case colBidChannel:
-			c.str.BinaryBuilder.Append(e.Bid.Channel)
-		case colBidURL:
-			c.str.BinaryBuilder.Append(e.Bid.URL)
-		case colBidExtra:
-			c.str.BinaryBuilder.Append(e.Bid.Extra)
-		case colPersonDateTime, colAuctionDateTime, colBidDateTime, colDateTime:
-			c.ts.UnsafeAppend(arrow.Timestamp(e.DateTime * 1000))
+		for k := range c.fields {
+			c.fields[k].write(e)
 		}
+	}
+}
+
+func (l *leaf) null() {
+	switch {
+	case l.i64 != nil:
+		l.i64.UnsafeAppendBoolToBitmap(false)
+	case l.ts != nil:
+		l.ts.UnsafeAppendBoolToBitmap(false)
+	default:
+		l.str.AppendNull()
+	}
+}
+
+func (l *leaf) write(e *Event) {
+	switch l.f {
+	case fPersonID:
+		l.i64.UnsafeAppend(e.Person.ID)
+	case fPersonName:
+		l.str.BinaryBuilder.Append(e.Person.Name)
+	case fPersonEmail:
+		l.str.BinaryBuilder.Append(e.Person.EmailAddress)
+	case fPersonCreditCard:
+		l.str.BinaryBuilder.Append(e.Person.CreditCard)
+	case fPersonCity:
+		l.str.BinaryBuilder.Append(e.Person.City)
+	case fPersonState:
+		l.str.BinaryBuilder.Append(e.Person.State)
+	case fPersonExtra:
+		l.str.BinaryBuilder.Append(e.Person.Extra)
+	case fAuctionID:
+		l.i64.UnsafeAppend(e.Auction.ID)
+	case fAuctionItemName:
+		l.str.BinaryBuilder.Append(e.Auction.ItemName)
+	case fAuctionDescription:
+		l.str.BinaryBuilder.Append(e.Auction.Description)
+	case fAuctionInitialBid:
+		l.i64.UnsafeAppend(e.Auction.InitialBid)
+	case fAuctionReserve:
+		l.i64.UnsafeAppend(e.Auction.Reserve)
+	case fAuctionExpires:
+		l.ts.UnsafeAppend(arrow.Timestamp(e.Auction.Expires * 1000))
+	case fAuctionSeller:
+		l.i64.UnsafeAppend(e.Auction.Seller)
+	case fAuctionCategory:
+		l.i64.UnsafeAppend(e.Auction.Category)
+	case fAuctionExtra:
+		l.str.BinaryBuilder.Append(e.Auction.Extra)
+	case fBidAuction:
+		l.i64.UnsafeAppend(e.Bid.Auction)
+	case fBidBidder:
+		l.i64.UnsafeAppend(e.Bid.Bidder)
+	case fBidPrice:
+		l.i64.UnsafeAppend(e.Bid.Price)
+	case fBidChannel:
+		l.str.BinaryBuilder.Append(e.Bid.Channel)
+	case fBidURL:
+		l.str.BinaryBuilder.Append(e.Bid.URL)
+	case fBidExtra:
+		l.str.BinaryBuilder.Append(e.Bid.Extra)
+	case fPersonDateTime, fAuctionDateTime, fBidDateTime:
+		l.ts.UnsafeAppend(arrow.Timestamp(e.DateTime * 1000))
 	}
 }
 
@@ -457,15 +521,10 @@ func (w *writers) record(schema *arrow.Schema, n int) arrow.RecordBatch {
 	arrs := w.arrs
 	for i := range w.cols {
 		c := &w.cols[i]
-		switch {
-		case c.i32 != nil:
+		if c.st != nil {
+			arrs[i] = c.st.NewArray()
+		} else {
 			arrs[i] = c.i32.NewArray()
-		case c.i64 != nil:
-			arrs[i] = c.i64.NewArray()
-		case c.ts != nil:
-			arrs[i] = c.ts.NewArray()
-		default:
-			arrs[i] = c.str.NewArray()
 		}
 	}
 	rec := array.NewRecordBatch(schema, arrs, int64(n))
@@ -479,15 +538,10 @@ func (w *writers) record(schema *arrow.Schema, n int) arrow.RecordBatch {
 func (w *writers) release() {
 	for i := range w.cols {
 		c := &w.cols[i]
-		switch {
-		case c.i32 != nil:
+		if c.st != nil {
+			c.st.Release()
+		} else {
 			c.i32.Release()
-		case c.i64 != nil:
-			c.i64.Release()
-		case c.ts != nil:
-			c.ts.Release()
-		default:
-			c.str.Release()
 		}
 	}
 	w.cols = nil

@@ -29,6 +29,7 @@ const (
 func init() {
 	format.Register(format.Format{
 		Name:      Name,
+		Flat:      true,
 		Extension: ".csv",
 		Options: []string{OptFieldDelimiter, OptQuoteCharacter, OptDisableQuoteCharacter,
 			OptEscapeCharacter, OptAllowComments, OptIgnoreParseErrors, OptNullLiteral},
@@ -49,6 +50,9 @@ type config struct {
 
 func parse(s format.Spec) (config, error) {
 	c := config{quote: '"', escape: -1}
+	if err := format.RefuseRows(Name, s.Schema); err != nil {
+		return c, err
+	}
 	o, p := s.Options, s.Prefix
 	var err error
 	if c.delim, err = option.Char(o, p+OptFieldDelimiter, ','); err != nil {

@@ -27,6 +27,7 @@ const (
 func init() {
 	format.Register(format.Format{
 		Name:       Name,
+		Flat:       true,
 		Extension:  ".raw",
 		Options:    []string{OptCharset, OptEndianness},
 		NewDecoder: func(s format.Spec) (format.Decoder, error) { return NewDecoder(s) },
@@ -46,6 +47,9 @@ type byteOrder interface {
 
 func parse(s format.Spec) (config, error) {
 	c := config{order: binary.BigEndian}
+	if err := format.RefuseRows(Name, s.Schema); err != nil {
+		return c, err
+	}
 	if len(s.Schema) != 1 {
 		return c, fmt.Errorf("the raw format holds exactly one column, got %d (%s)", len(s.Schema), strings.Join(s.Schema.Names(), ", "))
 	}

@@ -25,9 +25,9 @@ func ParseSchema(s string) (types.Schema, error) {
 	var parts []string
 	for i, c := range s {
 		switch c {
-		case '(':
+		case '(', '<':
 			depth++
-		case ')':
+		case ')', '>':
 			depth--
 		case ',':
 			if depth == 0 {
@@ -89,20 +89,9 @@ func ParseBatch(schema types.Schema, lines []string) (exec.Batch, error) {
 		}
 		updating = updating || op != exec.Insert
 		ops = append(ops, op)
-		vals := strings.Split(l, ", ")
-		if len(vals) != len(schema) {
-			return exec.Batch{}, fmt.Errorf("row %q has %d values, the schema %d", l, len(vals), len(schema))
-		}
-		row := make([]types.Value, len(vals))
-		for i, v := range vals {
-			if v == "NULL" {
-				continue
-			}
-			x, err := textparse.Value(schema[i].Type, []byte(v))
-			if err != nil {
-				return exec.Batch{}, fmt.Errorf("row %q column %s: %v", l, schema[i].Name, err)
-			}
-			row[i] = x
+		row, err := parseRow(schema, l)
+		if err != nil {
+			return exec.Batch{}, fmt.Errorf("row %q %v", l, err)
 		}
 		rows = append(rows, row)
 	}
@@ -161,4 +150,57 @@ func Reopen(ctx context.Context, connector string, spec exec.TableSpec, restore 
 		return nil, err
 	}
 	return src, nil
+}
+
+// parseRow parses the values of a row, "v1, v2, ...", a ROW value written
+// as the row prints: (v1, v2, ...).
+func parseRow(schema types.Schema, l string) ([]types.Value, error) {
+	vals := splitValues(l)
+	if len(vals) != len(schema) {
+		return nil, fmt.Errorf("has %d values, the schema %d", len(vals), len(schema))
+	}
+	row := make([]types.Value, len(vals))
+	for i, v := range vals {
+		if v == "NULL" {
+			continue
+		}
+		t := schema[i].Type
+		if t.Kind == types.Row {
+			inner, ok := strings.CutPrefix(v, "(")
+			if inner, ok2 := strings.CutSuffix(inner, ")"); ok && ok2 {
+				x, err := parseRow(types.Schema(t.Fields), inner)
+				if err != nil {
+					return nil, fmt.Errorf("column %s: %v", schema[i].Name, err)
+				}
+				row[i] = x
+				continue
+			}
+			return nil, fmt.Errorf("column %s: a ROW is written (v1, v2, ...)", schema[i].Name)
+		}
+		x, err := textparse.Value(t, []byte(v))
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %v", schema[i].Name, err)
+		}
+		row[i] = x
+	}
+	return row, nil
+}
+
+// splitValues splits l at the ", " outside parentheses.
+func splitValues(l string) []string {
+	var out []string
+	depth, from := 0, 0
+	for i := 0; i < len(l); i++ {
+		switch {
+		case l[i] == '(':
+			depth++
+		case l[i] == ')':
+			depth--
+		case depth == 0 && strings.HasPrefix(l[i:], ", "):
+			out = append(out, l[from:i])
+			from = i + 2
+			i++
+		}
+	}
+	return append(out, l[from:])
 }

@@ -28,12 +28,37 @@ type Column struct {
 	// Base64Bytes makes BYTES columns decode their text as base64 (as
 	// Flink's CSV and JSON formats do) rather than take it as is.
 	Base64Bytes bool
+	// Fields are the fields of a ROW column, each holding its own value
+	// and appending to the struct builder's field builder. A ROW column
+	// holds a row once SetRow is called and its fields are set; its Parse
+	// fails (a row has no text form: formats that read nested objects set
+	// the fields).
+	Fields []*Column
 }
 
 // NewColumn returns a Column appending to bld, a builder of t.ArrowType().
 func NewColumn(name string, t types.T, bld array.Builder) *Column {
-	return &Column{Name: name, Type: t, bld: bld}
+	c := &Column{Name: name, Type: t, bld: bld}
+	if t.Kind == types.Row {
+		sb := bld.(*array.StructBuilder)
+		for i, f := range t.Fields {
+			c.Fields = append(c.Fields, NewColumn(f.Name, f.Type, sb.FieldBuilder(i)))
+		}
+	}
+	return c
 }
+
+// SetBase64Bytes sets Base64Bytes on c and its fields.
+func (c *Column) SetBase64Bytes(on bool) {
+	c.Base64Bytes = on
+	for _, f := range c.Fields {
+		f.SetBase64Bytes(on)
+	}
+}
+
+// SetRow makes a ROW column hold a row (not NULL); its fields hold the
+// values.
+func (c *Column) SetRow() { c.null = false }
 
 // SetNull holds NULL; it fails for a NOT NULL column.
 func (c *Column) SetNull() error {
@@ -108,6 +133,8 @@ func (c *Column) Parse(text []byte) error {
 		if c.i, ok = Timestamp(text, t.Precision); !ok {
 			err = fail(text, t, "expected yyyy-MM-dd HH:mm:ss[.fff]")
 		}
+	case types.Row:
+		err = fail(text, t, "a ROW is read from a JSON object")
 	default:
 		err = fail(text, t, "unsupported type")
 	}
@@ -124,6 +151,11 @@ func (c *Column) Append() {
 		return
 	}
 	switch b := c.bld.(type) {
+	case *array.StructBuilder:
+		b.Append(true)
+		for _, f := range c.Fields {
+			f.Append()
+		}
 	case *array.BooleanBuilder:
 		b.Append(c.i != 0)
 	case *array.Int8Builder:

@@ -12,24 +12,30 @@ import (
 // members are matched to columns by name, exactly first and then ignoring
 // case; unknown members are skipped. A value may be a JSON number, string,
 // boolean or null for any column of a matching type, and a string holding
-// the value for any type; a nested object or array is read into a STRING
-// column as its JSON text.
+// the value for any type; a nested object is read into a ROW column (its
+// members are the row's fields, matched the same way) and a nested object
+// or array into a STRING column as its JSON text.
 type Reader struct {
 	cols []*textparse.Column
 	// FailOnMissing makes a column with no member an error instead of NULL.
 	FailOnMissing bool
 	exact, folded map[string]int // member name -> index into cols
-	seen          []uint64       // generation each column was last set in
-	gen           uint64
-	str, key      []byte
+	// sub reads the nested object of a ROW column (nil for the others).
+	sub      []*Reader
+	seen     []uint64 // generation each column was last set in
+	gen      uint64
+	str, key []byte
 }
 
 // NewReader returns a reader filling cols.
 func NewReader(cols []*textparse.Column) *Reader {
-	r := &Reader{cols: cols, exact: map[string]int{}, folded: map[string]int{}, seen: make([]uint64, len(cols))}
+	r := &Reader{cols: cols, exact: map[string]int{}, folded: map[string]int{}, seen: make([]uint64, len(cols)), sub: make([]*Reader, len(cols))}
 	for i, c := range cols {
 		r.exact[c.Name] = i
 		r.folded[strings.ToLower(c.Name)] = i
+		if c.Type.Kind == types.Row {
+			r.sub[i] = NewReader(c.Fields)
+		}
 	}
 	return r
 }
@@ -116,6 +122,16 @@ func (r *Reader) value(rec []byte, p, ci int) (int, error) {
 		}
 		r.seen[ci] = r.gen
 		return p, r.cols[ci].Parse(r.str)
+	case c == '{' && ci >= 0 && r.sub[ci] != nil:
+		// A ROW column: the object's members are its fields.
+		r.seen[ci] = r.gen
+		col, sub := r.cols[ci], r.sub[ci]
+		sub.FailOnMissing = r.FailOnMissing
+		if p, err = sub.ReadObject(rec, p); err != nil {
+			return p, fmt.Errorf("column '%s': %w", col.Name, err)
+		}
+		col.SetRow()
+		return p, nil
 	case c == '{' || c == '[':
 		if p, err = skipNested(rec, p); err != nil || ci < 0 {
 			return p, err

@@ -13,18 +13,34 @@ import (
 // Writer writes rows as JSON objects with every column: NULL as null,
 // numbers as JSON numbers (NaN and infinities as strings), booleans as
 // true/false, everything else as strings in the form textenc writes them
-// (TIMESTAMP as 'yyyy-MM-dd HH:mm:ss[.fff]', BYTES as base64).
+// (TIMESTAMP as 'yyyy-MM-dd HH:mm:ss[.fff]', BYTES as base64), a ROW as
+// an object of its fields.
 type Writer struct {
-	schema types.Schema
-	names  [][]byte // "name": for each column
-	val    []byte
+	cols []*member
+	val  []byte
+}
+
+// member is a column, or a field of a ROW: its type, its name as the JSON
+// text "name": and, for a ROW, its fields.
+type member struct {
+	t      types.T
+	name   []byte
+	fields []*member
+}
+
+func newMember(c types.Column) *member {
+	m := &member{t: c.Type, name: append(AppendString(nil, []byte(c.Name)), ':')}
+	for _, f := range c.Type.Fields {
+		m.fields = append(m.fields, newMember(f))
+	}
+	return m
 }
 
 // NewWriter returns a writer of rows of schema.
 func NewWriter(schema types.Schema) *Writer {
-	w := &Writer{schema: schema}
+	w := &Writer{}
 	for _, c := range schema {
-		w.names = append(w.names, append(AppendString(nil, []byte(c.Name)), ':'))
+		w.cols = append(w.cols, newMember(c))
 	}
 	return w
 }
@@ -36,24 +52,39 @@ func (w *Writer) AppendObject(dst []byte, rec arrow.RecordBatch, i int) []byte {
 		if c > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, w.names[c]...)
-		col, t := rec.Column(c), w.schema[c].Type
-		if col.IsNull(i) {
-			dst = append(dst, "null"...)
-			continue
-		}
-		if t.Kind == types.Boolean {
-			dst = textenc.AppendValue(dst, t, col, i)
-			continue
-		}
-		w.val = textenc.AppendValue(w.val[:0], t, col, i)
-		if textenc.IsNumber(t) && finite(col, i) {
-			dst = append(dst, w.val...)
-		} else {
-			dst = AppendString(dst, w.val)
-		}
+		dst = append(dst, w.cols[c].name...)
+		dst = w.appendValue(dst, w.cols[c], rec.Column(c), i)
 	}
 	return append(dst, '}')
+}
+
+// appendValue appends row i of col, of type t, as a JSON value: a ROW as a
+// nested object of its fields.
+func (w *Writer) appendValue(dst []byte, m *member, col arrow.Array, i int) []byte {
+	t := m.t
+	if col.IsNull(i) {
+		return append(dst, "null"...)
+	}
+	switch t.Kind {
+	case types.Boolean:
+		return textenc.AppendValue(dst, t, col, i)
+	case types.Row:
+		st := col.(*array.Struct)
+		dst = append(dst, '{')
+		for f, fm := range m.fields {
+			if f > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, fm.name...)
+			dst = w.appendValue(dst, fm, st.Field(f), i)
+		}
+		return append(dst, '}')
+	}
+	w.val = textenc.AppendValue(w.val[:0], t, col, i)
+	if textenc.IsNumber(t) && finite(col, i) {
+		return append(dst, w.val...)
+	}
+	return AppendString(dst, w.val)
 }
 
 func finite(col arrow.Array, i int) bool {

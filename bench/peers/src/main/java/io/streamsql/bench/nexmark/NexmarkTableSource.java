@@ -21,23 +21,30 @@ import org.apache.flink.table.types.DataType;
 /**
  * A bounded source of the first 'events.num' Nexmark events: Flink's
  * DataGeneratorSource (FLIP-27) over the event numbers, each turned into a
- * row of the declared columns by {@link Generator}. The planner pushes the
- * projection down, so only the columns a query reads are built, and only
- * the kinds of event they belong to are generated, as connectors/nexmark
- * does. DataGeneratorSource splits the numbers into one contiguous range
- * per subtask (streamsql deals them round-robin); at parallelism 1 both
- * read them in order.
+ * row of the declared columns by {@link Generator}. The columns are Flink
+ * nexmark's: event_type INT and the ROW columns person, auction and bid
+ * (NULL for events of the other kinds). The planner pushes the projection
+ * down (whole columns), so only the columns a query reads are built, and
+ * only the kinds of event they belong to are generated. DataGeneratorSource
+ * splits the numbers into one contiguous range per subtask (streamsql deals
+ * them round-robin); at parallelism 1 both read them in order.
  */
 final class NexmarkTableSource implements ScanTableSource, SupportsProjectionPushDown {
-    /** The columns of the table, by name, as connectors/nexmark names them. */
-    static final List<String> COLUMNS = List.of(
-            "event_type",
-            "person_id", "person_name", "person_email_address", "person_credit_card", "person_city",
-            "person_state", "person_date_time", "person_extra",
-            "auction_id", "auction_item_name", "auction_description", "auction_initial_bid", "auction_reserve",
-            "auction_date_time", "auction_expires", "auction_seller", "auction_category", "auction_extra",
-            "bid_auction", "bid_bidder", "bid_price", "bid_channel", "bid_url", "bid_date_time", "bid_extra",
-            "date_time");
+    /** The columns of the table, by name, as Flink nexmark names them. */
+    static final List<String> COLUMNS = List.of("event_type", "person", "auction", "bid");
+
+    /**
+     * The fields of the person, auction and bid rows, in Flink nexmark's
+     * order. A field's code is its kind's first code (1, 9, 19) plus its
+     * position.
+     */
+    static final List<List<String>> FIELDS = List.of(
+            List.of("id", "name", "emailAddress", "creditCard", "city", "state", "dateTime", "extra"),
+            List.of("id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller",
+                    "category", "extra"),
+            List.of("auction", "bidder", "price", "channel", "url", "dateTime", "extra"));
+
+    private static final int[] FIRST_CODE = {1, 9, 19};
 
     private final Generator.Config config;
     private DataType produced;
@@ -48,13 +55,31 @@ final class NexmarkTableSource implements ScanTableSource, SupportsProjectionPus
         columns(produced);
     }
 
-    static int[] columns(DataType produced) {
+    /**
+     * The columns of produced: for each, -1 for event_type, else the codes
+     * of the declared fields of its row (any of them, in any order).
+     */
+    static int[][] columns(DataType produced) {
         List<String> names = DataType.getFieldNames(produced);
-        int[] cols = new int[names.size()];
+        List<DataType> types = DataType.getFieldDataTypes(produced);
+        int[][] cols = new int[names.size()][];
         for (int i = 0; i < cols.length; i++) {
-            cols[i] = COLUMNS.indexOf(names.get(i));
-            if (cols[i] < 0) {
+            int c = COLUMNS.indexOf(names.get(i));
+            if (c < 0) {
                 throw new ValidationException("the nexmark table has no column " + names.get(i));
+            }
+            if (c == 0) {
+                cols[i] = null;
+                continue;
+            }
+            List<String> fields = DataType.getFieldNames(types.get(i));
+            cols[i] = new int[fields.size()];
+            for (int k = 0; k < fields.size(); k++) {
+                int f = FIELDS.get(c - 1).indexOf(fields.get(k));
+                if (f < 0) {
+                    throw new ValidationException("the nexmark column " + names.get(i) + " has no field " + fields.get(k));
+                }
+                cols[i][k] = FIRST_CODE[c - 1] + f;
             }
         }
         return cols;
@@ -93,25 +118,29 @@ final class NexmarkTableSource implements ScanTableSource, SupportsProjectionPus
         return "nexmark";
     }
 
-    /** Event number -> row of the columns cols (indexes into COLUMNS). */
+    /** Event number -> row of the columns cols (see {@link #columns}). */
     static final class Rows implements GeneratorFunction<Long, RowData> {
         private final Generator.Config config;
-        private final int[] cols;
+        private final int[][] cols;
         private final int kinds;
         private transient Generator gen;
         private transient Generator.Event e;
 
-        Rows(Generator.Config config, int[] cols) {
+        Rows(Generator.Config config, int[][] cols) {
             this.config = config;
             this.cols = cols;
             int k = 0;
-            for (int c : cols) {
-                k |= kindBits(c);
+            for (int[] fields : cols) {
+                if (fields != null) {
+                    for (int c : fields) {
+                        k |= kindBits(c);
+                    }
+                }
             }
             kinds = k;
         }
 
-        /** The kinds of event column c needs generated (none: type and time only). */
+        /** The kinds of event field c needs generated (none: the time only). */
         static int kindBits(int c) {
             if (c >= 1 && c <= 8 && c != 7) {
                 return 1 << Generator.PERSON;
@@ -136,25 +165,36 @@ final class NexmarkTableSource implements ScanTableSource, SupportsProjectionPus
             gen.fill(n, e, kinds);
             GenericRowData row = new GenericRowData(cols.length);
             for (int i = 0; i < cols.length; i++) {
-                row.setField(i, value(cols[i]));
+                int[] fields = cols[i];
+                if (fields == null) {
+                    row.setField(i, e.type);
+                    continue;
+                }
+                if (fields.length == 0 || kindOf(fields[0]) != e.type) {
+                    continue; // NULL: an event of another kind
+                }
+                GenericRowData r = new GenericRowData(fields.length);
+                for (int k = 0; k < fields.length; k++) {
+                    r.setField(k, value(fields[k]));
+                }
+                row.setField(i, r);
             }
             return row;
         }
 
+        private static int kindOf(int c) {
+            return c <= 8 ? Generator.PERSON : c <= 18 ? Generator.AUCTION : Generator.BID;
+        }
+
         private Object value(int c) {
-            int kind = c == 0 || c == 26 ? -1 : c <= 8 ? Generator.PERSON : c <= 18 ? Generator.AUCTION : Generator.BID;
-            if (kind >= 0 && kind != e.type) {
-                return null;
-            }
             return switch (c) {
-                case 0 -> e.type;
                 case 1 -> e.personId;
                 case 2 -> StringData.fromBytes(e.name);
                 case 3 -> StringData.fromBytes(e.emailAddress);
                 case 4 -> StringData.fromBytes(e.creditCard);
                 case 5 -> StringData.fromBytes(e.city);
                 case 6 -> StringData.fromBytes(e.state);
-                case 7, 14, 24, 26 -> TimestampData.fromEpochMillis(e.dateTime);
+                case 7, 14, 24 -> TimestampData.fromEpochMillis(e.dateTime);
                 case 8, 18, 25 -> StringData.fromBytes(Generator.PADDING, e.extraOff, e.extraLen);
                 case 9 -> e.auctionId;
                 case 10 -> StringData.fromBytes(e.itemName);
@@ -169,7 +209,7 @@ final class NexmarkTableSource implements ScanTableSource, SupportsProjectionPus
                 case 21 -> e.price;
                 case 22 -> StringData.fromBytes(e.channel);
                 case 23 -> StringData.fromBytes(e.url);
-                default -> throw new IllegalStateException("column " + c);
+                default -> throw new IllegalStateException("field " + c);
             };
         }
     }
