@@ -444,14 +444,27 @@ func appendSortKey(dst []byte, r *colReader, i int, desc, nullsFirst bool) []byt
 // rankStateVersion is the version of rankCodec's encoding.
 const rankStateVersion = 1
 
-// rankCodec encodes a partition key's rows: the count, then each row's
-// order key and columns, length-prefixed.
+// rankCodec encodes a partition key's rows (appendRankRows).
 type rankCodec struct{ owner string }
 
 func (rankCodec) Encode(dst []byte, p *rankPart) []byte {
-	dst = checkpoint.AppendStateHeader(dst, rankStateVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(p.rows)))
-	for _, r := range p.rows {
+	return appendRankRows(checkpoint.AppendStateHeader(dst, rankStateVersion), p.rows)
+}
+
+func (c rankCodec) Decode(src []byte, p *rankPart) error {
+	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, 1, rankStateVersion)
+	if err != nil {
+		return err
+	}
+	p.rows, err = readRankRows(rest, c.owner)
+	return err
+}
+
+// appendRankRows appends rows: the count, then each row's order key and
+// columns, length-prefixed.
+func appendRankRows(dst []byte, rows []rankRow) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(rows)))
+	for _, r := range rows {
 		dst = binary.AppendUvarint(dst, uint64(len(r.sort)))
 		dst = append(dst, r.sort...)
 		dst = binary.AppendUvarint(dst, uint64(len(r.row)))
@@ -460,18 +473,15 @@ func (rankCodec) Encode(dst []byte, p *rankPart) []byte {
 	return dst
 }
 
-func (c rankCodec) Decode(src []byte, p *rankPart) error {
-	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, 1, rankStateVersion)
-	if err != nil {
-		return err
-	}
-	bad := fmt.Errorf("%w: %s: a rank entry is cut short", checkpoint.ErrIncompatibleState, c.owner)
+// readRankRows reads what appendRankRows wrote, all of rest.
+func readRankRows(rest []byte, owner string) ([]rankRow, error) {
+	bad := fmt.Errorf("%w: %s: a rank entry is cut short", checkpoint.ErrIncompatibleState, owner)
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)) {
-		return bad
+		return nil, bad
 	}
 	rest = rest[k:]
-	p.rows = make([]rankRow, n)
+	rows := make([]rankRow, n)
 	str := func() (string, bool) {
 		m, k := binary.Uvarint(rest)
 		if k <= 0 || uint64(len(rest)-k) < m {
@@ -481,16 +491,16 @@ func (c rankCodec) Decode(src []byte, p *rankPart) error {
 		rest = rest[k+int(m):]
 		return s, true
 	}
-	for j := range p.rows {
+	for j := range rows {
 		var ok1, ok2 bool
-		p.rows[j].sort, ok1 = str()
-		p.rows[j].row, ok2 = str()
+		rows[j].sort, ok1 = str()
+		rows[j].row, ok2 = str()
 		if !ok1 || !ok2 {
-			return bad
+			return nil, bad
 		}
 	}
 	if len(rest) != 0 {
-		return fmt.Errorf("%w: %s: a rank entry has %d bytes more than its rows", checkpoint.ErrIncompatibleState, c.owner, len(rest))
+		return nil, fmt.Errorf("%w: %s: a rank entry has %d bytes more than its rows", checkpoint.ErrIncompatibleState, owner, len(rest))
 	}
-	return nil
+	return rows, nil
 }

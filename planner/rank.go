@@ -268,8 +268,10 @@ func (b *binder) bindOver(sel *ast.SelectStmt, fields []selectField, input Node,
 		switch name {
 		case "ROW_NUMBER":
 		case "RANK", "DENSE_RANK":
-			return nil, nil, errAt(ErrUnsupported, pos, "use ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) with a filter on it (rn <= N)",
-				"%s() OVER is not supported yet: only ROW_NUMBER() in the TopN pattern is", name)
+			// Flink's streaming TopN and window TopN take ROW_NUMBER() only
+			// (StreamExecRank, StreamExecWindowRank).
+			return nil, nil, errAt(ErrUnsupported, pos, "use ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) with a filter on it (rn <= N): of rows that order equal it keeps the first to arrive",
+				"%s() OVER is not supported: a TopN and a window TopN number rows with ROW_NUMBER() only, as in Flink", name)
 		default:
 			return nil, nil, errAt(ErrUnsupported, pos, "instead of "+name+"() OVER: an aggregate with GROUP BY, a window table function (TUMBLE, HOP, CUMULATE, SESSION), or ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) filtered by rn <= N",
 				"OVER aggregations are not supported yet")
