@@ -82,10 +82,18 @@ type rankPart struct {
 }
 
 // rankRow is one kept row: its order keys in an order-preserving encoding
-// (appendSortKey) and its columns (colReader.encodeKey form).
+// (appendSortKey) and its columns (colReader.encodeKey form). Each is a
+// buffer of its own (its capacity ends where it does), which the row that
+// replaces it may take over (keepRankRow).
 type rankRow struct {
-	sort string
-	row  string
+	sort []byte
+	row  []byte
+}
+
+// keepRankRow copies x (in scratch buffers) into the buffers of spare, a
+// row that is gone, growing them as needed.
+func keepRankRow(x, spare rankRow) rankRow {
+	return rankRow{sort: append(spare.sort[:0], x.sort...), row: append(spare.row[:0], x.row...)}
 }
 
 func newRank(t *subtask) *rankOp {
@@ -194,18 +202,18 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 // position is where a new row with order key sk goes among rows.
 func (o *rankOp) position(rows []rankRow, sk []byte) int {
 	if o.newerFirst {
-		return sort.Search(len(rows), func(j int) bool { return rows[j].sort >= string(sk) })
+		return sort.Search(len(rows), func(j int) bool { return string(rows[j].sort) >= string(sk) })
 	}
-	return sort.Search(len(rows), func(j int) bool { return rows[j].sort > string(sk) })
+	return sort.Search(len(rows), func(j int) bool { return string(rows[j].sort) > string(sk) })
 }
 
 // before says whether a new row with order key sk goes before a kept row
 // with order key kept.
-func (o *rankOp) before(sk []byte, kept string) bool {
+func (o *rankOp) before(sk, kept []byte) bool {
 	if o.newerFirst {
-		return string(sk) <= kept
+		return string(sk) <= string(kept)
 	}
-	return string(sk) < kept
+	return string(sk) < string(kept)
 }
 
 // accumulate adds row i (its order key in o.sbuf) to its key's rows.
@@ -223,9 +231,11 @@ func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 	for c := range o.colR {
 		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
 	}
-	x := rankRow{sort: string(o.sbuf), row: string(o.rbuf)}
+	// x is the new row, in the scratch buffers until it is kept.
+	x := rankRow{sort: o.sbuf, row: o.rbuf}
 	L := len(old)
 	if pos >= o.e { // kept for when rows before it go
+		x = keepRankRow(x, rankRow{})
 		p.rows = append(old, rankRow{})
 		copy(p.rows[pos+1:], p.rows[pos:L])
 		p.rows[pos] = x
@@ -268,10 +278,12 @@ func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 		}
 	}
 	if !o.keepAll && L >= o.e {
-		// The last row leaves for good: reuse its slot.
+		// The last row leaves for good: reuse its slot and its buffers.
+		x = keepRankRow(x, old[L-1])
 		copy(old[pos+1:], old[pos:L-1])
 		old[pos] = x
 	} else {
+		x = keepRankRow(x, rankRow{})
 		old = append(old, rankRow{})
 		copy(old[pos+1:], old[pos:L])
 		old[pos] = x
@@ -288,10 +300,10 @@ func (o *rankOp) retract(ent *state.Entry[rankPart], i int) error {
 	for c := range o.colR {
 		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
 	}
-	lo := sort.Search(len(old), func(j int) bool { return old[j].sort >= string(o.sbuf) })
+	lo := sort.Search(len(old), func(j int) bool { return string(old[j].sort) >= string(o.sbuf) })
 	pos := -1
-	for j := lo; j < len(old) && old[j].sort == string(o.sbuf); j++ {
-		if old[j].row == string(o.rbuf) {
+	for j := lo; j < len(old) && string(old[j].sort) == string(o.sbuf); j++ {
+		if string(old[j].row) == string(o.rbuf) {
 			pos = j
 			break
 		}
@@ -354,14 +366,14 @@ func (o *rankOp) retract(ent *state.Entry[rankPart], i int) error {
 
 // add appends an output row: the encoded row and, when the row number is
 // output, its position j + 1.
-func (o *rankOp) add(op RowKind, row string, j int) {
+func (o *rankOp) add(op RowKind, row []byte, j int) {
 	if o.bs == nil {
 		o.bs = make([]array.Builder, o.outSch.NumFields())
 		for c, f := range o.outSch.Fields() {
 			o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
 		}
 	}
-	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, row); err != nil {
+	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, unsafeString(row)); err != nil {
 		panic(err) // rows are encoded by this operator or checked on decoding
 	}
 	if o.outputRank {
@@ -482,13 +494,17 @@ func readRankRows(rest []byte, owner string) ([]rankRow, error) {
 	}
 	rest = rest[k:]
 	rows := make([]rankRow, n)
-	str := func() (string, bool) {
-		m, k := binary.Uvarint(rest)
-		if k <= 0 || uint64(len(rest)-k) < m {
-			return "", false
+	// One copy of the entry; each buffer a slice of it that ends where it
+	// does (so a row that takes it over does not write into the next).
+	buf := append([]byte(nil), rest...)
+	at := 0
+	str := func() ([]byte, bool) {
+		m, k := binary.Uvarint(buf[at:])
+		if k <= 0 || uint64(len(buf)-at-k) < m {
+			return nil, false
 		}
-		s := string(rest[k : k+int(m)])
-		rest = rest[k+int(m):]
+		s := buf[at+k : at+k+int(m) : at+k+int(m)]
+		at += k + int(m)
 		return s, true
 	}
 	for j := range rows {
@@ -499,8 +515,8 @@ func readRankRows(rest []byte, owner string) ([]rankRow, error) {
 			return nil, bad
 		}
 	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %s: a rank entry has %d bytes more than its rows", checkpoint.ErrIncompatibleState, owner, len(rest))
+	if at != len(buf) {
+		return nil, fmt.Errorf("%w: %s: a rank entry has %d bytes more than its rows", checkpoint.ErrIncompatibleState, owner, len(buf)-at)
 	}
 	return rows, nil
 }

@@ -268,10 +268,12 @@ func (o *windowRankOp) accumulate(g *wrGroup, i int) {
 	for c := range o.colR {
 		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
 	}
-	x := rankRow{sort: string(o.sbuf), row: string(o.rbuf)}
-	if L >= o.e { // the last row leaves: reuse its slot
+	x := rankRow{sort: o.sbuf, row: o.rbuf}
+	if L >= o.e { // the last row leaves: reuse its slot and its buffers
+		x = keepRankRow(x, old[L-1])
 		copy(old[pos+1:], old[pos:L-1])
 	} else {
+		x = keepRankRow(x, rankRow{})
 		old = append(old, rankRow{})
 		copy(old[pos+1:], old[pos:L])
 	}
@@ -285,11 +287,11 @@ func (o *windowRankOp) accumulate(g *wrGroup, i int) {
 
 // before says whether a new row with order key sk goes before a kept row
 // with order key kept.
-func (o *windowRankOp) before(sk []byte, kept string) bool {
+func (o *windowRankOp) before(sk, kept []byte) bool {
 	if o.newerFirst {
-		return string(sk) <= kept
+		return string(sk) <= string(kept)
 	}
-	return string(sk) < kept
+	return string(sk) < string(kept)
 }
 
 func (o *windowRankOp) watermark(wm int64, out *emitter) error {
@@ -367,11 +369,11 @@ func (o *windowRankOp) fireWindow(w *wrWindow, out *emitter) error {
 
 // add appends an output row: the encoded row and, when the row number is
 // output, its position j + 1.
-func (o *windowRankOp) add(row string, j int, out *emitter) error {
+func (o *windowRankOp) add(row []byte, j int, out *emitter) error {
 	if o.bs == nil {
 		o.bs = newBuilders(o.t, o.outT())
 	}
-	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, row); err != nil {
+	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, unsafeString(row)); err != nil {
 		return err
 	}
 	if o.outputRank {
