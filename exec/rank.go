@@ -72,6 +72,13 @@ type rankOp struct {
 	kbuf   []byte
 	sbuf   []byte
 	rbuf   []byte
+	// A batch's keys and order keys (processAppendOnly): row i's are
+	// kall[koffs[i]:koffs[i+1]] and sall[soffs[i]:soffs[i+1]]; ents are
+	// their entries; touched keeps the read of each entry's last row.
+	kall, sall   []byte
+	koffs, soffs []int
+	ents         []*state.Entry[rankPart]
+	touched      byte
 	bs     []array.Builder
 	ops    []RowKind
 }
@@ -169,6 +176,16 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: o.partT[j]}, n, h)
 	}
 	o.ops = o.ops[:0]
+	if !o.keepAll {
+		if err := o.processAppendOnly(n, h); err != nil {
+			o.abort()
+			return err
+		}
+		if err := o.flushOutput(out); err != nil {
+			return err
+		}
+		return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
+	}
 	for i := 0; i < n; i++ {
 		o.kbuf = o.kbuf[:0]
 		for j := range o.partR {
@@ -197,6 +214,55 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
+}
+
+// processAppendOnly ranks the rows of an append-only batch in passes: the
+// keys and order keys of all rows, then their entries, then a read of each
+// entry's last row, then each row ranked. Each pass's memory reads are
+// independent from row to row, so they overlap: with many keys, a key's
+// entry, its rows and their order keys are most often cache misses, which
+// a row at a time would wait for one after the other.
+func (o *rankOp) processAppendOnly(n int, h []uint64) error {
+	o.koffs, o.soffs = o.koffs[:0], o.soffs[:0]
+	o.kall, o.sall = o.kall[:0], o.sall[:0]
+	for i := 0; i < n; i++ {
+		o.koffs = append(o.koffs, len(o.kall))
+		for j := range o.partR {
+			o.kall = o.partR[j].encodeKey(o.kall, i)
+		}
+		o.soffs = append(o.soffs, len(o.sall))
+		for j := range o.ordR {
+			o.sall = appendSortKey(o.sall, &o.ordR[j], i, o.order[j].Desc, o.order[j].NullsFirst)
+		}
+	}
+	o.koffs = append(o.koffs, len(o.kall))
+	o.soffs = append(o.soffs, len(o.sall))
+	if cap(o.ents) < n {
+		o.ents = make([]*state.Entry[rankPart], n)
+	}
+	ents := o.ents[:n]
+	for i := range ents {
+		e, _, err := o.cache.Get(state.KeyGroup(h[i], o.maxPar), o.kall[o.koffs[i]:o.koffs[i+1]])
+		if err != nil {
+			clear(ents)
+			return err
+		}
+		ents[i] = e
+	}
+	var touch byte
+	for _, e := range ents {
+		if r := e.Value.rows; len(r) > 0 && len(r[len(r)-1].sort) > 0 {
+			touch += r[len(r)-1].sort[0]
+		}
+	}
+	o.touched = touch
+	for i, e := range ents {
+		o.sbuf = o.sall[o.soffs[i]:o.soffs[i+1]:o.soffs[i+1]]
+		o.accumulate(e, i)
+	}
+	o.sbuf = nil // not to append into sall
+	clear(ents)
+	return nil
 }
 
 // position is where a new row with order key sk goes among rows.
