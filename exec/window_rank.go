@@ -294,15 +294,23 @@ func (o *windowRankOp) before(sk, kept []byte) bool {
 	return string(sk) < string(kept)
 }
 
+// watermark fires the windows the watermark passed. For processing-time
+// windows the watermark of an ended input (+infinity) fires none, as for
+// the window aggregates: only the clock's watermark does.
 func (o *windowRankOp) watermark(wm int64, out *emitter) error {
-	if wm <= o.wm {
+	if wm <= o.wm || (wm == maxWatermark && o.spec.Window.Proctime) {
 		return nil
 	}
 	o.wm = wm
 	return o.fire(out)
 }
 
+// endInput fires every remaining window (the watermark of an ended input
+// is +infinity), except processing-time windows the clock has not passed.
 func (o *windowRankOp) endInput(out *emitter) error {
+	if o.spec.Window.Proctime {
+		return nil
+	}
 	o.wm = maxWatermark
 	return o.fire(out)
 }
