@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -72,6 +73,15 @@ type rankOp struct {
 	kbuf   []byte
 	sbuf   []byte
 	rbuf   []byte
+	// update: the update strategy (planner.RankSpec.UpsertKey), whose
+	// rows are identified by upsertKey (input columns): ukbuf is a new
+	// row's, ukrow a kept row's; next is the new list of a key's rows,
+	// matched a scratch of emitLeft.
+	update       bool
+	upsertKey    []int
+	ukbuf, ukrow []byte
+	next         []rankRow
+	matched      []bool
 	// A batch's keys and order keys (processAppendOnly): row i's are
 	// kall[koffs[i]:koffs[i+1]] and sall[soffs[i]:soffs[i+1]]; ents are
 	// their entries; touched keeps the read of each entry's last row.
@@ -126,9 +136,15 @@ func newRank(t *subtask) *rankOp {
 		if o.e < o.s {
 			o.e = o.s
 		}
+		if sp.UpsertKey != nil { // the update strategy: the first e rows
+			o.keepAll, o.update, o.upsertKey = false, true, sp.UpsertKey
+		}
 	}
 	var lay strings.Builder
 	fmt.Fprintf(&lay, "rank keep-all %v partition", o.keepAll)
+	if o.update {
+		fmt.Fprintf(&lay, " update key %v", o.upsertKey)
+	}
 	for _, t := range o.partT {
 		lay.WriteString(" " + t.Nullable().String())
 	}
@@ -176,7 +192,7 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: o.partT[j]}, n, h)
 	}
 	o.ops = o.ops[:0]
-	if !o.keepAll {
+	if !o.keepAll && !o.update {
 		if err := o.processAppendOnly(n, h); err != nil {
 			o.abort()
 			return err
@@ -200,9 +216,16 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 			o.abort()
 			return err
 		}
-		if b.Op(i).IsRetract() {
+		switch {
+		case o.update && b.Op(i) == UpdateBefore:
+			// The update strategy: the +U that follows replaces the row.
+		case o.update && b.Op(i) == Delete:
+			err = fmt.Errorf("%s: the update strategy of a TopN received a %s row: its input's order keys must only move a row up", o.owner, b.Op(i))
+		case o.update:
+			o.upsert(ent, i)
+		case b.Op(i).IsRetract():
 			err = o.retract(ent, i)
-		} else {
+		default:
 			o.accumulate(ent, i)
 		}
 		if err != nil {
@@ -263,6 +286,131 @@ func (o *rankOp) processAppendOnly(n int, h []uint64) error {
 	o.sbuf = nil // not to append into sall
 	clear(ents)
 	return nil
+}
+
+// upsert adds row i (its order key in o.sbuf) under the update strategy:
+// it replaces the kept row of its upsert key, if there is one (the order
+// keys move it up, or leave it among its equals), else it enters as a new
+// row of an append-only input would (accumulate).
+func (o *rankOp) upsert(ent *state.Entry[rankPart], i int) {
+	o.ukbuf = o.ukbuf[:0]
+	for _, c := range o.upsertKey {
+		o.ukbuf = o.colR[c].encodeKey(o.ukbuf, i)
+	}
+	old := ent.Value.rows
+	idx := -1
+	for j := range old {
+		if o.hasUpsertKey(old[j].row) {
+			idx = j
+			break
+		}
+	}
+	if idx < 0 {
+		o.accumulate(ent, i)
+		return
+	}
+	o.rbuf = o.rbuf[:0]
+	for c := range o.colR {
+		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+	}
+	x := rankRow{sort: o.sbuf, row: o.rbuf}
+	// The new list: the old one without row idx, x inserted at its place.
+	next := append(append(o.next[:0], old[:idx]...), old[idx+1:]...)
+	pos := o.position(next, o.sbuf)
+	next = append(next, rankRow{})
+	copy(next[pos+1:], next[pos:])
+	next[pos] = x
+	o.next = next
+	L := len(old)
+	end := min(o.e, L)
+	if o.outputRank {
+		for j := o.s; j < end; j++ {
+			if !bytes.Equal(old[j].row, next[j].row) {
+				o.add(UpdateBefore, old[j].row, j)
+				o.add(UpdateAfter, next[j].row, j)
+			}
+		}
+	} else if o.s < end {
+		// The range's rows that left it, and those that entered it.
+		o.emitLeft(old[o.s:end], next[o.s:end], Delete)
+		o.emitLeft(next[o.s:end], old[o.s:end], Insert)
+	}
+	next[pos] = keepRankRow(x, old[idx])
+	copy(old, next)
+	clear(next)
+	o.cache.MarkDirty(ent)
+}
+
+// emitLeft emits with op each row of a that is not in b (as many times as
+// it is in a more than in b).
+func (o *rankOp) emitLeft(a, b []rankRow, op RowKind) {
+	if cap(o.matched) < len(b) {
+		o.matched = make([]bool, len(b))
+	}
+	m := o.matched[:len(b)]
+	clear(m)
+	for _, x := range a {
+		found := false
+		for j := range b {
+			if !m[j] && bytes.Equal(x.row, b[j].row) {
+				m[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			o.add(op, x.row, 0)
+		}
+	}
+}
+
+// hasUpsertKey says whether an encoded row's upsert key columns are those
+// in o.ukbuf.
+func (o *rankOp) hasUpsertKey(row []byte) bool {
+	o.ukrow = o.ukrow[:0]
+	for _, c := range o.upsertKey {
+		start, end := encodedCell(row, o.inT, c)
+		if start < 0 {
+			return false
+		}
+		o.ukrow = append(o.ukrow, row[start:end]...)
+	}
+	return bytes.Equal(o.ukrow, o.ukbuf)
+}
+
+// encodedCell finds column c of a row in colReader.encodeKey's form, its
+// columns of types ts: its bounds, or -1 if the row is cut short.
+func encodedCell(row []byte, ts []types.T, c int) (int, int) {
+	at := 0
+	for k := 0; k <= c; k++ {
+		if at >= len(row) {
+			return -1, -1
+		}
+		start := at
+		if row[at] == 0 { // NULL
+			at++
+		} else {
+			at++
+			switch class(ts[k].Kind) {
+			case 's':
+				n, m := binary.Uvarint(row[at:])
+				if m <= 0 || uint64(len(row)-at-m) < n {
+					return -1, -1
+				}
+				at += m + int(n)
+			case 'd':
+				at += 16
+			default:
+				at += 8
+			}
+			if at > len(row) {
+				return -1, -1
+			}
+		}
+		if k == c {
+			return start, at
+		}
+	}
+	return -1, -1
 }
 
 // position is where a new row with order key sk goes among rows.
