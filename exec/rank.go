@@ -89,8 +89,8 @@ type rankOp struct {
 	koffs, soffs []int
 	ents         []*state.Entry[rankPart]
 	touched      byte
-	bs     []array.Builder
-	ops    []RowKind
+	bs           []array.Builder
+	ops          []RowKind
 }
 
 // rankPart is one partition key's rows, in order.
