@@ -38,8 +38,9 @@ func init() {
 // Over an append-only input only the first End rows of a key are kept: a
 // row pushed out never comes back. Over an updating input every row of the
 // key is kept, so that the retraction of a row in the range brings the
-// next one in (Flink's retracting strategy; Flink's update strategy for
-// inputs with a unique key is not distinguished).
+// next one in (Flink's retracting strategy), except under the update
+// strategy (planner.RankSpec.UpsertKey, upsert), which keeps the first
+// End rows as over an append-only input.
 //
 // State: one entry per partition key in the groups key space (spaceGroups),
 // the key's rows in order (rankCodec), read through the write-back cache on
