@@ -472,21 +472,21 @@ func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 		for j := max(pos, o.s); j < min(L+1, o.e); j++ {
 			if j < L {
 				o.add(UpdateBefore, old[j].row, j)
-				o.add(UpdateAfter, at(j).row, j)
+				o.addAt(UpdateAfter, at(j).row, j, j == pos, i)
 			} else {
-				o.add(Insert, at(j).row, j)
+				o.addAt(Insert, at(j).row, j, j == pos, i)
 			}
 		}
 	case o.dedup:
 		if L > 0 {
 			o.add(UpdateBefore, old[0].row, 0)
-			o.add(UpdateAfter, x.row, 0)
+			o.addAt(UpdateAfter, x.row, 0, true, i)
 		} else {
-			o.add(Insert, x.row, 0)
+			o.addAt(Insert, x.row, 0, true, i)
 		}
 	default:
 		if o.s < L+1 {
-			o.add(Insert, at(max(pos, o.s)).row, 0)
+			o.addAt(Insert, at(max(pos, o.s)).row, 0, max(pos, o.s) == pos, i)
 			if o.e-1 < L {
 				o.add(Delete, old[o.e-1].row, 0)
 			}
@@ -590,6 +590,28 @@ func (o *rankOp) add(op RowKind, row []byte, j int) {
 	}
 	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, unsafeString(row)); err != nil {
 		panic(err) // rows are encoded by this operator or checked on decoding
+	}
+	if o.outputRank {
+		o.bs[len(o.inT)].(*array.Int64Builder).Append(int64(j + 1))
+	}
+	o.ops = append(o.ops, op)
+}
+
+// addAt is add, but when isNew the row is row i of the batch, appended
+// from its columns rather than decoded from row.
+func (o *rankOp) addAt(op RowKind, row []byte, j int, isNew bool, i int) {
+	if !isNew {
+		o.add(op, row, j)
+		return
+	}
+	if o.bs == nil {
+		o.bs = make([]array.Builder, o.outSch.NumFields())
+		for c, f := range o.outSch.Fields() {
+			o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
+		}
+	}
+	for c := range o.colR {
+		appendCell(o.bs[c], &o.colR[c], i)
 	}
 	if o.outputRank {
 		o.bs[len(o.inT)].(*array.Int64Builder).Append(int64(j + 1))
