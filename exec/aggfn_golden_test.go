@@ -154,7 +154,9 @@ func goldenStates(t *testing.T) map[string][]byte {
 	out["join-run/v2"] = appendJoinRunRow(run, []byte("\x00"), 0, 5)
 
 	// A TopN key's rows: order key and columns of two rows.
-	out["rank/v1"] = rankCodec{}.Encode(nil, &rankPart{rows: []rankRow{{sort: "\x01\x80\x00", row: "\x01\x01a\x00"}, {sort: "\x02", row: "\x00\x00"}}})
+	out["rank/v1"] = rankCodec{}.Encode(nil, &rankPart{rows: []rankRow{{sort: []byte("\x01\x80\x00"), row: []byte("\x01\x01a\x00")}, {sort: []byte("\x02"), row: []byte("\x00\x00")}}})
+	// A window TopN group's rows: the same two rows.
+	out["window-rank/v1"] = windowRankCodec{}.Encode(nil, []rankRow{{sort: []byte("\x01\x80\x00"), row: []byte("\x01\x01a\x00")}, {sort: []byte("\x02"), row: []byte("\x00\x00")}})
 	return out
 }
 
@@ -246,6 +248,10 @@ func TestStateGolden(t *testing.T) {
 			var p rankPart
 			err = rankCodec{owner: "golden"}.Decode(b, &p)
 			again = rankCodec{}.Encode(nil, &p)
+		case "window-rank/v1":
+			var rows []rankRow
+			err = windowRankCodec{owner: "golden"}.Decode(b, &rows)
+			again = windowRankCodec{}.Encode(nil, rows)
 		case "over/v1":
 			var p overPart
 			c := overCodec{fold: wf, owner: "golden"}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -37,8 +38,9 @@ func init() {
 // Over an append-only input only the first End rows of a key are kept: a
 // row pushed out never comes back. Over an updating input every row of the
 // key is kept, so that the retraction of a row in the range brings the
-// next one in (Flink's retracting strategy; Flink's update strategy for
-// inputs with a unique key is not distinguished).
+// next one in (Flink's retracting strategy), except under the update
+// strategy (planner.RankSpec.UpsertKey, upsert), which keeps the first
+// End rows as over an append-only input.
 //
 // State: one entry per partition key in the groups key space (spaceGroups),
 // the key's rows in order (rankCodec), read through the write-back cache on
@@ -72,8 +74,24 @@ type rankOp struct {
 	kbuf   []byte
 	sbuf   []byte
 	rbuf   []byte
-	bs     []array.Builder
-	ops    []RowKind
+	// update: the update strategy (planner.RankSpec.UpsertKey), whose
+	// rows are identified by upsertKey (input columns): ukbuf is a new
+	// row's, ukrow a kept row's; next is the new list of a key's rows,
+	// matched a scratch of emitLeft.
+	update       bool
+	upsertKey    []int
+	ukbuf, ukrow []byte
+	next         []rankRow
+	matched      []bool
+	// A batch's keys and order keys (processAppendOnly): row i's are
+	// kall[koffs[i]:koffs[i+1]] and sall[soffs[i]:soffs[i+1]]; ents are
+	// their entries; touched keeps the read of each entry's last row.
+	kall, sall   []byte
+	koffs, soffs []int
+	ents         []*state.Entry[rankPart]
+	touched      byte
+	bs           []array.Builder
+	ops          []RowKind
 }
 
 // rankPart is one partition key's rows, in order.
@@ -82,10 +100,18 @@ type rankPart struct {
 }
 
 // rankRow is one kept row: its order keys in an order-preserving encoding
-// (appendSortKey) and its columns (colReader.encodeKey form).
+// (appendSortKey) and its columns (colReader.encodeKey form). Each is a
+// buffer of its own (its capacity ends where it does), which the row that
+// replaces it may take over (keepRankRow).
 type rankRow struct {
-	sort string
-	row  string
+	sort []byte
+	row  []byte
+}
+
+// keepRankRow copies x (in scratch buffers) into the buffers of spare, a
+// row that is gone, growing them as needed.
+func keepRankRow(x, spare rankRow) rankRow {
+	return rankRow{sort: append(spare.sort[:0], x.sort...), row: append(spare.row[:0], x.row...)}
 }
 
 func newRank(t *subtask) *rankOp {
@@ -111,9 +137,15 @@ func newRank(t *subtask) *rankOp {
 		if o.e < o.s {
 			o.e = o.s
 		}
+		if sp.UpsertKey != nil { // the update strategy: the first e rows
+			o.keepAll, o.update, o.upsertKey = false, true, sp.UpsertKey
+		}
 	}
 	var lay strings.Builder
 	fmt.Fprintf(&lay, "rank keep-all %v partition", o.keepAll)
+	if o.update {
+		fmt.Fprintf(&lay, " update key %v", o.upsertKey)
+	}
 	for _, t := range o.partT {
 		lay.WriteString(" " + t.Nullable().String())
 	}
@@ -161,6 +193,16 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 		functions.HashColumn(functions.Vec{Array: rec.Column(k), Type: o.partT[j]}, n, h)
 	}
 	o.ops = o.ops[:0]
+	if !o.keepAll && !o.update {
+		if err := o.processAppendOnly(n, h); err != nil {
+			o.abort()
+			return err
+		}
+		if err := o.flushOutput(out); err != nil {
+			return err
+		}
+		return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
+	}
 	for i := 0; i < n; i++ {
 		o.kbuf = o.kbuf[:0]
 		for j := range o.partR {
@@ -175,9 +217,16 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 			o.abort()
 			return err
 		}
-		if b.Op(i).IsRetract() {
+		switch {
+		case o.update && b.Op(i) == UpdateBefore:
+			// The update strategy: the +U that follows replaces the row.
+		case o.update && b.Op(i) == Delete:
+			err = fmt.Errorf("%s: the update strategy of a TopN received a %s row: its input's order keys must only move a row up", o.owner, b.Op(i))
+		case o.update:
+			o.upsert(ent, i)
+		case b.Op(i).IsRetract():
 			err = o.retract(ent, i)
-		} else {
+		default:
 			o.accumulate(ent, i)
 		}
 		if err != nil {
@@ -191,21 +240,195 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 	return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
 }
 
+// processAppendOnly ranks the rows of an append-only batch in passes: the
+// keys and order keys of all rows, then their entries, then a read of each
+// entry's last row, then each row ranked. Each pass's memory reads are
+// independent from row to row, so they overlap: with many keys, a key's
+// entry, its rows and their order keys are most often cache misses, which
+// a row at a time would wait for one after the other.
+func (o *rankOp) processAppendOnly(n int, h []uint64) error {
+	o.koffs, o.soffs = o.koffs[:0], o.soffs[:0]
+	o.kall, o.sall = o.kall[:0], o.sall[:0]
+	for i := 0; i < n; i++ {
+		o.koffs = append(o.koffs, len(o.kall))
+		for j := range o.partR {
+			o.kall = o.partR[j].encodeKey(o.kall, i)
+		}
+		o.soffs = append(o.soffs, len(o.sall))
+		for j := range o.ordR {
+			o.sall = appendSortKey(o.sall, &o.ordR[j], i, o.order[j].Desc, o.order[j].NullsFirst)
+		}
+	}
+	o.koffs = append(o.koffs, len(o.kall))
+	o.soffs = append(o.soffs, len(o.sall))
+	if cap(o.ents) < n {
+		o.ents = make([]*state.Entry[rankPart], n)
+	}
+	ents := o.ents[:n]
+	for i := range ents {
+		e, _, err := o.cache.Get(state.KeyGroup(h[i], o.maxPar), o.kall[o.koffs[i]:o.koffs[i+1]])
+		if err != nil {
+			clear(ents)
+			return err
+		}
+		ents[i] = e
+	}
+	var touch byte
+	for _, e := range ents {
+		if r := e.Value.rows; len(r) > 0 && len(r[len(r)-1].sort) > 0 {
+			touch += r[len(r)-1].sort[0]
+		}
+	}
+	o.touched = touch
+	for i, e := range ents {
+		o.sbuf = o.sall[o.soffs[i]:o.soffs[i+1]:o.soffs[i+1]]
+		o.accumulate(e, i)
+	}
+	o.sbuf = nil // not to append into sall
+	clear(ents)
+	return nil
+}
+
+// upsert adds row i (its order key in o.sbuf) under the update strategy:
+// it replaces the kept row of its upsert key, if there is one (the order
+// keys move it up, or leave it among its equals), else it enters as a new
+// row of an append-only input would (accumulate).
+func (o *rankOp) upsert(ent *state.Entry[rankPart], i int) {
+	o.ukbuf = o.ukbuf[:0]
+	for _, c := range o.upsertKey {
+		o.ukbuf = o.colR[c].encodeKey(o.ukbuf, i)
+	}
+	old := ent.Value.rows
+	idx := -1
+	for j := range old {
+		if o.hasUpsertKey(old[j].row) {
+			idx = j
+			break
+		}
+	}
+	if idx < 0 {
+		o.accumulate(ent, i)
+		return
+	}
+	o.rbuf = o.rbuf[:0]
+	for c := range o.colR {
+		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
+	}
+	x := rankRow{sort: o.sbuf, row: o.rbuf}
+	// The new list: the old one without row idx, x inserted at its place.
+	next := append(append(o.next[:0], old[:idx]...), old[idx+1:]...)
+	pos := o.position(next, o.sbuf)
+	next = append(next, rankRow{})
+	copy(next[pos+1:], next[pos:])
+	next[pos] = x
+	o.next = next
+	L := len(old)
+	end := min(o.e, L)
+	if o.outputRank {
+		for j := o.s; j < end; j++ {
+			if !bytes.Equal(old[j].row, next[j].row) {
+				o.add(UpdateBefore, old[j].row, j)
+				o.add(UpdateAfter, next[j].row, j)
+			}
+		}
+	} else if o.s < end {
+		// The range's rows that left it, and those that entered it.
+		o.emitLeft(old[o.s:end], next[o.s:end], Delete)
+		o.emitLeft(next[o.s:end], old[o.s:end], Insert)
+	}
+	next[pos] = keepRankRow(x, old[idx])
+	copy(old, next)
+	clear(next)
+	o.cache.MarkDirty(ent)
+}
+
+// emitLeft emits with op each row of a that is not in b (as many times as
+// it is in a more than in b).
+func (o *rankOp) emitLeft(a, b []rankRow, op RowKind) {
+	if cap(o.matched) < len(b) {
+		o.matched = make([]bool, len(b))
+	}
+	m := o.matched[:len(b)]
+	clear(m)
+	for _, x := range a {
+		found := false
+		for j := range b {
+			if !m[j] && bytes.Equal(x.row, b[j].row) {
+				m[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			o.add(op, x.row, 0)
+		}
+	}
+}
+
+// hasUpsertKey says whether an encoded row's upsert key columns are those
+// in o.ukbuf.
+func (o *rankOp) hasUpsertKey(row []byte) bool {
+	o.ukrow = o.ukrow[:0]
+	for _, c := range o.upsertKey {
+		start, end := encodedCell(row, o.inT, c)
+		if start < 0 {
+			return false
+		}
+		o.ukrow = append(o.ukrow, row[start:end]...)
+	}
+	return bytes.Equal(o.ukrow, o.ukbuf)
+}
+
+// encodedCell finds column c of a row in colReader.encodeKey's form, its
+// columns of types ts: its bounds, or -1 if the row is cut short.
+func encodedCell(row []byte, ts []types.T, c int) (int, int) {
+	at := 0
+	for k := 0; k <= c; k++ {
+		if at >= len(row) {
+			return -1, -1
+		}
+		start := at
+		if row[at] == 0 { // NULL
+			at++
+		} else {
+			at++
+			switch class(ts[k].Kind) {
+			case 's':
+				n, m := binary.Uvarint(row[at:])
+				if m <= 0 || uint64(len(row)-at-m) < n {
+					return -1, -1
+				}
+				at += m + int(n)
+			case 'd':
+				at += 16
+			default:
+				at += 8
+			}
+			if at > len(row) {
+				return -1, -1
+			}
+		}
+		if k == c {
+			return start, at
+		}
+	}
+	return -1, -1
+}
+
 // position is where a new row with order key sk goes among rows.
 func (o *rankOp) position(rows []rankRow, sk []byte) int {
 	if o.newerFirst {
-		return sort.Search(len(rows), func(j int) bool { return rows[j].sort >= string(sk) })
+		return sort.Search(len(rows), func(j int) bool { return string(rows[j].sort) >= string(sk) })
 	}
-	return sort.Search(len(rows), func(j int) bool { return rows[j].sort > string(sk) })
+	return sort.Search(len(rows), func(j int) bool { return string(rows[j].sort) > string(sk) })
 }
 
 // before says whether a new row with order key sk goes before a kept row
 // with order key kept.
-func (o *rankOp) before(sk []byte, kept string) bool {
+func (o *rankOp) before(sk, kept []byte) bool {
 	if o.newerFirst {
-		return string(sk) <= kept
+		return string(sk) <= string(kept)
 	}
-	return string(sk) < kept
+	return string(sk) < string(kept)
 }
 
 // accumulate adds row i (its order key in o.sbuf) to its key's rows.
@@ -223,9 +446,11 @@ func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 	for c := range o.colR {
 		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
 	}
-	x := rankRow{sort: string(o.sbuf), row: string(o.rbuf)}
+	// x is the new row, in the scratch buffers until it is kept.
+	x := rankRow{sort: o.sbuf, row: o.rbuf}
 	L := len(old)
 	if pos >= o.e { // kept for when rows before it go
+		x = keepRankRow(x, rankRow{})
 		p.rows = append(old, rankRow{})
 		copy(p.rows[pos+1:], p.rows[pos:L])
 		p.rows[pos] = x
@@ -247,31 +472,33 @@ func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 		for j := max(pos, o.s); j < min(L+1, o.e); j++ {
 			if j < L {
 				o.add(UpdateBefore, old[j].row, j)
-				o.add(UpdateAfter, at(j).row, j)
+				o.addAt(UpdateAfter, at(j).row, j, j == pos, i)
 			} else {
-				o.add(Insert, at(j).row, j)
+				o.addAt(Insert, at(j).row, j, j == pos, i)
 			}
 		}
 	case o.dedup:
 		if L > 0 {
 			o.add(UpdateBefore, old[0].row, 0)
-			o.add(UpdateAfter, x.row, 0)
+			o.addAt(UpdateAfter, x.row, 0, true, i)
 		} else {
-			o.add(Insert, x.row, 0)
+			o.addAt(Insert, x.row, 0, true, i)
 		}
 	default:
 		if o.s < L+1 {
-			o.add(Insert, at(max(pos, o.s)).row, 0)
+			o.addAt(Insert, at(max(pos, o.s)).row, 0, max(pos, o.s) == pos, i)
 			if o.e-1 < L {
 				o.add(Delete, old[o.e-1].row, 0)
 			}
 		}
 	}
 	if !o.keepAll && L >= o.e {
-		// The last row leaves for good: reuse its slot.
+		// The last row leaves for good: reuse its slot and its buffers.
+		x = keepRankRow(x, old[L-1])
 		copy(old[pos+1:], old[pos:L-1])
 		old[pos] = x
 	} else {
+		x = keepRankRow(x, rankRow{})
 		old = append(old, rankRow{})
 		copy(old[pos+1:], old[pos:L])
 		old[pos] = x
@@ -288,10 +515,10 @@ func (o *rankOp) retract(ent *state.Entry[rankPart], i int) error {
 	for c := range o.colR {
 		o.rbuf = o.colR[c].encodeKey(o.rbuf, i)
 	}
-	lo := sort.Search(len(old), func(j int) bool { return old[j].sort >= string(o.sbuf) })
+	lo := sort.Search(len(old), func(j int) bool { return string(old[j].sort) >= string(o.sbuf) })
 	pos := -1
-	for j := lo; j < len(old) && old[j].sort == string(o.sbuf); j++ {
-		if old[j].row == string(o.rbuf) {
+	for j := lo; j < len(old) && string(old[j].sort) == string(o.sbuf); j++ {
+		if string(old[j].row) == string(o.rbuf) {
 			pos = j
 			break
 		}
@@ -354,15 +581,37 @@ func (o *rankOp) retract(ent *state.Entry[rankPart], i int) error {
 
 // add appends an output row: the encoded row and, when the row number is
 // output, its position j + 1.
-func (o *rankOp) add(op RowKind, row string, j int) {
+func (o *rankOp) add(op RowKind, row []byte, j int) {
 	if o.bs == nil {
 		o.bs = make([]array.Builder, o.outSch.NumFields())
 		for c, f := range o.outSch.Fields() {
 			o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
 		}
 	}
-	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, row); err != nil {
+	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, unsafeString(row)); err != nil {
 		panic(err) // rows are encoded by this operator or checked on decoding
+	}
+	if o.outputRank {
+		o.bs[len(o.inT)].(*array.Int64Builder).Append(int64(j + 1))
+	}
+	o.ops = append(o.ops, op)
+}
+
+// addAt is add, but when isNew the row is row i of the batch, appended
+// from its columns rather than decoded from row.
+func (o *rankOp) addAt(op RowKind, row []byte, j int, isNew bool, i int) {
+	if !isNew {
+		o.add(op, row, j)
+		return
+	}
+	if o.bs == nil {
+		o.bs = make([]array.Builder, o.outSch.NumFields())
+		for c, f := range o.outSch.Fields() {
+			o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
+		}
+	}
+	for c := range o.colR {
+		appendCell(o.bs[c], &o.colR[c], i)
 	}
 	if o.outputRank {
 		o.bs[len(o.inT)].(*array.Int64Builder).Append(int64(j + 1))
@@ -444,14 +693,27 @@ func appendSortKey(dst []byte, r *colReader, i int, desc, nullsFirst bool) []byt
 // rankStateVersion is the version of rankCodec's encoding.
 const rankStateVersion = 1
 
-// rankCodec encodes a partition key's rows: the count, then each row's
-// order key and columns, length-prefixed.
+// rankCodec encodes a partition key's rows (appendRankRows).
 type rankCodec struct{ owner string }
 
 func (rankCodec) Encode(dst []byte, p *rankPart) []byte {
-	dst = checkpoint.AppendStateHeader(dst, rankStateVersion)
-	dst = binary.AppendUvarint(dst, uint64(len(p.rows)))
-	for _, r := range p.rows {
+	return appendRankRows(checkpoint.AppendStateHeader(dst, rankStateVersion), p.rows)
+}
+
+func (c rankCodec) Decode(src []byte, p *rankPart) error {
+	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, 1, rankStateVersion)
+	if err != nil {
+		return err
+	}
+	p.rows, err = readRankRows(rest, c.owner)
+	return err
+}
+
+// appendRankRows appends rows: the count, then each row's order key and
+// columns, length-prefixed.
+func appendRankRows(dst []byte, rows []rankRow) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(rows)))
+	for _, r := range rows {
 		dst = binary.AppendUvarint(dst, uint64(len(r.sort)))
 		dst = append(dst, r.sort...)
 		dst = binary.AppendUvarint(dst, uint64(len(r.row)))
@@ -460,37 +722,38 @@ func (rankCodec) Encode(dst []byte, p *rankPart) []byte {
 	return dst
 }
 
-func (c rankCodec) Decode(src []byte, p *rankPart) error {
-	_, rest, err := checkpoint.ReadStateHeader(src, c.owner, 1, rankStateVersion)
-	if err != nil {
-		return err
-	}
-	bad := fmt.Errorf("%w: %s: a rank entry is cut short", checkpoint.ErrIncompatibleState, c.owner)
+// readRankRows reads what appendRankRows wrote, all of rest.
+func readRankRows(rest []byte, owner string) ([]rankRow, error) {
+	bad := fmt.Errorf("%w: %s: a rank entry is cut short", checkpoint.ErrIncompatibleState, owner)
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)) {
-		return bad
+		return nil, bad
 	}
 	rest = rest[k:]
-	p.rows = make([]rankRow, n)
-	str := func() (string, bool) {
-		m, k := binary.Uvarint(rest)
-		if k <= 0 || uint64(len(rest)-k) < m {
-			return "", false
+	rows := make([]rankRow, n)
+	// One copy of the entry; each buffer a slice of it that ends where it
+	// does (so a row that takes it over does not write into the next).
+	buf := append([]byte(nil), rest...)
+	at := 0
+	str := func() ([]byte, bool) {
+		m, k := binary.Uvarint(buf[at:])
+		if k <= 0 || uint64(len(buf)-at-k) < m {
+			return nil, false
 		}
-		s := string(rest[k : k+int(m)])
-		rest = rest[k+int(m):]
+		s := buf[at+k : at+k+int(m) : at+k+int(m)]
+		at += k + int(m)
 		return s, true
 	}
-	for j := range p.rows {
+	for j := range rows {
 		var ok1, ok2 bool
-		p.rows[j].sort, ok1 = str()
-		p.rows[j].row, ok2 = str()
+		rows[j].sort, ok1 = str()
+		rows[j].row, ok2 = str()
 		if !ok1 || !ok2 {
-			return bad
+			return nil, bad
 		}
 	}
-	if len(rest) != 0 {
-		return fmt.Errorf("%w: %s: a rank entry has %d bytes more than its rows", checkpoint.ErrIncompatibleState, c.owner, len(rest))
+	if at != len(buf) {
+		return nil, fmt.Errorf("%w: %s: a rank entry has %d bytes more than its rows", checkpoint.ErrIncompatibleState, owner, len(buf)-at)
 	}
-	return nil
+	return rows, nil
 }

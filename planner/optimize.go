@@ -30,6 +30,7 @@ var rules = []rule{
 	{"interval joins", intervalJoins},
 	{"window aggregation", windowAggregates},
 	{"window join", windowJoins},
+	{"window rank", windowRanks},
 }
 
 func lookupAnd() (functions.Resolved, bool) {

@@ -185,6 +185,9 @@ func (r *Rank) prune(need []bool) (Node, map[int]int) {
 func (r *Rank) physical(b *physBuilder, o *Operator) {
 	in := b.build(r.Input)
 	o.Spec = &RankSpec{Rank: r, InputUpdating: ModeOf(r.Input) == Updating}
+	if o.Spec.(*RankSpec).InputUpdating {
+		o.Spec.(*RankSpec).UpsertKey = updateStrategyKey(r)
+	}
 	if len(r.Partition) == 0 {
 		o.Parallelism = 1
 		o.Inputs = []Edge{{From: in, Partition: Global}}
@@ -201,11 +204,103 @@ const KindRank = "Rank"
 // those over an append-only input (a row pushed out never comes back),
 // every row over an updating one, so that the retraction of a row in the
 // range brings the next one in (Flink's AppendOnlyTopNFunction and
-// RetractableTopNFunction).
+// RetractableTopNFunction), except with UpsertKey (Flink's
+// UpdatableTopNFunction): an updating input whose rows have an upsert key
+// that includes the partition keys, and whose order keys only move a row
+// up (updateStrategyKey), keeps only the first End rows too; a row's new
+// version replaces the kept row of its upsert key, or enters as a new row
+// would, and the retractions (-U) are ignored.
 type RankSpec struct {
 	Rank *Rank
 	// InputUpdating says retractions arrive.
 	InputUpdating bool
+	// UpsertKey, when set (updating input), is the input's upsert key
+	// (input columns) under the update strategy.
+	UpsertKey []int
+}
+
+// Strategy names the strategy as EXPLAIN prints it.
+func (s *RankSpec) Strategy() string {
+	switch {
+	case !s.InputUpdating:
+		return "AppendOnly"
+	case s.UpsertKey != nil:
+		return "Update"
+	}
+	return "Retract"
+}
+
+// updateStrategyKey is the upsert key of r's updating input when r may use
+// the update strategy, as Flink's RankProcessStrategy chooses it: the key
+// includes the partition keys, and every order key is monotonic in the
+// direction of the order (a DESC key never decreases, an ASC key never
+// increases, or the key never changes); nil otherwise (the retracting
+// strategy).
+func updateStrategyKey(r *Rank) []int {
+	key := UpsertKeyOf(r.Input)
+	if len(key) == 0 || len(r.Order) == 0 {
+		return nil
+	}
+	in := map[int]bool{}
+	for _, k := range key {
+		in[k] = true
+	}
+	for _, p := range r.Partition {
+		if !in[p] {
+			return nil
+		}
+	}
+	sch := r.Input.Schema()
+	for _, o := range r.Order {
+		m := monotonicity(r.Input, o.Index)
+		if m == constant {
+			continue
+		}
+		if (m == increasing) != o.Desc {
+			return nil
+		}
+		// A NULL becoming a value moves a row up only if NULLs are last.
+		if o.NullsFirst && !sch[o.Index].Type.NotNull {
+			return nil
+		}
+	}
+	return key
+}
+
+// How a column of an updating node's rows changes when a row of its
+// upsert key is updated (Flink's modified monotonicity).
+const (
+	notMonotonic = iota
+	constant
+	increasing
+	decreasing
+)
+
+// monotonicity says how column col of n changes from a row's version to
+// the next: a group aggregate over an append-only input keeps its keys
+// (constant), its COUNTs and MAXs never decrease, its MINs never increase;
+// projections pass a column through; anything else is not monotonic.
+func monotonicity(n Node, col int) int {
+	switch x := n.(type) {
+	case *Project:
+		if c, ok := x.Exprs[col].(*ColumnRef); ok {
+			return monotonicity(x.Input, c.Index)
+		}
+	case *Aggregate:
+		if ModeOf(x.Input) != AppendOnly {
+			return notMonotonic
+		}
+		if col < len(x.Keys) {
+			return constant
+		}
+		switch x.Aggs[col-len(x.Keys)].Func {
+		case AggCount, AggMax:
+			return increasing
+		case AggMin:
+			return decreasing
+		}
+	}
+	return notMonotonic
 }
 
 func (*RankSpec) Kind() string { return KindRank }
@@ -214,9 +309,14 @@ func (s *RankSpec) Describe(o *Operator) string {
 	if ok, _, _ := s.Rank.Dedup(); ok {
 		return d
 	}
-	strategy := "AppendOnly"
-	if s.InputUpdating {
-		strategy = "Retract"
+	strategy := s.Strategy()
+	if s.UpsertKey != nil {
+		in := s.Rank.Input.Schema()
+		var names []string
+		for _, k := range s.UpsertKey {
+			names = append(names, in[k].Name)
+		}
+		strategy += "], upsertKey=[" + strings.Join(names, ", ")
 	}
 	return strings.Replace(d, "Rank(", "Rank(strategy=["+strategy+"], ", 1)
 }
@@ -239,6 +339,9 @@ func (s *RankSpec) Identity(w *IDWriter) {
 	w.Bool(s.InputUpdating)
 	_, keepLast, _ := r.Dedup()
 	w.Bool(keepLast)
+	if s.UpsertKey != nil {
+		w.Ints(s.UpsertKey)
+	}
 }
 
 // NewerFirst says a new row goes before the rows that order equal to it:
@@ -268,8 +371,10 @@ func (b *binder) bindOver(sel *ast.SelectStmt, fields []selectField, input Node,
 		switch name {
 		case "ROW_NUMBER":
 		case "RANK", "DENSE_RANK":
-			return nil, nil, errAt(ErrUnsupported, pos, "use ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) with a filter on it (rn <= N)",
-				"%s() OVER is not supported yet: only ROW_NUMBER() in the TopN pattern is", name)
+			// Flink's streaming TopN and window TopN take ROW_NUMBER() only
+			// (StreamExecRank, StreamExecWindowRank).
+			return nil, nil, errAt(ErrUnsupported, pos, "use ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) with a filter on it (rn <= N): of rows that order equal it keeps the first to arrive",
+				"%s() OVER is not supported: a TopN and a window TopN number rows with ROW_NUMBER() only, as in Flink", name)
 		default:
 			return nil, nil, errAt(ErrUnsupported, pos, "instead of "+name+"() OVER: an aggregate with GROUP BY, a window table function (TUMBLE, HOP, CUMULATE, SESSION), or ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) filtered by rn <= N",
 				"OVER aggregations are not supported yet")

@@ -320,6 +320,8 @@ func isRowtime(n Node, col int) bool {
 		return col < len(x.Keys) && x.Keys[col] == WindowTimeKey
 	case *WindowJoin:
 		return x.isRowtime(col) // window_join.go
+	case *WindowRank:
+		return x.isRowtime(col) // window_rank.go
 	case *TemporalJoin: // the probe side's time attributes pass through
 		return col < len(x.Left.Schema()) && isRowtime(x.Left, col)
 	case *IntervalJoin:
