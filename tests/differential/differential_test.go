@@ -1,0 +1,285 @@
+package differential
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/streamsql/streamsql/session"
+	"github.com/streamsql/streamsql/slt"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// suites is where the compared suites live.
+const suites = "../sqllogic/testdata"
+
+// batchSizes are the streaming runs' batch sizes ("" the default).
+var batchSizes = []string{"", "3", "1"}
+
+// TestDifferential runs testdata/differential: "compare file=<suite>"
+// prints the verdicts of the suite's queries.
+func TestDifferential(t *testing.T) {
+	datadriven.RunTest(t, "testdata/differential", func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "compare":
+			var file string
+			d.ScanArgs(t, "file", &file)
+			return compare(t, filepath.Join(suites, file))
+		}
+		t.Fatalf("unknown command %q", d.Cmd)
+		return ""
+	})
+}
+
+// run is one session the suite's records run on.
+type run struct {
+	name string
+	db   *session.SLTDB
+	// streaming creates the tables without WITH as replays.
+	streaming bool
+}
+
+func newRun(t *testing.T, name string, streaming bool, batchSize string) *run {
+	db, err := session.NewSLTDB(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if batchSize != "" {
+		if err := db.Exec(context.Background(), "SET 'table.exec.batch-size' = '"+batchSize+"'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &run{name: name, db: db, streaming: streaming}
+}
+
+// exec runs the statements of text; a streaming run creates each table
+// without WITH as an in-memory table read as a replay.
+func (r *run) exec(ctx context.Context, text string) error {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		if ct, ok := st.(*sql.CreateTable); ok && r.streaming && !hasConnector(ct) {
+			ct.Options = append(ct.Options, sql.Option{Key: "connector", Value: "memory"},
+				sql.Option{Key: "scan.mode", Value: "replay"})
+		}
+		if _, err := r.db.Session().ExecuteStatement(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasConnector(ct *sql.CreateTable) bool {
+	for _, o := range ct.Options {
+		if strings.EqualFold(o.Key, "connector") {
+			return true
+		}
+	}
+	return false
+}
+
+// query runs the statements of text and returns the last one's rows,
+// printed and sorted: a bounded run's final rows, a streaming run's
+// changelog folded to a table.
+func (r *run) query(ctx context.Context, text string) ([]string, error) {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) == 0 {
+		return nil, fmt.Errorf("no statement")
+	}
+	s := r.db.Session()
+	for _, st := range stmts[:len(stmts)-1] {
+		if _, err := s.ExecuteStatement(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	sel, ok := stmts[len(stmts)-1].(*sql.Select)
+	if !ok {
+		return nil, errNotSelect
+	}
+	var cols types.Schema
+	var rows [][]types.Value
+	if !r.streaming {
+		res, err := s.ExecuteStatement(ctx, sel)
+		if err != nil {
+			return nil, err
+		}
+		cols, rows = res.Columns, res.Rows
+	} else {
+		tb := session.NewTable()
+		err := s.Query(ctx, sel, func(sc types.Schema, _ bool) { cols = sc }, tb.Apply)
+		if err != nil {
+			return nil, err
+		}
+		rows = tb.Rows()
+	}
+	out := make([]string, len(rows))
+	for i, row := range rows {
+		var b strings.Builder
+		for c, v := range row {
+			if c > 0 {
+				b.WriteByte(' ')
+			}
+			if v == nil {
+				b.WriteString("NULL")
+			} else {
+				b.WriteString(types.Format(cols[c].Type, v))
+			}
+		}
+		out[i] = b.String()
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+var errNotSelect = fmt.Errorf("not a SELECT")
+
+// streamingSection says whether a record starts a suite's own streaming
+// jobs, where the comparison stops.
+func streamingSection(r slt.Record) bool {
+	norm := strings.ToLower(strings.Join(strings.Fields(r.SQL), " "))
+	return r.Kind == slt.KindStatement && strings.Contains(norm, "'table.dml-sync' = 'false'")
+}
+
+// compare runs the suite at path bounded and streaming and returns the
+// verdicts.
+func compare(t *testing.T, path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := slt.Parse(f, path)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounded := newRun(t, "bounded", false, "")
+	var streams []*run
+	for _, bs := range batchSizes {
+		name := "streaming"
+		if bs != "" {
+			name += " at batch size " + bs
+		}
+		streams = append(streams, newRun(t, name, true, bs))
+	}
+	var (
+		equal   int
+		verdict []string
+	)
+	note := func(r slt.Record, format string, args ...any) {
+		verdict = append(verdict, fmt.Sprintf("%s\n  %s", firstLine(r.SQL), fmt.Sprintf(format, args...)))
+	}
+records:
+	for _, r := range recs {
+		if streamingSection(r) {
+			break
+		}
+		for _, c := range r.Conditions {
+			if !c.Applies(slt.DefaultEngine) {
+				continue records
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		switch {
+		case r.Kind == slt.KindStatement:
+			berr := bounded.exec(ctx, r.SQL)
+			for _, s := range streams {
+				if serr := s.exec(ctx, r.SQL); (serr == nil) != (berr == nil) {
+					note(r, "statement: bounded %s, %s %s", outcome(berr), s.name, outcome(serr))
+				}
+			}
+		case r.Kind == slt.KindQuery && r.Err == nil && r.Retry == 0:
+			want, berr := bounded.query(ctx, r.SQL)
+			if berr != nil {
+				break // not a SELECT, or one the bounded run refuses
+			}
+			same := true
+			for _, s := range streams {
+				got, serr := s.query(ctx, r.SQL)
+				switch {
+				case serr != nil:
+					note(r, "%s: %v", s.name, oneLine(serr.Error()))
+					same = false
+				case !slices.Equal(got, want):
+					note(r, "%s differs: %s", s.name, diff(want, got))
+					same = false
+				}
+				if !same {
+					break
+				}
+			}
+			if same {
+				equal++
+			}
+		}
+		cancel()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d queries end in the bounded result at every batch size\n", equal)
+	for _, v := range verdict {
+		b.WriteString(v + "\n")
+	}
+	return b.String()
+}
+
+func outcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return "failed: " + oneLine(err.Error())
+}
+
+func firstLine(s string) string {
+	s = oneLine(s)
+	if len(s) > 150 {
+		s = s[:150] + "..."
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// diff says which rows one multiset has that the other has not.
+func diff(want, got []string) string {
+	count := map[string]int{}
+	for _, r := range want {
+		count[r]++
+	}
+	for _, r := range got {
+		count[r]--
+	}
+	var missing, extra []string
+	for _, r := range want {
+		if count[r] > 0 {
+			missing = append(missing, r)
+			count[r]--
+		}
+	}
+	for r, n := range count {
+		for ; n < 0; n++ {
+			extra = append(extra, r)
+		}
+	}
+	slices.Sort(extra)
+	return fmt.Sprintf("missing %q, extra %q", trim(missing), trim(extra))
+}
+
+func trim(rows []string) []string {
+	if len(rows) > 5 {
+		return append(rows[:5:5], fmt.Sprintf("(%d more)", len(rows)-5))
+	}
+	return rows
+}
