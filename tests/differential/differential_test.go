@@ -3,6 +3,7 @@ package differential
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,9 +31,18 @@ func TestDifferential(t *testing.T) {
 	datadriven.RunTest(t, "testdata/differential", func(t *testing.T, d *datadriven.TestData) string {
 		switch d.Cmd {
 		case "compare":
-			var file string
-			d.ScanArgs(t, "file", &file)
-			return compare(t, filepath.Join(suites, file))
+			if d.HasArg("file") {
+				var file string
+				d.ScanArgs(t, "file", &file)
+				f, err := os.Open(filepath.Join(suites, file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				return compare(t, f, file)
+			}
+			// The records of a suite given inline (queries without results).
+			return compare(t, strings.NewReader(d.Input), d.Pos)
 		}
 		t.Fatalf("unknown command %q", d.Cmd)
 		return ""
@@ -154,15 +164,10 @@ func streamingSection(r slt.Record) bool {
 	return r.Kind == slt.KindStatement && strings.Contains(norm, "'table.dml-sync' = 'false'")
 }
 
-// compare runs the suite at path bounded and streaming and returns the
-// verdicts.
-func compare(t *testing.T, path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := slt.Parse(f, path)
-	f.Close()
+// compare runs the suite read from r (named path) bounded and streaming
+// and returns the verdicts.
+func compare(t *testing.T, r io.Reader, path string) string {
+	recs, err := slt.Parse(r, path)
 	if err != nil {
 		t.Fatal(err)
 	}
