@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,11 +55,28 @@ func TestDifferential(t *testing.T) {
 type run struct {
 	name string
 	db   *session.SLTDB
-	// streaming creates the tables without WITH as replays.
-	streaming bool
+	mode mode
+	// retractions counts the -U and -D rows a follow run's queries folded.
+	retractions int
 }
 
-func newRun(t *testing.T, name string, streaming bool, batchSize string) *run {
+// mode is how a run reads the tables.
+type mode int
+
+const (
+	// bounded: a query is a bounded SELECT of the tables.
+	bounded mode = iota
+	// replay: the tables without WITH are created as replays
+	// ('scan.mode' = 'replay'); a query's changelog is folded to its end.
+	replay
+	// follow: a query follows every table it reads (an OPTIONS hint put
+	// after each name); once it runs, every table is updated in place
+	// (UPDATE t SET c = c: a -U and a +U of every row), and its folded
+	// changelog must come to the bounded result.
+	follow
+)
+
+func newRun(t *testing.T, name string, m mode, batchSize string) *run {
 	db, err := session.NewSLTDB(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +87,7 @@ func newRun(t *testing.T, name string, streaming bool, batchSize string) *run {
 			t.Fatal(err)
 		}
 	}
-	return &run{name: name, db: db, streaming: streaming}
+	return &run{name: name, db: db, mode: m}
 }
 
 // exec runs the statements of text; a streaming run creates each table
@@ -79,7 +98,7 @@ func (r *run) exec(ctx context.Context, text string) error {
 		return err
 	}
 	for _, st := range stmts {
-		if ct, ok := st.(*sql.CreateTable); ok && r.streaming && !hasConnector(ct) {
+		if ct, ok := st.(*sql.CreateTable); ok && r.mode == replay && !hasConnector(ct) {
 			ct.Options = append(ct.Options, sql.Option{Key: "connector", Value: "memory"},
 				sql.Option{Key: "scan.mode", Value: "replay"})
 		}
@@ -100,9 +119,13 @@ func hasConnector(ct *sql.CreateTable) bool {
 }
 
 // query runs the statements of text and returns the last one's rows,
-// printed and sorted: a bounded run's final rows, a streaming run's
-// changelog folded to a table.
-func (r *run) query(ctx context.Context, text string) ([]string, error) {
+// printed and sorted: a bounded run's final rows, a replay's changelog
+// folded to a table, a follower's folded changelog once it equals want
+// (or when it gave up waiting).
+func (r *run) query(ctx context.Context, text string, want []string) ([]string, error) {
+	if r.mode == follow {
+		text = r.followHints(text)
+	}
 	stmts, err := sql.Parse(text)
 	if err != nil {
 		return nil, err
@@ -122,20 +145,28 @@ func (r *run) query(ctx context.Context, text string) ([]string, error) {
 	}
 	var cols types.Schema
 	var rows [][]types.Value
-	if !r.streaming {
+	switch r.mode {
+	case bounded:
 		res, err := s.ExecuteStatement(ctx, sel)
 		if err != nil {
 			return nil, err
 		}
 		cols, rows = res.Columns, res.Rows
-	} else {
+	case replay:
 		tb := session.NewTable()
 		err := s.Query(ctx, sel, func(sc types.Schema, _ bool) { cols = sc }, tb.Apply)
 		if err != nil {
 			return nil, err
 		}
 		rows = tb.Rows()
+	case follow:
+		return r.converge(ctx, sel, want)
 	}
+	return format(cols, rows), nil
+}
+
+// format prints rows, sorted.
+func format(cols types.Schema, rows [][]types.Value) []string {
 	out := make([]string, len(rows))
 	for i, row := range rows {
 		var b strings.Builder
@@ -152,7 +183,106 @@ func (r *run) query(ctx context.Context, text string) ([]string, error) {
 		out[i] = b.String()
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
+}
+
+// followHints puts an OPTIONS hint to follow after each name of an
+// in-memory table that a FROM, a JOIN or a comma of a FROM list reads.
+func (r *run) followHints(text string) string {
+	cat := r.db.Session().Catalog()
+	for _, name := range cat.Tables() {
+		if t, ok := cat.Table(name); !ok || t.Connector != "memory" {
+			continue
+		}
+		re := regexp.MustCompile(`(?i)((?:\bFROM|\bJOIN|,)\s+)(` + regexp.QuoteMeta(name) + `)\b`)
+		text = re.ReplaceAllString(text, "${1}${2} /*+ OPTIONS('scan.mode'='follow') */")
+	}
+	return text
+}
+
+// converge runs sel following its tables; once it runs, it updates every
+// in-memory table in place and waits for the folded changelog to equal
+// want. It returns the rows it last saw.
+func (r *run) converge(ctx context.Context, sel *sql.Select, want []string) ([]string, error) {
+	s := r.db.Session()
+	qctx, cancel := context.WithCancel(ctx)
+	var (
+		mu     sync.Mutex
+		cols   types.Schema
+		tb     = session.NewTable()
+		errc   = make(chan error, 1)
+		schema = make(chan struct{})
+		done   = make(chan struct{})
+	)
+	defer func() { cancel(); <-done }()
+	go func() {
+		defer close(done)
+		errc <- s.Query(qctx, sel, func(sc types.Schema, _ bool) { cols = sc; close(schema) }, func(c session.Change) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if c.Op.IsRetract() {
+				r.retractions++
+			}
+			return tb.Apply(c)
+		})
+	}()
+	select {
+	case err := <-errc:
+		return nil, err // a planning error
+	case <-schema:
+	}
+	current := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return format(cols, tb.Rows())
+	}
+	// The snapshot first, so that the updates come as changes. A query
+	// that reads no table it can follow (VALUES, a view) ends: its rows
+	// are its result.
+	if err := r.waitFor(ctx, errc, func() bool { return slices.Equal(current(), want) }); err == errEnded {
+		return current(), nil
+	} else if err != nil {
+		return current(), err
+	}
+	cat := s.Catalog()
+	for _, name := range cat.Tables() {
+		t, ok := cat.Table(name)
+		if !ok || t.Connector != "memory" || t.AppendOnly {
+			continue
+		}
+		phys, _ := t.Physical()
+		c := "`" + phys[0].Name + "`"
+		if _, err := s.Execute(ctx, "UPDATE `"+t.Name+"` SET "+c+" = "+c); err != nil {
+			return nil, fmt.Errorf("updating %s in place: %w", t.Name, err)
+		}
+	}
+	err := r.waitFor(ctx, errc, func() bool { return slices.Equal(current(), want) })
+	if err == errEnded {
+		err = nil
+	}
+	return current(), err
+}
+
+var errEnded = fmt.Errorf("the query ended")
+
+// waitFor polls ok until it holds, the query fails (errc) or 20 s passed
+// (then it returns nil: the caller compares what it got).
+func (r *run) waitFor(ctx context.Context, errc chan error, ok func() bool) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() && time.Now().Before(deadline) {
+		select {
+		case err := <-errc:
+			if err == nil {
+				err = errEnded
+			}
+			errc <- err
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 var errNotSelect = fmt.Errorf("not a SELECT")
@@ -171,15 +301,16 @@ func compare(t *testing.T, r io.Reader, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bounded := newRun(t, "bounded", false, "")
+	base := newRun(t, "bounded", bounded, "")
 	var streams []*run
 	for _, bs := range batchSizes {
 		name := "streaming"
 		if bs != "" {
 			name += " at batch size " + bs
 		}
-		streams = append(streams, newRun(t, name, true, bs))
+		streams = append(streams, newRun(t, name, replay, bs))
 	}
+	streams = append(streams, newRun(t, "following, updated in place", follow, "3"))
 	var (
 		equal   int
 		verdict []string
@@ -200,20 +331,20 @@ records:
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		switch {
 		case r.Kind == slt.KindStatement:
-			berr := bounded.exec(ctx, r.SQL)
+			berr := base.exec(ctx, r.SQL)
 			for _, s := range streams {
 				if serr := s.exec(ctx, r.SQL); (serr == nil) != (berr == nil) {
 					note(r, "statement: bounded %s, %s %s", outcome(berr), s.name, outcome(serr))
 				}
 			}
 		case r.Kind == slt.KindQuery && r.Err == nil && r.Retry == 0:
-			want, berr := bounded.query(ctx, r.SQL)
+			want, berr := base.query(ctx, r.SQL, nil)
 			if berr != nil {
 				break // not a SELECT, or one the bounded run refuses
 			}
 			same := true
 			for _, s := range streams {
-				got, serr := s.query(ctx, r.SQL)
+				got, serr := s.query(ctx, r.SQL, want)
 				switch {
 				case serr != nil:
 					note(r, "%s: %v", s.name, oneLine(serr.Error()))
@@ -232,8 +363,12 @@ records:
 		}
 		cancel()
 	}
+	// The follow run's queries saw the tables change under them.
+	if f := streams[len(streams)-1]; equal > 0 && f.retractions == 0 {
+		t.Errorf("%s: the followers folded no retraction: the in-place updates reached none", path)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d queries end in the bounded result at every batch size\n", equal)
+	fmt.Fprintf(&b, "%d queries come to the bounded result in every run\n", equal)
 	for _, v := range verdict {
 		b.WriteString(v + "\n")
 	}
