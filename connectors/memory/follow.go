@@ -157,6 +157,11 @@ func (s *follower) Next(ctx context.Context) (exec.Batch, error) {
 // their ops (nil: all +I).
 func (s *follower) slice(rec arrow.RecordBatch, ops []exec.RowKind, from, to int64) exec.Batch {
 	part := rec.NewSlice(from, to)
+	// A slice counts its NULLs on first use and caches the count: count
+	// them here, before the batch may reach several operators at once.
+	for _, c := range part.Columns() {
+		c.NullN()
+	}
 	out := exec.Batch{Rec: arrowutil.Project(s.schema, part, s.spec.Fields)}
 	part.Release()
 	if ops != nil {

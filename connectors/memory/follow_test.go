@@ -26,7 +26,7 @@ func followSpec(dir string, batchSize int, pk ...string) exec.TableSpec {
 
 // commit writes rows with their ops through the table's sink as one
 // commit (a bounded INSERT's Finish).
-func commit(t *testing.T, sp exec.TableSpec, ops []exec.RowKind, rows ...[]types.Value) {
+func commit(t testing.TB, sp exec.TableSpec, ops []exec.RowKind, rows ...[]types.Value) {
 	t.Helper()
 	ctx := context.Background()
 	sp.Options = nil
@@ -50,7 +50,7 @@ func commit(t *testing.T, sp exec.TableSpec, ops []exec.RowKind, rows ...[]types
 }
 
 // read returns the changes src has now, until it has none ready.
-func read(t *testing.T, src exec.Source) []string {
+func read(t testing.TB, src exec.Source) []string {
 	t.Helper()
 	var out []string
 	for {

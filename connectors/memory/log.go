@@ -46,16 +46,11 @@ func (t *table) startLog() {
 	}
 }
 
-// dropLog forgets the log and the pinned snapshots. The caller holds t.mu.
+// dropLog forgets the log and the pinned snapshots (a dropped or reset
+// table). Their batches are not released: a follower still running may be
+// reading them; they are Go memory, freed once nothing refers to them.
+// The caller holds t.mu.
 func (t *table) dropLog() {
-	for _, c := range t.log {
-		for _, x := range c.changes {
-			x.rec.Release()
-		}
-	}
-	for _, p := range t.pins {
-		releaseAll(p)
-	}
 	t.log, t.pins, t.logging = nil, nil, false
 }
 
