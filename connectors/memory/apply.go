@@ -217,9 +217,11 @@ func (t *table) applyKeyed(cs []change, schema types.Schema, applied string, key
 	if len(effRows) > 0 {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, t.schema)
 		for _, p := range effRows {
-			rec := cs[p.c].rec
+			var rec arrow.RecordBatch
 			if p.committed {
 				rec = t.batches[p.c]
+			} else {
+				rec = cs[p.c].rec
 			}
 			for c := range int(rec.NumCols()) {
 				types.AppendValue(b.Field(c), types.ValueAt(rec.Column(c), p.row))

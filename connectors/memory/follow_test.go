@@ -221,3 +221,21 @@ func TestReplayEnds(t *testing.T) {
 		t.Fatalf("%d batches, want 2 of at most 2 rows", batches)
 	}
 }
+
+// A commit that replaces rows of a table held in several batches: the
+// follower sees the rows the keys held, from whichever batch.
+func TestFollowKeyedTableOfSeveralBatches(t *testing.T) {
+	dir := t.TempDir()
+	sp := followSpec(dir, 8, "id")
+	commit(t, sp, nil, row(1, "a"))
+	commit(t, sp, nil, row(2, "b"))
+	commit(t, sp, nil, row(3, "c"))
+	src, err := conntest.Reopen(context.Background(), memtable.Name, sp, func(exec.Source) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	expect(t, read(t, src), "+I[1, a]", "+I[2, b]", "+I[3, c]")
+	commit(t, sp, nil, row(3, "z"))
+	expect(t, read(t, src), "-U[3, c]", "+U[3, z]")
+}
