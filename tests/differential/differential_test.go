@@ -76,14 +76,17 @@ const (
 	follow
 )
 
-func newRun(t *testing.T, name string, m mode, batchSize string) *run {
+func newRun(t *testing.T, name string, m mode, batchSize string, settings ...string) *run {
 	db, err := session.NewSLTDB(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	if batchSize != "" {
-		if err := db.Exec(context.Background(), "SET 'table.exec.batch-size' = '"+batchSize+"'"); err != nil {
+		settings = append(settings, "SET 'table.exec.batch-size' = '"+batchSize+"'")
+	}
+	for _, st := range settings {
+		if err := db.Exec(context.Background(), st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -310,7 +313,9 @@ func compare(t *testing.T, r io.Reader, path string) string {
 		}
 		streams = append(streams, newRun(t, name, replay, bs))
 	}
-	streams = append(streams, newRun(t, "following, updated in place", follow, "3"))
+	streams = append(streams,
+		newRun(t, "streaming at parallelism 2", replay, "3", "SET 'parallelism.default' = '2'"),
+		newRun(t, "following, updated in place", follow, "3"))
 	var (
 		equal   int
 		verdict []string

@@ -7,7 +7,7 @@
 //     'replay': unbounded inputs that read the rows in batches of the
 //     batch size and end), at the default batch size and at 3 and 1: the
 //     changelog, folded to a table, must equal the bounded rows as a
-//     multiset;
+//     multiset; and once more at parallelism 2 (batch size 3);
 //   - following the tables it reads (an OPTIONS('scan.mode'='follow') hint
 //     after each table name), at batch size 3: once the folded changelog
 //     equals the bounded rows, every table is updated in place (UPDATE t
