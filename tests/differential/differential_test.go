@@ -347,22 +347,30 @@ records:
 			if berr != nil {
 				break // not a SELECT, or one the bounded run refuses
 			}
-			same := true
+			// The runs that did not come to want, by what they got (runs
+			// that got the same are named together).
+			var outcomes []string
+			runs := map[string][]string{}
 			for _, s := range streams {
 				got, serr := s.query(ctx, r.SQL, want)
+				o := ""
 				switch {
 				case serr != nil:
-					note(r, "%s: %v", s.name, oneLine(serr.Error()))
-					same = false
+					o = oneLine(serr.Error())
 				case !slices.Equal(got, want):
-					note(r, "%s differs: %s", s.name, diff(want, got))
-					same = false
+					o = "differs: " + diff(want, got)
+				default:
+					continue
 				}
-				if !same {
-					break
+				if runs[o] == nil {
+					outcomes = append(outcomes, o)
 				}
+				runs[o] = append(runs[o], s.name)
 			}
-			if same {
+			for _, o := range outcomes {
+				note(r, "%s: %s", strings.Join(runs[o], ", "), o)
+			}
+			if len(outcomes) == 0 {
 				equal++
 			}
 		}
