@@ -309,3 +309,7 @@ func EditDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// CheckOptions checks t's options against its connector, as CreateTable
+// does (the options of a table hint merged over a table's, say).
+func CheckOptions(t *Table) error { return checkOptions(t) }

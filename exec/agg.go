@@ -80,6 +80,9 @@ type groupAggOp struct {
 	keyR   []colReader
 	hashes []uint64
 	buf    []byte
+	// sawAny says that a global aggregate (no keys) holds rows: its row
+	// was emitted and not retracted since, so the end of the input emits
+	// no empty-input row.
 	sawAny bool
 
 	// ttl (milliseconds; 0: none), now (this batch's processing time,
@@ -480,6 +483,9 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 				a.appendRow(bs, g, g.prev)
 				ops = append(ops, Delete)
 				g.emitted = false
+			}
+			if len(a.spec.Keys) == 0 {
+				a.sawAny = false // every row retracted: the input is empty again
 			}
 			a.cache.Delete(e)
 			continue

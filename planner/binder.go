@@ -193,7 +193,7 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 		if alias == "" {
 			alias = name
 		}
-		n, err := b.bindTableName(name)
+		n, err := b.bindTableName(name, sql.TableOptions(b.stmt, src))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -213,11 +213,23 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 	return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported FROM source %T", ts.Source)
 }
 
-func (b *binder) bindTableName(name string) (Node, error) {
+// bindTableName binds the table or view called name, with the options of
+// its OPTIONS hint, if any, over the table's (hintedTable).
+func (b *binder) bindTableName(name string, options []sql.Option) (Node, error) {
 	if t, ok := b.p.Catalog.Table(name); ok {
+		if len(options) > 0 {
+			var err error
+			if t, err = hintedTable(t, options); err != nil {
+				return nil, err
+			}
+		}
 		return b.scan(t)
 	}
 	if v, ok := b.p.Catalog.View(name); ok {
+		if len(options) > 0 {
+			return nil, errAt(ErrUnsupported, options[0].Pos, "put the hint on a table the view reads, in the view's query",
+				"an OPTIONS hint cannot apply to view '%s': a view has no options", name)
+		}
 		return b.expandView(v)
 	}
 	hint := ""

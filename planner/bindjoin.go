@@ -218,7 +218,11 @@ func (p *Planner) checkJoins(s *Sink, stmtPos sql.Pos) error {
 			return nil
 		}
 		if keys := splitJoinCond(j.Cond, len(j.Left.Schema()), len(j.Right.Schema())); len(keys.pairs) == 0 {
-			return errAt(ErrUnsupported, j.Pos, "add an equality between the two sides (a.k = b.k), or SET 'parallelism.default' = '1'",
+			pos := j.Pos
+			if pos.Line == 0 {
+				pos = stmtPos // a join a subquery became has no place of its own
+			}
+			return errAt(ErrUnsupported, pos, "add an equality between the two sides (a.k = b.k), or SET 'parallelism.default' = '1'",
 				"a join of unbounded inputs without an equality between them runs on one subtask, but 'parallelism.default' is %d", par)
 		}
 		return nil

@@ -157,6 +157,16 @@ func (b *physBuilder) edge(from *Operator, par int) Edge {
 	if par == 1 {
 		return Edge{From: from, Partition: Global}
 	}
+	if from.Mode != AppendOnly {
+		// Round-robin, a row's retraction could reach another subtask
+		// than the row and overtake it downstream: hash by every column,
+		// so that equal rows take one channel, in order.
+		keys := make([]int, len(from.Schema))
+		for i := range keys {
+			keys[i] = i
+		}
+		return Edge{From: from, Partition: Hash, Keys: keys}
+	}
 	return Edge{From: from, Partition: Rebalance}
 }
 

@@ -639,7 +639,7 @@ func (x *WindowAggregate) physical(b *physBuilder, o *Operator) {
 // bindWindowInput binds the table of a window table function and finds its
 // time column (DESCRIPTOR(ts)).
 func (b *binder) bindWindowInput(w *sql.WindowTVF) (input Node, col int, err error) {
-	if input, err = b.bindTableName(w.Table); err != nil {
+	if input, err = b.bindTableName(w.Table, nil); err != nil {
 		return nil, -1, err
 	}
 	in := input.Schema()

@@ -19,6 +19,7 @@ import (
 
 	// The connectors register themselves with catalog and exec.
 	_ "github.com/streamsql/streamsql/connectors"
+	memtable "github.com/streamsql/streamsql/connectors/memory"
 )
 
 // Session runs statements against a data directory. It is safe for
@@ -96,11 +97,20 @@ func (s *Session) Catalog() *catalog.Catalog { return s.cat }
 // DataDir is the session's data directory.
 func (s *Session) DataDir() string { return s.dataDir }
 
-// Close stops every running job, waits for them and releases the data
-// directory.
+// Close stops every running job, waits for them, forgets the in-process
+// state of the session's in-memory tables (connectors/memory: a new
+// session reads them from disk, as a new process would) and releases the
+// data directory.
 func (s *Session) Close() error {
 	s.jobs.stopAll()
+	// The rows of its tables created without WITH stay on disk; what the
+	// process held of them (and the changes kept for the jobs that follow
+	// them) goes with the session.
+	if s.dataDir != "" {
+		memtable.Reset(s.dataDir)
+	}
 	if s.tmpDir != "" {
+		memtable.Reset(s.tmpDir)
 		os.RemoveAll(s.tmpDir)
 	}
 	return s.lock.Release()

@@ -43,12 +43,31 @@ func (t *table) apply(cs []change, schema types.Schema, applied string, pk []int
 	}()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(pk) > 0 {
-		return t.applyKeyed(cs, schema, applied, pk)
+	seq := t.man.Seq
+	var eff []change // the changes a follower sees (log.go)
+	var err error
+	switch {
+	case len(pk) > 0:
+		eff, err = t.applyKeyed(cs, schema, applied, pk)
+		defer func() {
+			for _, c := range eff {
+				c.rec.Release()
+			}
+		}()
+	case !hasRetract(cs):
+		eff, err = cs, t.appendAll(cs, applied)
+	default:
+		eff, err = cs, t.applyMultiset(cs, schema, applied)
 	}
-	if !hasRetract(cs) {
-		return t.appendAll(cs, applied)
+	if err == nil && t.man.Seq != seq {
+		t.record(eff)
 	}
+	return err
+}
+
+// applyMultiset commits cs, which hold retractions, to a table without an
+// upsert key. The caller holds t.mu.
+func (t *table) applyMultiset(cs []change, schema types.Schema, applied string) error {
 
 	// Retractions: match each against an earlier insert of this commit,
 	// else against a committed row.
@@ -118,15 +137,21 @@ func (t *table) apply(cs []change, schema types.Schema, applied string, pk []int
 // applyKeyed commits cs to a table with a primary key (the columns key), as
 // RisingWave's tables with a key do: +I and +U replace the row of their key
 // if there is one (an upsert), -U and -D remove the row of their key
-// (whatever its other values), which must exist. The caller holds t.mu.
-func (t *table) applyKeyed(cs []change, schema types.Schema, applied string, key []int) error {
-	type pos struct{ c, row int }
+// (whatever its other values), which must exist. When the table is
+// followed (t.logging) it returns the changes as a follower sees them: an
+// insert of a new key +I, a replaced row -U then its new row +U, a removed
+// key -D (or -U) with the row it held. The caller holds t.mu.
+func (t *table) applyKeyed(cs []change, schema types.Schema, applied string, key []int) ([]change, error) {
+	type pos struct {
+		c, row    int
+		committed bool // c is a batch of t.batches, else a change of cs
+	}
 	var k []byte
-	committed := map[string]pos{} // c is the batch
+	committed := map[string]pos{}
 	for bi, b := range t.batches {
 		for r := range int(b.NumRows()) {
 			k = appendKey(k[:0], b, r, key)
-			committed[string(k)] = pos{bi, r}
+			committed[string(k)] = pos{bi, r, true}
 		}
 	}
 	keep := make([][]bool, len(t.batches))
@@ -141,6 +166,14 @@ func (t *table) applyKeyed(cs []change, schema types.Schema, applied string, key
 		keep[p.c][p.row] = false
 		removed = true
 	}
+	// The changes a follower sees, as rows of t.batches or cs and ops.
+	var effRows []pos
+	var effOps []exec.RowKind
+	emit := func(p pos, op exec.RowKind) {
+		if t.logging {
+			effRows, effOps = append(effRows, p), append(effOps, op)
+		}
+	}
 	added := map[string]pos{} // rows of cs that are the row of their key
 	dead := make([][]bool, len(cs))
 	for ci, c := range cs {
@@ -154,26 +187,53 @@ func (t *table) applyKeyed(cs []change, schema types.Schema, applied string, key
 			if op.IsRetract() {
 				dead[ci][r], removed = true, true
 			}
-			if p, ok := added[string(k)]; ok {
-				dead[p.c][p.row], removed = true, true
+			old, had := added[string(k)]
+			if had {
+				dead[old.c][old.row], removed = true, true
 				delete(added, string(k))
-			} else if p, ok := committed[string(k)]; ok {
-				removeCommitted(p)
+			} else if old, had = committed[string(k)]; had {
+				removeCommitted(old)
 				delete(committed, string(k))
 			} else if op.IsRetract() {
 				b := exec.Batch{Rec: c.rec, Ops: c.ops}
-				return fmt.Errorf("memory table %s: cannot apply %s: no row with its key in the table",
+				return nil, fmt.Errorf("memory table %s: cannot apply %s: no row with its key in the table",
 					t.name, rowfmt.AppendRow(nil, schema, b, r))
 			}
+			switch {
+			case op.IsRetract():
+				emit(old, op)
+			case had:
+				emit(old, exec.UpdateBefore)
+				emit(pos{ci, r, false}, exec.UpdateAfter)
+			default:
+				emit(pos{ci, r, false}, exec.Insert)
+			}
 			if !op.IsRetract() {
-				added[string(k)] = pos{ci, r}
+				added[string(k)] = pos{ci, r, false}
 			}
 		}
 	}
-	if !removed {
-		return t.appendAll(cs, applied)
+	var eff []change
+	if len(effRows) > 0 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, t.schema)
+		for _, p := range effRows {
+			var rec arrow.RecordBatch
+			if p.committed {
+				rec = t.batches[p.c]
+			} else {
+				rec = cs[p.c].rec
+			}
+			for c := range int(rec.NumCols()) {
+				types.AppendValue(b.Field(c), types.ValueAt(rec.Column(c), p.row))
+			}
+		}
+		eff = []change{{rec: b.NewRecordBatch(), ops: effOps}}
+		b.Release()
 	}
-	return t.rebuild(cs, keep, dead, applied)
+	if !removed {
+		return eff, t.appendAll(cs, applied)
+	}
+	return eff, t.rebuild(cs, keep, dead, applied)
 }
 
 // appendAll commits cs, which hold no retraction, by appending their rows.

@@ -25,9 +25,14 @@ func init() {
 		Source:         true,
 		Sink:           true,
 		AcceptsUpdates: true,
-		Bounded:        func(map[string]string) bool { return true },
-		Drop:           drop,
-		Change:         applyChange,
+		Options:        []string{OptScanMode},
+		Validate:       validate,
+		Bounded:        func(opts map[string]string) bool { return scanMode(opts) == ModeSnapshot },
+		// A followed table's commits are changes; an upsert key is not
+		// claimed, so the retractions carry whole rows.
+		ProducesUpdates: func(opts map[string]string) bool { return scanMode(opts) == ModeFollow },
+		Drop:            drop,
+		Change:          applyChange,
 	}, newSource, newSink)
 }
 
@@ -39,6 +44,12 @@ type source struct {
 }
 
 func newSource(spec exec.TableSpec) (exec.Source, error) {
+	switch scanMode(spec.Options) {
+	case ModeFollow:
+		return newFollower(spec, true), nil
+	case ModeReplay:
+		return newFollower(spec, false), nil
+	}
 	return &source{spec: spec, schema: spec.ProducedSchema().Arrow()}, nil
 }
 

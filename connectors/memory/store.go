@@ -41,6 +41,15 @@ type table struct {
 	// place, so a scan may keep the one it saw at Open.
 	batches []arrow.RecordBatch
 	man     manifest
+	// log lists the commits after logFrom (their sequence numbers are
+	// logFrom+1, ...), kept once a scan has followed the table (log.go).
+	// pins keeps the rows as of the sequence numbers followers started at.
+	logging bool
+	logFrom int64
+	log     []commit
+	pins    map[int64][]arrow.RecordBatch
+	// changed is closed (and replaced) at each commit.
+	changed chan struct{}
 }
 
 // manifest is the MANIFEST file.
@@ -54,6 +63,9 @@ type manifest struct {
 	// Applied lists staged files whose rows are already in a segment (their
 	// deletion may not have happened yet), so committing them again is a no-op.
 	Applied []string `json:",omitempty"`
+	// Seq numbers the commits: the number of commits that changed the
+	// table since it was created.
+	Seq int64 `json:",omitempty"`
 }
 
 type segment struct {
@@ -76,6 +88,7 @@ func Reset(dataDir string) {
 			t.mu.Lock()
 			releaseAll(t.batches)
 			t.batches = nil
+			t.dropLog()
 			t.mu.Unlock()
 			delete(store.m, k)
 		}
@@ -91,6 +104,7 @@ func drop(dataDir string, t *catalog.Table) error {
 		tb.mu.Lock()
 		releaseAll(tb.batches)
 		tb.batches = nil
+		tb.dropLog()
 		tb.mu.Unlock()
 		delete(store.m, k)
 	}
@@ -111,7 +125,7 @@ func open(dataDir, name string, schema types.Schema) (*table, error) {
 		}
 		return t, nil
 	}
-	t := &table{name: name, schema: schema.Arrow(), man: manifest{Version: 1, Next: 1}}
+	t := &table{name: name, schema: schema.Arrow(), man: manifest{Version: 1, Next: 1}, changed: make(chan struct{})}
 	if dataDir != "" {
 		t.dir = Dir(dataDir, name)
 		if err := t.load(schema); err != nil {
@@ -238,12 +252,14 @@ func writeArrowFile(path string, schema *arrow.Schema, recs []arrow.RecordBatch)
 // end of batches) go into a new segment. applied names a staged file whose
 // rows this is. The caller holds t.mu.
 func (t *table) install(batches, added []arrow.RecordBatch, rewrite bool, applied string) error {
+	t.man.Seq++
 	if rewrite || len(t.man.Segments) >= maxSegments || fragmented(batches) {
 		// Compact: fewer, fuller batches, in one segment.
 		batches, added, rewrite = coalesce(batches), nil, true
 	}
 	if t.dir != "" {
 		if err := t.persist(batches, added, rewrite, applied); err != nil {
+			t.man.Seq--
 			releaseAll(batches)
 			return err
 		}
