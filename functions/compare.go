@@ -79,7 +79,7 @@ func resolveCompare(name string, op cmpOp) func(args []types.T) (Resolved, error
 			return Resolved{}, errArgs(name, args)
 		}
 		rt := nullableFrom(types.BooleanType, args)
-		return Resolved{Ret: rt, ArgTypes: []types.T{ct, ct}, Kernel: strict(rt, compareKernel(op, ct))}, nil
+		return Resolved{Ret: rt, ArgTypes: []types.T{ct, ct}, Kernel: strict(rt, compareKernel(op, ct)), Infallible: true}, nil
 	}
 }
 
@@ -212,7 +212,7 @@ func resolveDistinct(name string, distinct bool) func(args []types.T) (Resolved,
 			return Resolved{}, errArgs(name, args)
 		}
 		rt := types.T{Kind: types.Boolean, NotNull: true}
-		return Resolved{Ret: rt, ArgTypes: []types.T{ct, ct}, Kernel: folding(rt, distinctKernel(ct, distinct))}, nil
+		return Resolved{Ret: rt, ArgTypes: []types.T{ct, ct}, Kernel: folding(rt, distinctKernel(ct, distinct)), Infallible: true}, nil
 	}
 }
 

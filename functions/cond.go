@@ -56,7 +56,7 @@ func resolveCase(args []types.T) (Resolved, error) {
 			ats[i] = at
 		}
 	}
-	return Resolved{Ret: rt, ArgTypes: ats, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
+	return Resolved{Ret: rt, ArgTypes: ats, Infallible: true, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		choice := make([]int16, n)
 		conds := make([]truth, 0, len(args)/2)
 		for j := 0; j+1 < len(args); j += 2 {
@@ -106,7 +106,7 @@ func resolveIf(args []types.T) (Resolved, error) {
 		return Resolved{}, err
 	}
 	at := rt.Nullable()
-	return Resolved{Ret: rt, ArgTypes: []types.T{types.BooleanType, at, at}, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
+	return Resolved{Ret: rt, ArgTypes: []types.T{types.BooleanType, at, at}, Infallible: true, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		choice := make([]int16, n)
 		for i := range n {
 			if isValid(args[0], i) && boolAt(args[0], i) {
@@ -138,7 +138,7 @@ func resolveCoalesce(args []types.T) (Resolved, error) {
 		}
 	}
 	at := rt.Nullable()
-	return Resolved{Ret: rt, ArgTypes: repeatT(at, len(args)), Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
+	return Resolved{Ret: rt, ArgTypes: repeatT(at, len(args)), Infallible: true, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		choice := make([]int16, n)
 		for i := range n {
 			choice[i] = -1
@@ -163,7 +163,7 @@ func resolveNullIf(args []types.T) (Resolved, error) {
 	if !ok {
 		return Resolved{}, errArgs("NULLIF", args)
 	}
-	return Resolved{Ret: ct, ArgTypes: []types.T{ct, ct}, Kernel: folding(ct, func(ctx *Context, args []Vec, n int) (Vec, error) {
+	return Resolved{Ret: ct, ArgTypes: []types.T{ct, ct}, Infallible: true, Kernel: folding(ct, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
 		eqBuf, eq := newBoolBuf(mem, n)
 		defer eqBuf.Release()

@@ -57,6 +57,10 @@
 //
 // CASE, IF and COALESCE kernels evaluate all their arguments; the executor
 // may evaluate them lazily instead using the resolved types.
+// Resolved.Infallible marks the kernels that never return an error
+// (comparisons, logic, field access, the conditionals): the executor
+// evaluates a conditional whose arguments are all such calls, columns and
+// literals over every row, as one plain call.
 //
 // # Dialect: Flink SQL, and where we differ
 //

@@ -77,6 +77,11 @@ type Resolved struct {
 	// type when no cast is needed). Casts are implicit ones (ImplicitCast).
 	ArgTypes []types.T
 	Kernel   Kernel
+	// Infallible says Kernel never returns an error, whatever the values
+	// of its arguments: evaluating it on rows a CASE, IF, COALESCE, AND or
+	// OR does not let through can only cost time, never fail (comparisons,
+	// logic, field access, the conditionals themselves).
+	Infallible bool
 }
 
 // Arg describes one argument of a call at resolve time: its type, and its

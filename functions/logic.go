@@ -66,7 +66,7 @@ func resolveLogic(name string, isAnd bool) func(args []types.T) (Resolved, error
 			return Resolved{}, err
 		}
 		rt := nullableFrom(types.BooleanType, args)
-		return Resolved{Ret: rt, ArgTypes: ats, Kernel: logicKernel(isAnd)}, nil
+		return Resolved{Ret: rt, ArgTypes: ats, Kernel: logicKernel(isAnd), Infallible: true}, nil
 	}
 }
 
@@ -164,7 +164,7 @@ func resolveNot(args []types.T) (Resolved, error) {
 		return Resolved{}, err
 	}
 	rt := nullableFrom(types.BooleanType, args)
-	return Resolved{Ret: rt, ArgTypes: ats, Kernel: strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
+	return Resolved{Ret: rt, ArgTypes: ats, Infallible: true, Kernel: strict(rt, func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
 		a := args[0].Array
 		val := andValidity(mem, args, n)
@@ -186,7 +186,7 @@ func resolveIsNull(isNull bool) func(args []types.T) (Resolved, error) {
 		}
 		rt := types.T{Kind: types.Boolean, NotNull: true}
 		at := args[0].Nullable()
-		return Resolved{Ret: rt, ArgTypes: []types.T{at}, Kernel: func(ctx *Context, args []Vec, n int) (Vec, error) {
+		return Resolved{Ret: rt, ArgTypes: []types.T{at}, Infallible: true, Kernel: func(ctx *Context, args []Vec, n int) (Vec, error) {
 			a := args[0]
 			if a.Const {
 				return ConstVec(rt, (a.Value == nil) == isNull), nil
@@ -217,7 +217,7 @@ func resolveIsBool(name string, want, negate bool) func(args []types.T) (Resolve
 			return Resolved{}, err
 		}
 		rt := types.T{Kind: types.Boolean, NotNull: true}
-		return Resolved{Ret: rt, ArgTypes: ats, Kernel: func(ctx *Context, args []Vec, n int) (Vec, error) {
+		return Resolved{Ret: rt, ArgTypes: ats, Infallible: true, Kernel: func(ctx *Context, args []Vec, n int) (Vec, error) {
 			a := args[0]
 			if a.Const {
 				r := a.Value != nil && constBool(a) == want

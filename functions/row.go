@@ -31,7 +31,7 @@ func ResolveField(row types.T, i int) (Resolved, error) {
 	if !row.NotNull {
 		ret.NotNull = false
 	}
-	return Resolved{Ret: ret, ArgTypes: []types.T{row, types.BigIntType}, Kernel: fieldKernel(ret, i)}, nil
+	return Resolved{Ret: ret, ArgTypes: []types.T{row, types.BigIntType}, Kernel: fieldKernel(ret, i), Infallible: true}, nil
 }
 
 func fieldKernel(t types.T, i int) Kernel {
@@ -129,7 +129,7 @@ func ResolveRow(args []types.T) (Resolved, error) {
 		defer d.Release()
 		return ArrayVec(ret, array.MakeFromData(d)), nil
 	}
-	return Resolved{Ret: ret, ArgTypes: args, Kernel: folding(ret, k)}, nil
+	return Resolved{Ret: ret, ArgTypes: args, Kernel: folding(ret, k), Infallible: true}, nil
 }
 
 // castRow casts a ROW to a ROW of as many fields, field by field (names
