@@ -14,7 +14,10 @@ import (
 // each of their arguments is evaluated only on the rows that reach it, as
 // SQL requires, so that a row a guard does not let through cannot fail the
 // batch (CASE WHEN b <> 0 THEN a / b END), and an error is reported only
-// for a row that really evaluates the failing expression.
+// for a row that really evaluates the failing expression. A conditional
+// none of whose arguments can fail (columns, literals, comparisons, field
+// access: functions.Resolved.Infallible) needs no guard: it is a plain
+// call over every row.
 //
 // An evaluator is used by one goroutine (its operator subtask).
 type evaluator struct {
@@ -52,8 +55,11 @@ type callNode struct {
 	args   []node
 	kernel functions.Kernel
 	t      types.T
-	argv   []functions.Vec // scratch
-	owned  []bool
+	// infallible says neither the kernel nor an argument can fail
+	// (functions.Resolved.Infallible all the way down).
+	infallible bool
+	argv       []functions.Vec // scratch
+	owned      []bool
 }
 
 func compileExpr(e planner.Expr) *evaluator {
@@ -75,13 +81,32 @@ func (ev *evaluator) compile(e planner.Expr) node {
 		for i, a := range x.Args {
 			args[i] = ev.compile(a)
 		}
-		if f, ok := guardForms[x.Func]; ok {
+		safe := x.Resolved.Infallible
+		for _, a := range args {
+			safe = safe && infallible(a)
+		}
+		if f, ok := guardForms[x.Func]; ok && !safe {
 			ev.guards = true
 			return newGuardNode(f, x, args)
 		}
-		return &callNode{name: x.Func, args: args, kernel: x.Resolved.Kernel, t: x.Resolved.Ret}
+		// A conditional none of whose arguments can fail is evaluated over
+		// every row, as one call: the rows it does not let through cost
+		// their share of the kernels, not the masks' bookkeeping.
+		return &callNode{name: x.Func, args: args, kernel: x.Resolved.Kernel, t: x.Resolved.Ret, infallible: safe}
 	}
 	panic("exec: cannot compile expression " + e.String())
+}
+
+// infallible reports whether evaluating n cannot fail: a column, a
+// constant, or a call of infallible kernels over such arguments.
+func infallible(n node) bool {
+	switch x := n.(type) {
+	case *colNode, *constNode:
+		return true
+	case *callNode:
+		return x.infallible
+	}
+	return false
 }
 
 func (n *colNode) eval(_ *functions.Context, in *rows) (functions.Vec, bool, error) {

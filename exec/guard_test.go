@@ -132,6 +132,14 @@ func TestGuardedEvaluation(t *testing.T) {
 		c("CASE", c(">", x, lit(10)), c("/", y, c("-", x, lit(15))), c("/", y, c("-", x, lit(4)))),
 		// A string result, gathered and scattered.
 		c("CASE", c("<>", x, lit(0)), c("CONCAT", s, c("/", lit(10), x)), s),
+		// Conditionals of columns, literals and comparisons, which cannot
+		// fail: plain calls over every row (TestInfallibleConditionals).
+		c("CASE", c("=", x, lit(3)), y, c(">", x, lit(10)), x, c("=", x, lit(4)), lit(-7), y),
+		c("CASE", c("=", x, lit(3)), y, b, x),
+		c("CASE", c("IS NULL", y), lit(1), c("<", y, lit(0)), x),
+		c("IF", b, x, y),
+		c("CASE", b, s, c(">", x, lit(10)), null, s),
+		c("CASE", c("=", x, lit(3)), b, c("IS NOT NULL", y), c("<", y, x)),
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	schema := arrow.NewSchema([]arrow.Field{
@@ -293,5 +301,36 @@ func TestGuardedEvaluationCost(t *testing.T) {
 	}
 	if large > clean+20 {
 		t.Errorf("a batch with one unselected failing row allocates %.0f objects, %.0f without it", large, clean)
+	}
+}
+
+// TestInfallibleConditionals: a conditional whose arguments cannot fail
+// (columns, literals, comparisons, logic, nested such conditionals) is
+// compiled as a plain call over every row; one with an argument that can
+// fail, anywhere below it, stays a guard.
+func TestInfallibleConditionals(t *testing.T) {
+	x := &planner.ColumnRef{Index: 0, Name: "x", T: types.IntType}
+	y := &planner.ColumnRef{Index: 1, Name: "y", T: types.IntType}
+	lit := func(v int64) planner.Expr {
+		return &planner.Literal{Value: v, T: types.T{Kind: types.Int, NotNull: true}}
+	}
+	c := func(name string, args ...planner.Expr) planner.Expr { return bindCall(t, name, args...) }
+	for _, tc := range []struct {
+		e     planner.Expr
+		guard bool
+	}{
+		{c("CASE", c("=", x, lit(0)), y, c("=", x, lit(1)), x, y), false},
+		{c("IF", c("IS NULL", y), x, c("CASE", c("<", x, y), x, y)), false},
+		{c("AND", c(">", x, lit(0)), c("OR", c("<", y, lit(3)), c("IS NULL", x))), false},
+		{c("COALESCE", y, x, lit(0)), false},
+		{c("CASE", c("=", x, lit(0)), y, c("+", x, lit(1))), true},
+		{c("IF", c("IS NULL", y), x, c("CASE", c("<", x, y), c("/", x, y), y)), true},
+		{c("AND", c(">", c("%", x, lit(3)), lit(0)), c("<", y, lit(3))), true},
+	} {
+		ev := compileExpr(tc.e)
+		_, isGuard := ev.root.(*guardNode)
+		if isGuard != tc.guard || ev.guards != tc.guard {
+			t.Errorf("%s: root is a guard %v (evaluator has guards %v), want %v", tc.e, isGuard, ev.guards, tc.guard)
+		}
 	}
 }
