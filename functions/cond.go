@@ -57,6 +57,9 @@ func resolveCase(args []types.T) (Resolved, error) {
 		}
 	}
 	return Resolved{Ret: rt, ArgTypes: ats, Infallible: true, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
+		if out, ok := caseKernel(ctx, at, args, hasElse, n); ok {
+			return out, nil
+		}
 		choice := make([]int16, n)
 		conds := make([]truth, 0, len(args)/2)
 		for j := 0; j+1 < len(args); j += 2 {
@@ -107,6 +110,9 @@ func resolveIf(args []types.T) (Resolved, error) {
 	}
 	at := rt.Nullable()
 	return Resolved{Ret: rt, ArgTypes: []types.T{types.BooleanType, at, at}, Infallible: true, Kernel: folding(at, func(ctx *Context, args []Vec, n int) (Vec, error) {
+		if out, ok := caseKernel(ctx, at, args, true, n); ok {
+			return out, nil // IF(c, a, b) is CASE WHEN c THEN a ELSE b END
+		}
 		choice := make([]int16, n)
 		for i := range n {
 			if isValid(args[0], i) && boolAt(args[0], i) {
