@@ -159,16 +159,51 @@ func (g *Generator) Kind(n uint64) int32 {
 // Timestamp returns the event time of event n in milliseconds since the
 // epoch: events are first-event.rate per second for the first half of
 // each rate period, next-event.rate per second for the second half.
-func (g *Generator) Timestamp(n uint64) int64 {
-	ms := n / g.period * ratePeriodMS
-	r := n % g.period
+func (g *Generator) Timestamp(n uint64) int64 { return g.timeAt(n/g.period, n%g.period) }
+
+// timeAt returns the event time of the event r (< period) of rate period
+// q.
+func (g *Generator) timeAt(q, r uint64) int64 {
+	ms := q * ratePeriodMS
 	rate := uint64(g.c.FirstEventRate)
 	if r >= g.half {
 		ms += ratePeriodMS / 2
 		r -= g.half
 		rate = uint64(g.c.NextEventRate)
 	}
-	return BaseTime + int64(ms+r/rate*1000+r%rate*1000/rate)
+	// r/rate*1000 + r%rate*1000/rate in one division: floor(1000r / rate),
+	// which is below 1000 * ratePeriodMS / 2000 (r < rate*ratePeriodMS/2000).
+	hi, lo := bits.Mul64(r, 1000)
+	t, _ := bits.Div64(hi, lo, rate)
+	return BaseTime + int64(ms+t)
+}
+
+// times sets kinds[k] and ts[k] to the kind and the event time of event
+// first + k*step, as Kind and Timestamp, stepping the remainders they
+// divide for from one event to the next rather than dividing per event.
+func (g *Generator) times(first, step uint64, kinds []int32, ts []int64) {
+	off, dOff := first%g.total, step%g.total
+	q, r := first/g.period, first%g.period
+	dq, dr := step/g.period, step%g.period
+	person, auction := uint64(g.c.PersonProportion), uint64(g.c.PersonProportion+g.c.AuctionProportion)
+	for k := range kinds {
+		switch {
+		case off < person:
+			kinds[k] = PersonEvent
+		case off < auction:
+			kinds[k] = AuctionEvent
+		default:
+			kinds[k] = BidEvent
+		}
+		ts[k] = g.timeAt(q, r)
+		if off += dOff; off >= g.total {
+			off -= g.total
+		}
+		q, r = q+dq, r+dr
+		if r >= g.period {
+			q, r = q+1, r-g.period
+		}
+	}
 }
 
 // lastPerson returns the base-0 id of the latest person created at event
@@ -213,16 +248,17 @@ func (g *Generator) randomAuction(n uint64, r *rng) int64 {
 }
 
 // Event fills e with event n.
-func (g *Generator) Event(n uint64, e *Event) { g.fill(n, e, allKinds) }
+func (g *Generator) Event(n uint64, e *Event) { g.fill(n, g.Kind(n), g.Timestamp(n), e, allKinds) }
 
 // allKinds asks fill for the fields of every kind.
 const allKinds = 1<<PersonEvent | 1<<AuctionEvent | 1<<BidEvent
 
-// fill sets e to event n; the fields of a kind not in kinds (a bit per
-// kind) are not generated, only its type and time.
-func (g *Generator) fill(n uint64, e *Event, kinds uint8) {
-	e.Type = g.Kind(n)
-	e.DateTime = g.Timestamp(n)
+// fill sets e to event n, of kind kind and event time ts (Kind and
+// Timestamp of n); the fields of a kind not in kinds (a bit per kind) are
+// not generated, only its type and time.
+func (g *Generator) fill(n uint64, kind int32, ts int64, e *Event, kinds uint8) {
+	e.Type = kind
+	e.DateTime = ts
 	if kinds&(1<<e.Type) == 0 {
 		return
 	}

@@ -229,7 +229,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	s.w.reserve(s.gen, sp.next, sp.step, n)
 	e := sp.next
 	for i := 0; i < n; i++ {
-		s.gen.fill(e, &s.ev, s.w.kinds)
+		s.gen.fill(e, s.w.evKind[i], s.w.evTime[i], &s.ev, s.w.kinds)
 		s.w.write(&s.ev)
 		e += sp.step
 	}
@@ -319,6 +319,10 @@ type writers struct {
 	// kinds has a bit per event kind some projected column needs the
 	// fields of.
 	kinds uint8
+	// evKind and evTime are the kind and the event time of each event of
+	// the batch (scratch, reused).
+	evKind []int32
+	evTime []int64
 }
 
 // writer is the builder of one projected column: event_type (leaf) or a
@@ -402,10 +406,16 @@ func (l *leaf) reserve(n int) {
 	}
 }
 
-// reserve makes room for the n events first, first+step, ... and writes
-// the validity of the ROW columns (a row is NULL for events of other
-// kinds), which reserves their fields.
+// reserve makes room for the n events first, first+step, ..., sets their
+// kinds and event times (evKind, evTime), and writes the validity of the
+// ROW columns (a row is NULL for events of other kinds), which reserves
+// their fields.
 func (w *writers) reserve(g *Generator, first, step uint64, n int) {
+	if cap(w.evKind) < n {
+		w.evKind, w.evTime = make([]int32, n), make([]int64, n)
+	}
+	w.evKind, w.evTime = w.evKind[:n], w.evTime[:n]
+	g.times(first, step, w.evKind, w.evTime)
 	for i := range w.cols {
 		c := &w.cols[i]
 		if c.st == nil {
@@ -416,10 +426,8 @@ func (w *writers) reserve(g *Generator, first, step uint64, n int) {
 			c.valid = make([]bool, n)
 		}
 		c.valid = c.valid[:n]
-		e := first
-		for k := range c.valid {
-			c.valid[k] = g.Kind(e) == c.kind
-			e += step
+		for k, kind := range w.evKind {
+			c.valid[k] = kind == c.kind
 		}
 		c.st.AppendValues(c.valid)
 		for k := range c.fields {
