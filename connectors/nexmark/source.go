@@ -343,8 +343,23 @@ type leaf struct {
 	i64 *array.Int64Builder
 	ts  *array.TimestampBuilder
 	str *array.StringBuilder
-	// avg is the average bytes per event reserved for a string.
-	avg int
+	// avg is the average bytes per event reserved for a string; lastBytes
+	// and lastRows are the bytes the last batch's strings took and its
+	// events (dataHint).
+	avg                 int
+	lastBytes, lastRows int
+}
+
+// dataHint returns the bytes to reserve for the strings of n events: as
+// many per event as the last batch took, plus a sixteenth (so that a
+// batch like it does not grow its buffer, copying it), and at least avg
+// per event.
+func (l *leaf) dataHint(n int) int {
+	h := n * l.avg
+	if l.lastRows > 0 {
+		h = max(h, l.lastBytes*n/l.lastRows+l.lastBytes/16+64)
+	}
+	return h
 }
 
 func newLeaf(f field, bld array.Builder) leaf {
@@ -402,7 +417,7 @@ func (l *leaf) reserve(n int) {
 		l.ts.Reserve(n)
 	default:
 		l.str.Reserve(n)
-		l.str.ReserveData(n * l.avg)
+		l.str.ReserveData(l.dataHint(n))
 	}
 }
 
@@ -432,7 +447,7 @@ func (w *writers) reserve(g *Generator, first, step uint64, n int) {
 		c.st.AppendValues(c.valid)
 		for k := range c.fields {
 			if f := &c.fields[k]; f.str != nil {
-				f.str.ReserveData(n * f.avg)
+				f.str.ReserveData(f.dataHint(n))
 			}
 		}
 	}
@@ -455,6 +470,13 @@ func (w *writers) write(e *Event) {
 		for k := range c.fields {
 			c.fields[k].write(e)
 		}
+	}
+}
+
+// sized notes the bytes the strings of the batch of n events took.
+func (l *leaf) sized(n int) {
+	if l.str != nil {
+		l.lastBytes, l.lastRows = l.str.DataLen(), n
 	}
 }
 
@@ -529,6 +551,10 @@ func (w *writers) record(schema *arrow.Schema, n int) arrow.RecordBatch {
 	arrs := w.arrs
 	for i := range w.cols {
 		c := &w.cols[i]
+		c.leaf.sized(n)
+		for k := range c.fields {
+			c.fields[k].sized(n)
+		}
 		if c.st != nil {
 			arrs[i] = c.st.NewArray()
 		} else {
