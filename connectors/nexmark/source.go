@@ -230,7 +230,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 	e := sp.next
 	for i := 0; i < n; i++ {
 		s.gen.fill(e, s.w.evKind[i], s.w.evTime[i], &s.ev, s.w.kinds)
-		s.w.write(&s.ev)
+		s.w.write(&s.ev, i)
 		e += sp.step
 	}
 	rec := s.w.record(s.schema, n)
@@ -312,7 +312,11 @@ func (s *source) Close() error {
 }
 
 // writers append the projected columns of events to Arrow builders: a
-// ROW column straight into its struct builder's field builders.
+// ROW column straight into its struct builder's field builders. Strings
+// are appended event by event; fixed-width values are kept in a slice per
+// field and appended a batch at a time (with the ROW's validity), and
+// event_type and the dateTime fields are appended from the batch's kinds
+// and event times without a step per event.
 type writers struct {
 	cols []writer
 	arrs []arrow.Array
@@ -332,7 +336,10 @@ type writer struct {
 	kind   int32 // the ROW's event kind; -1 for event_type
 	st     *array.StructBuilder
 	fields []leaf
-	valid  []bool // scratch: the rows of the batch that are of kind
+	// strs are the fields that are strings (appended NULL for the events
+	// of other kinds).
+	strs  []int
+	valid []bool // scratch: the rows of the batch that are of kind
 }
 
 // leaf is the builder of one value; one of the builders is set, by the
@@ -343,6 +350,10 @@ type leaf struct {
 	i64 *array.Int64Builder
 	ts  *array.TimestampBuilder
 	str *array.StringBuilder
+	// vals holds a BIGINT or TIMESTAMP field's values of the batch, by
+	// row (milliseconds for a TIMESTAMP), appended by record; a dateTime
+	// field takes its values from the batch's event times instead.
+	vals []int64
 	// avg is the average bytes per event reserved for a string; lastBytes
 	// and lastRows are the bytes the last batch's strings took and its
 	// events (dataHint).
@@ -387,6 +398,9 @@ func newWriters(mem memory.Allocator, proj []bound) writers {
 			wr.st = array.NewStructBuilder(mem, b.decl.ArrowType().(*arrow.StructType))
 			for k, f := range b.fields {
 				wr.fields = append(wr.fields, newLeaf(f, wr.st.FieldBuilder(k)))
+				if wr.fields[k].str != nil {
+					wr.strs = append(wr.strs, k)
+				}
 				if f != fPersonDateTime && f != fAuctionDateTime && f != fBidDateTime {
 					// The event time is there for every event; the other
 					// fields are generated for the kinds that need them.
@@ -446,29 +460,56 @@ func (w *writers) reserve(g *Generator, first, step uint64, n int) {
 		}
 		c.st.AppendValues(c.valid)
 		for k := range c.fields {
-			if f := &c.fields[k]; f.str != nil {
+			f := &c.fields[k]
+			switch {
+			case f.str != nil:
 				f.str.ReserveData(f.dataHint(n))
+			case !f.isTime():
+				if cap(f.vals) < n {
+					f.vals = make([]int64, n)
+				}
+				f.vals = f.vals[:n]
+				clear(f.vals) // rows of other kinds are NULL, and zero
 			}
 		}
 	}
 }
 
-// write appends event e to every column.
-func (w *writers) write(e *Event) {
-	for i := range w.cols {
-		c := &w.cols[i]
+// write appends event e, row i of the batch, to every column (its
+// fixed-width values to the fields' vals, appended by record).
+func (w *writers) write(e *Event, i int) {
+	for ci := range w.cols {
+		c := &w.cols[ci]
 		if c.st == nil {
-			c.i32.UnsafeAppend(e.Type)
-			continue
+			continue // event_type: record appends the batch's kinds
 		}
 		if c.kind != e.Type {
-			for k := range c.fields {
-				c.fields[k].null()
+			for _, k := range c.strs {
+				c.fields[k].str.AppendNull()
 			}
 			continue
 		}
 		for k := range c.fields {
-			c.fields[k].write(e)
+			c.fields[k].write(e, i)
+		}
+	}
+}
+
+// isTime reports whether l is a dateTime field (the event time).
+func (l *leaf) isTime() bool {
+	return l.f == fPersonDateTime || l.f == fAuctionDateTime || l.f == fBidDateTime
+}
+
+// appendTimes appends the TIMESTAMP(3) values ms (milliseconds), NULL
+// where valid is false (zero then).
+func (l *leaf) appendTimes(ms []int64, valid []bool) {
+	b := l.ts
+	b.Reserve(len(ms))
+	for i, v := range ms {
+		if valid[i] {
+			b.UnsafeAppend(arrow.Timestamp(v * 1000))
+		} else {
+			b.UnsafeAppendBoolToBitmap(false)
 		}
 	}
 }
@@ -480,21 +521,10 @@ func (l *leaf) sized(n int) {
 	}
 }
 
-func (l *leaf) null() {
-	switch {
-	case l.i64 != nil:
-		l.i64.UnsafeAppendBoolToBitmap(false)
-	case l.ts != nil:
-		l.ts.UnsafeAppendBoolToBitmap(false)
-	default:
-		l.str.AppendNull()
-	}
-}
-
-func (l *leaf) write(e *Event) {
+func (l *leaf) write(e *Event, i int) {
 	switch l.f {
 	case fPersonID:
-		l.i64.UnsafeAppend(e.Person.ID)
+		l.vals[i] = e.Person.ID
 	case fPersonName:
 		l.str.BinaryBuilder.Append(e.Person.Name)
 	case fPersonEmail:
@@ -508,37 +538,35 @@ func (l *leaf) write(e *Event) {
 	case fPersonExtra:
 		l.str.BinaryBuilder.Append(e.Person.Extra)
 	case fAuctionID:
-		l.i64.UnsafeAppend(e.Auction.ID)
+		l.vals[i] = e.Auction.ID
 	case fAuctionItemName:
 		l.str.BinaryBuilder.Append(e.Auction.ItemName)
 	case fAuctionDescription:
 		l.str.BinaryBuilder.Append(e.Auction.Description)
 	case fAuctionInitialBid:
-		l.i64.UnsafeAppend(e.Auction.InitialBid)
+		l.vals[i] = e.Auction.InitialBid
 	case fAuctionReserve:
-		l.i64.UnsafeAppend(e.Auction.Reserve)
+		l.vals[i] = e.Auction.Reserve
 	case fAuctionExpires:
-		l.ts.UnsafeAppend(arrow.Timestamp(e.Auction.Expires * 1000))
+		l.vals[i] = e.Auction.Expires
 	case fAuctionSeller:
-		l.i64.UnsafeAppend(e.Auction.Seller)
+		l.vals[i] = e.Auction.Seller
 	case fAuctionCategory:
-		l.i64.UnsafeAppend(e.Auction.Category)
+		l.vals[i] = e.Auction.Category
 	case fAuctionExtra:
 		l.str.BinaryBuilder.Append(e.Auction.Extra)
 	case fBidAuction:
-		l.i64.UnsafeAppend(e.Bid.Auction)
+		l.vals[i] = e.Bid.Auction
 	case fBidBidder:
-		l.i64.UnsafeAppend(e.Bid.Bidder)
+		l.vals[i] = e.Bid.Bidder
 	case fBidPrice:
-		l.i64.UnsafeAppend(e.Bid.Price)
+		l.vals[i] = e.Bid.Price
 	case fBidChannel:
 		l.str.BinaryBuilder.Append(e.Bid.Channel)
 	case fBidURL:
 		l.str.BinaryBuilder.Append(e.Bid.URL)
 	case fBidExtra:
 		l.str.BinaryBuilder.Append(e.Bid.Extra)
-	case fPersonDateTime, fAuctionDateTime, fBidDateTime:
-		l.ts.UnsafeAppend(arrow.Timestamp(e.DateTime * 1000))
 	}
 }
 
@@ -551,9 +579,22 @@ func (w *writers) record(schema *arrow.Schema, n int) arrow.RecordBatch {
 	arrs := w.arrs
 	for i := range w.cols {
 		c := &w.cols[i]
-		c.leaf.sized(n)
+		if c.st == nil {
+			c.i32.AppendValues(w.evKind[:n], nil)
+		}
 		for k := range c.fields {
-			c.fields[k].sized(n)
+			f := &c.fields[k]
+			f.sized(n)
+			switch {
+			case f.i64 != nil:
+				f.i64.AppendValues(f.vals[:n], c.valid)
+			case f.ts != nil:
+				src := f.vals
+				if f.isTime() {
+					src = w.evTime
+				}
+				f.appendTimes(src[:n], c.valid)
+			}
 		}
 		if c.st != nil {
 			arrs[i] = c.st.NewArray()
