@@ -14,8 +14,11 @@
 // alone is not generated at all. A name that is not one, another type, or
 // NOT NULL on a column that can be NULL is an error at CREATE TABLE. Each
 // row is written straight into its struct builder's field builders, its
-// validity for the whole batch first. The event time dateTime is a
-// computed column of the table (bench/nexmark/ddl.sql), as in Flink.
+// validity for the whole batch first: strings event by event, fixed-width
+// fields a batch at a time, event_type and dateTime from the kinds and
+// event times of the batch's events, which are stepped through without a
+// division per event. The event time dateTime is a computed column of the
+// table (bench/nexmark/ddl.sql), as in Flink.
 //
 // Options (Flink nexmark's names and defaults; any other key is an error):
 //
