@@ -206,43 +206,39 @@ func (g *Generator) times(first, step uint64, kinds []int32, ts []int64) {
 	}
 }
 
-// lastPerson returns the base-0 id of the latest person created at event
-// n (the person of event n itself if it is one).
-func (g *Generator) lastPerson(n uint64) int64 {
-	p := uint64(g.c.PersonProportion)
-	epoch, off := n/g.total, n%g.total
-	if off >= p {
-		off = p - 1
-	}
-	return int64(epoch*p + off)
-}
+// latest holds the base-0 ids of the latest person and the latest
+// auction created at an event (its own if it creates one); auction is -1
+// before the first.
+type latest struct{ person, auction int64 }
 
-// lastAuction returns the base-0 id of the latest auction created at event
-// n (the auction of event n itself if it is one); -1 before the first.
-func (g *Generator) lastAuction(n uint64) int64 {
+// latestAt returns the latest ids at event n, with one division.
+func (g *Generator) latestAt(n uint64) latest {
 	p, a := uint64(g.c.PersonProportion), uint64(g.c.AuctionProportion)
-	epoch, off := int64(n/g.total), n%g.total
+	epoch, off := n/g.total, n%g.total
+	l := latest{person: int64(epoch*p + min(off, p-1))}
 	switch {
 	case off < p:
-		return epoch*int64(a) - 1
+		l.auction = int64(epoch*a) - 1
 	case off < p+a:
-		return epoch*int64(a) + int64(off-p)
+		l.auction = int64(epoch*a + off - p)
+	default:
+		l.auction = int64(epoch*a + a - 1)
 	}
-	return epoch*int64(a) + int64(a) - 1
+	return l
 }
 
 // randomPerson draws a base-0 person id among the latest numActivePeople
-// people and idLead ids beyond the last.
-func (g *Generator) randomPerson(n uint64, r *rng) int64 {
-	people := g.lastPerson(n) + 1
+// people (last is the latest) and idLead ids beyond the last.
+func randomPerson(last int64, r *rng) int64 {
+	people := last + 1
 	active := min(people, numActivePeople)
 	return people - active + int64(r.intn(uint64(active+idLead)))
 }
 
 // randomAuction draws a base-0 auction id among the latest
-// numInFlightAuctions auctions and idLead ids beyond the last.
-func (g *Generator) randomAuction(n uint64, r *rng) int64 {
-	last := g.lastAuction(n)
+// numInFlightAuctions auctions (last is the latest) and idLead ids beyond
+// the last.
+func randomAuction(last int64, r *rng) int64 {
 	first := max(last-numInFlightAuctions, 0)
 	return first + int64(r.intn(uint64(last-first+1+idLead)))
 }
@@ -266,19 +262,20 @@ func (g *Generator) fill(n uint64, kind int32, ts int64, e *Event, kinds uint8) 
 		e.buf = make([]byte, 0, 256)
 	}
 	r := rng{s: mix(n*golden ^ 0x6a09e667f3bcc909)}
+	last := g.latestAt(n)
 	switch e.Type {
 	case PersonEvent:
-		g.person(n, e, &r)
+		g.person(last, e, &r)
 	case AuctionEvent:
-		g.auction(n, e, &r)
+		g.auction(n, last, e, &r)
 	default:
-		g.bid(n, e, &r)
+		g.bid(last, e, &r)
 	}
 }
 
-func (g *Generator) person(n uint64, e *Event, r *rng) {
+func (g *Generator) person(last latest, e *Event, r *rng) {
 	p := &e.Person
-	p.ID = g.lastPerson(n) + FirstPersonID
+	p.ID = last.person + FirstPersonID
 	b := e.buf[:0]
 	s := len(b)
 	b = append(b, firstNames[r.intn(uint64(len(firstNames)))]...)
@@ -305,13 +302,13 @@ func (g *Generator) person(n uint64, e *Event, r *rng) {
 	p.Extra = extra(r, size, avgPersonSize)
 }
 
-func (g *Generator) auction(n uint64, e *Event, r *rng) {
+func (g *Generator) auction(n uint64, last latest, e *Event, r *rng) {
 	a := &e.Auction
-	a.ID = g.lastAuction(n) + FirstAuctionID
+	a.ID = last.auction + FirstAuctionID
 	if r.intn(hotSellerRatio) > 0 {
-		a.Seller = g.lastPerson(n) / hotGroup * hotGroup
+		a.Seller = last.person / hotGroup * hotGroup
 	} else {
-		a.Seller = g.randomPerson(n, r)
+		a.Seller = randomPerson(last.person, r)
 	}
 	a.Seller += FirstPersonID
 	a.Category = FirstCategoryID + int64(r.intn(numCategories))
@@ -332,19 +329,19 @@ func (g *Generator) auction(n uint64, e *Event, r *rng) {
 	a.Extra = extra(r, size, avgAuctionSize)
 }
 
-func (g *Generator) bid(n uint64, e *Event, r *rng) {
+func (g *Generator) bid(last latest, e *Event, r *rng) {
 	b := &e.Bid
 	if r.intn(hotAuctionRatio) > 0 {
-		b.Auction = g.lastAuction(n) / hotGroup * hotGroup
+		b.Auction = last.auction / hotGroup * hotGroup
 	} else {
-		b.Auction = g.randomAuction(n, r)
+		b.Auction = randomAuction(last.auction, r)
 	}
 	b.Auction += FirstAuctionID
 	if r.intn(hotBidderRatio) > 0 {
 		// The second of the group, so that hot bidders are not hot sellers.
-		b.Bidder = g.lastPerson(n)/hotGroup*hotGroup + 1
+		b.Bidder = last.person/hotGroup*hotGroup + 1
 	} else {
-		b.Bidder = g.randomPerson(n, r)
+		b.Bidder = randomPerson(last.person, r)
 	}
 	b.Bidder += FirstPersonID
 	b.Price = price(r)
