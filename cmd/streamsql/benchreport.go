@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func nexmarkReport(c nexmarkConfig, peer *nexmarkPeer, runs []nexmarkRun, table 
 	fmt.Fprintf(&b, "- when: %s, %s in all\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
 	fmt.Fprintf(&b, "- machine: %s, %d cores (`nproc`), %s; %s/%s\n", cpuModel(), runtime.NumCPU(), memTotal(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "- load average (1 min): %.2f at the start, %.2f at the end; each run's is in the table. The machine is shared with other work, so compare events per CPU second rather than events/s\n", load0, load1)
-	fmt.Fprintf(&b, "- streamsql: %s (%s), built with %s\n", version, gitCommit(c.repo), runtime.Version())
+	fmt.Fprintf(&b, "- streamsql: %s (%s), built with %s\n", version, buildCommit(c.repo), runtime.Version())
 	if peer != nil {
 		fmt.Fprintf(&b, "- Flink: 2.2.1 (bench/peers), %s, JVM -Xmx%s; %s\n", javaVersion(), c.javaHeap, peer)
 	}
@@ -113,8 +114,33 @@ func nexmarkReport(c nexmarkConfig, peer *nexmarkPeer, runs []nexmarkRun, table 
 	return b.String()
 }
 
-// gitCommit names the repository's commit, "+" after it when the work
-// tree has changes.
+// buildCommit names the commit the running binary was built from (Go's
+// VCS stamp), " with changes" after it when its work tree had changes;
+// without a stamp (go build -buildvcs=false), the repository's commit now.
+func buildCommit(repo string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" {
+			c := "commit " + rev[:min(len(rev), 7)]
+			if modified == "true" {
+				c += " with changes"
+			}
+			return c
+		}
+	}
+	return gitCommit(repo)
+}
+
+// gitCommit names the repository's commit, " with changes" after it when
+// the work tree has changes.
 func gitCommit(repo string) string {
 	out, err := exec.Command("git", "-C", repo, "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
