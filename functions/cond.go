@@ -159,8 +159,10 @@ func resolveCoalesce(args []types.T) (Resolved, error) {
 	})}, nil
 }
 
-// resolveNullIf resolves NULLIF(a, b): NULL when a = b, else a. Both are
-// compared (and the result typed) in their common type.
+// resolveNullIf resolves NULLIF(a, b): NULL when a = b, else a, typed as
+// a (as Flink, whose NULLIF is CASE WHEN a = b THEN NULL ELSE a END: 27 /
+// NULLIF(67, 1.5) divides integers). a and b are compared in their common
+// type, each cast to it inside the kernel.
 func resolveNullIf(args []types.T) (Resolved, error) {
 	if err := nargs("NULLIF", args, 2, 2); err != nil {
 		return Resolved{}, err
@@ -169,20 +171,47 @@ func resolveNullIf(args []types.T) (Resolved, error) {
 	if !ok {
 		return Resolved{}, errArgs("NULLIF", args)
 	}
-	return Resolved{Ret: ct, ArgTypes: []types.T{ct, ct}, Infallible: true, Kernel: folding(ct, func(ctx *Context, args []Vec, n int) (Vec, error) {
+	ret := args[0].Nullable()
+	var casts [2]Kernel // nil: the argument is of the comparison type
+	infallible := true
+	for i, a := range args {
+		if a.Equal(ct) {
+			continue
+		}
+		k, err := Cast(a, ct)
+		if err != nil {
+			return Resolved{}, errArgs("NULLIF", args)
+		}
+		casts[i] = k
+		// A widening between numbers cannot fail; any other cast can.
+		infallible = infallible && a.IsNumeric() && ct.IsNumeric()
+	}
+	return Resolved{Ret: ret, ArgTypes: []types.T{args[0], args[1]}, Infallible: infallible, Kernel: folding(ret, func(ctx *Context, args []Vec, n int) (Vec, error) {
+		cmp := [2]Vec{args[0], args[1]}
+		for i, k := range casts {
+			if k == nil || args[i].IsNull() {
+				continue
+			}
+			v, err := k(ctx, []Vec{args[i]}, n)
+			if err != nil {
+				return Vec{}, err
+			}
+			defer v.Release()
+			cmp[i] = v
+		}
 		mem := ctx.mem()
 		eqBuf, eq := newBoolBuf(mem, n)
 		defer eqBuf.Release()
-		if !args[0].IsNull() && !args[1].IsNull() {
-			compareBits(opEQ, ct, args[0], args[1], n, eq)
+		if !cmp[0].IsNull() && !cmp[1].IsNull() {
+			compareBits(opEQ, ct, cmp[0], cmp[1], n, eq)
 		}
 		choice := make([]int16, n)
 		for i := range n {
-			if isValid(args[0], i) && isValid(args[1], i) && bitutil.BitIsSet(eq, i) {
+			if isValid(cmp[0], i) && isValid(cmp[1], i) && bitutil.BitIsSet(eq, i) {
 				choice[i] = -1
 			}
 		}
-		return pick(ctx, ct, args, choice, n), nil
+		return pick(ctx, ret, args[:1], choice, n), nil
 	})}, nil
 }
 
