@@ -113,13 +113,6 @@ func (b *WriteBatch) Len() int { return len(b.ops) }
 // Reset empties the batch for reuse.
 func (b *WriteBatch) Reset() { b.ops, b.buf = b.ops[:0], b.buf[:0] }
 
-// Grow makes room for n more operations whose keys and values total
-// bytes, so that recording them does not grow the batch piecemeal.
-func (b *WriteBatch) Grow(n, bytes int) {
-	b.ops = slices.Grow(b.ops, n)
-	b.buf = slices.Grow(b.buf, bytes)
-}
-
 // sorted calls fn for every operation in key group then key order; of two
 // operations on one key, the one recorded later comes later (so it wins).
 // Applying in key order makes a store's insertions walk its index in
