@@ -86,10 +86,13 @@ type rankOp struct {
 	// A batch's keys and order keys (processAppendOnly): row i's are
 	// kall[koffs[i]:koffs[i+1]] and sall[soffs[i]:soffs[i+1]]; ents are
 	// their entries; touched keeps the read of each entry's last row.
+	// outs is the rows the last batch emitted, for which the next
+	// batch's builders are sized.
 	kall, sall   []byte
 	koffs, soffs []int
 	ents         []*state.Entry[rankPart]
 	touched      byte
+	outs         int
 	bs           []array.Builder
 	ops          []RowKind
 }
@@ -109,8 +112,16 @@ type rankRow struct {
 }
 
 // keepRankRow copies x (in scratch buffers) into the buffers of spare, a
-// row that is gone, growing them as needed.
+// row that is gone, growing them as needed. Without spare buffers both
+// are cut from one allocation, each still ending where it does.
 func keepRankRow(x, spare rankRow) rankRow {
+	if spare.sort == nil && spare.row == nil {
+		ls, n := len(x.sort), len(x.sort)+len(x.row)
+		buf := make([]byte, n)
+		copy(buf, x.sort)
+		copy(buf[ls:], x.row)
+		return rankRow{sort: buf[:ls:ls], row: buf[ls:n:n]}
+	}
 	return rankRow{sort: append(spare.sort[:0], x.sort...), row: append(spare.row[:0], x.row...)}
 }
 
@@ -275,8 +286,12 @@ func (o *rankOp) processAppendOnly(n int, h []uint64) error {
 	}
 	var touch byte
 	for _, e := range ents {
-		if r := e.Value.rows; len(r) > 0 && len(r[len(r)-1].sort) > 0 {
-			touch += r[len(r)-1].sort[0]
+		if r := e.Value.rows; len(r) > 0 {
+			// The last row is compared with (its order key) and, when
+			// pushed out, emitted (its columns).
+			if last := r[len(r)-1]; len(last.sort) > 0 && len(last.row) > 0 {
+				touch += last.sort[0] + last.row[0]
+			}
 		}
 	}
 	o.touched = touch
@@ -583,10 +598,7 @@ func (o *rankOp) retract(ent *state.Entry[rankPart], i int) error {
 // output, its position j + 1.
 func (o *rankOp) add(op RowKind, row []byte, j int) {
 	if o.bs == nil {
-		o.bs = make([]array.Builder, o.outSch.NumFields())
-		for c, f := range o.outSch.Fields() {
-			o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
-		}
+		o.newBuilders()
 	}
 	if err := appendEncodedRow(o.bs[:len(o.inT)], o.inT, unsafeString(row)); err != nil {
 		panic(err) // rows are encoded by this operator or checked on decoding
@@ -605,10 +617,7 @@ func (o *rankOp) addAt(op RowKind, row []byte, j int, isNew bool, i int) {
 		return
 	}
 	if o.bs == nil {
-		o.bs = make([]array.Builder, o.outSch.NumFields())
-		for c, f := range o.outSch.Fields() {
-			o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
-		}
+		o.newBuilders()
 	}
 	for c := range o.colR {
 		appendCell(o.bs[c], &o.colR[c], i)
@@ -617,6 +626,18 @@ func (o *rankOp) addAt(op RowKind, row []byte, j int, isNew bool, i int) {
 		o.bs[len(o.inT)].(*array.Int64Builder).Append(int64(j + 1))
 	}
 	o.ops = append(o.ops, op)
+}
+
+// newBuilders starts the output's builders, sized for as many rows as
+// the last batch emitted.
+func (o *rankOp) newBuilders() {
+	o.bs = make([]array.Builder, o.outSch.NumFields())
+	for c, f := range o.outSch.Fields() {
+		o.bs[c] = array.NewBuilder(o.t.mem, f.Type)
+		if o.outs > 0 {
+			o.bs[c].Reserve(o.outs)
+		}
+	}
 }
 
 func (o *rankOp) abort() {
@@ -633,6 +654,7 @@ func (o *rankOp) flushOutput(out *emitter) error {
 	}
 	bs := o.bs
 	o.bs = nil
+	o.outs = len(o.ops)
 	ops := o.ops
 	if !anyRetract(ops) {
 		ops = nil

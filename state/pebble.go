@@ -1,14 +1,11 @@
 package state
 
 import (
-	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -211,7 +208,6 @@ type PebbleStore struct {
 	prevFiles map[string]sharedFile
 
 	keyBuf []byte
-	order  []int32 // Apply's order of a batch's operations
 }
 
 var _ Store = (*PebbleStore)(nil)
@@ -313,22 +309,9 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		size += op.end - op.k + 16
 	}
 	// Insert in key order: Pebble's memtable (a skiplist) inserts a batch
-	// with a cursor, so sorted keys make each insertion short. The sort is
-	// stable: of two operations on one key, the later still wins.
-	s.order = s.order[:0]
-	for i := range b.ops {
-		s.order = append(s.order, int32(i))
-	}
-	slices.SortStableFunc(s.order, func(x, y int32) int {
-		a, c := &b.ops[x], &b.ops[y]
-		if a.kg != c.kg {
-			return cmp.Compare(a.kg, c.kg)
-		}
-		return bytes.Compare(b.key(a), b.key(c))
-	})
+	// with a cursor, so sorted keys make each insertion short.
 	pb := s.db.NewBatchWithSize(size)
-	for _, i := range s.order {
-		op := &b.ops[i]
+	if err := b.sorted(func(op *batchOp) error {
 		key := b.key(op)
 		var d *pebble.DeferredBatchOp
 		if op.del {
@@ -340,10 +323,10 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		}
 		binary.BigEndian.PutUint16(d.Key, uint16(op.kg))
 		copy(d.Key[2:], key)
-		if err := d.Finish(); err != nil {
-			pb.Close()
-			return err
-		}
+		return d.Finish()
+	}); err != nil {
+		pb.Close()
+		return err
 	}
 	// A commit stalls while Pebble's memtables wait for a flush, for ever
 	// if the flush cannot be written: it runs so that the store's failure

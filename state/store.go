@@ -1,7 +1,11 @@
 package state
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -67,6 +71,16 @@ type Backend interface {
 type WriteBatch struct {
 	ops []batchOp
 	buf []byte
+	// order is Sorted's scratch.
+	order []sortOp
+}
+
+// sortOp is an operation's place in Sorted's order: its key group, the
+// first 16 bytes of its key (big-endian words, zero-padded), its index.
+type sortOp struct {
+	kg     int
+	w0, w1 uint64
+	i      int32
 }
 
 type batchOp struct {
@@ -98,6 +112,43 @@ func (b *WriteBatch) Len() int { return len(b.ops) }
 
 // Reset empties the batch for reuse.
 func (b *WriteBatch) Reset() { b.ops, b.buf = b.ops[:0], b.buf[:0] }
+
+// sorted calls fn for every operation in key group then key order; of two
+// operations on one key, the one recorded later comes later (so it wins).
+// Applying in key order makes a store's insertions walk its index in
+// order (a skiplist cursor, a B-tree's path), each next to the last. It
+// allocates nothing once the batch's scratch has grown.
+func (b *WriteBatch) sorted(fn func(op *batchOp) error) error {
+	b.order = b.order[:0]
+	for i := range b.ops {
+		k := b.key(&b.ops[i])
+		var w [16]byte
+		copy(w[:], k)
+		b.order = append(b.order, sortOp{kg: b.ops[i].kg, w0: binary.BigEndian.Uint64(w[:8]),
+			w1: binary.BigEndian.Uint64(w[8:]), i: int32(i)})
+	}
+	slices.SortFunc(b.order, func(x, y sortOp) int {
+		if c := cmp.Compare(x.kg, y.kg); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.w0, y.w0); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.w1, y.w1); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(b.key(&b.ops[x.i]), b.key(&b.ops[y.i])); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.i, y.i)
+	})
+	for _, o := range b.order {
+		if err := fn(&b.ops[o.i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Memory is the in-memory backend: an ordered tree of keys per key
 // group, so that prefix and range scans visit only what they return.
@@ -133,20 +184,39 @@ func (m *Memory) Apply(b *WriteBatch) error {
 	if m.closed {
 		return ErrClosed
 	}
-	for i := range b.ops {
-		op := &b.ops[i]
-		g := m.groups[op.kg]
-		if g == nil {
-			g = btreemap.New[string, []byte](32, strings.Compare)
-			m.groups[op.kg] = g
+	// In key order, so that consecutive operations walk neighbouring
+	// paths of a group's tree. A key already held keeps its string, and
+	// its value buffer when the new value fits: rewriting a key that is
+	// there allocates nothing.
+	var g *btreemap.BTreeMap[string, []byte]
+	kg := -1
+	return b.sorted(func(op *batchOp) error {
+		if op.kg != kg || g == nil {
+			kg, g = op.kg, m.groups[op.kg]
+			if g == nil {
+				g = btreemap.New[string, []byte](32, strings.Compare)
+				m.groups[op.kg] = g
+			}
 		}
+		key := b.key(op)
 		if op.del {
-			g.Delete(view(b.key(op)))
-		} else {
-			g.ReplaceOrInsert(string(b.key(op)), append([]byte(nil), b.value(op)...))
+			g.Delete(view(key))
+			return nil
 		}
-	}
-	return nil
+		v := b.value(op)
+		if k, old, ok := g.Get(view(key)); ok {
+			if cap(old) >= len(v) {
+				old = old[:len(v)]
+				copy(old, v)
+			} else {
+				old = append([]byte(nil), v...)
+			}
+			g.ReplaceOrInsert(k, old)
+			return nil
+		}
+		g.ReplaceOrInsert(string(key), append([]byte(nil), v...))
+		return nil
+	})
 }
 
 func (m *Memory) Scan(fn func(kg int, key, value []byte) error) error {
