@@ -93,6 +93,15 @@ func (c *calcOp) process(_ int, b Batch, out *emitter) error {
 		defer kept.Release()
 		rec, ops = kept, keptOps
 	}
+	outRec, err := c.project(rec)
+	if err != nil {
+		return err
+	}
+	return out.emit(Batch{Rec: outRec, Ops: ops})
+}
+
+// project evaluates the projections over every row of rec.
+func (c *calcOp) project(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	for i, p := range c.projs {
 		if c.identity[i] >= 0 {
 			col := rec.Column(c.identity[i])
@@ -105,7 +114,7 @@ func (c *calcOp) process(_ int, b Batch, out *emitter) error {
 			for _, x := range c.cols[:i] {
 				x.Release()
 			}
-			return err
+			return nil, err
 		}
 		c.cols[i] = a
 	}
@@ -114,7 +123,7 @@ func (c *calcOp) process(_ int, b Batch, out *emitter) error {
 		x.Release()
 		c.cols[i] = nil
 	}
-	return out.emit(Batch{Rec: outRec, Ops: ops})
+	return outRec, nil
 }
 
 // projectThenFilter is process for projectFirst: the projections over all
@@ -125,20 +134,9 @@ func (c *calcOp) projectThenFilter(rec arrow.RecordBatch, ops []RowKind, out *em
 		return err
 	}
 	defer mask.Release()
-	for i, p := range c.projs {
-		a, err := p.evalArray(c.t.fctx, rec)
-		if err != nil {
-			for _, x := range c.cols[:i] {
-				x.Release()
-			}
-			return err
-		}
-		c.cols[i] = a
-	}
-	projected := array.NewRecordBatch(c.schema, c.cols, rec.NumRows())
-	for i, x := range c.cols {
-		x.Release()
-		c.cols[i] = nil
+	projected, err := c.project(rec)
+	if err != nil {
+		return err
 	}
 	defer projected.Release()
 	kept, keptOps, runs, err := applyMask(c.t, projected, ops, mask.(*array.Boolean), c.runs[:0])

@@ -2,13 +2,9 @@ package nexmark_test
 
 import (
 	"fmt"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/streamsql/streamsql/slt"
 )
 
 // sltMorePath is the suite of q10, q12, q13 and q14, over the same events
@@ -82,66 +78,4 @@ var refMoreQueries = map[string]func(ev refEvents) [][]string{
 // writes the reference's results into the suite instead.
 func TestReferenceMore(t *testing.T) {
 	checkSuite(t, sltMorePath, refMoreQueries)
-}
-
-// checkSuite compares the labelled query blocks of the suite at path with
-// what queries compute (every label must have a query, and every query a
-// block), or rewrites them under NEXMARK_REWRITE=1.
-func checkSuite(t *testing.T, path string, queries map[string]func(refEvents) [][]string) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := slt.Parse(strings.NewReader(string(data)), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := loadRefEvents()
-	lines := strings.Split(string(data), "\n")
-	rewrite := os.Getenv("NEXMARK_REWRITE") == "1"
-	seen := map[string]bool{}
-	// Rewrites go from the last record up, so line numbers stay right.
-	for i := len(recs) - 1; i >= 0; i-- {
-		r := recs[i]
-		if r.Kind != slt.KindQuery || r.Label == "" {
-			continue
-		}
-		ref, ok := queries[r.Label]
-		if !ok {
-			t.Errorf("%s:%d: no reference for query %s", path, r.Line, r.Label)
-			continue
-		}
-		seen[r.Label] = true
-		if r.Sort != slt.RowSort {
-			t.Errorf("%s:%d: query %s must be rowsort", path, r.Line, r.Label)
-		}
-		want := expected(ref(ev), r.Types)
-		if slices.Equal(r.Expected, want) {
-			continue
-		}
-		if !rewrite {
-			t.Errorf("%s:%d: query %s expects\n%s\nthe reference computes\n%s", path, r.Line, r.Label,
-				strings.Join(r.Expected, "\n"), strings.Join(want, "\n"))
-			continue
-		}
-		dash := r.Line
-		for lines[dash-1] != "----" {
-			dash++
-		}
-		end := dash
-		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
-			end++
-		}
-		lines = slices.Concat(lines[:dash], want, lines[end:])
-	}
-	for label := range queries {
-		if !seen[label] {
-			t.Errorf("%s has no query labelled %s", path, label)
-		}
-	}
-	if rewrite {
-		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

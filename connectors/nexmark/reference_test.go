@@ -568,11 +568,18 @@ func expected(rows [][]string, types string) []string {
 // reference computes from the same events; NEXMARK_REWRITE=1 writes the
 // reference's results into the suite instead.
 func TestReference(t *testing.T) {
-	data, err := os.ReadFile(sltPath)
+	checkSuite(t, sltPath, refQueries)
+}
+
+// checkSuite compares the labelled query blocks of the suite at path with
+// what queries compute (every label must have a query, and every query a
+// block), or rewrites them under NEXMARK_REWRITE=1.
+func checkSuite(t *testing.T, path string, queries map[string]func(refEvents) [][]string) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := slt.Parse(strings.NewReader(string(data)), sltPath)
+	recs, err := slt.Parse(strings.NewReader(string(data)), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,25 +593,24 @@ func TestReference(t *testing.T) {
 		if r.Kind != slt.KindQuery || r.Label == "" {
 			continue
 		}
-		ref, ok := refQueries[r.Label]
+		ref, ok := queries[r.Label]
 		if !ok {
-			t.Errorf("%s:%d: no reference for query %s", sltPath, r.Line, r.Label)
+			t.Errorf("%s:%d: no reference for query %s", path, r.Line, r.Label)
 			continue
 		}
 		seen[r.Label] = true
 		if r.Sort != slt.RowSort {
-			t.Errorf("%s:%d: query %s must be rowsort", sltPath, r.Line, r.Label)
+			t.Errorf("%s:%d: query %s must be rowsort", path, r.Line, r.Label)
 		}
 		want := expected(ref(ev), r.Types)
 		if slices.Equal(r.Expected, want) {
 			continue
 		}
 		if !rewrite {
-			t.Errorf("%s:%d: query %s expects\n%s\nthe reference computes\n%s", sltPath, r.Line, r.Label,
+			t.Errorf("%s:%d: query %s expects\n%s\nthe reference computes\n%s", path, r.Line, r.Label,
 				strings.Join(r.Expected, "\n"), strings.Join(want, "\n"))
 			continue
 		}
-		// The block runs from the line after "----" to the next blank line.
 		dash := r.Line
 		for lines[dash-1] != "----" {
 			dash++
@@ -615,13 +621,13 @@ func TestReference(t *testing.T) {
 		}
 		lines = slices.Concat(lines[:dash], want, lines[end:])
 	}
-	for label := range refQueries {
+	for label := range queries {
 		if !seen[label] {
-			t.Errorf("the suite has no query labelled %s", label)
+			t.Errorf("%s has no query labelled %s", path, label)
 		}
 	}
 	if rewrite {
-		if err := os.WriteFile(sltPath, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
