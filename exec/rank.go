@@ -157,19 +157,26 @@ func newRank(t *subtask) *rankOp {
 	if o.update {
 		fmt.Fprintf(&lay, " update key %v", o.upsertKey)
 	}
-	for _, t := range o.partT {
+	writeRankLayout(&lay, o.partT, r, o.inT)
+	o.layout = lay.String()
+	return o
+}
+
+// writeRankLayout appends what a TopN's stored rows depend on, after its
+// kind: the partition's types, the order keys and the input's columns.
+func writeRankLayout(lay *strings.Builder, partT []types.T, r *planner.Rank, inT []types.T) {
+	for _, t := range partT {
 		lay.WriteString(" " + t.Nullable().String())
 	}
 	lay.WriteString(" order")
+	in := r.Input.Schema()
 	for _, k := range r.Order {
-		fmt.Fprintf(&lay, " %s desc %v nulls-first %v", in[k.Index].Type.Nullable(), k.Desc, k.NullsFirst)
+		fmt.Fprintf(lay, " %s desc %v nulls-first %v", in[k.Index].Type.Nullable(), k.Desc, k.NullsFirst)
 	}
 	lay.WriteString(" columns")
-	for _, t := range o.inT {
+	for _, t := range inT {
 		lay.WriteString(" " + t.Nullable().String())
 	}
-	o.layout = lay.String()
-	return o
 }
 
 func (o *rankOp) open(t *taskContext) error {

@@ -121,17 +121,7 @@ func newWindowRank(t *subtask) *windowRankOp {
 	}
 	var lay strings.Builder
 	fmt.Fprintf(&lay, "window rank %s partition", sp.Window.Kind)
-	for _, t := range o.partT {
-		lay.WriteString(" " + t.Nullable().String())
-	}
-	lay.WriteString(" order")
-	for _, k := range r.Order {
-		fmt.Fprintf(&lay, " %s desc %v nulls-first %v", in[k.Index].Type.Nullable(), k.Desc, k.NullsFirst)
-	}
-	lay.WriteString(" columns")
-	for _, t := range o.inT {
-		lay.WriteString(" " + t.Nullable().String())
-	}
+	writeRankLayout(&lay, o.partT, r, o.inT)
 	o.layout = lay.String()
 	return o
 }
