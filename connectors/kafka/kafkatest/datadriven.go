@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
@@ -106,7 +107,7 @@ func runDataDriven(t *testing.T, dir string) {
 				return
 			}
 		}
-		h := &harness{t: t, sinks: map[string]exec.Sink{}, schemas: map[string]types.Schema{}, handles: map[string][]byte{},
+		h := &harness{t: t, sinks: map[string]exec.Sink{}, schemas: map[string]types.Schema{}, handles: map[string][]byte{}, topics: map[string]string{}, ends: map[string]map[int32]int64{},
 			sources: map[string]*openSource{}, states: map[string][]byte{}}
 		var err error
 		if h.cat, err = catalog.Open(""); err != nil {
@@ -143,6 +144,8 @@ type harness struct {
 	sinks   map[string]exec.Sink
 	schemas map[string]types.Schema
 	handles map[string][]byte
+	topics  map[string]string          // a sink's topic
+	ends    map[string]map[int32]int64 // a precommitted transaction's end offsets
 	sources map[string]*openSource
 	states  map[string][]byte
 }
@@ -551,7 +554,7 @@ func (h *harness) sinkStep(ctx context.Context, d *datadriven.TestData) (string,
 		if snk, err = registry.Sink(tb.Connector, spec); err != nil {
 			return "", err
 		}
-		h.sinks[name], h.schemas[name] = snk, tb.Columns
+		h.sinks[name], h.schemas[name], h.topics[name] = snk, tb.Columns, tb.Options["topic"]
 		return "", snk.Open(ctx)
 	case "sink-write":
 		b, err := conntest.ParseBatch(h.schemas[name], h.input(d))
@@ -563,7 +566,13 @@ func (h *harness) sinkStep(ctx context.Context, d *datadriven.TestData) (string,
 	case "sink-precommit":
 		id := intArg(d, "id", 0)
 		hd, err := snk.PreCommit(ctx, int64(id))
+		if err != nil {
+			return "", err
+		}
 		h.handles[fmt.Sprintf("%s/%d", name, id)] = hd
+		// Every record of the transaction is below the topic's end now.
+		ends, err := h.endOffsets(ctx, h.topics[name], false)
+		h.ends[fmt.Sprintf("%s/%d", name, id)] = ends
 		return "", err
 	case "sink-commit":
 		id := intArg(d, "id", 0)
@@ -571,7 +580,10 @@ func (h *harness) sinkStep(ctx context.Context, d *datadriven.TestData) (string,
 		if !ok {
 			return "", fmt.Errorf("no handle of %s for checkpoint %d", arg(d, "from", name), id)
 		}
-		return "", snk.Commit(ctx, int64(id), hd)
+		if err := snk.Commit(ctx, int64(id), hd); err != nil {
+			return "", err
+		}
+		return "", h.awaitMarkers(ctx, h.topics[name], h.ends[fmt.Sprintf("%s/%d", arg(d, "from", name), id)])
 	case "sink-finish":
 		return "", snk.Finish(ctx)
 	case "sink-crash":
@@ -585,6 +597,62 @@ func (h *harness) sinkStep(ctx context.Context, d *datadriven.TestData) (string,
 	default:
 		delete(h.sinks, name)
 		return "", snk.Close()
+	}
+}
+
+// endOffsets lists the end offsets of topic's partitions: the high
+// watermarks, or the last stable offsets (committed).
+func (h *harness) endOffsets(ctx context.Context, topic string, committed bool) (map[int32]int64, error) {
+	if topic == "" {
+		return nil, nil
+	}
+	adm := kadm.NewClient(Client(h.t, h.addr))
+	list := adm.ListEndOffsets
+	if committed {
+		list = adm.ListCommittedOffsets
+	}
+	resp, err := list(ctx, topic)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return nil, err
+	}
+	ends := map[int32]int64{}
+	resp.Each(func(o kadm.ListedOffset) { ends[o.Partition] = o.Offset })
+	return ends, nil
+}
+
+// awaitMarkers waits until a committed transaction is what a
+// read_committed reader sees: a broker acknowledges the commit once it
+// has decided it, and writes the markers into the partitions after, so
+// the last stable offsets reach the transaction's end (ends, listed at
+// its pre-commit) a little later.
+func (h *harness) awaitMarkers(ctx context.Context, topic string, ends map[int32]int64) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		stable, err := h.endOffsets(ctx, topic, true)
+		if err != nil {
+			return err
+		}
+		behind := false
+		for p, end := range ends {
+			if stable[p] < end {
+				behind = true
+			}
+		}
+		if !behind {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the commit's markers did not reach %s: last stable offsets %v, the transaction ends at %v", topic, stable, ends)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 
