@@ -366,15 +366,9 @@ func (j *windowJoinOp) endInput(out *emitter) error {
 // fire joins, emits and drops every window the watermark passed, in order
 // of window end.
 func (j *windowJoinOp) fire(out *emitter) error {
-	fired := false
-	for len(j.ends) > 0 && windowFired(j.ends[0], j.wm) {
-		end := heap.Pop(&j.ends).(int64)
-		w := j.windows[end]
-		delete(j.windows, end)
-		if err := j.fireWindow(w, out); err != nil {
-			return err
-		}
-		fired = true
+	fired, err := fireWindows(&j.ends, j.windows, j.wm, func(w *wjWindow) error { return j.fireWindow(w, out) })
+	if err != nil {
+		return err
 	}
 	if fired && int64(len(j.unstored)) > 2*j.rows+1024 {
 		// Forget the fired windows' rows that were never stored, once they
@@ -667,6 +661,21 @@ func (g *windowGauge) set2(j *windowJoinOp) {
 }
 
 // wjEnds is a min-heap of window ends.
+// fireWindows pops, in order of window end, every window of windows the
+// watermark wm passed and hands it to fire; fired says whether any was.
+func fireWindows[W any](ends *wjEnds, windows map[int64]W, wm int64, fire func(W) error) (fired bool, err error) {
+	for len(*ends) > 0 && windowFired((*ends)[0], wm) {
+		end := heap.Pop(ends).(int64)
+		w := windows[end]
+		delete(windows, end)
+		if err := fire(w); err != nil {
+			return fired, err
+		}
+		fired = true
+	}
+	return fired, nil
+}
+
 type wjEnds []int64
 
 func (h wjEnds) Len() int           { return len(h) }

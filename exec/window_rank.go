@@ -308,15 +308,9 @@ func (o *windowRankOp) endInput(out *emitter) error {
 // fire emits and drops every window the watermark passed, in order of
 // window end.
 func (o *windowRankOp) fire(out *emitter) error {
-	fired := false
-	for len(o.ends) > 0 && windowFired(o.ends[0], o.wm) {
-		end := heap.Pop(&o.ends).(int64)
-		w := o.windows[end]
-		delete(o.windows, end)
-		if err := o.fireWindow(w, out); err != nil {
-			return err
-		}
-		fired = true
+	fired, err := fireWindows(&o.ends, o.windows, o.wm, func(w *wrWindow) error { return o.fireWindow(w, out) })
+	if err != nil {
+		return err
 	}
 	if fired {
 		// Forget the fired windows' groups among the dirty ones.
