@@ -3,12 +3,12 @@ package filesystem
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connectors/format"
+	iconfig "github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/types"
 
 	_ "github.com/streamsql/streamsql/connectors/format/csv"      // registers csv
@@ -140,31 +140,11 @@ func (c *config) rollingOptions(opts map[string]string) error {
 		}
 	}
 	if v, ok := opts[OptRollFileSize]; ok {
-		n, err := parseSize(v)
+		n, err := iconfig.ParseBytes(v)
 		if err != nil {
 			return fmt.Errorf("'%s' = '%s': %v", OptRollFileSize, v, err)
 		}
 		c.rollSize = n
 	}
 	return nil
-}
-
-// parseSize reads a memory size: a number of bytes with an optional unit
-// (b, kb, mb, gb; k, m, g), as Flink's MemorySize.
-func parseSize(v string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(v))
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("not a positive size such as '128 mb'")
-	}
-	units := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
-	u, ok := units[strings.TrimSpace(t[i:])]
-	if !ok {
-		return 0, fmt.Errorf("unknown unit %q (b, kb, mb or gb)", strings.TrimSpace(t[i:]))
-	}
-	return n * u, nil
 }

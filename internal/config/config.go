@@ -125,6 +125,65 @@ func Int(key string, def, lo, hi int, doc string) *Option[int] {
 		}}
 }
 
+// Bytes is a memory size option of at least lo bytes: a number of bytes
+// with an optional unit (b, kb, mb, gb, tb; k, m, g, t; 1024-based), as
+// Flink's MemorySize ('512mb', '1 gb', '4096').
+func Bytes(key string, def, lo int64, doc string) *Option[int64] {
+	return &Option[int64]{key: key, def: def, defText: FormatBytes(def),
+		allowed: fmt.Sprintf("a memory size of at least %s such as '512 mb'", FormatBytes(lo)), doc: doc,
+		parse: func(s string) (int64, bool) {
+			n, err := ParseBytes(s)
+			return n, err == nil && n >= lo
+		}}
+}
+
+// ParseBytes reads a memory size: a positive number of bytes with an
+// optional unit (b, kb, mb, gb, tb; k, m, g, t; 1024-based), as Flink's
+// MemorySize.
+func ParseBytes(v string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("not a positive size such as '128 mb'")
+	}
+	unit := strings.TrimSpace(t[i:])
+	var shift uint
+	switch unit {
+	case "", "b", "bytes":
+	case "k", "kb":
+		shift = 10
+	case "m", "mb":
+		shift = 20
+	case "g", "gb":
+		shift = 30
+	case "t", "tb":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("unknown unit %q (b, kb, mb, gb or tb)", unit)
+	}
+	if n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%s is too large", v)
+	}
+	return n << shift, nil
+}
+
+// FormatBytes writes n bytes in the largest unit that divides it ("512 mb").
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"tb", 40}, {"gb", 30}, {"mb", 20}, {"kb", 10}} {
+		if n > 0 && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d b", n)
+}
+
 // MaxInt is the upper bound of an Int without one.
 const MaxInt = math.MaxInt
 
