@@ -161,6 +161,7 @@ func (a *groupAggOp) open(t *taskContext) error {
 	a.meta = state.NewKeySpace(store, spaceMeta, "metadata")
 	groups := state.NewKeySpace(store, spaceGroups, "groups")
 	a.cache = newSpaceCache[group](t, groups, groupCodec{a: a, owner: a.owner})
+	a.cache.SetSizer(groupBytes)
 	a.sets = state.NewCountedSets(state.NewKeySpace(store, spaceValues, "value sets"), countCodec{owner: a.owner})
 	a.dsets = newDistinctSets(state.NewKeySpace(store, spaceDistinct, "distinct values"), a.owner)
 	a.x.sets, a.x.dsets = a.sets, a.dsets
@@ -305,18 +306,16 @@ func (a *groupAggOp) onTimer(out *emitter) error {
 }
 
 // shrink bounds the memory of the cached groups and of the value sets
-// together: when the cache forgets its groups, the sets go too.
+// together: when the cache drops groups, the sets go too.
 func (a *groupAggOp) shrink() error {
-	max := a.t.job.opts.StateCacheEntries
-	if a.cache.Len() > max {
-		if err := a.sets.Drop(); err != nil {
-			return err
-		}
-		if err := a.dsets.Drop(); err != nil {
-			return err
-		}
+	dropped, err := trimCache(a.t, a.cache, 0)
+	if err != nil || !dropped {
+		return err
 	}
-	return a.cache.Shrink(max)
+	if err := a.sets.Drop(); err != nil {
+		return err
+	}
+	return a.dsets.Drop()
 }
 
 // expire drops the state of e's group, whose TTL passed: its value sets

@@ -235,7 +235,7 @@ func TestStateGolden(t *testing.T) {
 				again = appendIvRow(append([]byte(nil), b[:16]...), &r)
 			}
 		case "join-run/v2":
-			st := newJoinSideState(nil, planner.NoUniqueKey, true, "golden", true)
+			st := newJoinSideState(nil, planner.NoUniqueKey, true, false, "golden", true)
 			k := st.newKey(0, nil)
 			if err = st.decodeEntry(b, k); err == nil {
 				again = appendJoinRunHeader(nil, len(k.rows))

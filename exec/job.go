@@ -48,8 +48,12 @@ type Options struct {
 	StateDir string
 	// StateCacheEntries bounds the keys a stateful subtask keeps in memory
 	// above its store (default 1,000,000); beyond it the cache writes back
-	// and starts over ('state.backend.cache.max-entries').
+	// and evicts ('state.backend.cache.max-entries').
 	StateCacheEntries int
+	// Memory is the byte budget of the state held in memory, shared by
+	// every stateful subtask of the jobs given it (nil: no bound but
+	// StateCacheEntries). Each subtask takes a share of it while it runs.
+	Memory *state.Budget
 	// Checkpoint enables checkpoints (nil: none).
 	Checkpoint *CheckpointOptions
 	// Restore is the checkpoint or savepoint to start from (nil: fresh).
@@ -321,6 +325,7 @@ func (j *Job) abortStoresOnCancel(ended <-chan struct{}) {
 // closeStores closes the stores opened by a Start that then failed.
 func (j *Job) closeStores() {
 	for _, t := range j.tasks {
+		t.share.Close()
 		if t.store != nil {
 			t.store.Close()
 		}
@@ -497,5 +502,6 @@ func (j *Job) newTaskContext(t *subtask) *taskContext {
 		batchSize: j.opts.BatchSize,
 		restored:  t.restored,
 		store:     t.store,
+		share:     t.share,
 	}
 }

@@ -157,8 +157,11 @@ func (j *joinOp) open(t *taskContext) error {
 	j.owner = stateOwner(t)
 	j.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
 	fresh := t.restored == nil
-	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, !j.spec.LeftUpdating, j.owner, fresh)
-	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, !j.spec.RightUpdating, j.owner, fresh)
+	semiAnti := j.spec.Type.LeftOnly()
+	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, !j.spec.LeftUpdating,
+		j.side[0].outer || semiAnti, j.owner, fresh)
+	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, !j.spec.RightUpdating,
+		j.side[1].outer || semiAnti, j.owner, fresh)
 	for s := range j.side {
 		j.side[s].st.ttl = j.spec.TTL[s].Milliseconds()
 	}
@@ -226,7 +229,9 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 			continue // a NULL key joins nothing
 		}
 		mine := inChain(keys[i], key)
-		if mine == nil {
+		if mine != nil {
+			mine.ref = true
+		} else {
 			var err error
 			if mine, err = me.st.lookupHash(state.KeyGroup(h[i], j.maxPar), key, kh[i], true); err != nil {
 				return err
@@ -235,6 +240,9 @@ func (j *joinOp) process(input int, b Batch, out *emitter) error {
 		ok2, err := me.st.peerOf(other.st, mine, key, kh[i])
 		if err != nil {
 			return err
+		}
+		if ok2 != nil {
+			ok2.ref = true
 		}
 		for idx := range other.st.live(ok2) {
 			j.pairs = append(j.pairs, joinPair{row: int32(i), idx: int32(idx), key: ok2})
@@ -633,19 +641,40 @@ func (j *joinOp) flushOutput(out *emitter) error {
 	return out.emit(Batch{Rec: rec, Ops: ops})
 }
 
-// shrink bounds the memory of the rows held: past the cache's size in
-// join keys (state.backend.cache.max-entries, as the aggregates' groups),
-// both sides are written back and forgotten.
+// shrink bounds the memory of the rows held: past the subtask's share of
+// the state memory budget, or past the cache's size in join keys
+// (state.backend.cache.max-entries, as the aggregates' groups), each side
+// is written back and evicts its least recently used keys down to three
+// quarters of its part.
 func (j *joinOp) shrink() error {
-	if j.side[0].st.nkeys+j.side[1].st.nkeys <= j.t.job.opts.StateCacheEntries {
+	l, r := j.side[0].st, j.side[1].st
+	held, keys := l.bytes()+r.bytes(), l.nkeys+r.nkeys
+	j.t.share.Update(held)
+	limit, maxKeys := j.t.share.Limit(), j.t.job.opts.StateCacheEntries
+	if held <= limit && keys <= maxKeys {
 		return nil
 	}
 	for s := range j.side {
-		if err := j.side[s].st.drop(); err != nil {
+		st := j.side[s].st
+		b, n := st.bytes(), st.nkeys
+		if err := st.evict(scaleDown(b, held, limit), int(scaleDown(int64(n), int64(keys), int64(maxKeys)))); err != nil {
 			return err
 		}
 	}
+	l.unlink(r)
+	r.unlink(l)
+	j.t.share.Update(l.bytes() + r.bytes())
 	return nil
+}
+
+// scaleDown is part's share of three quarters of limit, when part is of
+// whole: what a part of state evicts down to when the whole is over its
+// limit.
+func scaleDown(part, whole, limit int64) int64 {
+	if whole <= limit {
+		return part
+	}
+	return int64(float64(part) * 0.75 * float64(limit) / float64(whole))
 }
 
 func (j *joinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {

@@ -28,7 +28,12 @@ import (
 // A key's rows are loaded from the store on its first use (one prefix
 // scan) and then kept in memory; changed rows are written back in one
 // batch by flush (at a checkpoint barrier), never read-modify-written per
-// row. drop forgets every key (to bound memory); later uses load again.
+// row. A lazy side (append-only, its rows holding no match counts) does
+// not load a key to add rows to it: the key is partial, holding its new
+// rows only, until the other side joins with it. evict bounds memory: it
+// writes back and drops the keys not used since its last pass (a second
+// chance), until the side holds the bytes asked for; later uses load them
+// again.
 //
 // In memory a key's rows are records without pointers (joinRow) in one
 // slice, their columns and identities bytes of one slice (joinKey.data),
@@ -56,7 +61,14 @@ type joinSideState struct {
 	// identity, and none is looked up (NoUniqueKey only).
 	appendOnly   bool
 	seqBase, seq uint64
-	owner        string
+	// lazy: an append-only side whose rows hold no match counts (an inner
+	// side of a join that is no semi or anti join), whose new rows are
+	// added to partial keys (joinKey.partial) without reading the store.
+	lazy bool
+	// dataBytes is the bytes of the data of the keys in memory
+	// (joinKey.data), for bytes.
+	dataBytes int64
+	owner     string
 	// ttl (milliseconds; 0: none) and now (the batch's processing time,
 	// Unix milliseconds): a row written before now - ttl has expired.
 	ttl, now int64
@@ -113,6 +125,12 @@ type joinKey struct {
 	// went, so the next flush deletes its entries and writes all its rows
 	// anew.
 	rewrite bool
+	// partial (lazy sides): the key's stored rows are not in memory, only
+	// those added since it was made (and its entries those it wrote);
+	// load reads the others before the other side joins with it.
+	partial bool
+	// ref: used since evict's last pass.
+	ref bool
 
 	// peer is the other side's rows of the same key, as found in the other
 	// side's generation peerGen (see joinSideState.gen).
@@ -199,16 +217,18 @@ func (s *joinSideState) put(k *joinKey, cols, id []byte) joinRow {
 	}
 	r := joinRow{off: len(k.data), size: uint32(len(cols)), idSize: uint32(len(id))}
 	k.data = append(append(k.data, cols...), id...)
+	s.dataBytes += int64(len(cols) + len(id))
 	return r
 }
 
-// release counts r's bytes as garbage, and rewrites k's data without the
-// garbage when it is most of it.
-func (k *joinKey) release(r *joinRow) {
+// release counts r's bytes, of k, as garbage, and rewrites k's data
+// without the garbage when it is most of it.
+func (s *joinSideState) release(k *joinKey, r *joinRow) {
 	k.garbage += int(r.size) + int(r.idSize)
 	if k.garbage < 256 || 2*k.garbage < len(k.data) {
 		return
 	}
+	s.dataBytes -= int64(k.garbage)
 	data := make([]byte, 0, len(k.data)-k.garbage)
 	for i := range k.rows {
 		r := &k.rows[i]
@@ -259,12 +279,17 @@ func (s *joinSideState) indexRow(k *joinKey, i int) {
 	k.byID[string(s.idOf(k, &k.rows[i]))] = int32(i)
 }
 
-func newJoinSideState(space *state.KeySpace, spec planner.JoinInputSpec, appendOnly bool, owner string, fresh bool) *joinSideState {
+// newJoinSideState returns a side's state in space. matched says that
+// the side's rows count their matches (an outer side) or that the join
+// needs a key's rows when a row of this side comes (a semi or anti join),
+// so that its keys are always loaded whole.
+func newJoinSideState(space *state.KeySpace, spec planner.JoinInputSpec, appendOnly, matched bool, owner string, fresh bool) *joinSideState {
 	s := &joinSideState{space: space, spec: spec, owner: owner, keys: map[uint64]*joinKey{}, complete: fresh}
 	if spec == planner.NoUniqueKey && appendOnly {
 		// Unique across restarts of the subtask: identities written by an
 		// earlier run have an older base.
 		s.appendOnly, s.seqBase = true, uint64(time.Now().UnixNano())
+		s.lazy = !matched
 	}
 	return s
 }
@@ -278,6 +303,9 @@ func (s *joinSideState) nextID(dst []byte) []byte {
 
 // lookup returns the rows of key in key group kg, loading them when they
 // are not in memory; nil when create is false and the key has no row.
+// With create (a row of this side is added to the key) a lazy side makes
+// a key not in memory partial instead of loading it; without it (the
+// other side joins with the key) every row of the key is in memory.
 func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error) {
 	return s.lookupHash(kg, key, joinKeyHash(key), create)
 }
@@ -286,11 +314,21 @@ func (s *joinSideState) lookup(kg int, key []byte, create bool) (*joinKey, error
 func (s *joinSideState) lookupHash(kg int, key []byte, h uint64, create bool) (*joinKey, error) {
 	for k := s.keys[h]; k != nil; k = k.next {
 		if k.key == string(key) {
+			k.ref = true
+			if k.partial && !create {
+				if err := s.load(k); err != nil {
+					return nil, err
+				}
+			}
 			return k, nil
 		}
 	}
 	var k *joinKey
-	if !s.complete {
+	if create && s.lazy && !s.complete {
+		k = s.newKey(kg, key)
+		k.partial = true
+	}
+	if k == nil && !s.complete {
 		err := s.space.ScanPrefix(kg, key, func(sk, v []byte) error {
 			if k == nil {
 				k = s.newKey(kg, key)
@@ -312,9 +350,97 @@ func (s *joinSideState) lookupHash(kg int, key []byte, h uint64, create bool) (*
 		k = s.newKey(kg, key)
 	}
 	k.hash, k.next = h, s.keys[h]
+	k.ref = true
 	s.keys[h] = k
 	s.nkeys++
 	return k, nil
+}
+
+// load reads the stored rows of k, a partial key. The rows k holds are
+// written first (so that all are stored, and k's entries list every one
+// of them), then all are read back, in the order they were written.
+func (s *joinSideState) load(k *joinKey) error {
+	if k.listed {
+		s.batch.Reset()
+		if err := s.flushRuns(k); err != nil {
+			return err
+		}
+		if s.batch.Len() > 0 {
+			if err := s.space.Store().Apply(&s.batch); err != nil {
+				return err
+			}
+			s.batch.Reset()
+		}
+	}
+	s.rows -= len(k.rows)
+	s.dataBytes -= int64(len(k.data))
+	k.rows, k.data, k.garbage, k.entries = k.rows[:0], k.data[:0], 0, k.entries[:0]
+	k.partial = false
+	key := []byte(k.key)
+	return s.space.ScanPrefix(int(k.kg), key, func(sk, v []byte) error {
+		k.entries = appendBytes(k.entries, sk[len(key):])
+		return s.decodeEntry(v, k)
+	})
+}
+
+// joinRowBytes and joinKeyBytes are the memory a row and a key take
+// besides their data, for bytes: the records, and a key's place in the
+// map and the dirty list.
+const (
+	joinRowBytes = int64(unsafe.Sizeof(joinRow{}))
+	joinKeyBytes = int64(unsafe.Sizeof(joinKey{})) + 48
+)
+
+// bytes is about the memory the side's keys in memory take.
+func (s *joinSideState) bytes() int64 {
+	return s.dataBytes + int64(s.rows)*joinRowBytes + int64(s.nkeys)*joinKeyBytes
+}
+
+// evict writes every change back (flush), then drops keys from memory
+// until the side holds at most maxBytes and maxKeys: first those not used
+// since the last evict (the others lose their second chance), then, if
+// that is not enough, any. Later uses of a dropped key read it from the
+// store again. Keys returned by lookup before evict must not be used
+// after it.
+func (s *joinSideState) evict(maxBytes int64, maxKeys int) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	over := func() bool { return s.bytes() > maxBytes || s.nkeys > maxKeys }
+	for pass := 0; pass < 2 && over(); pass++ {
+		for _, head := range s.keys {
+			for k := head; k != nil; {
+				next := k.next
+				if k.ref && pass == 0 {
+					k.ref = false
+				} else {
+					s.rows -= len(k.rows)
+					s.dataBytes -= int64(len(k.data))
+					s.forget(k)
+					k.peer = nil
+					s.complete = false
+					if !over() {
+						return nil
+					}
+				}
+				k = next
+			}
+		}
+	}
+	return nil
+}
+
+// unlink clears the links of s's keys to keys that o has dropped since
+// they were made (see joinKey.peer), so that no dropped key stays
+// reachable.
+func (s *joinSideState) unlink(o *joinSideState) {
+	for _, head := range s.keys {
+		for k := head; k != nil; k = k.next {
+			if k.peer != nil && k.peerGen != o.gen {
+				k.peer = nil
+			}
+		}
+	}
 }
 
 // forget removes k from the keys in memory.
@@ -501,7 +627,7 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 				old := *r
 				nr := s.put(k, row, id)
 				r.off, r.size, r.idSize, r.matches = nr.off, nr.size, nr.idSize, matches
-				k.release(&old)
+				s.release(k, &old)
 			}
 			r.ts = s.now
 			s.touch(k, i)
@@ -562,11 +688,8 @@ func (s *joinSideState) removeAt(k *joinKey, i int) {
 	}
 	k.rows = k.rows[:last]
 	s.rows--
-	k.release(&r)
+	s.release(k, &r)
 }
-
-// flushPart is the number of writes flush hands the store at a time.
-const flushPart = 16 << 10
 
 // flush writes the changed rows to the store and forgets the keys left
 // without rows.
@@ -602,7 +725,7 @@ func (s *joinSideState) flushRows(k *joinKey) error {
 		s.buf = append(append(s.buf[:0], k.key...), g[m:m+int(n)]...)
 		g = g[m+int(n):]
 		s.space.Delete(&s.batch, int(k.kg), s.buf)
-		if err := s.applyPart(); err != nil {
+		if err := s.space.ApplyPart(&s.batch); err != nil {
 			return err
 		}
 	}
@@ -616,24 +739,10 @@ func (s *joinSideState) flushRows(k *joinKey) error {
 		s.vbuf = s.encodeRow(s.vbuf[:0], k, r)
 		s.space.Put(&s.batch, int(k.kg), s.buf, s.vbuf)
 		r.stored, r.dirty = true, false
-		if err := s.applyPart(); err != nil {
+		if err := s.space.ApplyPart(&s.batch); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// applyPart hands the batch to the store when it is full: the store is a
-// working copy (a failed flush fails the checkpoint; a restore starts
-// from the last complete one), and a part's buffer stays small.
-func (s *joinSideState) applyPart() error {
-	if s.batch.Len() < flushPart {
-		return nil
-	}
-	if err := s.space.Store().Apply(&s.batch); err != nil {
-		return err
-	}
-	s.batch.Reset()
 	return nil
 }
 
@@ -680,7 +789,7 @@ func (s *joinSideState) flushRuns(k *joinKey) error {
 		s.buf = append(append(s.buf[:0], k.key...), s.idbuf...)
 		s.space.Put(&s.batch, int(k.kg), s.buf, s.vbuf)
 		k.entries = appendBytes(k.entries, s.idbuf)
-		if err := s.applyPart(); err != nil {
+		if err := s.space.ApplyPart(&s.batch); err != nil {
 			return err
 		}
 	}
@@ -765,7 +874,7 @@ func (s *joinSideState) drop() error {
 	clear(s.keys)
 	s.nkeys = 0
 	s.gen++
-	s.rows = 0
+	s.rows, s.dataBytes = 0, 0
 	s.complete = false
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 // second equal row, a changed match count) keeps a row alive.
 func TestJoinRowsExpire(t *testing.T) {
 	store := state.NewMemory()
-	st := newJoinSideState(state.NewKeySpace(store, spaceJoinLeft, "left rows"), planner.NoUniqueKey, false, "test", true)
+	st := newJoinSideState(state.NewKeySpace(store, spaceJoinLeft, "left rows"), planner.NoUniqueKey, false, false, "test", true)
 	st.ttl = 1000
 	key := []byte("k1")
 	k, err := st.lookup(0, key, true)
@@ -63,7 +63,7 @@ func TestJoinRowsExpire(t *testing.T) {
 	}
 
 	// Without a TTL nothing expires.
-	st2 := newJoinSideState(state.NewKeySpace(state.NewMemory(), spaceJoinLeft, "left rows"), planner.NoUniqueKey, true, "test", true)
+	st2 := newJoinSideState(state.NewKeySpace(state.NewMemory(), spaceJoinLeft, "left rows"), planner.NoUniqueKey, true, false, "test", true)
 	k2, _ := st2.lookup(0, key, true)
 	st2.add(k2, nil, []byte("x"), 0)
 	st2.now = 1 << 40
@@ -86,7 +86,7 @@ func TestJoinRowExpiresOnce(t *testing.T) {
 	}{{"runs", planner.NoUniqueKey, true}, {"rows", planner.HasUniqueKey, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			store := state.NewMemory()
-			st := newJoinSideState(state.NewKeySpace(store, spaceJoinLeft, "left rows"), c.spec, c.appendOnly, "test", true)
+			st := newJoinSideState(state.NewKeySpace(store, spaceJoinLeft, "left rows"), c.spec, c.appendOnly, false, "test", true)
 			st.ttl = 1000
 			k, err := st.lookup(0, []byte("k1"), true)
 			if err != nil {
@@ -143,7 +143,7 @@ func ids(st *joinSideState, k *joinKey) []string {
 func TestJoinRuns(t *testing.T) {
 	store := state.NewMemory()
 	space := state.NewKeySpace(store, spaceJoinLeft, "left rows")
-	st := newJoinSideState(space, planner.NoUniqueKey, true, "test", true)
+	st := newJoinSideState(space, planner.NoUniqueKey, true, true, "test", true)
 	key := []byte("k1")
 	k, err := st.lookup(0, key, true)
 	if err != nil {
@@ -176,7 +176,7 @@ func TestJoinRuns(t *testing.T) {
 
 	restored := func() *joinKey {
 		t.Helper()
-		st = newJoinSideState(space, planner.NoUniqueKey, true, "test", false)
+		st = newJoinSideState(space, planner.NoUniqueKey, true, true, "test", false)
 		k, err := st.lookup(0, key, false)
 		if err != nil || k == nil {
 			t.Fatalf("lookup after a restart: %v, %v", k, err)
@@ -230,7 +230,7 @@ func TestJoinSideStateModel(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(spec)))
 			store := state.NewMemory()
 			space := state.NewKeySpace(store, spaceJoinLeft, "left rows")
-			st := newJoinSideState(space, spec, false, "test", true)
+			st := newJoinSideState(space, spec, false, false, "test", true)
 			type row struct {
 				cols string
 				n    int64
@@ -316,7 +316,7 @@ func TestJoinSideStateModel(t *testing.T) {
 					if err := st.flush(); err != nil {
 						t.Fatal(err)
 					}
-					st = newJoinSideState(space, spec, false, "test", false)
+					st = newJoinSideState(space, spec, false, false, "test", false)
 				}
 				if step%97 == 0 {
 					check(fmt.Sprintf("step %d", step))
@@ -326,7 +326,7 @@ func TestJoinSideStateModel(t *testing.T) {
 			if err := st.flush(); err != nil {
 				t.Fatal(err)
 			}
-			st = newJoinSideState(space, spec, false, "test", false)
+			st = newJoinSideState(space, spec, false, false, "test", false)
 			check("a restart")
 		})
 	}
@@ -341,5 +341,103 @@ func TestJoinKeyRecordSize(t *testing.T) {
 	}
 	if off := unsafe.Offsetof(joinKey{}.data); off+24 > 128 {
 		t.Fatalf("joinKey.data ends at byte %d, past the second line", off+24)
+	}
+}
+
+// scanCounter is a store that counts the prefix scans made of it.
+type scanCounter struct {
+	state.Store
+	scans int
+}
+
+func (s *scanCounter) ScanPrefix(kg int, prefix []byte, fn func(key, value []byte) error) error {
+	s.scans++
+	return s.Store.ScanPrefix(kg, prefix, fn)
+}
+
+// TestJoinLazySide: an append-only side whose rows count no matches adds
+// rows to a key that is not in memory without reading the store (the key
+// is partial); the other side joining with the key reads its stored rows,
+// in the order they were written, before the new ones; evict writes back
+// and drops the keys not used since its last pass first.
+func TestJoinLazySide(t *testing.T) {
+	store := &scanCounter{Store: state.NewMemory()}
+	space := state.NewKeySpace(store, spaceJoinLeft, "left rows")
+	st := newJoinSideState(space, planner.NoUniqueKey, true, false, "test", true)
+	if !st.lazy {
+		t.Fatal("an append-only side without matches is not lazy")
+	}
+	add := func(key, row string) {
+		t.Helper()
+		k, err := st.lookup(0, []byte(key), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.add(k, nil, []byte(row), 0)
+	}
+	rows := func(key string) string {
+		t.Helper()
+		k, err := st.lookup(0, []byte(key), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == nil {
+			return ""
+		}
+		var out []string
+		for i := range k.rows {
+			out = append(out, string(k.cols(&k.rows[i])))
+		}
+		return strings.Join(out, " ")
+	}
+	add("k1", "a")
+	add("k1", "b")
+	add("k2", "x")
+	if err := st.evict(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st.nkeys != 0 || st.bytes() != 0 {
+		t.Fatalf("after evicting all: %d keys, %d bytes; want none", st.nkeys, st.bytes())
+	}
+	add("k1", "c")
+	if store.scans != 0 {
+		t.Fatalf("adding a row to a key not in memory read the store %d times, want 0", store.scans)
+	}
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	add("k1", "d")
+	if got, want := rows("k1"), "a b c d"; got != want {
+		t.Fatalf("k1's rows when joined with: %q, want %q", got, want)
+	}
+	if store.scans != 1 {
+		t.Fatalf("joining with a partial key read the store %d times, want 1", store.scans)
+	}
+	if err := st.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := countStored(t, store.Store); got != 4 {
+		t.Fatalf("stored entries: %d, want 4 (a run per flush: a+b, x, c, d)", got)
+	}
+	// Of two keys in memory, the one used since the last pass stays.
+	add("k3", "y")
+	for _, head := range st.keys {
+		for k := head; k != nil; k = k.next {
+			k.ref = false // as a pass leaves them
+		}
+	}
+	rows("k3")
+	if err := st.evict(1<<40, 1); err != nil {
+		t.Fatal(err)
+	}
+	if st.nkeys != 1 || inChain(st.keys[joinKeyHash([]byte("k3"))], []byte("k3")) == nil {
+		t.Fatalf("after evicting to one key: %d keys, k3 kept: %v; want k3 only", st.nkeys,
+			inChain(st.keys[joinKeyHash([]byte("k3"))], []byte("k3")) != nil)
+	}
+	if got, want := rows("k1"), "a b c d"; got != want {
+		t.Fatalf("k1's rows read back after eviction: %q, want %q", got, want)
+	}
+	if got, want := rows("k2"), "x"; got != want {
+		t.Fatalf("k2's rows read back after eviction: %q, want %q", got, want)
 	}
 }

@@ -42,6 +42,11 @@ type taskContext struct {
 	batchSize int
 	// store is the subtask's keyed state (stateful operators only).
 	store state.Store
+	// share is the subtask's part of the state memory budget
+	// (Options.Memory; stateful operators only, nil without a budget): an
+	// operator reports the bytes its state holds in memory and evicts
+	// past its limit.
+	share *state.Share
 	// restored is this subtask's state in the checkpoint the job restores
 	// from (nil when starting fresh).
 	restored *restoredState

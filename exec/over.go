@@ -179,6 +179,7 @@ func (o *overOp) open(t *taskContext) error {
 	rows := state.NewKeySpace(t.store, spaceGroups, "over rows")
 	codec := overCodec{fold: o.fold, owner: o.owner, hist: o.lagRows > 0}
 	o.cache = newSpaceCache[overPart](t, rows, codec)
+	o.cache.SetSizer(overPartBytes)
 	if t.restored == nil {
 		return nil
 	}
@@ -308,7 +309,8 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 			return err
 		}
 	}
-	return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
+	_, err := trimCache(o.t, o.cache, 0)
+	return err
 }
 
 // watermark frames the rows the watermark passed (event time only).

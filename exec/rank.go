@@ -184,6 +184,7 @@ func (o *rankOp) open(t *taskContext) error {
 	o.owner = stateOwner(t)
 	o.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
 	o.cache = newSpaceCache[rankPart](t, state.NewKeySpace(t.store, spaceGroups, "rank rows"), rankCodec{owner: o.owner})
+	o.cache.SetSizer(rankPartBytes)
 	if t.restored != nil {
 		return checkLayout(t, o.meta, o.maxPar, o.owner, o.layout)
 	}
@@ -219,7 +220,8 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 		if err := o.flushOutput(out); err != nil {
 			return err
 		}
-		return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
+		_, err := trimCache(o.t, o.cache, 0)
+		return err
 	}
 	for i := 0; i < n; i++ {
 		o.kbuf = o.kbuf[:0]
@@ -255,7 +257,8 @@ func (o *rankOp) process(_ int, b Batch, out *emitter) error {
 	if err := o.flushOutput(out); err != nil {
 		return err
 	}
-	return o.cache.Shrink(o.t.job.opts.StateCacheEntries)
+	_, err := trimCache(o.t, o.cache, 0)
+	return err
 }
 
 // processAppendOnly ranks the rows of an append-only batch in passes: the

@@ -87,6 +87,7 @@ func (a *sessionAggOp) open(t *taskContext) error {
 	groups := state.NewKeySpace(t.store, spaceGroups, "sessions")
 	codec := sessionCodec{fold: a.fold, keyT: a.partT, owner: a.owner}
 	a.cache = newSpaceCache[sessions](t, groups, codec)
+	a.cache.SetSizer(sessionsBytes)
 	if t.restored == nil {
 		return nil
 	}
@@ -192,7 +193,8 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	a.late += late
-	return a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+	_, err = trimCache(a.t, a.cache, 0)
+	return err
 }
 
 // watermark fires the sessions the watermark passed.

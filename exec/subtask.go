@@ -49,8 +49,10 @@ type subtask struct {
 	ctl chan control
 	// restored is the subtask's state in the checkpoint restored from.
 	restored *restoredState
-	// store is the keyed state of a stateful operator; the operator closes it.
+	// store is the keyed state of a stateful operator; the operator closes
+	// it, and share, its part of the state memory budget.
 	store state.Store
+	share *state.Share
 	// inWatermark is the combined watermark of the subtask's inputs, for
 	// Metrics (read from other goroutines); fctx is the operator's function
 	// context, which CURRENT_WATERMARK reads it from.
@@ -138,6 +140,9 @@ func (t *subtask) build() error {
 		// an older one.
 		if t.store, err = t.job.openStore(t); err != nil {
 			return err
+		}
+		if b := t.job.opts.Memory; b != nil {
+			t.share = b.Join()
 		}
 	}
 	return nil

@@ -228,6 +228,7 @@ func (a *windowAggOp) open(t *taskContext) error {
 	a.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
 	groups := state.NewKeySpace(t.store, spaceGroups, "groups")
 	a.cache = newSpaceCache[group](t, groups, windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner})
+	a.cache.SetSizer(groupBytes)
 	if t.restored == nil {
 		return nil
 	}
@@ -305,7 +306,7 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	a.late += late
-	err = a.cache.Shrink(a.t.job.opts.StateCacheEntries)
+	_, err = trimCache(a.t, a.cache, 0)
 	a.gauge.set(a)
 	return err
 }

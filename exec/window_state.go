@@ -76,10 +76,28 @@ func emitColumns(schema *arrow.Schema, bs []array.Builder, rows int, ops []RowKi
 
 // closeStore closes a stateful subtask's store.
 func closeStore(t *taskContext) error {
-	if t != nil && t.store != nil {
+	if t == nil {
+		return nil
+	}
+	t.share.Close()
+	if t.store != nil {
 		return t.store.Close()
 	}
 	return nil
+}
+
+// trimCache bounds the memory of c, a cache of t's state: it reports c's
+// bytes and other (what else the subtask holds in memory) to the
+// subtask's share of the state memory budget, and trims c past that
+// share or past 'state.backend.cache.max-entries' (Cache.Trim). It
+// reports whether c dropped entries.
+func trimCache[V any](t *taskContext, c *state.Cache[V], other int64) (bool, error) {
+	t.share.Update(c.Bytes() + other)
+	dropped, err := c.Trim(t.share.Limit()-other, t.job.opts.StateCacheEntries)
+	if dropped {
+		t.share.Update(c.Bytes() + other)
+	}
+	return dropped, err
 }
 
 // newCache returns the write-back cache over t's store. The store of a

@@ -1,5 +1,7 @@
 package state
 
+import "unsafe"
+
 // Codec encodes an operator's per-key value for its Store.
 type Codec[V any] interface {
 	Encode(dst []byte, v *V) []byte
@@ -24,10 +26,30 @@ type Cache[V any] struct {
 	batch   WriteBatch
 	buf     []byte
 	// complete says every key the store holds has an entry here (the store
-	// started empty and Shrink has not forgotten entries since), so a key
+	// started empty and Trim has not dropped entries since), so a key
 	// missing from the cache is missing from the store too.
 	complete bool
+	// bytes is about the memory the entries take (EntryBytes each, plus
+	// what sizer says of their values); sizer is nil for values of a fixed
+	// size.
+	bytes int64
+	sizer func(*V) int
 }
+
+// EntryBytes is the memory an entry takes besides its key's bytes and
+// what its value holds outside the entry: the Entry record (with its
+// value), the map's slot and the key's string header.
+func (c *Cache[V]) entryBytes(e *Entry[V]) int {
+	n := int(unsafe.Sizeof(*e)) + cacheSlotBytes + len(e.Key)
+	if c.sizer != nil {
+		n += c.sizer(&e.Value)
+	}
+	return n
+}
+
+// cacheSlotBytes is the memory a map entry of the cache takes besides the
+// Entry: its key's string header, the pointer, and the map's spare room.
+const cacheSlotBytes = 48
 
 // Entry is one cached key.
 type Entry[V any] struct {
@@ -39,9 +61,13 @@ type Entry[V any] struct {
 	// stored: the store may hold the key (it was read from or written to
 	// the store), so deleting it must reach the store.
 	stored bool
-	// evicted: dropped from the cache by Evict or Flush; a later Get of the
-	// key makes a new entry.
+	// evicted: dropped from the cache by Evict, Flush or Trim; a later Get
+	// of the key makes a new entry.
 	evicted bool
+	// ref: used (Get) since Trim's last pass.
+	ref bool
+	// size is the bytes the entry was last counted for (Cache.bytes).
+	size int32
 }
 
 // NewCache returns a cache over store, its keys as they are.
@@ -55,8 +81,29 @@ func NewSpaceCache[V any](ks *KeySpace, codec Codec[V]) *Cache[V] {
 	return &Cache[V]{space: ks, codec: codec, entries: map[string]*Entry[V]{}}
 }
 
+// SetSizer tells the cache how many bytes a value holds outside its
+// entry (its slices' and maps' contents), for Bytes and Trim. Values are
+// measured when they enter the cache and when they are marked dirty.
+func (c *Cache[V]) SetSizer(fn func(*V) int) { c.sizer = fn }
+
+// Bytes is about the memory the cached entries take.
+func (c *Cache[V]) Bytes() int64 { return c.bytes }
+
+// count (re)measures e into the cache's bytes.
+func (c *Cache[V]) count(e *Entry[V]) {
+	n := int32(c.entryBytes(e))
+	c.bytes += int64(n - e.size)
+	e.size = n
+}
+
+// uncount takes e out of the cache's bytes.
+func (c *Cache[V]) uncount(e *Entry[V]) {
+	c.bytes -= int64(e.size)
+	e.size = 0
+}
+
 // StartsEmpty tells the cache that its store holds no key yet (a job's
-// fresh working store, not a restored one). Until Shrink forgets entries,
+// fresh working store, not a restored one). Until Trim drops entries,
 // a key the cache does not hold is not in the store either, and Get does
 // not look for it there: new keys cost no store read.
 func (c *Cache[V]) StartsEmpty() { c.complete = true }
@@ -65,6 +112,7 @@ func (c *Cache[V]) StartsEmpty() { c.complete = true }
 // that the key had no state (its Value is the zero V).
 func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error) {
 	if e, ok := c.entries[string(key)]; ok {
+		e.ref = true
 		if e.deleted {
 			e.deleted = false
 			var zero V
@@ -73,9 +121,10 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		}
 		return e, false, nil
 	}
-	e = &Entry[V]{Key: string(key), KG: kg}
+	e = &Entry[V]{Key: string(key), KG: kg, ref: true}
 	if c.complete {
 		c.entries[e.Key] = e
+		c.count(e)
 		return e, true, nil
 	}
 	raw, ok, err := c.space.Get(kg, key)
@@ -89,6 +138,7 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		e.stored = true
 	}
 	c.entries[e.Key] = e
+	c.count(e)
 	return e, !ok, nil
 }
 
@@ -97,6 +147,9 @@ func (c *Cache[V]) MarkDirty(e *Entry[V]) {
 	if !e.dirty {
 		e.dirty = true
 		c.dirty = append(c.dirty, e)
+		if c.sizer != nil && !e.evicted {
+			c.count(e)
+		}
 	}
 }
 
@@ -128,6 +181,7 @@ func (c *Cache[V]) Evict() error {
 			c.space.Delete(&c.batch, e.KG, []byte(e.Key))
 		}
 		delete(c.entries, e.Key)
+		c.uncount(e)
 		e.evicted, e.Value = true, zero
 		c.evicted++
 	}
@@ -156,24 +210,48 @@ func (c *Cache[V]) Evict() error {
 // Len is the number of cached keys.
 func (c *Cache[V]) Len() int { return len(c.entries) }
 
-// Shrink bounds the cache's memory: when it holds more than max keys, it
-// writes every dirty entry to the store and forgets all entries; later Gets
-// read them back from the store. Writing between checkpoints is safe: a
-// restore reads checkpoints, never the working store, and the next
-// checkpoint includes these writes anyway.
+// Trim bounds the cache's memory: when it holds more than maxBytes
+// (Bytes) or more than maxEntries keys, it writes every dirty entry to the
+// store (Flush) and drops entries until it holds three quarters of each
+// bound: first those not used (Get) since its last pass, which marks the
+// others unused (a second chance), then, if that is not enough, any.
+// Later Gets of a dropped key read it from the store again. Writing
+// between checkpoints is safe: a restore reads checkpoints, never the
+// working store, and the next checkpoint includes these writes anyway.
+// It reports whether it dropped entries.
 //
-// Entries returned by Get before Shrink must not be used after it: the
-// caller shrinks between batches, when it holds none.
-func (c *Cache[V]) Shrink(max int) error {
-	if len(c.entries) <= max {
-		return nil
+// Entries returned by Get before Trim must not be used after it: the
+// caller trims between batches, when it holds none.
+func (c *Cache[V]) Trim(maxBytes int64, maxEntries int) (bool, error) {
+	if c.bytes <= maxBytes && len(c.entries) <= maxEntries {
+		return false, nil
 	}
 	if err := c.Flush(); err != nil {
-		return err
+		return false, err
 	}
-	clear(c.entries)
-	c.complete = false
-	return nil
+	wantBytes, wantEntries := maxBytes-maxBytes/4, maxEntries-maxEntries/4
+	over := func() bool { return c.bytes > wantBytes || len(c.entries) > wantEntries }
+	var zero V
+	dropped := false
+	for pass := 0; pass < 2 && over(); pass++ {
+		for k, e := range c.entries {
+			if e.ref && pass == 0 {
+				e.ref = false
+				continue
+			}
+			delete(c.entries, k)
+			c.uncount(e)
+			e.evicted, e.Value = true, zero
+			dropped = true
+			if !over() {
+				break
+			}
+		}
+	}
+	if dropped {
+		c.complete = false
+	}
+	return dropped, nil
 }
 
 // Flush writes every dirty entry to the store in one batch.
@@ -187,6 +265,7 @@ func (c *Cache[V]) Flush() error {
 				c.space.Delete(&c.batch, e.KG, []byte(e.Key))
 			}
 			delete(c.entries, e.Key)
+			c.uncount(e)
 			e.evicted = true
 		default:
 			c.buf = c.codec.Encode(c.buf[:0], &e.Value)
@@ -194,6 +273,9 @@ func (c *Cache[V]) Flush() error {
 			e.stored = true
 		}
 		e.dirty = false
+		if err := c.space.ApplyPart(&c.batch); err != nil {
+			return err
+		}
 	}
 	clear(c.dirty)
 	c.dirty, c.evicted = c.dirty[:0], 0

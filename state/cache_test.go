@@ -12,9 +12,11 @@ type intCodec struct{}
 func (intCodec) Encode(dst []byte, v *int) []byte { return append(dst, byte(*v)) }
 func (intCodec) Decode(src []byte, v *int) error  { *v = int(src[0]); return nil }
 
-// TestCacheShrink: a shrunk cache writes its dirty entries back and reads
-// them from the store again; nothing is lost.
-func TestCacheShrink(t *testing.T) {
+// TestCacheTrim: a trimmed cache writes its dirty entries back, drops
+// entries down to three quarters of its bounds (keys or bytes), first
+// those not used since its last pass, and reads the dropped ones from the
+// store again; nothing is lost.
+func TestCacheTrim(t *testing.T) {
 	s := NewMemory()
 	c := NewCache[int](s, intCodec{})
 	for i := 0; i < 10; i++ {
@@ -25,20 +27,54 @@ func TestCacheShrink(t *testing.T) {
 		e.Value = i * 2
 		c.MarkDirty(e)
 	}
-	if err := c.Shrink(5); err != nil {
-		t.Fatal(err)
+	if dropped, err := c.Trim(1<<40, 10); err != nil || dropped || c.Len() != 10 {
+		t.Fatalf("Trim within its bounds: dropped %v, len %d, %v", dropped, c.Len(), err)
 	}
-	if c.Len() != 0 {
-		t.Fatalf("Len after Shrink = %d", c.Len())
+	if dropped, err := c.Trim(1<<40, 8); err != nil || !dropped {
+		t.Fatalf("Trim past its bounds: dropped %v, %v", dropped, err)
+	}
+	if c.Len() != 6 {
+		t.Fatalf("Len after Trim to 8 keys = %d, want 6", c.Len())
 	}
 	for i := 0; i < 10; i++ {
-		e, created, err := c.Get(1, []byte{byte(i)})
-		if err != nil || created || e.Value != i*2 {
-			t.Fatalf("after Shrink, key %d: value %d created %v err %v", i, e.Value, created, err)
+		e, _, err := c.Get(1, []byte{byte(i)})
+		if err != nil || e.Value != i*2 {
+			t.Fatalf("after Trim, key %d: value %d err %v", i, e.Value, err)
 		}
 	}
-	if err := c.Shrink(100); err != nil || c.Len() != 10 {
-		t.Fatalf("Shrink under the limit changed the cache: len %d, %v", c.Len(), err)
+	// A pass clears every entry's mark; keys 0 and 1 are used again, so
+	// the next Trim drops the others first.
+	if _, err := c.Trim(1<<40, 9); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, _, err := c.Get(1, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Trim(1<<40, 2); err != nil {
+		t.Fatal(err)
+	}
+	_, has0 := c.entries["\x00"]
+	_, has1 := c.entries["\x01"]
+	if c.Len() != 2 || !has0 || !has1 {
+		t.Fatalf("after Trim to 2 keys: %d keys, 0 kept %v, 1 kept %v; want keys 0 and 1", c.Len(), has0, has1)
+	}
+	// By bytes.
+	for i := 0; i < 10; i++ {
+		if _, _, err := c.Get(1, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := c.Bytes()
+	if before <= 0 {
+		t.Fatalf("Bytes of 10 entries = %d", before)
+	}
+	if _, err := c.Trim(before/2, 100); err != nil {
+		t.Fatal(err)
+	}
+	if c.Bytes() > before/2-before/8 {
+		t.Fatalf("Bytes after Trim to %d = %d, want at most three quarters", before/2, c.Bytes())
 	}
 }
 
@@ -180,8 +216,8 @@ func (s *countingStore) Get(kg int, key []byte) ([]byte, bool, error) {
 }
 
 // TestCacheStartsEmpty: over a store known to start empty, new keys cost
-// no store read, yet nothing is lost: once Shrink forgets entries, Gets
-// read the store again and find what was written back.
+// no store read, yet nothing is lost: once Trim drops entries, Gets read
+// the store again and find what was written back.
 func TestCacheStartsEmpty(t *testing.T) {
 	s := &countingStore{Store: NewMemory()}
 	c := NewCache[int](s, intCodec{})
@@ -203,16 +239,17 @@ func TestCacheStartsEmpty(t *testing.T) {
 	if s.gets != 0 {
 		t.Fatalf("%d Gets reached a store known to be empty", s.gets)
 	}
-	if err := c.Shrink(5); err != nil {
+	if _, err := c.Trim(1<<40, 5); err != nil {
 		t.Fatal(err)
 	}
+	kept := c.Len()
 	for i := 0; i < 12; i++ {
 		e, created, err := c.Get(1, []byte{byte(i)})
 		if err != nil || created != (i >= 10) || !created && e.Value != i+1 {
-			t.Fatalf("after Shrink, key %d: value %d created %v err %v", i, e.Value, created, err)
+			t.Fatalf("after Trim, key %d: value %d created %v err %v", i, e.Value, created, err)
 		}
 	}
-	if s.gets != 12 {
-		t.Fatalf("after Shrink %d Gets reached the store, want 12", s.gets)
+	if s.gets != 12-kept {
+		t.Fatalf("after Trim kept %d keys, %d Gets reached the store, want %d", kept, s.gets, 12-kept)
 	}
 }

@@ -57,6 +57,30 @@ func (s *KeySpace) Delete(b *WriteBatch, kg int, key []byte) {
 	b.Delete(kg, s.key(key))
 }
 
+// ApplyPart hands b to the store and empties it when it holds a part's
+// worth (PartOps operations or PartBytes bytes), so that writing back
+// many entries (a flush, an eviction) holds one part in memory, not all
+// of them. The store is a working copy: the parts of one flush need not
+// be applied atomically (a restore reads checkpoints, which are taken
+// after the whole flush).
+func (s *KeySpace) ApplyPart(b *WriteBatch) error {
+	if len(b.ops) < PartOps && len(b.buf) < PartBytes {
+		return nil
+	}
+	if err := s.store.Apply(b); err != nil {
+		return err
+	}
+	b.Reset()
+	return nil
+}
+
+// A write-back part (KeySpace.ApplyPart): at most PartOps operations or
+// PartBytes bytes of keys and values.
+const (
+	PartOps   = 16 << 10
+	PartBytes = 4 << 20
+)
+
 // Scan calls fn for every entry of the space, in key group then key
 // order, with the key without the space's prefix.
 func (s *KeySpace) Scan(fn func(kg int, key, value []byte) error) error {
@@ -292,6 +316,9 @@ func (c *CountedSets) Flush() error {
 				c.space.Delete(&c.batch, s.kg, c.buf)
 			}
 			sv.dirty = false
+			if err := c.space.ApplyPart(&c.batch); err != nil {
+				return err
+			}
 		}
 		clear(s.dirty)
 		s.dirty, s.listed = s.dirty[:0], false
@@ -313,7 +340,7 @@ func (c *CountedSets) Flush() error {
 
 // Drop writes back every change (Flush) and forgets every set, which
 // later uses load from the store again (to bound memory, with
-// Cache.Shrink).
+// Cache.Trim).
 func (c *CountedSets) Drop() error {
 	if err := c.Flush(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -31,8 +32,11 @@ type PebbleOptions struct {
 	// flush finishes. Default 4.
 	MemTableStopWritesThreshold int
 	// BlockCacheSize is the size of each store's block cache, in bytes.
-	// Default 16 MiB.
+	// Default 16 MiB. Unused when Cache is set.
 	BlockCacheSize int64
+	// Cache is a block cache shared by the stores (ManagedMemory's); nil:
+	// each store has one of BlockCacheSize.
+	Cache *pebble.Cache
 	// MaxConcurrentCompactions bounds the background compactions of one
 	// store. Default 1.
 	MaxConcurrentCompactions int
@@ -128,6 +132,7 @@ func (o PebbleOptions) pebbleOptions(events *pebbleEvents) *pebble.Options {
 		MemTableSize:                o.MemTableSize,
 		MemTableStopWritesThreshold: o.MemTableStopWritesThreshold,
 		CacheSize:                   o.BlockCacheSize,
+		Cache:                       o.Cache,
 		L0CompactionThreshold:       o.L0CompactionThreshold,
 		L0StopWritesThreshold:       o.L0StopWritesThreshold,
 		MaxOpenFiles:                o.MaxOpenFiles,
@@ -138,6 +143,13 @@ func (o PebbleOptions) pebbleOptions(events *pebbleEvents) *pebble.Options {
 	}
 	if events.fault != nil {
 		po.FS = &faultFS{FS: o.FS, f: events.fault}
+	}
+	// A bloom filter per sstable (10 bits a key, about 1% false
+	// positives), so that the Get of a key that is not in the store (a
+	// new group past the cache) reads no data block of most levels. The
+	// filters are in the block cache, within the managed memory.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	po.WithFSDefaults()
 	po.EnsureDefaults()
