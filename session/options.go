@@ -28,9 +28,12 @@ const (
 	OptStateBackend   = "state.backend"
 	// OptStateCacheEntries bounds the keys a stateful subtask caches above its store.
 	OptStateCacheEntries = "state.backend.cache.max-entries"
-	OptSavepointDir      = "state.savepoints.dir"
-	OptRecoveryPath      = "execution.state-recovery.path"
-	OptIgnoreUnclaimed   = "execution.state-recovery.ignore-unclaimed-state"
+	// OptManagedMemory is the memory of keyed state (Flink's managed
+	// memory): state.ManagedMemory.
+	OptManagedMemory   = "taskmanager.memory.managed.size"
+	OptSavepointDir    = "state.savepoints.dir"
+	OptRecoveryPath    = "execution.state-recovery.path"
+	OptIgnoreUnclaimed = "execution.state-recovery.ignore-unclaimed-state"
 	// OptSavepointOnStop makes `streamsql -f` stop its jobs with a savepoint
 	// on SIGINT/SIGTERM (the --savepoint-on-stop flag).
 	OptSavepointOnStop = "execution.savepoint-on-stop"
@@ -39,7 +42,7 @@ const (
 // shownDefaults are the options SET with no arguments lists even when
 // they are not set, with their defaults.
 var shownDefaults = []config.Def{planner.OptParallelism, planner.OptMaxParallelism, optDMLSync, optResultMode,
-	optBatchSize, optMaxRows, optStateBackend, optStateCacheEntries}
+	optBatchSize, optMaxRows, optStateBackend, optStateCacheEntries, optManagedMemory}
 
 // The session's own options' definitions.
 var (
@@ -55,7 +58,9 @@ var (
 	optStateBackend = config.Enum(OptStateBackend, "pebble", []string{"pebble", "hashmap"}, map[string]string{"rocksdb": "pebble"},
 		"where keyed state lives: Pebble on disk, or a Go map (snapshotted whole)")
 	optStateCacheEntries = config.Int(OptStateCacheEntries, 1000000, 1, config.MaxInt,
-		"keys a stateful subtask caches above its store; beyond it the cache writes back and starts over")
+		"keys a stateful subtask keeps in memory above its store, whatever their bytes; beyond it the least recently used are written back and evicted")
+	optManagedMemory = config.Bytes(OptManagedMemory, DefaultManagedMemory, 64<<20,
+		"the memory of keyed state, shared by every stateful subtask of the process (Flink's managed memory): half for the state operators hold in memory, a quarter for Pebble's block cache, a quarter for its memtables (docs/DESIGN.md); jobs submitted next use it")
 	optSavepointDir = config.String(OptSavepointDir, "", "where STOP JOB ... WITH SAVEPOINT writes savepoints").
 			ShowDefault("<data-dir>/savepoints")
 	optRecoveryPath    = config.String(OptRecoveryPath, "", "a checkpoint or savepoint the jobs submitted next start from")
@@ -78,6 +83,7 @@ type Settings struct {
 	MaxRows           int
 	StateBackend      string // pebble or hashmap
 	StateCacheEntries int
+	ManagedMemory     int64
 	SavepointDir      string // "": <data-dir>/savepoints
 	RecoveryPath      string
 	IgnoreUnclaimed   bool
@@ -96,6 +102,7 @@ func parseSettings(m map[string]string) (Settings, error) {
 		config.Into(&st.MaxRows, optMaxRows, m),
 		config.Into(&st.StateBackend, optStateBackend, m),
 		config.Into(&st.StateCacheEntries, optStateCacheEntries, m),
+		config.Into(&st.ManagedMemory, optManagedMemory, m),
 		config.Into(&st.SavepointDir, optSavepointDir, m),
 		config.Into(&st.RecoveryPath, optRecoveryPath, m),
 		config.Into(&st.IgnoreUnclaimed, optIgnoreUnclaimed, m),
@@ -142,6 +149,10 @@ func rwOption(name, value string) (key, val string, ok bool, err error) {
 	return "", "", false, nil
 }
 
+// DefaultManagedMemory is the default of 'taskmanager.memory.managed.size':
+// 512 MiB, which a 2-core laptop with 4 GiB runs beside everything else.
+const DefaultManagedMemory = 512 << 20
+
 // Option keys that are refused or renamed.
 const (
 	// OptRuntimeMode is Flink's 'execution.runtime-mode': only 'streaming'
@@ -172,7 +183,7 @@ var refusedValues = map[string]map[string]string{
 // sessionDefs are the session's own options.
 func sessionDefs() []config.Def {
 	return []config.Def{optPipelineName, optDMLSync, optResultMode, optBatchSize, optMaxRows, optStateBackend,
-		optStateCacheEntries, optSavepointDir, optRecoveryPath, optIgnoreUnclaimed, optSavepointOnStop, optRuntimeMode}
+		optStateCacheEntries, optManagedMemory, optSavepointDir, optRecoveryPath, optIgnoreUnclaimed, optSavepointOnStop, optRuntimeMode}
 }
 
 // OptionDefs lists every option SET accepts, by scope: the session's own,

@@ -34,7 +34,7 @@ func (s *Session) Query(ctx context.Context, st *sql.Select, onSchema func(types
 
 // run executes g, passing the collected rows to onChange.
 func (s *Session) run(ctx context.Context, g *planner.Graph, onChange func(Change) error) error {
-	job, err := exec.Start(ctx, g, s.execOptions(func(b exec.Batch) error {
+	opts, err := s.execOptions(func(b exec.Batch) error {
 		n := b.Len()
 		for i := 0; i < n; i++ {
 			row := make([]types.Value, b.Rec.NumCols())
@@ -46,7 +46,11 @@ func (s *Session) run(ctx context.Context, g *planner.Graph, onChange func(Chang
 			}
 		}
 		return nil
-	}))
+	})
+	if err != nil {
+		return err
+	}
+	job, err := exec.Start(ctx, g, opts)
 	if err != nil {
 		return err
 	}
@@ -60,9 +64,17 @@ func (s *Session) run(ctx context.Context, g *planner.Graph, onChange func(Chang
 	}
 }
 
-func (s *Session) execOptions(collect func(exec.Batch) error) exec.Options {
+// execOptions are the options of a job the session starts now, with the
+// session's state memory (managedMemory); its state is in memory unless
+// the caller sets a backend.
+func (s *Session) execOptions(collect func(exec.Batch) error) (exec.Options, error) {
 	st := s.Settings()
-	return exec.Options{DataDir: s.path(), BatchSize: st.BatchSize, Collect: collect, StateCacheEntries: st.StateCacheEntries}
+	mem, err := s.managedMemory()
+	if err != nil {
+		return exec.Options{}, err
+	}
+	return exec.Options{DataDir: s.path(), BatchSize: st.BatchSize, Collect: collect, StateCacheEntries: st.StateCacheEntries,
+		Memory: mem.Budget()}, nil
 }
 
 // selectBounded runs a SELECT over bounded input and returns its final rows.

@@ -15,6 +15,7 @@ import (
 	"github.com/streamsql/streamsql/internal/datadir"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 
 	// The connectors register themselves with catalog and exec.
@@ -49,6 +50,8 @@ type Session struct {
 	// indexes are the names of the no-op indexes of CREATE INDEX, by
 	// lower-cased name, with their table (index.go).
 	indexes map[string]string
+	// memory is the state memory of the jobs submitted last (memory.go).
+	memory *state.ManagedMemory
 }
 
 // SetDefault makes value the session's default for key: what the option is
@@ -103,6 +106,12 @@ func (s *Session) DataDir() string { return s.dataDir }
 // data directory.
 func (s *Session) Close() error {
 	s.jobs.stopAll()
+	s.mu.Lock()
+	if s.memory != nil {
+		s.memory.Close()
+		s.memory = nil
+	}
+	s.mu.Unlock()
 	// The rows of its tables created without WITH stay on disk; what the
 	// process held of them (and the changes kept for the jobs that follow
 	// them) goes with the session.

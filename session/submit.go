@@ -34,11 +34,13 @@ func (s *Session) path(elem ...string) string {
 	return filepath.Join(append([]string{root}, elem...)...)
 }
 
-func (s *Session) backend() state.Backend {
+// backend is the state backend of the jobs submitted next: Pebble stores
+// within mem, or the hashmap.
+func (s *Session) backend(mem *state.ManagedMemory) state.Backend {
 	if s.Settings().StateBackend == "hashmap" {
 		return state.MemoryBackend{}
 	}
-	return state.PebbleBackend{Options: state.PebbleOptions{FS: s.stateFS}}
+	return state.PebbleBackend{Options: mem.Pebble(state.PebbleOptions{FS: s.stateFS})}
 }
 
 // jobPlan is everything needed to (re)start attempts of one job.
@@ -191,8 +193,14 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	}
 	jp := &jobPlan{name: name, graph: g, restart: restart, storage: checkpoint.NewStorage(filepath.Join(jobDir, "checkpoints")),
 		dir: jobDir, text: st.Text()}
-	jp.opts = s.execOptions(nil)
-	jp.opts.Backend = s.backend()
+	if jp.opts, err = s.execOptions(nil); err != nil {
+		return nil, err
+	}
+	mem, err := s.managedMemory()
+	if err != nil {
+		return nil, err
+	}
+	jp.opts.Backend = s.backend(mem)
 	jp.opts.StateDir = filepath.Join(jobDir, "state")
 	jp.opts.IgnoreUnclaimedState = s.Settings().IgnoreUnclaimed
 	jp.opts.JobName = name
