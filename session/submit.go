@@ -206,12 +206,22 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	var notes []string
 	var job *exec.Job
 	var restoredFrom int64
-	switch path := s.Settings().RecoveryPath; {
+	path, once := s.Settings().RecoveryPath, false
+	if s.RestoreNext != "" {
+		path, once = s.RestoreNext, true
+	}
+	switch {
 	case path != "":
 		md, err := checkpoint.Load(path)
 		if err != nil {
 			return nil, sql.Errorf(st.Pos(), "cannot restore from '%s': %v", path, err)
 		}
+		if !s.AllowOlderRestore {
+			if err := jp.checkNotOlder(md, path); err != nil {
+				return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error()}
+			}
+		}
+		notes = append(notes, jp.foreignWarnings(md, path)...)
 		o := jp.opts
 		o.Restore = md
 		if job, err = exec.Start(context.Background(), g, o); err != nil {
@@ -245,6 +255,9 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	submitted = true
+	if once {
+		s.RestoreNext = ""
+	}
 	go s.supervise(e, jp)
 
 	var msg strings.Builder
@@ -267,6 +280,63 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	}
 	fmt.Fprintf(&msg, "[INFO] Submitting SQL update statement to the cluster...\n[INFO] SQL update statement has been successfully submitted to the cluster:\nJob ID: %s", e.id)
 	return &Result{Kind: ResultJob, JobID: e.id, Message: msg.String()}, nil
+}
+
+// checkNotOlder refuses to restore md (read from path) into a job whose
+// folder holds a completed checkpoint of the job's plan taken after it:
+// that checkpoint covers output the sinks committed past md, which a job
+// restored from md would write again (a rerun with -s after a crash during
+// that restore).
+func (jp *jobPlan) checkNotOlder(md *checkpoint.Metadata, path string) error {
+	const stamp = "2006-01-02 15:04:05.000 UTC"
+	done, _, err := jp.storage.Completed()
+	if err != nil {
+		return fmt.Errorf("cannot restore job %s from '%s': reading its folder's checkpoints: %v", jp.name, path, err)
+	}
+	for _, c := range done { // newest first
+		// Checkpoints of another plan (a 'pipeline.name' reused by
+		// another statement) are not this job's to resume, nor its output.
+		if !c.Triggered.After(md.Triggered) || jp.planDiff(c) != "" {
+			continue
+		}
+		kind := "checkpoint"
+		if md.Savepoint {
+			kind = "savepoint"
+		}
+		return fmt.Errorf("cannot restore job %s from %s '%s' (id %d, taken %s): the job's folder holds checkpoint %d (%s, taken %s), which is newer, "+
+			"and the output written between the two would be written again.\n"+
+			"Run without -s (or RESET '%s') to resume from checkpoint %d; with --fresh to discard the folder's checkpoints and restore the %s; "+
+			"or with --allow-older-restore to restore the %s and keep them",
+			jp.name, kind, path, md.ID, md.Triggered.UTC().Format(stamp), c.ID, c.Dir, c.Triggered.UTC().Format(stamp),
+			OptRecoveryPath, c.ID, kind, kind)
+	}
+	return nil
+}
+
+// foreignWarnings warns of a restore of md (read from path) that another
+// job took: another job name, or operators of which none is in the plan
+// (a savepoint restored into another statement's job, whose state and
+// source positions the job would take as its own).
+func (jp *jobPlan) foreignWarnings(md *checkpoint.Metadata, path string) []string {
+	var ws []string
+	if md.Job != "" && md.Job != jp.name {
+		ws = append(ws, fmt.Sprintf("WARNING: job %s restores '%s', which job %s took", jp.name, path, md.Job))
+	}
+	inPlan := map[string]bool{}
+	for _, o := range jp.graph.Operators {
+		inPlan[o.ID] = true
+	}
+	var missing []string
+	for _, o := range md.Operators {
+		if !inPlan[o.ID] {
+			missing = append(missing, o.ID+" "+o.Name)
+		}
+	}
+	if len(missing) > 0 {
+		ws = append(ws, fmt.Sprintf("WARNING: job %s restores '%s', whose operators %s are not in the job's plan",
+			jp.name, path, strings.Join(missing, ", ")))
+	}
+	return ws
 }
 
 // startLatest starts the job from its newest usable checkpoint, falling
