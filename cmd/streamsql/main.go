@@ -49,15 +49,15 @@ func run(args []string) int {
 
 // rootOptions are the flags of the shell and of -f.
 type rootOptions struct {
-	dataDir   string
-	file      string
-	dmlSync   bool
-	fresh     bool
+	dataDir string
+	file    string
+	dmlSync bool
+	fresh   bool
 	// allowOlder lets -s restore a savepoint older than the job folder's
 	// newest checkpoint (--allow-older-restore).
 	allowOlder bool
-	restore   string
-	savepoint bool
+	restore    string
+	savepoint  bool
 	// serverURL sends the statements to a streamsql server (--server);
 	// wait makes -f wait for the jobs it submitted there to end.
 	serverURL string
