@@ -52,6 +52,16 @@ type jobPlan struct {
 	dir, text string
 }
 
+// checkpointing says whether the job takes checkpoints (else it takes
+// savepoints only, when asked).
+func (jp *jobPlan) checkpointing() bool {
+	return jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.SavepointsOnly
+}
+
+// savepointStaging, in a job folder, is where a job without checkpointing
+// takes a savepoint before it is copied to the savepoints directory.
+const savepointStaging = "savepoint-staging"
+
 // planFile, in a job folder, records the plan of the job that owns the
 // folder's checkpoints: its statement and operators (planRecord).
 const planFile = "plan.json"
@@ -196,11 +206,20 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	jp.opts.StateDir = filepath.Join(jobDir, "state")
 	jp.opts.IgnoreUnclaimedState = s.Settings().IgnoreUnclaimed
 	jp.opts.JobName = name
-	if cpo.Interval > 0 {
-		jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo,
-			OnCheckpoint: func(r checkpoint.Record) {
-				s.jobs.emitCheckpoint(CheckpointEvent{JobID: id, JobName: name, Record: r})
-			}}
+	jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo,
+		OnCheckpoint: func(r checkpoint.Record) {
+			s.jobs.emitCheckpoint(CheckpointEvent{JobID: id, JobName: name, Record: r})
+		}}
+	if cpo.Interval <= 0 {
+		// Without checkpointing the job can still be stopped with a
+		// savepoint (as in Flink), staged in a directory of its own: the
+		// folder's checkpoints, of earlier runs with checkpointing, are
+		// left as they are.
+		jp.opts.Checkpoint.SavepointsOnly = true
+		jp.opts.Checkpoint.Storage = checkpoint.NewStorage(filepath.Join(jobDir, savepointStaging))
+		if err := os.RemoveAll(jp.opts.Checkpoint.Storage.Root()); err != nil {
+			return nil, err
+		}
 	}
 
 	var notes []string
@@ -244,14 +263,14 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 			return nil, err
 		}
 	}
-	if jp.opts.Checkpoint != nil {
+	if jp.checkpointing() {
 		if err := jp.writePlan(); err != nil {
 			job.Cancel()
 			job.Wait()
 			return nil, sql.Errorf(st.Pos(), "job %s: recording its plan: %v", name, err)
 		}
 	}
-	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.opts.Checkpoint != nil, pos: st.Pos(), text: st.Text(), graph: g, start: start,
+	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.checkpointing(), pos: st.Pos(), text: st.Text(), graph: g, start: start,
 		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	submitted = true
@@ -422,7 +441,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.mu.Unlock()
 		if !failed {
 			e.finish(err)
-			if stopped && !keep && jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.Options.RetainOnCancel {
+			if stopped && !keep && jp.checkpointing() && !jp.opts.Checkpoint.Options.RetainOnCancel {
 				os.RemoveAll(jp.storage.Root())
 			}
 			return
@@ -436,7 +455,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			return
 		}
 		delay, ok := jp.restart.Next(time.Now())
-		if !ok || jp.opts.Checkpoint == nil {
+		if !ok || !jp.checkpointing() {
 			ev.Final = true
 			e.finish(err)
 			s.jobs.emit(ev)
