@@ -288,6 +288,9 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
+	// What the statements SET or RESET is kept for the next start (after
+	// the restore below is set back).
+	defer s.saveOptionsIfChanged(s.sess.SetOptions())
 	// restore is the first job's only (-s): it is set back once a
 	// statement submitted a job, and at the end of the request.
 	var undoRestore func()
