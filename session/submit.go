@@ -333,9 +333,9 @@ func (jp *jobPlan) checkNotOlder(md *checkpoint.Metadata, path string) error {
 }
 
 // foreignWarnings warns of a restore of md (read from path) that another
-// job took: another job name, or operators of which none is in the plan
-// (a savepoint restored into another statement's job, whose state and
-// source positions the job would take as its own).
+// job took: another job name, or operators the plan does not have (a
+// savepoint restored into another statement's job, which would take its
+// state and source positions as its own).
 func (jp *jobPlan) foreignWarnings(md *checkpoint.Metadata, path string) []string {
 	var ws []string
 	if md.Job != "" && md.Job != jp.name {
