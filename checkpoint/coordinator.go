@@ -314,7 +314,8 @@ func (c *Coordinator) Finished(t Task) {
 }
 
 // Decline aborts checkpoint id on behalf of a subtask that cannot take part.
-// It does not count as a failure.
+// It does not count as a failure. (Nor does a savepoint's failure, whatever
+// its cause: it is returned to the one who asked for it.)
 func (c *Coordinator) Decline(id int64, err error) {
 	c.abort(id, fmt.Errorf("%w: %v", ErrDeclined, err), false)
 }
@@ -415,6 +416,8 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 		Duration: c.lastEnd.Sub(p.started), Alignment: maxAlignment(p.acks), Failure: err.Error()}
 	c.recordLocked(rec)
 	tooMany, inRow := false, 0
+	// A failed savepoint is the caller's error: the job goes on as it was.
+	count = count && !p.savepoint
 	if count {
 		c.stats.Failed++
 		c.failuresInRow++

@@ -29,6 +29,11 @@ type CheckpointOptions struct {
 	// OnCheckpoint, if set, is told of each checkpoint and savepoint that
 	// completed or failed (checkpoint.Config.Recorded); it must not block.
 	OnCheckpoint func(checkpoint.Record)
+	// SavepointsOnly is a job without checkpointing that can still take a
+	// savepoint when asked (Options.Interval is zero): nothing else is
+	// ever checkpointed, so a bounded input ends without a final
+	// checkpoint, as it does without CheckpointOptions.
+	SavepointsOnly bool
 }
 
 // errCannotSnapshot is wrapped by operators that cannot take part in a
@@ -74,6 +79,8 @@ type restoredState struct {
 type checkpointing struct {
 	coord *checkpoint.Coordinator
 	mode  checkpoint.Mode
+	// savepointsOnly: CheckpointOptions.SavepointsOnly.
+	savepointsOnly bool
 
 	mu        sync.Mutex
 	commits   map[int64]int // sink subtasks that committed each checkpoint
@@ -89,7 +96,7 @@ func (j *Job) setupCheckpointing() error {
 		return err
 	}
 	var tasks []checkpoint.Task
-	cp := &checkpointing{commits: map[int64]int{}, mode: co.Options.Mode}
+	cp := &checkpointing{commits: map[int64]int{}, mode: co.Options.Mode, savepointsOnly: co.SavepointsOnly}
 	for _, t := range j.tasks {
 		tasks = append(tasks, t.checkpointTask())
 		if t.source != nil {
@@ -232,8 +239,9 @@ func (j *Job) sourceFinished() {
 	// the checkpoint it makes or discards is never written to after Wait.
 	j.goBackground(func(ctx context.Context) {
 		// A job whose operators cannot be checkpointed (a bounded sort)
-		// declines; it then ends without a final checkpoint.
-		for attempt := 0; attempt < 3 && ctx.Err() == nil; attempt++ {
+		// declines; it then ends without a final checkpoint. So does a job
+		// that takes savepoints only.
+		for attempt := 0; attempt < 3 && ctx.Err() == nil && !j.cp.savepointsOnly; attempt++ {
 			_, err := j.cp.coord.Checkpoint(ctx)
 			if err == nil || errors.Is(err, checkpoint.ErrDeclined) {
 				break

@@ -288,13 +288,24 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
+	// What the statements SET or RESET is kept for the next start (after
+	// the restore below is set back).
+	defer s.saveOptionsIfChanged(s.sess.SetOptions())
+	// restore is the first job's only (-s): it is set back once a
+	// statement submitted a job, and at the end of the request.
+	var undoRestore func()
 	if path := r.URL.Query().Get("restore"); path != "" {
 		undo, err := s.setForRequest(session.OptRecoveryPath, path)
 		if err != nil {
 			writeError(w, 400, err)
 			return
 		}
-		defer undo()
+		undoRestore = undo
+		defer func() {
+			if undoRestore != nil {
+				undoRestore()
+			}
+		}()
 	}
 	results := []resultJSON{}
 	for _, st := range stmts {
@@ -316,6 +327,10 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 			rj.Kind = "text"
 		case session.ResultJob:
 			rj.Kind = "job"
+			if undoRestore != nil {
+				undoRestore()
+				undoRestore = nil
+			}
 			d, err := s.sess.JobDetail(res.JobID)
 			if err != nil {
 				break

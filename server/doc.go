@@ -6,7 +6,9 @@
 //
 // Open validates the Options, takes the data directory's lock (through
 // session.Open: a second server or shell on the directory is refused,
-// naming the owner), resumes the jobs recorded in
+// naming the owner), SETs again the session options kept in
+// <data-dir>/server/options.json (written atomically whenever a request's
+// SET or RESET changed them), resumes the jobs recorded in
 // <data-dir>/server/jobs.json and starts listening; an error from Open
 // leaves nothing open and the lock released. Serve then serves the API
 // until Shutdown, which stops the API, stops every running job (with a

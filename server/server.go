@@ -101,6 +101,10 @@ func Open(o Options) (*Server, error) {
 	s.metrics = newCollector(s)
 	sess.OnJobEvent(s.jobEvent)
 	sess.OnCheckpoint(s.checkpointEvent)
+	if err := s.loadOptions(); err != nil {
+		sess.Close()
+		return nil, err
+	}
 	if err := s.resume(); err != nil {
 		sess.Close()
 		return nil, err

@@ -88,9 +88,6 @@ func (s *Session) Savepoint(ctx context.Context, id string) (string, error) {
 	if e == nil {
 		return "", fmt.Errorf("%w '%s'", ErrNoSuchJob, id)
 	}
-	if !e.checkpointing {
-		return "", fmt.Errorf("job %s (%s) runs without checkpointing: no savepoint can be taken", e.id, e.name)
-	}
 	cur := e.attempt()
 	if cur == nil || cur.Coordinator() == nil {
 		return "", fmt.Errorf("job %s (%s) is not running: no savepoint taken", e.id, e.name)
@@ -99,6 +96,7 @@ func (s *Session) Savepoint(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s failed: %w", e.id, err)
 	}
+	defer s.discardStaged(e, md)
 	root := s.Settings().SavepointDir
 	if root == "" {
 		root = s.path("savepoints")
@@ -192,7 +190,7 @@ func (s *Session) StopWithCheckpoint(ctx context.Context, id string) (int64, err
 	e.mu.Unlock()
 	defer e.stop()
 	cur := e.attempt()
-	if cur == nil || cur.Coordinator() == nil {
+	if cur == nil || cur.Coordinator() == nil || !e.checkpointing {
 		return 0, fmt.Errorf("job %s (%s) has no running attempt with checkpointing", e.id, e.name)
 	}
 	md, err := cur.Coordinator().Checkpoint(ctx)

@@ -431,8 +431,9 @@ func (s *Session) WaitJobs(ctx context.Context) error {
 // StopJobs stops every running job.
 func (s *Session) StopJobs() { s.jobs.stopAll() }
 
-// StopJobsWithSavepoint takes a savepoint of every running job that has
-// checkpointing, then stops it. It returns the savepoint paths.
+// StopJobsWithSavepoint takes a savepoint of every running job, then stops
+// it (a job whose savepoint failed keeps running). It returns the
+// savepoint paths.
 func (s *Session) StopJobsWithSavepoint(ctx context.Context) ([]string, error) {
 	var paths []string
 	var first error
@@ -457,11 +458,6 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	if info := e.info(); info.Status != "RUNNING" && info.Status != "RESTARTING" {
 		return "", fmt.Errorf("job %s (%s) has already ended (%s): no savepoint taken", e.id, e.name, info.Status)
 	}
-	if !e.checkpointing {
-		e.stop()
-		return "", fmt.Errorf("job %s (%s) runs without checkpointing ('%s' was not set when it was submitted): stopped without a savepoint",
-			e.id, e.name, checkpoint.KeyInterval)
-	}
 	cur := e.attempt()
 	if cur == nil || cur.Coordinator() == nil {
 		e.mu.Lock()
@@ -474,6 +470,7 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s failed (the job keeps running): %w", e.id, err)
 	}
+	defer s.discardStaged(e, md)
 	// The sinks commit what the savepoint covers before the job stops, so
 	// its output is visible even if the savepoint is never restored.
 	if err := cur.WaitCommitted(ctx, md.ID); err != nil {
@@ -489,6 +486,15 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	}
 	e.stop()
 	return path, nil
+}
+
+// discardStaged removes savepoint md of a job without checkpointing from
+// the job's folder, once copied to the savepoints directory (or not): such
+// a job has no checkpoints there.
+func (s *Session) discardStaged(e *jobEntry, md *checkpoint.Metadata) {
+	if !e.checkpointing {
+		checkpoint.NewStorage(s.path("jobs", e.folder, savepointStaging)).Discard(md.ID)
+	}
 }
 
 func newJobID(name string, start time.Time) string {

@@ -31,6 +31,16 @@ type Session struct {
 	// Fresh discards the checkpoints of a job before submitting it, instead
 	// of resuming from them (the --fresh flag).
 	Fresh bool
+	// RestoreNext is the checkpoint or savepoint that the next job
+	// submitted starts from (the -s flag), once: it is cleared when a job
+	// is submitted with it. SET 'execution.state-recovery.path', as in
+	// Flink, applies to every job submitted until RESET instead.
+	RestoreNext string
+	// AllowOlderRestore lets a job restore a checkpoint or savepoint older
+	// than a completed checkpoint its folder holds (--allow-older-restore);
+	// without it that is refused, as the output between the two would be
+	// written again.
+	AllowOlderRestore bool
 	// tmpDir stands in for the data directory of an in-memory session.
 	tmpDir string
 	// lock is the data directory's lock, held from Open to Close.

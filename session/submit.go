@@ -54,6 +54,16 @@ type jobPlan struct {
 	dir, text string
 }
 
+// checkpointing says whether the job takes checkpoints (else it takes
+// savepoints only, when asked).
+func (jp *jobPlan) checkpointing() bool {
+	return jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.SavepointsOnly
+}
+
+// savepointStaging, in a job folder, is where a job without checkpointing
+// takes a savepoint before it is copied to the savepoints directory.
+const savepointStaging = "savepoint-staging"
+
 // planFile, in a job folder, records the plan of the job that owns the
 // folder's checkpoints: its statement and operators (planRecord).
 const planFile = "plan.json"
@@ -204,22 +214,41 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	jp.opts.StateDir = filepath.Join(jobDir, "state")
 	jp.opts.IgnoreUnclaimedState = s.Settings().IgnoreUnclaimed
 	jp.opts.JobName = name
-	if cpo.Interval > 0 {
-		jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo,
-			OnCheckpoint: func(r checkpoint.Record) {
-				s.jobs.emitCheckpoint(CheckpointEvent{JobID: id, JobName: name, Record: r})
-			}}
+	jp.opts.Checkpoint = &exec.CheckpointOptions{JobName: name, Storage: jp.storage, Options: cpo,
+		OnCheckpoint: func(r checkpoint.Record) {
+			s.jobs.emitCheckpoint(CheckpointEvent{JobID: id, JobName: name, Record: r})
+		}}
+	if cpo.Interval <= 0 {
+		// Without checkpointing the job can still be stopped with a
+		// savepoint (as in Flink), staged in a directory of its own: the
+		// folder's checkpoints, of earlier runs with checkpointing, are
+		// left as they are.
+		jp.opts.Checkpoint.SavepointsOnly = true
+		jp.opts.Checkpoint.Storage = checkpoint.NewStorage(filepath.Join(jobDir, savepointStaging))
+		if err := os.RemoveAll(jp.opts.Checkpoint.Storage.Root()); err != nil {
+			return nil, err
+		}
 	}
 
 	var notes []string
 	var job *exec.Job
 	var restoredFrom int64
-	switch path := s.Settings().RecoveryPath; {
+	path, once := s.Settings().RecoveryPath, false
+	if s.RestoreNext != "" {
+		path, once = s.RestoreNext, true
+	}
+	switch {
 	case path != "":
 		md, err := checkpoint.Load(path)
 		if err != nil {
 			return nil, sql.Errorf(st.Pos(), "cannot restore from '%s': %v", path, err)
 		}
+		if !s.AllowOlderRestore {
+			if err := jp.checkNotOlder(md, path); err != nil {
+				return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error()}
+			}
+		}
+		notes = append(notes, jp.foreignWarnings(md, path)...)
 		o := jp.opts
 		o.Restore = md
 		if job, err = exec.Start(context.Background(), g, o); err != nil {
@@ -242,17 +271,20 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 			return nil, err
 		}
 	}
-	if jp.opts.Checkpoint != nil {
+	if jp.checkpointing() {
 		if err := jp.writePlan(); err != nil {
 			job.Cancel()
 			job.Wait()
 			return nil, sql.Errorf(st.Pos(), "job %s: recording its plan: %v", name, err)
 		}
 	}
-	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.opts.Checkpoint != nil, pos: st.Pos(), text: st.Text(), graph: g, start: start,
+	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.checkpointing(), pos: st.Pos(), text: st.Text(), graph: g, start: start,
 		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	submitted = true
+	if once {
+		s.RestoreNext = ""
+	}
 	go s.supervise(e, jp)
 
 	var msg strings.Builder
@@ -275,6 +307,63 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	}
 	fmt.Fprintf(&msg, "[INFO] Submitting SQL update statement to the cluster...\n[INFO] SQL update statement has been successfully submitted to the cluster:\nJob ID: %s", e.id)
 	return &Result{Kind: ResultJob, JobID: e.id, Message: msg.String()}, nil
+}
+
+// checkNotOlder refuses to restore md (read from path) into a job whose
+// folder holds a completed checkpoint of the job's plan taken after it:
+// that checkpoint covers output the sinks committed past md, which a job
+// restored from md would write again (a rerun with -s after a crash during
+// that restore).
+func (jp *jobPlan) checkNotOlder(md *checkpoint.Metadata, path string) error {
+	const stamp = "2006-01-02 15:04:05.000 UTC"
+	done, _, err := jp.storage.Completed()
+	if err != nil {
+		return fmt.Errorf("cannot restore job %s from '%s': reading its folder's checkpoints: %v", jp.name, path, err)
+	}
+	for _, c := range done { // newest first
+		// Checkpoints of another plan (a 'pipeline.name' reused by
+		// another statement) are not this job's to resume, nor its output.
+		if !c.Triggered.After(md.Triggered) || jp.planDiff(c) != "" {
+			continue
+		}
+		kind := "checkpoint"
+		if md.Savepoint {
+			kind = "savepoint"
+		}
+		return fmt.Errorf("cannot restore job %s from %s '%s' (id %d, taken %s): the job's folder holds checkpoint %d (%s, taken %s), which is newer, "+
+			"and the output written between the two would be written again.\n"+
+			"Run without -s (or RESET '%s') to resume from checkpoint %d; with --fresh to discard the folder's checkpoints and restore the %s; "+
+			"or with --allow-older-restore to restore the %s and keep them",
+			jp.name, kind, path, md.ID, md.Triggered.UTC().Format(stamp), c.ID, c.Dir, c.Triggered.UTC().Format(stamp),
+			OptRecoveryPath, c.ID, kind, kind)
+	}
+	return nil
+}
+
+// foreignWarnings warns of a restore of md (read from path) that another
+// job took: another job name, or operators the plan does not have (a
+// savepoint restored into another statement's job, which would take its
+// state and source positions as its own).
+func (jp *jobPlan) foreignWarnings(md *checkpoint.Metadata, path string) []string {
+	var ws []string
+	if md.Job != "" && md.Job != jp.name {
+		ws = append(ws, fmt.Sprintf("WARNING: job %s restores '%s', which job %s took", jp.name, path, md.Job))
+	}
+	inPlan := map[string]bool{}
+	for _, o := range jp.graph.Operators {
+		inPlan[o.ID] = true
+	}
+	var missing []string
+	for _, o := range md.Operators {
+		if !inPlan[o.ID] {
+			missing = append(missing, o.ID+" "+o.Name)
+		}
+	}
+	if len(missing) > 0 {
+		ws = append(ws, fmt.Sprintf("WARNING: job %s restores '%s', whose operators %s are not in the job's plan",
+			jp.name, path, strings.Join(missing, ", ")))
+	}
+	return ws
 }
 
 // startLatest starts the job from its newest usable checkpoint, falling
@@ -360,7 +449,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.mu.Unlock()
 		if !failed {
 			e.finish(err)
-			if stopped && !keep && jp.opts.Checkpoint != nil && !jp.opts.Checkpoint.Options.RetainOnCancel {
+			if stopped && !keep && jp.checkpointing() && !jp.opts.Checkpoint.Options.RetainOnCancel {
 				os.RemoveAll(jp.storage.Root())
 			}
 			return
@@ -374,7 +463,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			return
 		}
 		delay, ok := jp.restart.Next(time.Now())
-		if !ok || jp.opts.Checkpoint == nil {
+		if !ok || !jp.checkpointing() {
 			ev.Final = true
 			e.finish(err)
 			s.jobs.emit(ev)

@@ -49,12 +49,15 @@ func run(args []string) int {
 
 // rootOptions are the flags of the shell and of -f.
 type rootOptions struct {
-	dataDir   string
-	file      string
-	dmlSync   bool
-	fresh     bool
-	restore   string
-	savepoint bool
+	dataDir string
+	file    string
+	dmlSync bool
+	fresh   bool
+	// allowOlder lets -s restore a savepoint older than the job folder's
+	// newest checkpoint (--allow-older-restore).
+	allowOlder bool
+	restore    string
+	savepoint  bool
 	// serverURL sends the statements to a streamsql server (--server);
 	// wait makes -f wait for the jobs it submitted there to end.
 	serverURL string
@@ -71,7 +74,8 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.StringVar(&o.file, "file", "", "same as -f")
 	fs.BoolVar(&o.dmlSync, "sync", false, "make INSERT wait for its job to finish (SET 'table.dml-sync' = 'true')")
 	fs.BoolVar(&o.fresh, "fresh", false, "discard the checkpoints of the jobs submitted instead of resuming from them")
-	fs.StringVar(&o.restore, "s", "", "restore the jobs from the checkpoint or savepoint at `PATH` (SET 'execution.state-recovery.path'; with --server, for the statements sent)")
+	fs.StringVar(&o.restore, "s", "", "restore the first job submitted from the checkpoint or savepoint at `PATH` (later jobs start on their own; SET 'execution.state-recovery.path' applies to every job until RESET)")
+	fs.BoolVar(&o.allowOlder, "allow-older-restore", false, "let -s restore a checkpoint or savepoint older than a checkpoint in the job's folder (refused by default: the output between the two would be written again; --fresh discards the folder's checkpoints instead)")
 	fs.BoolVar(&o.savepoint, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (SET '"+session.OptSavepointOnStop+"' = 'true')")
 	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL`: -f submits a file, else a shell reads statements from stdin")
 	fs.BoolVar(&o.wait, "wait", false, "with --server and -f: wait for the submitted jobs to end")
@@ -129,7 +133,7 @@ func runRoot(args []string) int {
 		var local []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "data-dir", "sync", "fresh", "savepoint-on-stop", "progress", "no-progress":
+			case "data-dir", "sync", "fresh", "allow-older-restore", "savepoint-on-stop", "progress", "no-progress":
 				local = append(local, "--"+f.Name)
 			}
 		})
@@ -153,12 +157,11 @@ func runRoot(args []string) int {
 	}
 	defer sess.Close()
 	sess.Fresh = o.fresh
+	sess.RestoreNext = o.restore
+	sess.AllowOlderRestore = o.allowOlder
 	var sets []string
 	if o.dmlSync {
 		sets = append(sets, "SET '"+session.OptDMLSync+"' = 'true';")
-	}
-	if o.restore != "" {
-		sets = append(sets, "SET '"+session.OptRecoveryPath+"' = '"+strings.ReplaceAll(o.restore, "'", "''")+"';")
 	}
 	if o.savepoint {
 		sets = append(sets, "SET '"+session.OptSavepointOnStop+"' = 'true';")

@@ -41,8 +41,8 @@ type remoteResponse struct {
 
 // runRemoteFile sends the file to the server at url and prints the
 // results; it returns once the jobs are submitted, or with wait once they
-// ended. restore, if set, is the checkpoint or savepoint the file's jobs
-// start from (-s). Errors print as -f prints them: file:line:col: message.
+// ended. restore, if set, is the checkpoint or savepoint the file's first
+// job starts from (-s). Errors print as -f prints them: file:line:col: message.
 func runRemoteFile(url, path string, wait bool, restore string) int {
 	url = strings.TrimRight(url, "/")
 	src, err := os.ReadFile(path)
@@ -125,8 +125,8 @@ func printRemote(r remoteResponse) []string {
 // runRemoteShell reads statements from stdin (each ends with ';' at the
 // end of a line) and runs each on the server at url, printing results and
 // errors as the shell does; restore, if set, is the checkpoint or
-// savepoint the jobs it submits start from (-s). It returns at the end of
-// the input.
+// savepoint the first job it submits starts from (-s). It returns at the
+// end of the input.
 func runRemoteShell(url, restore string) int {
 	url = strings.TrimRight(url, "/")
 	in := bufio.NewScanner(os.Stdin)
@@ -142,7 +142,7 @@ func runRemoteShell(url, restore string) int {
 		}
 		text := stmt.String()
 		stmt.Reset()
-		if !runRemote(url, text, restore, disp) {
+		if !runRemote(url, text, &restore, disp) {
 			code = 1
 		}
 	}
@@ -155,7 +155,10 @@ func runRemoteShell(url, restore string) int {
 // server in one request; text with one goes a statement at a time, each
 // SELECT through POST /api/v1/queries, its result streamed back and shown
 // in the server session's result mode as the local shell shows it.
-func runRemote(url, text, restore string, disp display) bool {
+//
+// *restore, if set, goes with the statements sent until one submits a job;
+// it is cleared then (-s restores the first job only).
+func runRemote(url, text string, restore *string, disp display) bool {
 	stmts, err := sql.Parse(text)
 	hasSelect := false
 	for _, st := range stmts {
@@ -184,11 +187,16 @@ func runRemote(url, text, restore string, disp display) bool {
 
 // postAndPrint runs text through POST /api/v1/statements and prints the
 // results and the error, if any; it reports whether there was none.
-func postAndPrint(url, text, restore string) bool {
-	r, err := postStatements(url, text, restore)
+func postAndPrint(url, text string, restore *string) bool {
+	r, err := postStatements(url, text, *restore)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return false
+	}
+	for _, res := range r.Results {
+		if res.Kind == "job" {
+			*restore = ""
+		}
 	}
 	printRemote(r)
 	if r.Error != "" {
