@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -69,6 +70,14 @@ func TestRequestTooLarge(t *testing.T) {
 	}
 	if tables := showTables(t, url); strings.Contains(tables, "first_t") || strings.Contains(tables, "last_t") {
 		t.Fatalf("a statement of a refused file ran: %s", tables)
+	}
+
+	// The shell (statements from stdin) refuses a line it cannot hold
+	// rather than end as if the input ended there.
+	sh := exec.Command(bin, "--server", url)
+	sh.Stdin = strings.NewReader("SHOW TABLES;\nSELECT '" + strings.Repeat("x", maxRequest) + "';\nSHOW TABLES;\n")
+	if out, err := sh.CombinedOutput(); err == nil || !strings.Contains(string(out), "[ERROR] reading the statements") {
+		t.Fatalf("the shell given a line over 16 MiB: %v\n%.2000s", err, out)
 	}
 
 	// At the limit, every statement runs.
