@@ -47,7 +47,8 @@ import (
 //	                        drive one sink step by step
 //	restart                 forget in-process memory tables (a new process)
 //	drop table=T            DROP TABLE: the connector's Drop
-//	file path=P             input: the content of $DIR/P
+//	file path=P [escaped]   input: the content of $DIR/P; with escaped,
+//	                        Go's escapes in it (\xff) stand for their bytes
 //	cat path=P              print $DIR/P
 //	ls [path=P]             list the files under $DIR (or $DIR/P)
 func TestDataDriven(t *testing.T) {
@@ -234,6 +235,13 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		content := d.Input
+		if h.arg(d, "escaped", "") != "" {
+			u, err := strconv.Unquote(`"` + strings.ReplaceAll(strings.ReplaceAll(content, `"`, `\"`), "\n", `\n`) + `"`)
+			if err != nil {
+				return "", err
+			}
+			content = u
+		}
 		if content != "" && h.arg(d, "no-final-newline", "") == "" {
 			content += "\n"
 		}

@@ -9,7 +9,9 @@ import (
 	"math"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -63,7 +65,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {
-	e := apiError{Error: err.Error()}
+	e := apiError{Error: capMessage(err.Error())}
 	var se *sql.Error
 	if errors.As(err, &se) {
 		e.Line, e.Column = se.Pos.Line, se.Pos.Col
@@ -72,6 +74,62 @@ func writeError(w http.ResponseWriter, code int, err error) {
 		code = http.StatusNotFound
 	}
 	writeJSON(w, code, e)
+}
+
+// MaxRequestBytes is the largest SQL text POST /api/v1/statements and POST
+// /api/v1/queries take: a larger body is refused whole, with 413, before
+// anything runs.
+const MaxRequestBytes = 16 << 20
+
+// drainBytes is how much more of a body over MaxRequestBytes is read (and
+// dropped) before the 413 is sent, so that a client that writes its whole
+// body before it reads the answer gets it; a body larger still is cut off.
+const drainBytes = 64 << 20
+
+// ErrTooLarge is the error of a request body over MaxRequestBytes.
+var ErrTooLarge = fmt.Errorf("the request body is larger than %d MiB (%d bytes), the most a request takes", MaxRequestBytes>>20, MaxRequestBytes)
+
+// readSQL reads the SQL text of a request's body, or writes the error and
+// returns false: 413 for a body over MaxRequestBytes, refused whole.
+func readSQL(w http.ResponseWriter, r *http.Request) (string, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	if err != nil {
+		writeError(w, 400, err)
+		return "", false
+	}
+	if len(body) > MaxRequestBytes {
+		if r.ContentLength <= MaxRequestBytes+drainBytes {
+			io.Copy(io.Discard, io.LimitReader(r.Body, drainBytes))
+		}
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: nothing was run; send the statements in several requests", ErrTooLarge))
+		return "", false
+	}
+	return string(body), true
+}
+
+// maxLineBytes is the longest line of an error message the API sends: a
+// message that quotes a whole statement or a huge value has each longer
+// line cut, with an ellipsis and the count of bytes left out.
+const maxLineBytes = 400
+
+// capMessage cuts each line of msg longer than maxLineBytes (at a UTF-8
+// boundary).
+func capMessage(msg string) string {
+	if len(msg) <= maxLineBytes {
+		return msg
+	}
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		if len(l) <= maxLineBytes {
+			continue
+		}
+		cut := maxLineBytes
+		for cut > 0 && !utf8.RuneStart(l[cut]) {
+			cut--
+		}
+		lines[i] = fmt.Sprintf("%s… (%d bytes more)", l[:cut], len(l)-cut)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // jobSummary is a job in GET /api/v1/jobs.
@@ -276,12 +334,11 @@ type columnJSON struct {
 // statements runs the SQL text of the body, statement by statement; the
 // first error ends it (the results so far come with it).
 func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	if err != nil {
-		writeError(w, 400, err)
+	body, ok := readSQL(w, r)
+	if !ok {
 		return
 	}
-	stmts, err := sql.Parse(string(body))
+	stmts, err := sql.Parse(body)
 	if err != nil {
 		writeError(w, 400, err)
 		return
@@ -311,7 +368,7 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 	for _, st := range stmts {
 		res, err := s.sess.ExecuteStatement(context.Background(), st)
 		if err != nil {
-			e := apiError{Error: err.Error()}
+			e := apiError{Error: capMessage(err.Error())}
 			var se *sql.Error
 			if errors.As(err, &se) {
 				e.Line, e.Column = se.Pos.Line, se.Pos.Col

@@ -53,12 +53,11 @@ type queryEnd struct {
 // session's options as they are then) and runs outside it, so other
 // clients' statements go on meanwhile.
 func (s *Server) query(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	if err != nil {
-		writeError(w, 400, err)
+	body, ok := readSQL(w, r)
+	if !ok {
 		return
 	}
-	stmts, err := sql.Parse(string(body))
+	stmts, err := sql.Parse(body)
 	if err != nil {
 		writeError(w, 400, err)
 		return
@@ -118,7 +117,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) {
 	}
 	end := queryEnd{End: err == nil}
 	if err != nil {
-		end.Error = err.Error()
+		end.Error = capMessage(err.Error())
 		var se *sql.Error
 		if errors.As(err, &se) {
 			end.Line, end.Column = se.Pos.Line, se.Pos.Col

@@ -235,7 +235,7 @@ func (s *Server) resume() error {
 		default:
 			attrs = append(attrs, "from", "start")
 		}
-		s.log.Info("job resumed", append(attrs, "plan", filepath.Join(s.opts.DataDir, "jobs", j.Name, "plan.json"))...)
+		s.log.Info("job resumed", append(attrs, "plan", filepath.Join(s.opts.DataDir, "jobs", session.JobFolder(j.Name), "plan.json"))...)
 		s.track(runningJob{ID: r.JobID, Name: j.Name, Statement: j.Statement, Options: j.Options})
 	}
 	if err := s.sess.ReplaceOptions(base); err != nil {

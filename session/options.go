@@ -47,8 +47,9 @@ var shownDefaults = []config.Def{planner.OptParallelism, planner.OptMaxParalleli
 // The session's own options' definitions.
 var (
 	optPipelineName = config.String(OptPipelineName, "",
-		"the name of the jobs submitted next (their folder under the data directory's jobs/); stays set until SET again or RESET").
-		ShowDefault("insert-into_<tables>-<hash>")
+		"the name of the jobs submitted next (their folder under the data directory's jobs/, with / \\ space , : * ? \" < > | made '_', and '.' and '..' made '_' and '__'); stays set until SET again or RESET").
+		ShowDefault("insert-into_<tables>-<hash>").
+		Where("a name in UTF-8 without control characters (NUL, newlines, tabs...)", validJobName)
 	optDMLSync    = config.Bool(OptDMLSync, false, "an INSERT waits for its job to end (bounded input) before the next statement")
 	optResultMode = config.Enum(OptResultMode, "table", []string{"table", "changelog", "tableau"}, nil,
 		"how the shell shows a streaming query's results")

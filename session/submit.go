@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/exec"
@@ -181,7 +184,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	// of a running one is refused (it would share its state and
 	// checkpoints).
 	start := time.Now()
-	id, folder := newJobID(name, start), safeName(name)
+	id, folder := newJobID(name, start), JobFolder(name)
 	if err := s.jobs.claim(folder, id, name); err != nil {
 		hint := "STOP JOB it first, or SET 'pipeline.name' to another name"
 		if !explicit {
@@ -511,12 +514,45 @@ func (e *jobEntry) finish(err error) {
 	e.mu.Unlock()
 }
 
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
+// JobFolder is the folder of the job named name under the data directory's
+// jobs/: always one path element, never "." or ".." (so never jobs/ itself
+// or above it), at most maxFolderName bytes. Characters that separate paths
+// or that other file systems refuse (/ \ space , : * ? " < > |) become '_'
+// ("../../x" is ".._.._x"); "." is "_" and ".." is "__" ("..." is a name
+// like others); a longer name keeps its first bytes and ends with
+// a hash of the whole name. Two names may share a folder ("a/b" and "a_b"):
+// a job is refused while another holds its folder, and resumes only the
+// checkpoints of its own plan. 'pipeline.name' refuses the names no folder
+// should have (control characters, invalid UTF-8).
+func JobFolder(name string) string {
+	f := strings.Map(func(r rune) rune {
 		switch r {
 		case '/', '\\', ' ', ',', ':', '*', '?', '"', '<', '>', '|':
 			return '_'
 		}
 		return r
-	}, s)
+	}, name)
+	switch f {
+	case "", ".", "..":
+		f = strings.Repeat("_", max(1, len(f)))
+	}
+	if len(f) > maxFolderName {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		cut := maxFolderName - 17
+		for cut > 0 && !utf8.RuneStart(f[cut]) {
+			cut--
+		}
+		f = fmt.Sprintf("%s-%016x", f[:cut], h.Sum64())
+	}
+	return f
+}
+
+// maxFolderName is the longest file name most file systems take, in bytes.
+const maxFolderName = 255
+
+// validJobName is what 'pipeline.name' takes: UTF-8 without control
+// characters.
+func validJobName(name string) bool {
+	return utf8.ValidString(name) && !strings.ContainsFunc(name, unicode.IsControl)
 }

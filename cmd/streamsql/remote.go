@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/server"
 	"github.com/streamsql/streamsql/session"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -50,7 +51,16 @@ func runRemoteFile(url, path string, wait bool, restore string) int {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
 	}
+	if len(src) > server.MaxRequestBytes {
+		fmt.Fprintf(os.Stderr, "[ERROR] %s: the file is too large: %d bytes, and a request to the server takes at most %d MiB (%d bytes); nothing was sent: split it into several files\n",
+			path, len(src), server.MaxRequestBytes>>20, server.MaxRequestBytes)
+		return 1
+	}
 	r, err := postStatements(url, string(src), restore)
+	if errors.Is(err, errTooLarge) {
+		fmt.Fprintf(os.Stderr, "[ERROR] %s: the file is too large for the server: %v\n", path, err)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
@@ -145,6 +155,10 @@ func runRemoteShell(url, restore string) int {
 		if !runRemote(url, text, &restore, disp) {
 			code = 1
 		}
+	}
+	if err := in.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "[ERROR] reading the statements: %v (a line may hold at most 16 MiB)\n", err)
+		return 1
 	}
 	return code
 }
@@ -347,10 +361,20 @@ func postStatements(url, text, restore string) (remoteResponse, error) {
 	}
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		if resp.StatusCode == http.StatusRequestEntityTooLarge {
+			return r, fmt.Errorf("%w (%s)", errTooLarge, resp.Status)
+		}
 		return r, fmt.Errorf("%s: bad response (%s): %v", url, resp.Status, err)
+	}
+	if resp.StatusCode == http.StatusRequestEntityTooLarge {
+		return r, fmt.Errorf("%w: %s", errTooLarge, r.Error)
 	}
 	return r, nil
 }
+
+// errTooLarge is the error of a request the server refused as too large
+// (413): it ran none of its statements.
+var errTooLarge = errors.New("the server refused the request as too large, and ran none of its statements")
 
 type remoteJob struct {
 	Name, Status, Error string

@@ -227,13 +227,26 @@ func (d *rowDecoder) ignoreParseErrors() bool {
 	return d.value.dec.IgnoreParseErrors() || d.key != nil && d.key.dec.IgnoreParseErrors()
 }
 
+// errEmptyValue is the error of a message whose value is empty (zero bytes,
+// not null) for a format that reads no row from it (all but raw, for
+// which it is an empty string).
+var errEmptyValue = errors.New("the value is empty (0 bytes; a message without a value is a tombstone, an empty one is not)")
+
+// errNoRow is returned for a message the value format reads as no row (a
+// comment, with 'csv.allow-comments'): it is skipped, and counted.
+var errNoRow = errors.New("the value holds no row")
+
 // appendRow decodes one message into a row of kind k (rows: a changelog
 // value may stand for several). On error nothing is appended. A message
 // without a value appends nothing unless the value format reads it as
-// NULL (ok false).
+// NULL (ok false). An empty value is a value error (errEmptyValue) unless
+// the format is raw; a value that holds no row is errNoRow.
 func (d *rowDecoder) appendRow(key, value []byte, k exec.RowKind) (ok bool, err error) {
 	if value == nil && !d.nullValue {
 		return false, nil
+	}
+	if value != nil && len(value) == 0 && !d.nullValue {
+		return false, &partError{errValuePart, errEmptyValue}
 	}
 	before := d.value.dec.Rows()
 	if err := d.value.dec.Decode(value); err != nil {
@@ -241,7 +254,7 @@ func (d *rowDecoder) appendRow(key, value []byte, k exec.RowKind) (ok bool, err 
 	}
 	added := d.value.dec.Rows() - before
 	if added == 0 {
-		return false, nil
+		return false, errNoRow
 	}
 	if d.key != nil {
 		if key == nil {

@@ -46,7 +46,12 @@
 // (SkippedRecords, exec.SkipCounter, kept in the snapshot). A message
 // without a value (a tombstone) is skipped and counted (TombstonesSkipped,
 // exec.TombstoneCounter, kept in the snapshot), except with the raw value
-// format, which reads it as NULL; upsert-kafka reads it as a delete.
+// format, which reads it as NULL; upsert-kafka reads it as a delete. An
+// empty value (zero bytes, not null) is no tombstone: raw reads it as an
+// empty string (or BYTES), every other format as a bad value (an error, or
+// skipped and counted with ignore-parse-errors), as Flink's json and csv
+// do; a value the format reads as no row (a comment, with
+// 'csv.allow-comments') is skipped and counted.
 //
 // Lag (exec.LagReporter, the server's streamsql_kafka_source_lag_records)
 // is per assigned partition: its end as of the last fetch that returned it

@@ -779,7 +779,7 @@ func (s *Source) consume(r *kgo.Record) error {
 			_, err = s.dec.appendRow(r.Key, r.Value, exec.Insert)
 		}
 		if err != nil {
-			if s.ignores(err) {
+			if errors.Is(err, errNoRow) || s.ignores(err) {
 				s.skipped.Add(1)
 			} else {
 				return s.errorf("topic '%s' partition %d offset %d: %v", r.Topic, r.Partition, r.Offset, err)

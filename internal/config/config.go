@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -33,7 +35,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("option '%s' must be %s, got '%s'", e.Key, e.Allowed, e.Value)
+	return fmt.Sprintf("option '%s' must be %s, got '%s'", e.Key, e.Allowed, printable(e.Value))
+}
+
+// printable is s with its control characters and invalid UTF-8 escaped
+// as Go escapes them (\n, \x00), so that a message never carries them.
+func printable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
 }
 
 // Is makes errors.Is(err, ErrBadValue) true.
@@ -113,6 +125,18 @@ func (o *Option[T]) ShowDefault(text string) *Option[T] {
 // say).
 func (o *Option[T]) Allows(text string) *Option[T] {
 	o.allowed = text
+	return o
+}
+
+// Where narrows the values o takes to those ok accepts; allowed says what
+// they are, in the docs and in the message of a value refused.
+func (o *Option[T]) Where(allowed string, ok func(T) bool) *Option[T] {
+	parse := o.parse
+	o.allowed = allowed
+	o.parse = func(s string) (T, bool) {
+		v, good := parse(s)
+		return v, good && ok(v)
+	}
 	return o
 }
 

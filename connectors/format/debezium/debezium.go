@@ -139,6 +139,9 @@ func (d *Decoder) envelopeMember(name []byte, p int) (int, error) {
 // Decode parses one change record and appends its rows: one for a create,
 // read or delete, two for an update.
 func (d *Decoder) Decode(rec []byte) error {
+	if err := jsonrow.CheckUTF8(rec); err != nil {
+		return err
+	}
 	d.rec, d.before, d.after, d.hasOp = rec, -1, -1, false
 	p, err := jsonrow.Members(rec, jsonrow.SkipWS(rec, 0), &d.key, d.member)
 	d.rec = nil

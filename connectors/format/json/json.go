@@ -61,6 +61,9 @@ func (d *Decoder) Release()                   { d.rows.Release() }
 
 // Decode parses one JSON object.
 func (d *Decoder) Decode(rec []byte) error {
+	if err := jsonrow.CheckUTF8(rec); err != nil {
+		return err
+	}
 	p, err := d.r.ReadObject(rec, jsonrow.SkipWS(rec, 0))
 	if err != nil {
 		return err

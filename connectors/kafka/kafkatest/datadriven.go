@@ -38,10 +38,11 @@ import (
 //	restart-cluster       stop the broker and start an empty one on the
 //	                      same port (kafka-dev keeps its data in memory)
 //	delete-topic topic=T
-//	produce topic=T [partition=P] [txn=commit|abort|open] [ts=MS]
+//	produce topic=T [partition=P] [txn=commit|abort|open] [ts=MS] [escaped]
 //	                      input: messages, "value" or "key|value"
 //	                      ('<nil>' for none); with ts, message i has the
-//	                      timestamp MS+i
+//	                      timestamp MS+i; with escaped, Go's escapes in
+//	                      a message (\xff, \n) stand for their bytes
 //	add-partitions topic=T count=N
 //	create-topic topic=T [partitions=N]
 //	consume topic=T [uncommitted] [values]
@@ -251,8 +252,18 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		if h.broker != nil {
 			h.broker.EnsureTopic(arg(d, "topic", ""))
 		}
+		msgs := h.input(d)
+		if arg(d, "escaped", "") != "" {
+			for i, m := range msgs {
+				u, err := strconv.Unquote(`"` + strings.ReplaceAll(m, `"`, `\"`) + `"`)
+				if err != nil {
+					return "", fmt.Errorf("message %d: %v", i, err)
+				}
+				msgs[i] = u
+			}
+		}
 		return "", produceAt(h.addr, arg(d, "topic", ""), int32(intArg(d, "partition", -1)), arg(d, "txn", ""),
-			int64(intArg(d, "ts", 0)), h.input(d)...)
+			int64(intArg(d, "ts", 0)), msgs...)
 
 	case "add-partitions":
 		resp, err := kadm.NewClient(Client(h.t, h.addr)).CreatePartitions(ctx, intArg(d, "count", 1), arg(d, "topic", ""))

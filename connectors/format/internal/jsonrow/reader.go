@@ -150,6 +150,9 @@ func (r *Reader) value(rec []byte, p, ci int) (int, error) {
 		if len(tok) == 0 {
 			return p, fmt.Errorf("%w: expected a value at offset %d", ErrSyntax, start)
 		}
+		if err := checkLiteral(tok, start); err != nil {
+			return p, err
+		}
 		if ci < 0 {
 			return p, nil
 		}

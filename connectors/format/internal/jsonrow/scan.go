@@ -22,6 +22,71 @@ func isDelim(c byte) bool {
 	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
 }
 
+// CheckUTF8 returns an error naming the offset of the first byte of rec
+// that is not UTF-8, which JSON text must be (RFC 8259): a string holding
+// one would reach a STRING column, and every JSON writer after it, as it
+// is.
+func CheckUTF8(rec []byte) error {
+	if utf8.Valid(rec) {
+		return nil
+	}
+	for p := 0; p < len(rec); {
+		r, n := utf8.DecodeRune(rec[p:])
+		if r == utf8.RuneError && n == 1 {
+			return fmt.Errorf("%w: invalid UTF-8 at offset %d (byte 0x%02x)", ErrSyntax, p, rec[p])
+		}
+		p += n
+	}
+	return nil
+}
+
+// checkLiteral returns an error unless tok, a value that is no string,
+// object or array, is a JSON literal: true, false, null or a number
+// (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). NaN and the infinities
+// are no JSON (they are read from strings: "NaN", "Infinity").
+func checkLiteral(tok []byte, off int) error {
+	switch string(tok) {
+	case "true", "false", "null":
+		return nil
+	}
+	p := 0
+	digits := func() bool {
+		start := p
+		for p < len(tok) && tok[p] >= '0' && tok[p] <= '9' {
+			p++
+		}
+		return p > start
+	}
+	if p < len(tok) && tok[p] == '-' {
+		p++
+	}
+	ok := p < len(tok) && tok[p] == '0'
+	if ok {
+		p++
+	} else {
+		ok = digits()
+	}
+	if ok && p < len(tok) && tok[p] == '.' {
+		p++
+		ok = digits()
+	}
+	if ok && p < len(tok) && (tok[p] == 'e' || tok[p] == 'E') {
+		p++
+		if p < len(tok) && (tok[p] == '+' || tok[p] == '-') {
+			p++
+		}
+		ok = digits()
+	}
+	if ok && p == len(tok) {
+		return nil
+	}
+	shown := tok
+	if len(shown) > 40 {
+		shown = shown[:40]
+	}
+	return fmt.Errorf("%w: %q at offset %d is not a JSON value (NaN and infinities are written as strings: \"NaN\", \"Infinity\")", ErrSyntax, shown, off)
+}
+
 // SkipValue returns the position after the value (string, object, array or
 // literal) at b[p].
 func SkipValue(b []byte, p int) (int, error) {
@@ -49,7 +114,7 @@ func SkipValue(b []byte, p int) (int, error) {
 	if p == start {
 		return p, fmt.Errorf("%w: expected a value at offset %d", ErrSyntax, start)
 	}
-	return p, nil
+	return p, checkLiteral(b[start:p], start)
 }
 
 // skipNested returns the position after the object or array at p.

@@ -2,6 +2,7 @@ package jsonrow
 
 import (
 	"math"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -101,11 +102,22 @@ func finite(col arrow.Array, i int) bool {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendString appends s as a JSON string.
+// AppendString appends s as a JSON string. A byte that is not part of
+// UTF-8 (a STRING read by raw or csv may hold one) is written as U+FFFD,
+// the replacement character, so that what is written is always JSON.
 func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
-	for _, c := range s {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, "\uFFFD"...)
+				continue
+			}
+			dst = append(dst, s[i:i+n]...)
+			i += n - 1
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
 		case c == '\n':
