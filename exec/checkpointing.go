@@ -330,6 +330,9 @@ func (j *Job) verifyRestore(md *checkpoint.Metadata, inPlan map[string]*planner.
 // the checkpoint when the job restores.
 func (j *Job) openStore(tc *subtask) (state.Store, error) {
 	dir := filepath.Join(j.stateDir, fmt.Sprintf("%s-%d", tc.op.ID, tc.index))
+	if err := state.AwaitClosed(j.ctx, dir); err != nil {
+		return nil, err
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}

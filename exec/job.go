@@ -202,6 +202,8 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	for _, op := range g.Operators {
 		for i := 0; i < op.Parallelism; i++ {
 			t := &subtask{job: j, op: op, index: i}
+			t.m.stateBytes.Store(-1)
+			t.m.stateEntries.Store(-1)
 			t.inWatermark.Store(minWatermark)
 			t.m.outWatermark.Store(minWatermark)
 			byOp[op] = append(byOp[op], t)
@@ -435,8 +437,11 @@ type SubtaskMetrics struct {
 	// sink: its input's), NoWatermark when none yet.
 	Watermark int64
 	// StateEntries is the entries its operator keeps in state where the
-	// operator reports it (window groups, interval join rows), else -1.
-	StateEntries int64
+	// operator reports it (window groups, interval join rows; else the
+	// keys a stateful operator holds in memory), else -1; StateBytes the
+	// bytes a stateful operator's state holds in memory (its part of the
+	// state memory budget, 'taskmanager.memory.managed.size'), else -1.
+	StateEntries, StateBytes int64
 	// Lag is a source's lag per partition where the source reports it
 	// (LagReporter: Kafka), else nil.
 	Lag []PartitionLag
@@ -450,12 +455,15 @@ func (j *Job) SubtaskMetrics() []SubtaskMetrics {
 		m := SubtaskMetrics{Operator: t.op.ID, Name: t.op.Name(), Subtask: t.index,
 			RecordsIn: t.m.recordsIn.Load(), RecordsOut: t.m.recordsOut.Load(),
 			Busy: time.Duration(t.m.busy.Load()), Backpressured: time.Duration(t.m.backpressured.Load()),
-			Watermark: t.m.outWatermark.Load(), StateEntries: -1}
+			Watermark: t.m.outWatermark.Load(), StateEntries: t.m.stateEntries.Load(), StateBytes: t.m.stateBytes.Load()}
 		if len(t.outputs) == 0 && len(t.lateOutputs) == 0 {
 			m.Watermark = t.inWatermark.Load()
 		}
 		if w, ok := t.impl.(windowStateGauge); ok {
 			_, m.StateEntries = w.windowState()
+		}
+		if t.op.HasKeyedState() && m.StateEntries < 0 {
+			m.StateEntries, m.StateBytes = 0, max(m.StateBytes, 0)
 		}
 		if g, ok := t.impl.(joinRowsGauge); ok {
 			m.StateEntries = g.joinRows()
@@ -503,5 +511,6 @@ func (j *Job) newTaskContext(t *subtask) *taskContext {
 		restored:  t.restored,
 		store:     t.store,
 		share:     t.share,
+		m:         &t.m,
 	}
 }

@@ -649,7 +649,7 @@ func (j *joinOp) flushOutput(out *emitter) error {
 func (j *joinOp) shrink() error {
 	l, r := j.side[0].st, j.side[1].st
 	held, keys := l.bytes()+r.bytes(), l.nkeys+r.nkeys
-	j.t.share.Update(held)
+	j.t.reportState(held, keys)
 	limit, maxKeys := j.t.share.Limit(), j.t.job.opts.StateCacheEntries
 	if held <= limit && keys <= maxKeys {
 		return nil
@@ -663,7 +663,7 @@ func (j *joinOp) shrink() error {
 	}
 	l.unlink(r)
 	r.unlink(l)
-	j.t.share.Update(l.bytes() + r.bytes())
+	j.t.reportState(l.bytes()+r.bytes(), l.nkeys+r.nkeys)
 	return nil
 }
 

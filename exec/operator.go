@@ -47,9 +47,22 @@ type taskContext struct {
 	// operator reports the bytes its state holds in memory and evicts
 	// past its limit.
 	share *state.Share
+	// m are the subtask's counters, for reportState.
+	m *subtaskCounters
 	// restored is this subtask's state in the checkpoint the job restores
 	// from (nil when starting fresh).
 	restored *restoredState
+}
+
+// reportState reports the bytes and keys the operator's state holds in
+// memory: to its share of the state memory budget, and to the subtask's
+// metrics (SubtaskMetrics.StateBytes, StateEntries).
+func (t *taskContext) reportState(bytes int64, entries int) {
+	t.share.Update(bytes)
+	if t.m != nil {
+		t.m.stateBytes.Store(bytes)
+		t.m.stateEntries.Store(int64(entries))
+	}
 }
 
 // snapshotContext is one checkpoint as an operator sees it.

@@ -72,6 +72,10 @@ type subtaskCounters struct {
 	busy, backpressured atomic.Int64
 	// outWatermark is the last watermark the subtask sent downstream.
 	outWatermark atomic.Int64
+	// stateBytes and stateEntries are what a stateful operator holds in
+	// memory (bytes, keys), as it last reported (taskContext.reportState);
+	// -1 until it does.
+	stateBytes, stateEntries atomic.Int64
 }
 
 // timedProcess runs fn, the processing of one batch, and adds its

@@ -92,10 +92,10 @@ func closeStore(t *taskContext) error {
 // share or past 'state.backend.cache.max-entries' (Cache.Trim). It
 // reports whether c dropped entries.
 func trimCache[V any](t *taskContext, c *state.Cache[V], other int64) (bool, error) {
-	t.share.Update(c.Bytes() + other)
+	t.reportState(c.Bytes()+other, c.Len())
 	dropped, err := c.Trim(t.share.Limit()-other, t.job.opts.StateCacheEntries)
 	if dropped {
-		t.share.Update(c.Bytes() + other)
+		t.reportState(c.Bytes()+other, c.Len())
 	}
 	return dropped, err
 }

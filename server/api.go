@@ -186,6 +186,7 @@ type subtaskJSON struct {
 	BackpressuredS float64 `json:"backpressured_seconds"`
 	Watermark      string  `json:"watermark,omitempty"`
 	StateEntries   *int64  `json:"state_entries,omitempty"`
+	StateBytes     *int64  `json:"state_memory_bytes,omitempty"`
 	// KafkaLag is a Kafka source's lag per partition.
 	KafkaLag []lagJSON `json:"kafka_lag,omitempty"`
 }
@@ -219,6 +220,10 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 			if m.StateEntries >= 0 {
 				v := m.StateEntries
 				sj.StateEntries = &v
+			}
+			if m.StateBytes >= 0 {
+				v := m.StateBytes
+				sj.StateBytes = &v
 			}
 			for _, p := range m.Lag {
 				sj.KafkaLag = append(sj.KafkaLag, lagJSON{Topic: p.Topic, Partition: p.Partition, Records: p.Records})

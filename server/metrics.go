@@ -14,7 +14,7 @@ import (
 // costs the jobs nothing per row.
 type collector struct {
 	s                                           *Server
-	in, out, busy, bp, wm, state, lag           *prometheus.Desc
+	in, out, busy, bp, wm, state, stateMem, lag *prometheus.Desc
 	cpDuration, cpTotal, cpSize, restarts, late *prometheus.Desc
 }
 
@@ -24,12 +24,13 @@ func newCollector(s *Server) *collector {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &collector{s: s,
-		in:    d("streamsql_operator_records_in_total", "Rows an operator subtask took in (a source: read).", op...),
-		out:   d("streamsql_operator_records_out_total", "Rows an operator subtask emitted.", op...),
-		busy:  d("streamsql_operator_busy_seconds_total", "Time an operator subtask spent processing batches.", op...),
-		bp:    d("streamsql_operator_backpressured_seconds_total", "Time an operator subtask was blocked on a full downstream inbox.", op...),
-		wm:    d("streamsql_operator_watermark_seconds", "The last watermark an operator subtask sent (seconds since the epoch).", op...),
-		state: d("streamsql_state_entries", "Entries an operator subtask holds in state (window groups, interval join rows).", op...),
+		in:       d("streamsql_operator_records_in_total", "Rows an operator subtask took in (a source: read).", op...),
+		out:      d("streamsql_operator_records_out_total", "Rows an operator subtask emitted.", op...),
+		busy:     d("streamsql_operator_busy_seconds_total", "Time an operator subtask spent processing batches.", op...),
+		bp:       d("streamsql_operator_backpressured_seconds_total", "Time an operator subtask was blocked on a full downstream inbox.", op...),
+		wm:       d("streamsql_operator_watermark_seconds", "The last watermark an operator subtask sent (seconds since the epoch).", op...),
+		state:    d("streamsql_state_entries", "Entries an operator subtask holds in state (window groups, interval join rows; else the keys a stateful operator holds in memory).", op...),
+		stateMem: d("streamsql_state_memory_bytes", "Bytes a stateful operator subtask's state holds in memory, against its share of 'taskmanager.memory.managed.size'.", op...),
 		lag: d("streamsql_kafka_source_lag_records", "Records a Kafka source subtask is behind in a partition: its high watermark (last stable offset reading committed) at the last fetch less the next offset.",
 			append(op, "topic", "partition")...),
 		cpDuration: d("streamsql_checkpoint_duration_seconds", "Durations of the job's completed checkpoints.", "job"),
@@ -41,7 +42,7 @@ func newCollector(s *Server) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.in, c.out, c.busy, c.bp, c.wm, c.state, c.lag, c.cpDuration, c.cpTotal, c.cpSize, c.restarts, c.late} {
+	for _, d := range []*prometheus.Desc{c.in, c.out, c.busy, c.bp, c.wm, c.state, c.stateMem, c.lag, c.cpDuration, c.cpTotal, c.cpSize, c.restarts, c.late} {
 		ch <- d
 	}
 }
@@ -64,6 +65,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				}
 				if m.StateEntries >= 0 {
 					ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, float64(m.StateEntries), l...)
+				}
+				if m.StateBytes >= 0 {
+					ch <- prometheus.MustNewConstMetric(c.stateMem, prometheus.GaugeValue, float64(m.StateBytes), l...)
 				}
 				for _, p := range m.Lag {
 					ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(p.Records), append(l, p.Topic, itoa(int(p.Partition)))...)

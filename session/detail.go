@@ -62,7 +62,7 @@ func (s *Session) JobDetail(id string) (JobDetail, error) {
 		for i := 0; i < op.Parallelism; i++ {
 			m, ok := cur[subtaskKey{op.ID, i}]
 			if !ok {
-				m = exec.SubtaskMetrics{Operator: op.ID, Name: op.Name(), Subtask: i, Watermark: exec.NoWatermark, StateEntries: -1}
+				m = exec.SubtaskMetrics{Operator: op.ID, Name: op.Name(), Subtask: i, Watermark: exec.NoWatermark, StateEntries: -1, StateBytes: -1}
 			}
 			od.Subtasks = append(od.Subtasks, m)
 		}
@@ -125,7 +125,7 @@ func (e *jobEntry) subtaskMetrics() []exec.SubtaskMetrics {
 			p.Busy += m.Busy
 			p.Backpressured += m.Backpressured
 			if live {
-				p.Watermark, p.StateEntries, p.Lag = m.Watermark, m.StateEntries, m.Lag
+				p.Watermark, p.StateEntries, p.StateBytes, p.Lag = m.Watermark, m.StateEntries, m.StateBytes, m.Lag
 			}
 			sum[k] = p
 		}

@@ -194,7 +194,11 @@ func TestDiskFullFailsJob(t *testing.T) {
 				"SET 'execution.checkpointing.interval' = '200ms'",
 				"SET 'execution.checkpointing.timeout' = '5s'",
 				"SET 'execution.checkpointing.tolerable-failed-checkpoints' = '"+tc.tolerable+"'",
-				"SET 'restart-strategy.type' = 'none'")
+				"SET 'restart-strategy.type' = 'none'",
+				// Room for every group in memory: a write-back of groups
+				// evicted between checkpoints would meet the failed store
+				// and fail the job, which "stops" must keep running.
+				"SET 'taskmanager.memory.managed.size' = '2 gb'")
 			defer s.StopJobs()
 			start := time.Now()
 			execAll(t, s, faultInsert)

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -419,14 +420,38 @@ func (s *PebbleStore) Abort(err error) {
 // holds Pebble's commit lock, which Close needs.
 func (s *PebbleStore) closeAbandoned() {
 	db, pending, closed := s.db, s.pending, s.bgClosed
+	closing.Store(s.dir, closed)
 	go func() {
 		defer close(closed)
+		defer closing.CompareAndDelete(s.dir, closed)
 		defer func() { _ = recover() }()
 		if pending != nil {
 			<-pending
 		}
 		_ = db.Close()
 	}()
+}
+
+// closing holds, by working directory, the channel an abandoned store's
+// instance closes once it is closed (closeAbandoned).
+var closing sync.Map
+
+// AwaitClosed returns once no abandoned store's instance in dir is still
+// closing in the background (a job stopped, its stores aborted, and
+// restarted at once into the same working directories), or with ctx's
+// error: Pebble refuses to open a directory an instance of the process
+// still holds, and its files must not be removed from under it.
+func AwaitClosed(ctx context.Context, dir string) error {
+	ch, ok := closing.Load(dir)
+	if !ok {
+		return nil
+	}
+	select {
+	case <-ch.(chan struct{}):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("state: waiting for the store in %s to close: %w", dir, ctx.Err())
+	}
 }
 
 // onBackgroundError handles a background error of the store's Pebble
