@@ -191,7 +191,8 @@ type Job struct {
 
 // Start builds the subtasks of g, wires their channels and starts one
 // goroutine per subtask. It returns once everything runs; Wait returns the
-// job's outcome.
+// job's outcome. Once ctx is done, building stops with ctx's error (a job
+// of many subtasks takes a while to build), and so does the job.
 func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	if err := opts.ensureDefaults(); err != nil {
 		return nil, err
@@ -200,6 +201,9 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	j.ctx, j.cancel = context.WithCancelCause(ctx)
 	byOp := map[*planner.Operator][]*subtask{}
 	for _, op := range g.Operators {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for i := 0; i < op.Parallelism; i++ {
 			t := &subtask{job: j, op: op, index: i}
 			t.m.stateBytes.Store(-1)
@@ -220,6 +224,9 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 				r.inputs = append(r.inputs, 0)
 			}
 			for si, s := range senders {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
 				out := &output{edge: e, input: inputIdx, partition: e.Partition, keys: e.Keys, maxPar: g.MaxParallelism, sender: si, bp: &s.m.backpressured}
 				for ri, r := range receivers {
 					if !connected(e.Partition, si, ri) {
@@ -250,6 +257,11 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 		}
 	}
 	for _, t := range j.tasks {
+		if err := ctx.Err(); err != nil {
+			j.closeStores()
+			j.cleanup()
+			return nil, err
+		}
 		t.inbox = make(chan Element, opts.ChannelCapacity*max(1, t.numSenders))
 		t.ctl = make(chan control, 16)
 		if err := t.build(); err != nil {

@@ -108,6 +108,12 @@ type binder struct {
 	// proctime is the column PROCTIME() of the select list being bound
 	// reads (proctime_attr.go), nil if none.
 	proctime *ColumnRef
+	// work is what planning the statement has bound so far, shared with
+	// the binders of its views (planWork).
+	work *planWork
+	// subq is what the binder knows of the subqueries of expressions
+	// (subquery.go).
+	subq subqMemo
 }
 
 func (b *binder) pos(e ast.Node) sql.Pos {
@@ -279,12 +285,15 @@ func (b *binder) expandView(v *catalog.View) (Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("view %s: stored query is not a query", v.Name)
 	}
-	inner := &binder{p: b.p, stmt: sel, viewDepth: b.viewDepth + 1, hints: b.hints}
+	inner := &binder{p: b.p, stmt: sel, viewDepth: b.viewDepth + 1, hints: b.hints, work: b.planWork()}
 	n, err := inner.bindQuery(sel.Query)
 	if err == nil {
 		err = markEmit(sel, n)
 	}
 	if err != nil {
+		if inner.work.limited(err) {
+			return nil, err // at the statement, not in the view
+		}
 		return nil, fmt.Errorf("in view %s: %w", v.Name, err)
 	}
 	if len(v.Columns) > 0 {
@@ -304,6 +313,9 @@ func (b *binder) expandView(v *catalog.View) (Node, error) {
 
 // bindSelect binds one SELECT block.
 func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
+	if err := b.countSelect(); err != nil {
+		return nil, err
+	}
 	if sel.Kind == ast.SelectStmtKindValues {
 		return b.bindValues(sel.Lists)
 	}

@@ -371,9 +371,9 @@ func (b *binder) bindIn(e *ast.PatternInExpr, sc *scope, agg *aggScope) (Expr, e
 			return nil, errAt(ErrUnsupported, b.pos(e), "", "unsupported IN form")
 		}
 		if agg == nil || (b.sub != nil && b.sub.agg == agg) {
-			if s, err := b.bindSubquery(sq, sc, nil, true); err != nil {
+			if run, err := b.runsWhilePlanning(sq.Query, sc, b.pos(sq)); err != nil {
 				return nil, err
-			} else if s != nil {
+			} else if !run {
 				// Correlated, or over unbounded tables: a join.
 				in, err := b.quantifiedJoin(x, "=", false, sq, sc, b.pos(e))
 				if err != nil || !e.Not {

@@ -94,10 +94,11 @@ func (p *Planner) Change(st sql.Statement) (*Sink, *catalog.Table, error) {
 			return nil, nil, err
 		}
 	}
-	if err := p.ctxErr(); err != nil {
+	o, err := p.optimize(&Sink{Input: src, Name: "collect"})
+	if err != nil {
 		return nil, nil, err
 	}
-	out := Optimize(&Sink{Input: src, Name: "collect"}).(*Sink)
+	out := o.(*Sink)
 	if err := checkModes(out, st); err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,18 @@ func Optimize(n Node) Node {
 	return n
 }
 
+// optimize is Optimize, which stops with the planning context's error
+// once it is done.
+func (p *Planner) optimize(n Node) (Node, error) {
+	for _, r := range rules {
+		if err := p.ctxErr(); err != nil {
+			return nil, err
+		}
+		n = r.apply(n)
+	}
+	return n, nil
+}
+
 type rule struct {
 	name  string
 	apply func(Node) Node

@@ -36,6 +36,10 @@ type JobOptions struct {
 	MiniBatch        bool
 	MiniBatchLatency time.Duration
 	MiniBatchSize    int
+	// MaxChannels is the most channels a job may have
+	// ('pipeline.max-channels'; Graph.Channels): Physical refuses a plan
+	// with more.
+	MaxChannels int
 }
 
 // MaxKeyGroups is the upper bound of 'pipeline.max-parallelism', as Flink's.
@@ -61,6 +65,8 @@ var (
 		"with mini-batches, the longest a change waits in one (processing time); required (positive) when 'table.exec.mini-batch.enabled'")
 	OptMiniBatchSize = config.Int("table.exec.mini-batch.size", 0, 0, 1<<30,
 		"with mini-batches, the most input rows one holds; required (positive) when 'table.exec.mini-batch.enabled'").ShowDefault("none")
+	OptMaxChannels = config.Int("pipeline.max-channels", 100000, 1, 1<<30,
+		"the most channels a job may have, counted over each edge between two operators as the pairs of subtasks it connects: the product of both parallelisms for a hash, rebalance or broadcast edge, the sending parallelism for a forward or global one; each channel buffers what one subtask sends another, and every subtask but a source's reads at least one, so this bounds the job's subtasks and memory too. A statement whose job would have more is refused before anything is built")
 	OptStateTTL = config.Duration("table.exec.state.ttl", 0, false,
 		"a regular join drops a stored row, and a group aggregation (GROUP BY, DISTINCT) a group, written (inserted, updated, or a join row's match count changed) longer ago than this, in processing time; the STATE_TTL hint overrides it per input; window aggregates and window, interval and temporal joins keep none; 0: state is kept for ever")
 )
@@ -68,7 +74,7 @@ var (
 // JobOptionDefs lists the options ParseJobOptions reads.
 func JobOptionDefs() []config.Def {
 	return []config.Def{OptParallelism, OptMaxParallelism, OptIdleTimeoutDefault, OptLateRecords, OptStateTTL,
-		OptMiniBatch, OptMiniBatchLatency, OptMiniBatchSize}
+		OptMiniBatch, OptMiniBatchLatency, OptMiniBatchSize, OptMaxChannels}
 }
 
 // ParseJobOptions reads the job options from a session's SET map (other
@@ -86,6 +92,7 @@ func ParseJobOptions(m map[string]string) (JobOptions, error) {
 		config.Into(&o.MiniBatch, OptMiniBatch, m),
 		config.Into(&o.MiniBatchLatency, OptMiniBatchLatency, m),
 		config.Into(&o.MiniBatchSize, OptMiniBatchSize, m),
+		config.Into(&o.MaxChannels, OptMaxChannels, m),
 	)
 	if err != nil {
 		return JobOptions{}, err
@@ -101,6 +108,9 @@ func (o JobOptions) withDefaults() JobOptions {
 	if o.MaxParallelism == 0 {
 		o.MaxParallelism = OptMaxParallelism.Default()
 	}
+	if o.MaxChannels == 0 {
+		o.MaxChannels = OptMaxChannels.Default()
+	}
 	return o
 }
 
@@ -112,6 +122,8 @@ func (o JobOptions) check() error {
 		return &config.Error{Key: OptParallelism.Key(), Value: strconv.Itoa(d.Parallelism), Allowed: OptParallelism.Allowed()}
 	case d.MaxParallelism < 0 || d.MaxParallelism > MaxKeyGroups:
 		return &config.Error{Key: OptMaxParallelism.Key(), Value: strconv.Itoa(d.MaxParallelism), Allowed: OptMaxParallelism.Allowed()}
+	case d.MaxChannels < 0:
+		return &config.Error{Key: OptMaxChannels.Key(), Value: strconv.Itoa(d.MaxChannels), Allowed: OptMaxChannels.Allowed()}
 	case d.SourceIdleTimeout < 0:
 		return &config.Error{Key: OptSourceIdleTimeout, Value: d.SourceIdleTimeout.String(), Allowed: OptIdleTimeoutDefault.Allowed()}
 	case d.Parallelism > d.MaxParallelism:

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,6 +80,35 @@ type Graph struct {
 	MaxParallelism int
 }
 
+// Channels is the number of channels between g's subtasks: over each
+// edge, the pairs of sending and receiving subtasks it connects.
+func (g *Graph) Channels() int64 {
+	var n int64
+	for _, o := range g.Operators {
+		for _, e := range o.Inputs {
+			n += e.Channels(o.Parallelism)
+		}
+	}
+	return n
+}
+
+// Channels is the number of channels e has into an operator of
+// parallelism receivers: one per pair of subtasks it connects.
+func (e Edge) Channels(receivers int) int64 {
+	senders := int64(e.From.Parallelism)
+	switch e.Partition {
+	case Forward:
+		return min(senders, int64(receivers))
+	case Global:
+		return senders
+	}
+	return senders * int64(receivers)
+}
+
+// ErrTooManyChannels is wrapped by Physical's error for a job with more
+// channels than 'pipeline.max-channels'.
+var ErrTooManyChannels = errors.New("too many channels")
+
 // Sinks returns the sink operators.
 func (g *Graph) Sinks() []*Operator {
 	var out []*Operator
@@ -117,6 +147,10 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	}
 	if err := refuseRowState(b.g); err != nil {
 		return nil, err
+	}
+	if n, max := b.g.Channels(), p.Options.withDefaults().MaxChannels; n > int64(max) {
+		return nil, fmt.Errorf("%w: the job would have %d channels between its subtasks at parallelism %d, more than 'pipeline.max-channels' (%d); lower 'parallelism.default' or raise 'pipeline.max-channels'",
+			ErrTooManyChannels, n, par, max)
 	}
 	return b.g, nil
 }

@@ -60,11 +60,11 @@ func (p *Planner) Query(stmt sql.Statement, q ast.ResultSetNode) (*Sink, error) 
 	if err := markEmit(stmt, n); err != nil {
 		return nil, err
 	}
-	if err := p.ctxErr(); err != nil {
+	o, err := p.optimize(&Sink{Input: n, Name: "collect"})
+	if err != nil {
 		return nil, err
 	}
-	s := &Sink{Input: n, Name: "collect"}
-	out := Optimize(s).(*Sink)
+	out := o.(*Sink)
 	if err := checkEmit(out); err != nil {
 		return nil, err
 	}
@@ -116,11 +116,11 @@ func (p *Planner) Insert(ins *sql.Insert) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.ctxErr(); err != nil {
+	o, err := p.optimize(&Sink{Input: src, Table: t, Name: t.Name})
+	if err != nil {
 		return nil, err
 	}
-	s := &Sink{Input: src, Table: t, Name: t.Name}
-	out := Optimize(s).(*Sink)
+	out := o.(*Sink)
 	if err := checkEmit(out); err != nil {
 		return nil, err
 	}
@@ -396,6 +396,15 @@ func (b *binder) runSubquery(e *ast.SubqueryExpr) ([][]types.Value, types.Schema
 	if b.p.RunQuery == nil {
 		return nil, nil, errAt(ErrUnsupported, b.pos(e), "", "subqueries in expressions are not supported here")
 	}
+	if out, ok := b.subq.out[e.Query]; ok && b.subq.pass > 0 {
+		// Only its columns matter to a correlation pass (subqMemo).
+		return nil, out, nil
+	}
+	leave, err := b.enterSubquery(b.pos(e))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer leave()
 	n, err := b.bindQuery(e.Query)
 	if err != nil {
 		if errors.Is(err, ErrUnknownColumn) {
@@ -406,7 +415,13 @@ func (b *binder) runSubquery(e *ast.SubqueryExpr) ([][]types.Value, types.Schema
 	if !IsBounded(n) {
 		return nil, nil, errAt(ErrUnsupported, b.pos(e), "", "a subquery in an expression must read bounded tables")
 	}
-	s := Optimize(&Sink{Input: n, Name: "collect"}).(*Sink)
+	if b.subq.pass > 0 {
+		return nil, n.Schema(), nil
+	}
+	s, err := b.p.optimize(&Sink{Input: n, Name: "collect"})
+	if err != nil {
+		return nil, nil, err
+	}
 	rows, err := b.p.RunQuery(s)
 	if err != nil {
 		return nil, nil, err

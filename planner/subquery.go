@@ -139,20 +139,80 @@ func (b *binder) subqSelect(e ast.ExprNode, pos sql.Pos) (*ast.SelectStmt, *ast.
 	return sel, sq, nil
 }
 
+// subqMemo is what a binder knows of the subqueries of expressions, so
+// that none is bound more often than its enclosing query.
+//
+// A subquery is bound twice: once with every column of the enclosing
+// scope visible, to learn which it reads (correlation), then for real
+// (decorrelated, or uncorrelated and run while planning). Binding the
+// first way is done once per enclosing scope (corr), and in it the
+// subqueries it holds are bound the first way only (pass > 0): their
+// result is a stand-in of the right columns (standIn) or, when they would
+// be run, no rows. So a subquery nested n deep is bound n times, not 2ⁿ.
+type subqMemo struct {
+	// corr holds what correlation learned, by subquery and scope.
+	corr map[corrKey]*corrInfo
+	// out holds the columns of each subquery correlation has bound.
+	out map[ast.ResultSetNode]types.Schema
+	// pass counts the correlation passes under way: while it is above
+	// zero, what is bound is thrown away once its correlation is known.
+	pass int
+}
+
+type corrKey struct {
+	q     ast.ResultSetNode
+	sc    *scope
+	width int
+}
+
+// corrInfo is what binding a subquery with every column of a scope
+// visible learned.
+type corrInfo struct {
+	// corr are the columns of the scope it reads, in order.
+	corr []int
+	// out are its own columns.
+	out types.Schema
+	// n is that binding: out, then the scope's columns (none for a set
+	// operation or VALUES). It reads the tables the subquery reads.
+	n Node
+}
+
+// correlationOf is correlation(q, sc), once per q and sc.
+func (b *binder) correlationOf(q ast.ResultSetNode, sc *scope, pos sql.Pos) (*corrInfo, error) {
+	k := corrKey{q: q, sc: sc, width: len(sc.cols)}
+	if ci, ok := b.subq.corr[k]; ok {
+		return ci, nil
+	}
+	ci, err := b.correlation(q, sc, pos)
+	if err != nil {
+		return nil, err
+	}
+	if b.subq.corr == nil {
+		b.subq.corr = map[corrKey]*corrInfo{}
+		b.subq.out = map[ast.ResultSetNode]types.Schema{}
+	}
+	b.subq.corr[k] = ci
+	b.subq.out[q] = ci.out
+	return ci, nil
+}
+
 // correlation binds the subquery q with every column of sc visible and
-// returns the columns of sc it reads, in order.
-func (b *binder) correlation(q ast.ResultSetNode, sc *scope, pos sql.Pos) ([]int, error) {
+// returns the columns of sc it reads, in order, with its own columns.
+func (b *binder) correlation(q ast.ResultSetNode, sc *scope, pos sql.Pos) (*corrInfo, error) {
+	b.subq.pass++
+	defer func() { b.subq.pass-- }()
 	sel, ok := q.(*ast.SelectStmt)
 	if !ok || sel.Kind == ast.SelectStmtKindValues {
 		// A set operation or VALUES: correlation is not supported there.
-		if _, err := b.bindQuery(q); err != nil {
+		n, err := b.bindQuery(q)
+		if err != nil {
 			if isUnknownColumn(err) {
 				return nil, errAt(ErrUnsupported, pos, "move the outer column into a WHERE of a plain SELECT",
 					"a correlated subquery that is a set operation or VALUES is not supported (%v)", err)
 			}
 			return nil, err
 		}
-		return nil, nil
+		return &corrInfo{out: n.Schema(), n: n}, nil
 	}
 	use := &corrUse{used: map[int]bool{}}
 	inj := &corrInject{marker: -1}
@@ -166,17 +226,57 @@ func (b *binder) correlation(q ast.ResultSetNode, sc *scope, pos sql.Pos) ([]int
 	inj.newD = func() Node { return &Values{Cols: all} }
 	saved := b.inject
 	b.inject = inj
-	_, err := b.bindSelect(sel)
+	n, err := b.bindSelect(sel)
 	b.inject = saved
 	if err != nil {
 		return nil, err
 	}
-	var out []int
+	ci := &corrInfo{n: n}
 	for i := range use.used {
-		out = append(out, i)
+		ci.corr = append(ci.corr, i)
 	}
-	sort.Ints(out)
-	return out, nil
+	sort.Ints(ci.corr)
+	s := n.Schema()
+	ci.out = s[:len(s)-len(sc.cols)]
+	return ci, nil
+}
+
+// standIn is what a correlation pass takes for the subquery of ci in sc,
+// carrying extra: its columns, then the domain's (as decorrelated returns
+// them), over the tables it reads. The columns it reads of sc are marked
+// read where sc has them from further out, as decorrelated does.
+func standIn(ci *corrInfo, sc *scope, extra []Expr) Node {
+	s := ci.n.Schema()
+	p := &Project{Input: ci.n}
+	for i := range ci.out {
+		p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: s[i].Name, T: s[i].Type})
+		p.Names = append(p.Names, s[i].Name)
+	}
+	for _, k := range ci.corr {
+		c := sc.cols[k]
+		if c.outer != nil {
+			c.outer.used[c.outerIdx] = true
+		}
+		p.Exprs = append(p.Exprs, &Literal{T: c.t.Nullable()})
+		p.Names = append(p.Names, fmt.Sprintf("$corr%d", len(p.Names)-len(ci.out)))
+	}
+	for _, x := range extra {
+		p.Exprs = append(p.Exprs, &Literal{T: x.Type().Nullable()})
+		p.Names = append(p.Names, fmt.Sprintf("$corr%d", len(p.Names)-len(ci.out)))
+	}
+	return p
+}
+
+// runsWhilePlanning reports whether the subquery q (in scope sc, at pos) is
+// run while planning and replaced by its result: uncorrelated, over
+// bounded tables, with a way to run it. While a correlation pass is under
+// way, it is not run: runSubquery returns no rows for it.
+func (b *binder) runsWhilePlanning(q ast.ResultSetNode, sc *scope, pos sql.Pos) (bool, error) {
+	ci, err := b.correlationOf(q, sc, pos)
+	if err != nil {
+		return false, err
+	}
+	return len(ci.corr) == 0 && b.p.RunQuery != nil && IsBounded(ci.n), nil
 }
 
 func isUnknownColumn(err error) bool {
@@ -396,17 +496,19 @@ func (b *binder) bindSubquery(e ast.ExprNode, sc *scope, extra []Expr, constant 
 	if err != nil {
 		return nil, err
 	}
-	corr, err := b.correlation(sq.Query, sc, pos)
+	leave, err := b.enterSubquery(pos)
 	if err != nil {
 		return nil, err
 	}
-	if len(corr) == 0 && constant && b.p.RunQuery != nil {
-		n, err := b.bindQuery(sq.Query)
-		if err != nil {
+	defer leave()
+	ci, err := b.correlationOf(sq.Query, sc, pos)
+	if err != nil {
+		return nil, err
+	}
+	corr := ci.corr
+	if constant {
+		if run, err := b.runsWhilePlanning(sq.Query, sc, pos); err != nil || run {
 			return nil, err
-		}
-		if IsBounded(n) {
-			return nil, nil
 		}
 	}
 	if b.sub == nil || b.sub.sc != sc {
@@ -422,6 +524,9 @@ func (b *binder) bindSubquery(e ast.ExprNode, sc *scope, extra []Expr, constant 
 	}
 	if sel.Limit != nil {
 		return nil, errAt(ErrUnsupported, pos, "leave out LIMIT", "LIMIT in a correlated subquery or one over unbounded tables is not supported")
+	}
+	if b.subq.pass > 0 {
+		return &subquery{r: standIn(ci, sc, extra), nOut: len(ci.out), corr: corr, extra: extra, scalarAgg: isScalarAgg(sel)}, nil
 	}
 	if len(corr) == 0 && len(extra) == 0 {
 		r, err := b.bindQuery(sel)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -371,7 +370,7 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 	}
 	results := []resultJSON{}
 	for _, st := range stmts {
-		res, err := s.sess.ExecuteStatement(context.Background(), st)
+		res, err := s.sess.ExecuteStatement(r.Context(), st)
 		if err != nil {
 			e := apiError{Error: capMessage(err.Error())}
 			var se *sql.Error

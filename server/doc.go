@@ -11,10 +11,11 @@
 // SET or RESET changed them), resumes the jobs recorded in
 // <data-dir>/server/jobs.json and starts listening; an error from Open
 // leaves nothing open and the lock released. Serve then serves the API
-// until Shutdown, which stops the API, stops every running job (with a
-// savepoint each when Options.SavepointOnStop, else with a final checkpoint
-// where the job has checkpointing), closes the session and releases the
-// lock. A Server is used once: Open, Serve, Shutdown.
+// until Shutdown, which cancels the requests in flight (a statement being
+// planned, a query being streamed), stops the API, stops every running job
+// (with a savepoint each when Options.SavepointOnStop, else with a final
+// checkpoint where the job has checkpointing), closes the session and
+// releases the lock. A Server is used once: Open, Serve, Shutdown.
 //
 // # The registry of running jobs
 //

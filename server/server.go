@@ -67,6 +67,12 @@ type Server struct {
 	shuttingDown bool
 	metrics      *collector
 
+	// base is the context of every request, canceled when Shutdown begins
+	// so that a statement being planned or a query being streamed ends
+	// instead of holding the shutdown.
+	base       context.Context
+	cancelBase context.CancelFunc
+
 	// saveMu orders the writes of jobs.json, and is held by an untrack
 	// from the job's removal until its write: an untrack that finds the
 	// job already removed (its end and its stop through the API race), and
@@ -115,7 +121,9 @@ func Open(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.ln = ln
-	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return s.base }}
 	s.log.Info("server started", "url", "http://"+ln.Addr().String(), "data_dir", o.DataDir)
 	return s, nil
 }
@@ -140,6 +148,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	s.saveMu.Lock() // an end being recorded is written first
 	s.saveMu.Unlock()
+	s.cancelBase()
 	s.http.Shutdown(ctx)
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()

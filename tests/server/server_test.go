@@ -639,9 +639,9 @@ INSERT INTO %[1]s SELECT k, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE %[2]s
 	reaches(t, addr, "streamsql_state_memory_bytes", job, 1)
 	// A group aggregation reports its groups and their bytes too.
 	grouped := submit(t, api, gen("clicks2", "'rows-per-second' = '2000',")+
-		"CREATE TABLE per_k (k INT, n BIGINT) WITH ('connector' = 'blackhole');
+		`CREATE TABLE per_k (k INT, n BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO per_k SELECT k, COUNT(*) FROM clicks2 GROUP BY k;
-")
+`)
 	reaches(t, addr, "streamsql_state_entries", map[string]string{"job": grouped}, 10)
 	reaches(t, addr, "streamsql_state_memory_bytes", map[string]string{"job": grouped}, 10*100)
 	if v, ok := metric(t, addr, "streamsql_operator_watermark_seconds", job); !ok || v < float64(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()) {
