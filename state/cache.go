@@ -187,20 +187,8 @@ func (c *Cache[V]) Evict() error {
 	}
 	clear(c.gone)
 	c.gone = c.gone[:0]
-	// The dirty list still points at the evicted entries: compact it once
-	// they are half of it.
-	if c.evicted > 0 && 2*c.evicted >= len(c.dirty) {
-		live := c.dirty[:0]
-		for _, e := range c.dirty {
-			if e.evicted {
-				e.dirty = false
-			} else {
-				live = append(live, e)
-			}
-		}
-		clear(c.dirty[len(live):])
-		c.dirty, c.evicted = live, 0
-	}
+	// The dirty list still points at the evicted entries.
+	c.compactDirty()
 	if c.batch.Len() == 0 {
 		return nil
 	}
@@ -211,11 +199,12 @@ func (c *Cache[V]) Evict() error {
 func (c *Cache[V]) Len() int { return len(c.entries) }
 
 // Trim bounds the cache's memory: when it holds more than maxBytes
-// (Bytes) or more than maxEntries keys, it writes every dirty entry to the
-// store (Flush) and drops entries until it holds three quarters of each
-// bound: first those not used (Get) since its last pass, which marks the
-// others unused (a second chance), then, if that is not enough, any.
-// Later Gets of a dropped key read it from the store again. Writing
+// (Bytes) or more than maxEntries keys, it drops entries until it holds
+// three quarters of each bound: first those not used (Get) since its last
+// pass, which marks the others unused (a second chance), then, if that is
+// not enough, any. A dropped entry that changed since the last Flush is
+// written to the store first (the others stay dirty until the next
+// Flush), and later Gets of its key read it from the store again. Writing
 // between checkpoints is safe: a restore reads checkpoints, never the
 // working store, and the next checkpoint includes these writes anyway.
 // It reports whether it dropped entries.
@@ -226,9 +215,7 @@ func (c *Cache[V]) Trim(maxBytes int64, maxEntries int) (bool, error) {
 	if c.bytes <= maxBytes && len(c.entries) <= maxEntries {
 		return false, nil
 	}
-	if err := c.Flush(); err != nil {
-		return false, err
-	}
+	c.batch.Reset()
 	wantBytes, wantEntries := maxBytes-maxBytes/4, maxEntries-maxEntries/4
 	over := func() bool { return c.bytes > wantBytes || len(c.entries) > wantEntries }
 	var zero V
@@ -239,10 +226,25 @@ func (c *Cache[V]) Trim(maxBytes int64, maxEntries int) (bool, error) {
 				e.ref = false
 				continue
 			}
+			switch {
+			case e.deleted:
+				if e.stored {
+					c.space.Delete(&c.batch, e.KG, []byte(e.Key))
+				}
+			case e.dirty:
+				c.buf = c.codec.Encode(c.buf[:0], &e.Value)
+				c.space.Put(&c.batch, e.KG, []byte(e.Key), c.buf)
+			}
+			if e.dirty {
+				c.evicted++ // still in c.dirty, which compactDirty cleans
+			}
 			delete(c.entries, k)
 			c.uncount(e)
 			e.evicted, e.Value = true, zero
 			dropped = true
+			if err := c.space.ApplyPart(&c.batch); err != nil {
+				return dropped, err
+			}
 			if !over() {
 				break
 			}
@@ -251,7 +253,29 @@ func (c *Cache[V]) Trim(maxBytes int64, maxEntries int) (bool, error) {
 	if dropped {
 		c.complete = false
 	}
-	return dropped, nil
+	c.compactDirty()
+	if c.batch.Len() == 0 {
+		return dropped, nil
+	}
+	return dropped, c.space.store.Apply(&c.batch)
+}
+
+// compactDirty drops the entries that left the cache from the dirty list
+// once they are half of it, so that it holds no memory for them.
+func (c *Cache[V]) compactDirty() {
+	if c.evicted == 0 || 2*c.evicted < len(c.dirty) {
+		return
+	}
+	live := c.dirty[:0]
+	for _, e := range c.dirty {
+		if e.evicted {
+			e.dirty = false
+		} else {
+			live = append(live, e)
+		}
+	}
+	clear(c.dirty[len(live):])
+	c.dirty, c.evicted = live, 0
 }
 
 // Flush writes every dirty entry to the store in one batch.

@@ -36,6 +36,22 @@ func TestCacheTrim(t *testing.T) {
 	if c.Len() != 6 {
 		t.Fatalf("Len after Trim to 8 keys = %d, want 6", c.Len())
 	}
+	stored := func() (n int) {
+		t.Helper()
+		if err := s.Scan(func(int, []byte, []byte) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := stored(); n != 4 {
+		t.Fatalf("entries in the store after Trim: %d, want the 4 dropped (the kept stay dirty)", n)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := stored(); n != 10 {
+		t.Fatalf("entries in the store after Flush: %d, want 10", n)
+	}
 	for i := 0; i < 10; i++ {
 		e, _, err := c.Get(1, []byte{byte(i)})
 		if err != nil || e.Value != i*2 {
