@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/streamsql/streamsql/session"
@@ -65,6 +66,8 @@ type rootOptions struct {
 	// progress shows the jobs' progress while -f waits for them
 	// (--progress, the default; --no-progress turns it off).
 	progress, noProgress bool
+	// cpuProfile is where the run's CPU profile goes (--cpuprofile).
+	cpuProfile string
 }
 
 func newRootFlags(o *rootOptions) *flag.FlagSet {
@@ -81,6 +84,7 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.BoolVar(&o.wait, "wait", false, "with --server and -f: wait for the submitted jobs to end")
 	fs.BoolVar(&o.progress, "progress", true, "with -f: show the jobs' progress while waiting for them: every 2s on a terminal, else a line every 10s")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "with -f: no progress line (--progress=false)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof reads it)")
 	fs.Usage = func() { usage(fs.Output(), fs) }
 	return fs
 }
@@ -133,7 +137,7 @@ func runRoot(args []string) int {
 		var local []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "data-dir", "sync", "fresh", "allow-older-restore", "savepoint-on-stop", "progress", "no-progress":
+			case "data-dir", "sync", "fresh", "allow-older-restore", "savepoint-on-stop", "progress", "no-progress", "cpuprofile":
 				local = append(local, "--"+f.Name)
 			}
 		})
@@ -149,6 +153,14 @@ func runRoot(args []string) int {
 	if o.wait {
 		fmt.Fprintln(os.Stderr, "[ERROR] --wait is for --server (without it, -f always waits)")
 		return 2
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+			return 1
+		}
+		defer stop()
 	}
 	sess, err := session.Open(o.dataDir)
 	if err != nil {
@@ -176,4 +188,20 @@ func runRoot(args []string) int {
 		return runFile(sess, o.file, o.progress && !o.noProgress)
 	}
 	return runShell(sess)
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
