@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,14 +35,7 @@ func bigScript(size int) string {
 // exactly 16 MiB runs whole. `streamsql --server URL -f` refuses a file
 // over the limit, saying so, and exits non-zero.
 func TestRequestTooLarge(t *testing.T) {
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	url := "http://" + addr
-	srv := startServer(t, dir, addr)
-	defer func() {
-		srv.Signal(syscall.SIGTERM)
-		srv.Wait()
-	}()
+	_, _, url := serve(t)
 	big := bigScript(maxRequest + 1000)
 	code, body := post(t, url+"/api/v1/statements", big)
 	if code != 413 || !strings.Contains(body["error"].(string), "larger than 16 MiB") || !strings.Contains(body["error"].(string), "nothing was run") {
@@ -114,14 +106,7 @@ func showTables(t *testing.T, url string) string {
 // option or a value cuts each line it sends at a few hundred bytes, with
 // an ellipsis and the count of bytes left out.
 func TestErrorsDoNotEchoHugeText(t *testing.T) {
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	url := "http://" + addr
-	srv := startServer(t, dir, addr)
-	defer func() {
-		srv.Signal(syscall.SIGTERM)
-		srv.Wait()
-	}()
+	_, _, url := serve(t)
 	huge := strings.Repeat("a", 100000)
 	cast := "SELECT CAST('" + huge + "' AS INT)"
 	column := "SELECT " + huge + " FROM (SELECT 1 AS a) AS v"

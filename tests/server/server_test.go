@@ -77,6 +77,20 @@ func startServer(t *testing.T, dir, addr string) *testenv.Proc {
 	return p
 }
 
+// serve starts a server on a data directory and a loopback address of
+// its own, stopped with SIGTERM when the test ends, and returns them with
+// the server's URL.
+func serve(t *testing.T) (dir, addr, url string) {
+	t.Helper()
+	dir, addr = t.TempDir(), freeAddr(t)
+	srv := startServer(t, dir, addr)
+	t.Cleanup(func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	})
+	return dir, addr, "http://" + addr
+}
+
 func getJSON(t *testing.T, url string, v any) int {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -307,14 +321,7 @@ func TestServer(t *testing.T) {
 // TestClients: `streamsql --server URL` as a shell reading statements
 // from stdin, and `-f --wait` waiting for a bounded job to finish.
 func TestClients(t *testing.T) {
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	url := "http://" + addr
-	srv := startServer(t, dir, addr)
-	defer func() {
-		srv.Signal(syscall.SIGTERM)
-		srv.Wait()
-	}()
+	_, _, url := serve(t)
 	file := filepath.Join(t.TempDir(), "bounded.sql")
 	os.WriteFile(file, []byte(`CREATE TABLE nums (n BIGINT) WITH ('connector'='datagen', 'number-of-rows'='5000');
 CREATE TABLE out (n BIGINT) WITH ('connector'='blackhole');
@@ -347,14 +354,7 @@ INSERT INTO out SELECT n FROM nums;
 // jobs at the same time while the job list is read over the API; both
 // succeed, and then two shells at once each list both jobs.
 func TestTwoClients(t *testing.T) {
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	url := "http://" + addr
-	srv := startServer(t, dir, addr)
-	defer func() {
-		srv.Signal(syscall.SIGTERM)
-		srv.Wait()
-	}()
+	_, _, url := serve(t)
 	var files []string
 	for _, c := range []string{"a", "b"} {
 		file := filepath.Join(t.TempDir(), c+".sql")
@@ -858,14 +858,7 @@ INSERT INTO sink SELECT id FROM lagged_in;
 // statement; in table mode an unbounded GROUP BY prints, at Ctrl-C, its
 // table with the retractions applied.
 func TestRemoteQuery(t *testing.T) {
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	url := "http://" + addr
-	srv := startServer(t, dir, addr)
-	defer func() {
-		srv.Signal(syscall.SIGTERM)
-		srv.Wait()
-	}()
+	_, _, url := serve(t)
 
 	// The lines of a bounded query.
 	submitOK(t, url+"/api/v1/statements", `CREATE TABLE nums (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3',
