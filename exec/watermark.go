@@ -29,7 +29,8 @@ import (
 // that reads no split at all (more subtasks than Kafka partitions), is
 // idle: it sends KindIdle downstream, and the receivers leave its channel
 // out of their minimum until it sends a batch or a watermark again, as
-// Flink's WatermarkStatus. A split that comes back from idleness with rows
+// Flink's WatermarkStatus. A subtask whose splits have all ended is not
+// idle: it holds its watermark until its input ends. A split that comes back from idleness with rows
 // behind the watermark others moved on has late rows, in Flink too. Without
 // a timeout an idle split holds the watermark back, as in Flink.
 //
@@ -79,6 +80,9 @@ type watermarkGen struct {
 	idleTimeout time.Duration
 	// splits are the splits the subtask reads, in the order last reported.
 	splits []splitWatermark
+	// ended says a split the subtask read has ended (it is no longer
+	// listed).
+	ended bool
 	// emitted is the last watermark sent; idle whether KindIdle was sent
 	// since.
 	emitted int64
@@ -125,6 +129,11 @@ func (g *watermarkGen) track(src Source, now time.Time) {
 	}
 	if same {
 		return
+	}
+	for _, s := range g.splits {
+		if !slices.Contains(ids, s.id) {
+			g.ended = true
+		}
 	}
 	next := make([]splitWatermark, 0, len(ids))
 	for _, id := range ids {
@@ -205,6 +214,14 @@ func (g *watermarkGen) split(id string, now time.Time) *splitWatermark {
 // idle first; this is the watermark a check between the last two moments
 // would have seen.)
 func (g *watermarkGen) current(now time.Time) (wm int64, idle bool) {
+	if len(g.splits) == 0 && g.ended {
+		// Every split it read has ended: its input ends next, with the
+		// largest watermark (end). Said idle now, it would let operators
+		// downstream move their watermark on without the rows that its
+		// last watermark still fires in operators between (a window
+		// aggregate reached by a longer path than a join's other input).
+		return minWatermark, false
+	}
 	wm, idle = maxWatermark, true
 	var last time.Time
 	for i := range g.splits {

@@ -157,7 +157,9 @@ func (w *windowTVFOp) close() error            { return nil }
 
 // windowAggOp is the window aggregation: GROUP BY window_start, window_end
 // [, keys] over a window table function, with the windows assigned here
-// from the time column. For each row and each of its windows it folds the
+// from the time column, or over the output of a windowed operator, whose
+// rows name their window in their window_start and window_end columns
+// (attached windows: one window a row). For each row and each of its windows it folds the
 // row into the accumulators of (window, key); when the watermark passes a
 // window's end it emits that window's groups once (+I) and deletes their
 // state, so state holds only windows that have not fired. Rows for windows
@@ -179,6 +181,9 @@ type windowAggOp struct {
 	outSch   types.Schema
 	arrowSch *arrow.Schema
 	maxPar   int
+	// startR reads the window_start column of attached windows
+	// (planner.WindowSpec.Attached), whose window_end is the time column.
+	startR colReader
 
 	// fold accumulates rows into the groups' accumulators.
 	fold   *aggFold
@@ -250,6 +255,9 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 	n := b.Len()
 	rec := b.Rec
 	h, tcol := a.read(rec, a.spec, a.fold)
+	if a.spec.Window.Attached {
+		a.startR.reset(types.TimestampType, rec.Column(a.spec.Window.StartCol))
+	}
 	noNulls := tcol.NullN() == 0
 	for i := 0; i < n; i++ {
 		if !noNulls && tcol.IsNull(i) {
@@ -259,7 +267,11 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		if b.Op(i) != Insert {
 			return fmt.Errorf("window aggregation received a %s row: its input must be append-only", b.Op(i))
 		}
-		a.wins = a.asg.assign(a.tsR.i64[i], a.wins[:0])
+		if a.spec.Window.Attached {
+			a.wins = append(a.wins[:0], a.startR.i64[i], a.tsR.i64[i])
+		} else {
+			a.wins = a.asg.assign(a.tsR.i64[i], a.wins[:0])
+		}
 		if windowFired(a.wins[len(a.wins)-1], a.wm) {
 			a.lateRow(i)
 			continue

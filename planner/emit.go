@@ -71,7 +71,7 @@ func checkEmit(n Node) error {
 					"EMIT ON WINDOW CLOSE needs a GROUP BY of a window's bounds (window_start or window_end of TUMBLE or HOP, window_end of CUMULATE)")
 			}
 		case *WindowAggregate:
-			if x.emitAt != nil && !isRowtime(x.Input, x.Window.TimeCol) {
+			if x.emitAt != nil && !x.Window.Attached && !isRowtime(x.Input, x.Window.TimeCol) {
 				name := x.Input.Schema()[x.Window.TimeCol].Name
 				return errAt(ErrUnsupported, *x.emitAt, fmt.Sprintf("declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in the table", name, name),
 					"EMIT ON WINDOW CLOSE needs a watermark on the time column '%s': windows close when the watermark passes their end", name)

@@ -149,6 +149,9 @@ func (w *IDWriter) Window(s WindowSpec) {
 		w.Str(strings.ToLower(p))
 	}
 	w.Bool(s.Proctime)
+	if s.Attached {
+		w.tag('w', s.StartCol)
+	}
 }
 
 // OperatorID computes o's id from its kind, its spec's identity and its

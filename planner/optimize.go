@@ -41,8 +41,11 @@ var rules = []rule{
 	{"ROW field pruning", pruneRowFields},
 	{"interval joins", intervalJoins},
 	{"window aggregation", windowAggregates},
-	{"window join", windowJoins},
 	{"window rank", windowRanks},
+	// Again: a GROUP BY of a window TopN's window columns (the TopN is a
+	// WindowRank only now).
+	{"window aggregation", windowAggregates},
+	{"window join", windowJoins},
 }
 
 func lookupAnd() (functions.Resolved, bool) {

@@ -21,6 +21,10 @@ import (
 // becomes a WindowAggregate (rule windowAggregates): it keeps one
 // accumulator per key and window and emits each window's rows once, when
 // the watermark passes the window's end, so its output is append-only.
+// A GROUP BY over a window aggregate's (or window TopN's) output that
+// names both its window_start and window_end, under any names, is a
+// WindowAggregate too, over the same windows read from those columns
+// (Flink's cascading window aggregation, attachedWindowAggregate).
 //
 // SESSION windows (session_window.go) exist only inside window
 // aggregation; the older GROUP BY TUMBLE(ts, size) form (groupwindow.go)
@@ -49,6 +53,16 @@ type WindowSpec struct {
 	// Proctime says the time column is a processing-time attribute
 	// (proctime.go): the watermarks are the sources' wall clocks.
 	Proctime bool
+	// Attached says the windows are not assigned from a time column but
+	// read from the input's window columns, as a window aggregation over
+	// the output of another windowed operator reads them (Flink's
+	// cascading window aggregation, WindowAttachedWindowingStrategy):
+	// StartCol (named StartName) is the window_start column, TimeCol (named
+	// TimeName) the window_end column. Kind, Size, Slide and Offset are
+	// those of the windows the columns come from.
+	Attached  bool
+	StartCol  int
+	StartName string
 }
 
 // String is the window as EXPLAIN prints it (Flink's form).
@@ -58,7 +72,11 @@ func (w WindowSpec) String() string {
 	if w.Proctime {
 		mark = " *PROCTIME*"
 	}
-	fmt.Fprintf(&b, "%s(time_col=[%s%s]", w.Kind, w.TimeName, mark)
+	if w.Attached {
+		fmt.Fprintf(&b, "%s(win_start=[%s], win_end=[%s]", w.Kind, w.StartName, w.TimeName)
+	} else {
+		fmt.Fprintf(&b, "%s(time_col=[%s%s]", w.Kind, w.TimeName, mark)
+	}
 	switch w.Kind {
 	case "TUMBLE":
 		fmt.Fprintf(&b, ", size=[%s]", fmtMicros(w.Size))
@@ -343,7 +361,11 @@ func isRowtime(n Node, col int) bool {
 // window_end of one WindowTVF below it, through filters and projections
 // that do not compute over the window columns, becomes a WindowAggregate
 // over the TVF's input: windows are assigned inside the aggregate, and the
-// result is append-only. Runs after projection pruning.
+// result is append-only. One whose keys include them for a window
+// aggregate's or window TopN's output becomes a WindowAggregate over its
+// input as it is, the windows read from those columns. Runs after
+// projection pruning, bottom up, so that the aggregates below are window
+// aggregates when the one above is looked at.
 func windowAggregates(n Node) Node {
 	return TransformUp(n, func(n Node) Node {
 		if a, ok := n.(*Aggregate); ok {
@@ -373,7 +395,102 @@ func windowCol(n Node, col int) (*WindowTVF, int) {
 	return nil, -1
 }
 
+// windowSource traces column col of n down to the operator that made it a
+// window column, through filters and projections that pass it through
+// (under its name or another): a window table function, a window
+// aggregate (its window_start, window_end and window_time keys) or a
+// window TopN (which passes its input's window columns through, and emits
+// a window's rows when the watermark passes the window's end, as a window
+// aggregate does). It returns that node, its windows and which column (0
+// start, 1 end, 2 time); nil if none.
+func windowSource(n Node, col int) (Node, WindowSpec, int) {
+	switch x := n.(type) {
+	case *Filter:
+		return windowSource(x.Input, col)
+	case *Project:
+		if c, ok := x.Exprs[col].(*ColumnRef); ok {
+			return windowSource(x.Input, c.Index)
+		}
+	case *WindowTVF:
+		if nIn := len(x.Input.Schema()); col >= nIn {
+			return x, x.Window, col - nIn
+		}
+	case *WindowAggregate:
+		if col < len(x.Keys) && x.Keys[col] < 0 {
+			return x, x.Window, -1 - x.Keys[col]
+		}
+	case *WindowRank:
+		if col < len(x.Rank.Input.Schema()) {
+			if s, spec, which := windowSource(x.Rank.Input, col); s != nil {
+				return x, spec, which
+			}
+		}
+	}
+	return nil, WindowSpec{}, -1
+}
+
+// toWindowAggregate makes a an aggregation over the windows of a window
+// table function below it, or else over the windows of a windowed
+// operator's output (attachedWindowAggregate); nil if it is neither.
 func toWindowAggregate(a *Aggregate) *WindowAggregate {
+	if w := tvfWindowAggregate(a); w != nil {
+		return w
+	}
+	return attachedWindowAggregate(a)
+}
+
+// attachedWindowAggregate is Flink's cascading window aggregation: an
+// Aggregate whose keys include window_start and window_end of one window
+// aggregate's or window TopN's output (windowSource) aggregates per those
+// windows. It reads the windows from those columns (WindowSpec.Attached)
+// rather than assigning them from a time column: a window's input rows
+// arrive when the operator below fires the window, before the watermark
+// that fired it, so none is late here, and the window fires when that
+// watermark arrives. Not for session or processing-time windows (they
+// stay a regular aggregation).
+func attachedWindowAggregate(a *Aggregate) *WindowAggregate {
+	var src Node
+	var spec WindowSpec
+	startCol, endCol := -1, -1
+	keys := make([]int, len(a.Keys))
+	for i, k := range a.Keys {
+		keys[i] = k
+		s, sp, which := windowSource(a.Input, k)
+		if s == nil {
+			continue
+		}
+		if _, tvf := s.(*WindowTVF); tvf {
+			return nil
+		}
+		if src != nil && src != s {
+			return nil
+		}
+		src, spec = s, sp
+		keys[i] = -1 - which
+		switch which {
+		case 0:
+			startCol = k
+		case 1:
+			endCol = k
+		}
+	}
+	if src == nil || startCol < 0 || endCol < 0 || spec.Kind == "SESSION" || spec.Proctime {
+		return nil
+	}
+	in := a.Input.Schema()
+	spec.Attached = true
+	spec.StartCol, spec.StartName = startCol, in[startCol].Name
+	spec.TimeCol, spec.TimeName = endCol, in[endCol].Name
+	spec.Partition = nil
+	noTTL("a window aggregate", a.stateTTL)
+	return &WindowAggregate{Input: a.Input, Window: spec, Keys: keys, Aggs: a.Aggs, cols: a.Schema(),
+		EmitOnWindowClose: a.emitAt != nil, emitAt: a.emitAt}
+}
+
+// tvfWindowAggregate makes a an aggregation over the windows of a window
+// table function below it (windowCol), assigned from the function's time
+// column over the function's input.
+func tvfWindowAggregate(a *Aggregate) *WindowAggregate {
 	var tvf *WindowTVF
 	seen := [3]bool{}
 	for _, k := range a.Keys {

@@ -14,20 +14,28 @@ import (
 //	[LEFT | RIGHT | FULL] JOIN TABLE(TUMBLE(TABLE r, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) R
 //	ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k [AND ...]
 //
-// A regular Join whose inputs are window table functions of the same window
-// (kind, size, slide, offset), reached through filters and projections that
-// pass the window columns through, and whose condition equates both
-// window_start and window_end of the two sides, becomes a WindowJoin (rule
-// windowJoins): the rows of each window are joined once, when the
-// watermark passes the window's end, and the window's rows are then
-// forgotten. Its output is append-only; outer joins emit their unmatched
+// A regular Join whose inputs are windowed with the same windows (kind,
+// size, slide, offset) and whose condition equates both window_start and
+// window_end of the two sides becomes a WindowJoin (rule windowJoins).
+// A side is windowed when the columns equated are the window columns of a
+// window table function, of a window aggregate's output or of a window
+// TopN's (windowSource), reached through filters and projections that pass
+// them through under any name: Nexmark q5 joins a window aggregate's
+// counts with their cascaded maximum on starttime and endtime, its
+// window_start and window_end renamed. The rows of each window are joined
+// once, when the watermark passes the window's end, and the window's rows
+// are then forgotten. A window aggregate or TopN emits a window's rows
+// when the watermark fires it there, before it forwards that watermark, so
+// they arrive here before the watermark that fires the window here: none
+// is late. The output is append-only; outer joins emit their unmatched
 // rows, padded, at that time. The other equalities are the join keys (the
 // hash edges), the rest is the residual condition.
 //
 // Not made window joins: windows that differ between the sides, a join
-// that equates only one of window_start and window_end, and
-// processing-time windows. Over bounded inputs they stay regular joins;
-// over unbounded ones they are errors (checkWindowJoin).
+// that equates only one of window_start and window_end, session and
+// processing-time windows. Between window table functions they stay
+// regular joins over bounded inputs and are errors over unbounded ones
+// (checkWindowJoin); between aggregated windows they stay regular joins.
 
 // WindowJoinType is the kind of a window join: the regular join types plus
 // semi and anti joins (the left rows with a match, or without one, in the
@@ -116,7 +124,8 @@ func (w *WindowJoin) WithExpressions(es []Expr) Node {
 }
 
 // Mode: each window's result is emitted once: append-only (the inputs are
-// window table functions, which are append-only).
+// window table functions, window aggregates or window TopNs, all
+// append-only).
 func (*WindowJoin) Mode([]Mode) Mode { return AppendOnly }
 
 // UpsertKey: none (an append-only output).
@@ -157,30 +166,39 @@ func toWindowJoin(j *Join) *WindowJoin {
 	cond := splitJoinCond(j.Cond, nl, nr)
 	w := &WindowJoin{Left: j.Left, Right: j.Right, Type: windowJoinType(j.Type), Cond: j.Cond, Pos: j.Pos,
 		LeftStart: -1, LeftEnd: -1, RightStart: -1, RightEnd: -1}
-	var lw, rw *WindowTVF
+	var ls, rs Node
+	var lw, rw WindowSpec
 	for _, p := range cond.pairs {
 		if p.left.expr != nil || p.right.expr != nil {
 			continue
 		}
-		lt, lc := windowCol(j.Left, p.left.col)
-		rt, rc := windowCol(j.Right, p.right.col)
-		if lt == nil || rt == nil || lc != rc || lc == 2 {
+		lsrc, lspec, lc := windowSource(j.Left, p.left.col)
+		rsrc, rspec, rc := windowSource(j.Right, p.right.col)
+		if lsrc == nil || rsrc == nil || lc != rc || lc == 2 {
 			continue
 		}
-		if (lw != nil && lw != lt) || (rw != nil && rw != rt) {
+		if (ls != nil && ls != lsrc) || (rs != nil && rs != rsrc) {
 			return nil
 		}
-		lw, rw = lt, rt
+		ls, rs, lw, rw = lsrc, rsrc, lspec, rspec
 		if lc == 0 {
 			w.LeftStart, w.RightStart = p.left.col, p.right.col
 		} else {
 			w.LeftEnd, w.RightEnd = p.left.col, p.right.col
 		}
 	}
-	if lw == nil || w.LeftStart < 0 || w.LeftEnd < 0 || !sameWindow(lw.Window, rw.Window) || lw.Window.Proctime {
+	if ls == nil || w.LeftStart < 0 || w.LeftEnd < 0 || !sameWindow(lw, rw) || lw.Proctime || rw.Proctime || lw.Kind == "SESSION" {
 		return nil
 	}
-	w.Window = lw.Window
+	w.Window = lw
+	if _, tvf := ls.(*WindowTVF); !tvf {
+		// The windows of a windowed operator's output: named by the left
+		// input's window columns.
+		names := j.Left.Schema()
+		w.Window.Attached = true
+		w.Window.StartCol, w.Window.StartName = w.LeftStart, names[w.LeftStart].Name
+		w.Window.TimeCol, w.Window.TimeName = w.LeftEnd, names[w.LeftEnd].Name
+	}
 	noTTL("a window join", j.stateTTL[:]...)
 	return w
 }
@@ -383,6 +401,6 @@ func (w *WindowJoin) isRowtime(col int) bool {
 	if padded {
 		return false
 	}
-	_, which := windowCol(in, c)
+	_, _, which := windowSource(in, c)
 	return which == 2 && isRowtime(in, c)
 }

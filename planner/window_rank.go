@@ -15,9 +15,10 @@ import (
 //	) WHERE rn <= 3
 //
 // A Rank with a rank range whose partition keys include window_start and
-// window_end of one window table function (TUMBLE, HOP, CUMULATE) or of
-// one window aggregate's output, reached through filters and projections
-// that pass them through, and whose input is append-only, becomes a
+// window_end of one window table function (TUMBLE, HOP, CUMULATE), of one
+// window aggregate's output or of one window TopN's (windowSource),
+// reached through filters and projections that pass them through, and
+// whose input is append-only, becomes a
 // WindowRank (rule windowRanks): the rows of each window and key are
 // ranked once, when the watermark passes the window's end, the rows of the
 // range emitted (+I only) and the window's rows forgotten. Its output is
@@ -118,29 +119,6 @@ func toWindowRank(r *Rank) *WindowRank {
 		return nil
 	}
 	return w
-}
-
-// windowSource traces column col of n down to a window column of a window
-// table function or of a window aggregate's output: it returns that node,
-// its windows and which column (0 start, 1 end, 2 time); nil if none.
-func windowSource(n Node, col int) (Node, WindowSpec, int) {
-	switch x := n.(type) {
-	case *Filter:
-		return windowSource(x.Input, col)
-	case *Project:
-		if c, ok := x.Exprs[col].(*ColumnRef); ok {
-			return windowSource(x.Input, c.Index)
-		}
-	case *WindowTVF:
-		if nIn := len(x.Input.Schema()); col >= nIn {
-			return x, x.Window, col - nIn
-		}
-	case *WindowAggregate:
-		if col < len(x.Keys) && x.Keys[col] < 0 {
-			return x, x.Window, -1 - x.Keys[col]
-		}
-	}
-	return nil, WindowSpec{}, -1
 }
 
 // KindWindowRank is the operator of a WindowRank node.
