@@ -169,10 +169,12 @@ func (c *soakConfig) resolve(fs *flag.FlagSet) error {
 	if (c.query == "") == !c.groupBy {
 		return errors.New("give one workload: --query qN or --groupby")
 	}
-	if c.groupBy && (c.events != 0) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if c.groupBy && given["events"] {
 		return errors.New("--events is for --query; --groupby takes --keys and --rows")
 	}
-	if !c.groupBy && (fs.Lookup("keys").Value.String() != fs.Lookup("keys").DefValue || c.rows != 0) {
+	if !c.groupBy && (given["keys"] || given["rows"]) {
 		return errors.New("--keys and --rows are for --groupby; --query takes --events")
 	}
 	switch {
