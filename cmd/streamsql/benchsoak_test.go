@@ -271,3 +271,13 @@ func TestBenchUsage(t *testing.T) {
 		t.Fatalf("exit status %d, want 2 and the usage\n%s", r.code, r.stderr)
 	}
 }
+
+// TestBenchSoakBadSetting: a --set the engine refuses ends the run before
+// it starts, with the engine's message.
+func TestBenchSoakBadSetting(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	r := runBinary(t, t.TempDir(), "", "bench", "soak", "--repo", repo, "--groupby", "--set", "no.such.key=1", "--duration", "1m")
+	if r.code != 1 || !strings.Contains(r.stderr, "no.such.key") {
+		t.Fatalf("exit status %d, want 1 and an error naming the key\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
