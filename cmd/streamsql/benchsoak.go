@@ -521,7 +521,7 @@ func (s *soakServer) submit(job string) (string, error) {
 		return "", err
 	}
 	if r.Error != "" {
-		return "", fmt.Errorf("the job's SQL, line %d, column %d: %s", r.Line, r.Column, r.Error)
+		return "", fmt.Errorf("the job's SQL: %s", r.Error)
 	}
 	for _, res := range r.Results {
 		if res.JobID != "" {
