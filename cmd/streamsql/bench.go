@@ -25,9 +25,10 @@ suites (streamsql bench SUITE -h for each one's flags; bench/README.md):
             process of its own: events per CPU second, peak RSS, state
             size; --flink runs Flink 2.2 on the same queries
   groupby   INSERT INTO blackhole_t SELECT k, COUNT(*), SUM(v) FROM
-            datagen_t GROUP BY k over --rows rows of --keys distinct keys,
-            per key count and state backend: rows per CPU second, peak
-            RSS; --flink runs Flink 2.2 (RocksDB) on the same query
+            datagen_t GROUP BY k over --rows rows of random keys in
+            [0, --keys), per key count and state backend: rows per CPU
+            second, peak RSS; --flink runs Flink 2.2 (RocksDB) on the
+            same query
   soak      one workload (a Nexmark query or the group-by) for --duration
             in a streamsql server, its RSS, CPU time and records read
             sampled every --interval into --out; prints the first and
