@@ -17,13 +17,41 @@ import (
 	"time"
 )
 
-// runBench runs `streamsql bench SUITE`; nexmark is the one suite.
+// benchUsage is `streamsql bench -h`.
+const benchUsage = `usage: streamsql bench SUITE [flags]
+
+suites (streamsql bench SUITE -h for each one's flags; bench/README.md):
+  nexmark   the Nexmark queries of bench/nexmark, each run to its end in a
+            process of its own: events per CPU second, peak RSS, state
+            size; --flink runs Flink 2.2 on the same queries
+  groupby   INSERT INTO blackhole_t SELECT k, COUNT(*), SUM(v) FROM
+            datagen_t GROUP BY k over --rows rows of random keys in
+            [0, --keys), per key count and state backend: rows per CPU
+            second, peak RSS; --flink runs Flink 2.2 (RocksDB) on the
+            same query
+  soak      one workload (a Nexmark query or the group-by) for --duration
+            in a streamsql server, its RSS, CPU time and records read
+            sampled every --interval into --out; prints the first and
+            last thirds' throughput and RSS, and their ratios
+`
+
+// runBench runs `streamsql bench SUITE`.
 func runBench(args []string) int {
-	if len(args) == 0 || args[0] != "nexmark" {
-		fmt.Fprintln(os.Stderr, "usage: streamsql bench nexmark [flags] (streamsql bench nexmark -h)")
-		return 2
+	if len(args) > 0 {
+		switch args[0] {
+		case "nexmark":
+			return runBenchNexmark(args[1:], os.Stdout)
+		case "groupby":
+			return runBenchGroupBy(args[1:], os.Stdout)
+		case "soak":
+			return runBenchSoak(args[1:], os.Stdout)
+		case "-h", "-help", "--help":
+			fmt.Fprint(os.Stdout, benchUsage)
+			return 0
+		}
 	}
-	return runBenchNexmark(args[1:], os.Stdout)
+	fmt.Fprint(os.Stderr, benchUsage)
+	return 2
 }
 
 // Engines a Nexmark run can measure.
@@ -386,27 +414,39 @@ func prepareNexmarkQuery(query, work string) (string, error) {
 	return strings.ReplaceAll(query, nexmarkQ10Dir, "file://"+filepath.Join(work, "nexmark_q10")+"/"), nil
 }
 
-// runStreamsqlNexmark runs a query with this binary, `streamsql --data-dir
-// WORK/data -f WORK/job.sql`, the job file being the DDL, the settings and
-// the query. The state size is that of the job's latest checkpoint, or of
-// its Pebble directories when it took none.
+// runStreamsqlNexmark runs a query with this binary (runStreamsqlJob):
+// the DDL, the benchmark's settings with Pebble state and the query.
 func runStreamsqlNexmark(ctx context.Context, parallelism int, self, work, ddl, query string) (childCost, int64, bool, error) {
-	job := ddl + fmt.Sprintf(`
+	return runStreamsqlJob(ctx, self, work, ddl+benchSettings(parallelism, "pebble")+query)
+}
+
+// benchSettings are the SET lines of every streamsql run of the
+// benchmarks: the parallelism, 10 s checkpoints, the state backend and
+// Flink nexmark's mini-batch settings (miniBatch).
+func benchSettings(parallelism int, backend string) string {
+	return fmt.Sprintf(`
 SET 'parallelism.default' = '%d';
 SET 'execution.checkpointing.interval' = '10s';
-SET 'state.backend' = 'pebble';
-`, parallelism) + miniBatch + query
+SET 'state.backend' = '%s';
+`, parallelism, backend) + miniBatch
+}
+
+// runStreamsqlJob runs a job file with this binary, `streamsql --data-dir
+// WORK/data -f WORK/job.sql`. The state size is that of the job's latest
+// checkpoint, or of its Pebble directories when it took none
+// (checkpointed false).
+func runStreamsqlJob(ctx context.Context, self, work, job string) (cost childCost, state int64, checkpointed bool, err error) {
 	file := filepath.Join(work, "job.sql")
 	if err := os.WriteFile(file, []byte(job), 0o644); err != nil {
 		return childCost{}, 0, false, err
 	}
 	data := filepath.Join(work, "data")
-	cost, _, err := runMeasured(ctx, exec.Command(self, "--data-dir", data, "-f", file), "")
+	cost, _, err = runMeasured(ctx, exec.Command(self, "--data-dir", data, "-f", file), "")
 	if err != nil {
 		return cost, 0, false, err
 	}
-	size, checkpointed := streamsqlStateSize(data)
-	return cost, size, checkpointed, nil
+	state, checkpointed = streamsqlStateSize(data)
+	return cost, state, checkpointed, nil
 }
 
 // streamsqlStateSize is the size of the latest checkpoint of the (one) job

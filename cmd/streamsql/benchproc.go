@@ -99,15 +99,23 @@ func runMeasured(ctx context.Context, cmd *exec.Cmd, submitted string) (childCos
 	return c, out.String(), nil
 }
 
-// vmHWM is the VmHWM of a process in bytes (0 when unknown: gone, or a
-// zombie).
-func vmHWM(pid int) int64 {
+// vmHWM is the VmHWM of a process in bytes, its peak resident set (0
+// when unknown: gone, or a zombie).
+func vmHWM(pid int) int64 { return procStatusBytes(pid, "VmHWM:") }
+
+// vmRSS is the VmRSS of a process in bytes, its resident set now (0 when
+// unknown).
+func vmRSS(pid int) int64 { return procStatusBytes(pid, "VmRSS:") }
+
+// procStatusBytes is a field of /proc/PID/status given in kB ("VmHWM:"),
+// in bytes; 0 when unknown.
+func procStatusBytes(pid int, field string) int64 {
 	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range bytes.Split(st, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+		if v, ok := bytes.CutPrefix(line, []byte(field)); ok {
 			if f := bytes.Fields(v); len(f) >= 1 {
 				if kb, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
 					return kb * 1024

@@ -9,6 +9,8 @@
 //	streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file (also --file)
 //	streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
 //	streamsql bench nexmark [--queries q0,q1,...] [--events N] [--parallelism P] [--json FILE] [--flink]
+//	streamsql bench groupby [--keys K,...] [--rows R] [--backend pebble,hashmap] [--flink]
+//	streamsql bench soak (--query qN [--events N] | --groupby [--keys K] [--rows R]) [--duration D] [--interval I] [--out FILE]
 //	streamsql version
 //
 // --sync makes each INSERT wait for its job, as SET 'table.dml-sync' =
@@ -132,5 +134,12 @@
 // second (the child's rusage), peak RSS (its VmHWM) and state size; with
 // --flink it runs each query on Flink 2.2.1 too (NexmarkSql of bench/peers) and
 // writes bench/NEXMARK.md. bench/nexmark/README.md describes it.
+// "streamsql bench groupby" runs a group-by over a datagen table of many
+// keys the same way, per key count and state backend (and on Flink with
+// --flink), and writes bench/GROUPBY.md. "streamsql bench soak" runs one
+// workload (a Nexmark query or that group-by) in a child "streamsql
+// server" for a long run, sampling its RSS, its CPU time and the job's
+// records in every --interval, and compares the first and last thirds of
+// the run. bench/README.md describes both.
 // "streamsql kafka-dev" is the local Kafka-compatible broker.
 package main

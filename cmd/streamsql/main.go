@@ -103,6 +103,10 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql --server URL [-s PATH]                  a shell on a server (statements from stdin)
   streamsql bench nexmark [--queries q0,q1,...] [--events N] [--parallelism P] [--json FILE] [--flink]
                                                     run the Nexmark benchmark (bench/nexmark/README.md)
+  streamsql bench groupby [--keys K,...] [--rows R] [--backend pebble,hashmap] [--flink]
+                                                    a group-by over many keys per state backend (bench/README.md)
+  streamsql bench soak (--query qN [--events N] | --groupby [--keys K] [--rows R]) [--duration D] [--interval I] [--out FILE]
+                                                    one workload for a long run, RSS and throughput sampled
   streamsql version                                 print the version
 
 The data directory (--data-dir, default ./streamsql-data) has one owner at a
