@@ -189,12 +189,12 @@ func TestSoakWindows(t *testing.T) {
 // TestSoakJob: the job is the tables, the benchmark's settings, the --set
 // ones after them (quotes doubled) and the INSERT.
 func TestSoakJob(t *testing.T) {
-	c := soakConfig{groupBy: true, keys: 500, backend: "hashmap", parallelism: 2, sets: []string{"a.b = x'y"}}
+	c := soakConfig{groupBy: true, keys: 500, backend: "hashmap", parallelism: 2, sets: []string{"pipeline.name = x'y"}}
 	job, err := c.job(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "job", job, "'fields.k.max' = '499'", "SET 'state.backend' = 'hashmap';", "SET 'parallelism.default' = '2';", "SET 'a.b' = 'x''y';\n"+groupByQuery)
+	mustContain(t, "job", job, "'fields.k.max' = '499'", "SET 'state.backend' = 'hashmap';", "SET 'parallelism.default' = '2';", "SET 'pipeline.name' = 'x''y';\n"+groupByQuery)
 	if strings.Contains(job, "number-of-rows") {
 		t.Errorf("an unbounded run has a 'number-of-rows':\n%s", job)
 	}
