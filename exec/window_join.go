@@ -4,6 +4,9 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -57,7 +60,9 @@ type windowJoinOp struct {
 	windows map[int64]*wjWindow // by window end
 	ends    wjEnds              // the open windows' ends, a min-heap
 	rows    int64               // rows held
-	seq     uint64
+	// bytes is about the memory of the rows and keys held in memory.
+	bytes int64
+	seq   uint64
 	// unstored are the rows added since the last checkpoint.
 	unstored []wjRef
 	gauge    windowGauge
@@ -99,6 +104,9 @@ type wjWindow struct {
 	byKey      map[string]*wjGroup
 	groups     []*wjGroup
 	nullRows   [2][]wjRow
+	// spilled: rows of it were dropped from memory (shrink); it reads
+	// them back from the store when it fires.
+	spilled bool
 }
 
 // wjGroup is a window's rows of one join key, per side.
@@ -175,40 +183,160 @@ func (j *windowJoinOp) open(t *taskContext) error {
 	}
 	j.wm = max(j.wm, restoredWatermark(t))
 	for s := range j.space {
-		err := j.space[s].Scan(func(kg int, k, v []byte) error {
-			if len(k) < 25 {
-				return fmt.Errorf("%w: %s: window join key of %d bytes", errCorrupt, j.owner, len(k))
-			}
-			end := int64(binary.BigEndian.Uint64(k))
-			start := int64(binary.BigEndian.Uint64(k[8:]))
-			seq := binary.BigEndian.Uint64(k[len(k)-8:])
-			key := k[16 : len(k)-8]
-			d, err := newStateDecoder(v, j.owner)
-			if err != nil {
-				return err
-			}
-			row := string(d.bytes())
-			d.end()
-			if d.err != nil {
-				return d.err
-			}
-			j.seq = max(j.seq, seq)
-			w := j.window(start, end)
-			r := wjRow{row: row, seq: seq, kg: kg, stored: true}
-			if key[0] == 0 {
-				w.nullRows[s] = append(w.nullRows[s], r)
-			} else {
-				g := j.group(w, kg, string(key[1:]))
-				g.rows[s] = append(g.rows[s], r)
-			}
-			j.rows++
-			return nil
-		})
+		err := j.space[s].Scan(func(kg int, k, v []byte) error { return j.loadRow(s, kg, k, v, nil) })
 		if err != nil {
 			return err
 		}
 	}
 	j.gauge.set2(j)
+	return nil
+}
+
+// loadRow adds the stored row k, v of side s in key group kg to its
+// window: in (a window read back when it fires), or the open window it
+// names, made when there is none (restore).
+func (j *windowJoinOp) loadRow(s, kg int, k, v []byte, in *wjWindow) error {
+	if len(k) < 25 {
+		return fmt.Errorf("%w: %s: window join key of %d bytes", errCorrupt, j.owner, len(k))
+	}
+	end := int64(binary.BigEndian.Uint64(k))
+	start := int64(binary.BigEndian.Uint64(k[8:]))
+	seq := binary.BigEndian.Uint64(k[len(k)-8:])
+	key := k[16 : len(k)-8]
+	d, err := newStateDecoder(v, j.owner)
+	if err != nil {
+		return err
+	}
+	row := string(d.bytes())
+	d.end()
+	if d.err != nil {
+		return d.err
+	}
+	j.seq = max(j.seq, seq)
+	w := in
+	if w == nil {
+		w = j.window(start, end)
+	}
+	r := wjRow{row: row, seq: seq, kg: kg, stored: true}
+	if key[0] == 0 {
+		w.nullRows[s] = append(w.nullRows[s], r)
+	} else {
+		g := j.group(w, kg, string(key[1:]))
+		g.rows[s] = append(g.rows[s], r)
+	}
+	j.rows++
+	j.bytes += int64(len(row)) + wjRowBytes
+	return nil
+}
+
+// wjRowBytes and wjGroupBytes are the memory a held row and a window's
+// key take besides their bytes, for the state memory budget.
+const (
+	wjRowBytes   = int64(unsafe.Sizeof(wjRow{})) + 16
+	wjGroupBytes = int64(unsafe.Sizeof(wjGroup{})) + 64
+)
+
+// shrink bounds the memory of the rows held: past the subtask's share of
+// the state memory budget, every row is written to the store (storeNew)
+// and the windows that fire last drop their rows from memory, down to
+// three quarters of the share; such a window (spilled) reads its rows
+// back from the store when it fires.
+func (j *windowJoinOp) shrink() error {
+	j.t.reportState(j.bytes, int(j.rows))
+	limit := j.t.share.Limit()
+	if j.bytes <= limit {
+		return nil
+	}
+	if err := j.storeNew(); err != nil {
+		return err
+	}
+	ends := slices.Sorted(maps.Keys(j.windows))
+	for i := len(ends) - 1; i >= 0 && j.bytes > limit-limit/4; i-- {
+		j.spill(j.windows[ends[i]])
+	}
+	j.t.reportState(j.bytes, int(j.rows))
+	return nil
+}
+
+// spill drops w's rows from memory (they must all be stored): it keeps
+// only the rows that come after, until it fires.
+func (j *windowJoinOp) spill(w *wjWindow) {
+	for _, g := range w.groups {
+		for s := range g.rows {
+			for _, r := range g.rows[s] {
+				j.bytes -= int64(len(r.row)) + wjRowBytes
+			}
+			clear(g.rows[s])
+			g.rows[s] = g.rows[s][:0]
+		}
+		j.bytes -= int64(len(g.key)) + wjGroupBytes
+		g.key = ""
+		j.spare = append(j.spare, g)
+	}
+	clear(w.byKey)
+	clear(w.groups)
+	w.groups = w.groups[:0]
+	for s := range w.nullRows {
+		for _, r := range w.nullRows[s] {
+			j.bytes -= int64(len(r.row)) + wjRowBytes
+		}
+		w.nullRows[s] = nil
+	}
+	w.spilled = true
+}
+
+// unspill reads the rows of w, a spilled window that fires (no longer
+// among the open windows), back from the store: those stored, then those
+// it holds that are not stored yet.
+func (j *windowJoinOp) unspill(w *wjWindow) error {
+	type newRow struct {
+		s   int
+		key string
+		g   bool
+		r   wjRow
+	}
+	var fresh []newRow
+	for _, g := range w.groups {
+		for s := range g.rows {
+			for _, r := range g.rows[s] {
+				if !r.stored {
+					fresh = append(fresh, newRow{s: s, key: g.key, g: true, r: r})
+				}
+			}
+		}
+	}
+	for s := range w.nullRows {
+		for _, r := range w.nullRows[s] {
+			if !r.stored {
+				fresh = append(fresh, newRow{s: s, r: r})
+			}
+		}
+	}
+	held := j.rows
+	j.spill(w)
+	var prefix [16]byte
+	binary.BigEndian.PutUint64(prefix[:8], uint64(w.end))
+	binary.BigEndian.PutUint64(prefix[8:], uint64(w.start))
+	lo, hi := state.KeyGroupRange(j.t.subtask, j.maxPar, j.t.op.Parallelism)
+	for s := range j.space {
+		for kg := lo; kg <= hi; kg++ {
+			err := j.space[s].ScanPrefix(kg, prefix[:], func(k, v []byte) error { return j.loadRow(s, kg, k, v, w) })
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range fresh {
+		if f.g {
+			g := j.group(w, f.r.kg, f.key)
+			g.rows[f.s] = append(g.rows[f.s], f.r)
+		} else {
+			w.nullRows[f.s] = append(w.nullRows[f.s], f.r)
+		}
+		j.bytes += int64(len(f.r.row)) + wjRowBytes
+	}
+	// Every row read back was counted as held already.
+	j.rows, w.spilled = held, false
 	return nil
 }
 
@@ -237,6 +365,7 @@ func (j *windowJoinOp) group(w *wjWindow, kg int, key string) *wjGroup {
 		g.kg, g.key = kg, key
 		w.byKey[key] = g
 		w.groups = append(w.groups, g)
+		j.bytes += int64(len(key)) + wjGroupBytes
 	}
 	return g
 }
@@ -315,12 +444,13 @@ func (j *windowJoinOp) process(input int, b Batch, out *emitter) error {
 		}
 		j.unstored = append(j.unstored, ref)
 		j.rows++
+		j.bytes += int64(len(r.row)) + wjRowBytes
 	}
 	if late > 0 {
 		j.t.job.lateRecords.Add(late)
 	}
 	j.gauge.set2(j)
-	return nil
+	return j.shrink()
 }
 
 // appendKey appends row i's join key to j.keyBuf; false when a key column
@@ -389,6 +519,11 @@ func (j *windowJoinOp) fire(out *emitter) error {
 // fireWindow joins window w's rows and emits the result, then deletes its
 // stored rows.
 func (j *windowJoinOp) fireWindow(w *wjWindow, out *emitter) error {
+	if w.spilled {
+		if err := j.unspill(w); err != nil {
+			return err
+		}
+	}
 	e := wjEmitter{j: j, out: out}
 	defer e.release()
 	for _, g := range w.groups {
@@ -449,14 +584,7 @@ func (j *windowJoinOp) fireWindow(w *wjWindow, out *emitter) error {
 			}
 		}
 	}
-	for _, g := range w.groups {
-		for s := range g.rows {
-			clear(g.rows[s])
-			g.rows[s] = g.rows[s][:0]
-		}
-		g.key = ""
-		j.spare = append(j.spare, g)
-	}
+	j.spill(w) // its rows are gone: drop them from memory (and the count)
 	if wb.Len() == 0 {
 		return nil
 	}
@@ -619,33 +747,39 @@ func (e *wjEmitter) flushOut() error {
 // snapshot writes the rows added since the last checkpoint (those of
 // windows still open) and the watermark, and checkpoints the store.
 func (j *windowJoinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	flush := func() error {
-		var wb state.WriteBatch
-		for _, ref := range j.unstored {
-			if _, open := j.windows[ref.w.end]; !open || j.windows[ref.w.end] != ref.w {
-				continue // fired since
-			}
-			var r *wjRow
-			if ref.g != nil {
-				r = &ref.g.rows[ref.side][ref.i]
-			} else {
-				r = &ref.w.nullRows[ref.side][ref.i]
-			}
-			j.sbuf = j.storeKey(j.sbuf[:0], ref.w, ref.g, r.seq)
-			v := checkpoint.AppendStateHeader(nil, stateVersion)
-			v = binary.AppendUvarint(v, uint64(len(r.row)))
-			v = append(v, r.row...)
-			j.space[ref.side].Put(&wb, ref.kg, j.sbuf, v)
-			r.stored = true
+	return checkpointWindowState(j.t, j.storeNew, j.meta, j.layout, j.wm, j.maxPar, cp)
+}
+
+// storeNew writes the rows added since the last call (of windows still
+// open) to the store.
+func (j *windowJoinOp) storeNew() error {
+	var wb state.WriteBatch
+	for _, ref := range j.unstored {
+		if _, open := j.windows[ref.w.end]; !open || j.windows[ref.w.end] != ref.w {
+			continue // fired since
 		}
-		clear(j.unstored)
-		j.unstored = j.unstored[:0]
-		if wb.Len() == 0 {
-			return nil
+		var r *wjRow
+		if ref.g != nil {
+			r = &ref.g.rows[ref.side][ref.i]
+		} else {
+			r = &ref.w.nullRows[ref.side][ref.i]
 		}
-		return j.t.store.Apply(&wb)
+		j.sbuf = j.storeKey(j.sbuf[:0], ref.w, ref.g, r.seq)
+		v := checkpoint.AppendStateHeader(nil, stateVersion)
+		v = binary.AppendUvarint(v, uint64(len(r.row)))
+		v = append(v, r.row...)
+		j.space[ref.side].Put(&wb, ref.kg, j.sbuf, v)
+		r.stored = true
+		if err := j.space[ref.side].ApplyPart(&wb); err != nil {
+			return err
+		}
 	}
-	return checkpointWindowState(j.t, flush, j.meta, j.layout, j.wm, j.maxPar, cp)
+	clear(j.unstored)
+	j.unstored = j.unstored[:0]
+	if wb.Len() == 0 {
+		return nil
+	}
+	return j.t.store.Apply(&wb)
 }
 
 func (j *windowJoinOp) close() error { return closeStore(j.t) }
