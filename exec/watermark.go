@@ -29,8 +29,8 @@ import (
 // that reads no split at all (more subtasks than Kafka partitions), is
 // idle: it sends KindIdle downstream, and the receivers leave its channel
 // out of their minimum until it sends a batch or a watermark again, as
-// Flink's WatermarkStatus. A subtask whose splits have all ended is not
-// idle: it holds its watermark until its input ends. A split that comes back from idleness with rows
+// Flink's WatermarkStatus. A subtask of a bounded scan whose splits have
+// all ended is not idle: it holds its watermark until its input ends. A split that comes back from idleness with rows
 // behind the watermark others moved on has late rows, in Flink too. Without
 // a timeout an idle split holds the watermark back, as in Flink.
 //
@@ -81,8 +81,10 @@ type watermarkGen struct {
 	// splits are the splits the subtask reads, in the order last reported.
 	splits []splitWatermark
 	// ended says a split the subtask read has ended (it is no longer
-	// listed).
-	ended bool
+	// listed); bounded that the scan ends once its splits have (not a
+	// table followed for its changes, whose splits may all end while it
+	// goes on).
+	ended, bounded bool
 	// emitted is the last watermark sent; idle whether KindIdle was sent
 	// since.
 	emitted int64
@@ -107,6 +109,7 @@ func newWatermarkGen(t *subtask, now time.Time) (*watermarkGen, error) {
 		fctx:        &functions.Context{Mem: t.job.opts.Mem, Now: t.job.opts.Now.UnixMicro()},
 		idleTimeout: sc.Watermark.IdleTimeout,
 		emitted:     minWatermark,
+		bounded:     sc.Bounded,
 	}
 	g.wholeRun[0].Split = wholeSubtask
 	if _, ok := t.source.(SplitSource); !ok {
@@ -214,7 +217,7 @@ func (g *watermarkGen) split(id string, now time.Time) *splitWatermark {
 // idle first; this is the watermark a check between the last two moments
 // would have seen.)
 func (g *watermarkGen) current(now time.Time) (wm int64, idle bool) {
-	if len(g.splits) == 0 && g.ended {
+	if len(g.splits) == 0 && g.ended && g.bounded {
 		// Every split it read has ended: its input ends next, with the
 		// largest watermark (end). Said idle now, it would let operators
 		// downstream move their watermark on without the rows that its

@@ -72,7 +72,7 @@ func TestWatermarks(t *testing.T) {
 			return out
 		case "source":
 			// A source subtask reading the splits listed; WATERMARK FOR ts
-			// AS ts (seconds in the tests).
+			// AS ts (seconds in the tests); bounded: a scan that ends.
 			src = &splitTestSource{}
 			if d.HasArg("splits") {
 				src.splits = splitsArg(d)
@@ -85,6 +85,7 @@ func TestWatermarks(t *testing.T) {
 				ev:      compileExpr(&planner.ColumnRef{Index: 0, Name: "ts", T: types.TimestampOf(3)}),
 				fctx:    &functions.Context{Mem: memory.DefaultAllocator},
 				emitted: minWatermark,
+				bounded: d.HasArg("bounded"),
 			}
 			g.wholeRun[0].Split = wholeSubtask
 			if src.splits == nil {
