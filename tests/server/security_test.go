@@ -1,0 +1,116 @@
+package server
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
+)
+
+// freePortAll is a free port on every interface (0.0.0.0:PORT).
+func freePortAll(t *testing.T) string {
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+// status is the status of a request to url carrying the header
+// "Authorization: auth" (none when auth is empty), and its body.
+func status(t *testing.T, c *http.Client, method, url, auth string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader("SHOW TABLES;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestNonLoopbackNeedsToken: a server on 0.0.0.0 without a token does not
+// start, and says why.
+func TestNonLoopbackNeedsToken(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:" + freePortAll(t), ":" + freePortAll(t)} {
+		p := testenv.StartProc(t, time.Minute, []string{"STREAMSQL_SERVER_TOKEN="}, bin, "server", "--data-dir", t.TempDir(), "--http", addr)
+		err := p.Wait()
+		if err == nil {
+			t.Fatalf("the server on %s without a token started:\n%s", addr, p.Output())
+		}
+		for _, want := range []string{"--http " + addr + " is not a loopback address", "--token-file", "STREAMSQL_SERVER_TOKEN"} {
+			if !strings.Contains(p.Output(), want) {
+				t.Errorf("the error on %s does not say %q:\n%s", addr, want, p.Output())
+			}
+		}
+	}
+}
+
+// TestToken: a server on 0.0.0.0 with --token-file answers a request only
+// with its token (but /healthz), and streamsql --server sends it.
+func TestToken(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	const token = "s3cret-token-of-the-test"
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+	port := freePortAll(t)
+	srv := startServer(t, dir, "0.0.0.0:"+port, "--token-file", tokenFile)
+	t.Cleanup(func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	})
+	url := "http://127.0.0.1:" + port
+	c := http.DefaultClient
+	for _, ep := range []struct{ method, path string }{
+		{"GET", "/api/v1/jobs"}, {"POST", "/api/v1/statements"}, {"GET", "/metrics"}, {"GET", "/"},
+	} {
+		if code, body := status(t, c, ep.method, url+ep.path, ""); code != 401 || !strings.Contains(body, "unauthorized") {
+			t.Errorf("%s %s without a token: %d %s", ep.method, ep.path, code, body)
+		}
+		if code, body := status(t, c, ep.method, url+ep.path, "Bearer wrong"); code != 401 {
+			t.Errorf("%s %s with a wrong token: %d %s", ep.method, ep.path, code, body)
+		}
+		if code, body := status(t, c, ep.method, url+ep.path, token); code != 401 {
+			t.Errorf("%s %s with the token but not as Bearer: %d %s", ep.method, ep.path, code, body)
+		}
+		if code, body := status(t, c, ep.method, url+ep.path, "Bearer "+token); code != 200 {
+			t.Errorf("%s %s with the token: %d %s", ep.method, ep.path, code, body)
+		}
+	}
+	if code, body := status(t, c, "GET", url+"/healthz", ""); code != 200 {
+		t.Errorf("/healthz without a token: %d %s", code, body)
+	}
+
+	file := filepath.Join(t.TempDir(), "tables.sql")
+	os.WriteFile(file, []byte("CREATE TABLE t (n BIGINT) WITH ('connector'='blackhole');\n"), 0o644)
+	client := testenv.StartProc(t, time.Minute, []string{"STREAMSQL_SERVER_TOKEN="}, bin, "--server", url, "-f", file)
+	if err := client.Wait(); err == nil || !strings.Contains(client.Output(), "unauthorized") {
+		t.Fatalf("a client without the token: %v\n%s", err, client.Output())
+	}
+	client = testenv.StartProc(t, time.Minute, nil, bin, "--server", url, "--token-file", tokenFile, "-f", file)
+	if err := client.Wait(); err != nil {
+		t.Fatalf("a client with --token-file: %v\n%s", err, client.Output())
+	}
+	show := filepath.Join(t.TempDir(), "show.sql")
+	os.WriteFile(show, []byte("SHOW TABLES;\n"), 0o644)
+	client = testenv.StartProc(t, time.Minute, []string{"STREAMSQL_SERVER_TOKEN=" + token}, bin, "--server", url, "-f", show)
+	if err := client.Wait(); err != nil || !strings.Contains(client.Output(), "| t ") {
+		t.Fatalf("a client with the token in STREAMSQL_SERVER_TOKEN: %v\n%s", err, client.Output())
+	}
+}
