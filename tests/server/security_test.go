@@ -114,3 +114,24 @@ func TestToken(t *testing.T) {
 		t.Fatalf("a client with the token in STREAMSQL_SERVER_TOKEN: %v\n%s", err, client.Output())
 	}
 }
+
+// TestPprofOnlyWithFlag: /debug/pprof/ is 404 unless the server runs with
+// --pprof.
+func TestPprofOnlyWithFlag(t *testing.T) {
+	_, _, url := serve(t)
+	if code, body := status(t, http.DefaultClient, "GET", url+"/debug/pprof/", ""); code != 404 {
+		t.Errorf("/debug/pprof/ without --pprof: %d %s", code, body)
+	}
+	if code, _ := status(t, http.DefaultClient, "GET", url+"/debug/pprof/cmdline", ""); code != 404 {
+		t.Errorf("/debug/pprof/cmdline without --pprof: %d", code)
+	}
+	addr := freeAddr(t)
+	srv := startServer(t, t.TempDir(), addr, "--pprof")
+	t.Cleanup(func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	})
+	if code, body := status(t, http.DefaultClient, "GET", "http://"+addr+"/debug/pprof/", ""); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Errorf("/debug/pprof/ with --pprof: %d %s", code, body)
+	}
+}
