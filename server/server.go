@@ -38,6 +38,10 @@ type Options struct {
 	// TLSCert and TLSKey, both or neither, are PEM files: the API is then
 	// served over HTTPS only.
 	TLSCert, TLSKey string
+	// AllowedPaths are the directories under which statements may name
+	// files (session.SetAllowedPaths): a filesystem table's 'path', a
+	// restore path, the savepoints directory. Default: DataDir.
+	AllowedPaths []string
 	// Pprof serves Go's profiles under /debug/pprof/ (default off: they
 	// show the process's command line and let a client stall it).
 	Pprof bool
@@ -139,6 +143,14 @@ func Open(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger, sess: sess}
+	allowed := o.AllowedPaths
+	if len(allowed) == 0 {
+		allowed = []string{o.DataDir}
+	}
+	if err := sess.SetAllowedPaths(allowed); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("%w: --allowed-paths: %v", ErrBadOptions, err)
+	}
 	s.metrics = newCollector(s)
 	sess.OnJobEvent(s.jobEvent)
 	sess.OnCheckpoint(s.checkpointEvent)
@@ -171,7 +183,7 @@ func Open(o Options) (*Server, error) {
 		scheme = "https"
 	}
 	s.log.Info("server started", "url", scheme+"://"+ln.Addr().String(), "data_dir", o.DataDir,
-		"token", o.Token != "", "pprof", o.Pprof)
+		"token", o.Token != "", "pprof", o.Pprof, "allowed_paths", sess.AllowedPaths())
 	return s, nil
 }
 

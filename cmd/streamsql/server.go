@@ -31,6 +31,8 @@ func runServer(args []string) int {
 	fs.StringVar(&tokenFile, "token-file", "", "require of every request but /healthz the token in `FILE` (its first line), as the header Authorization: Bearer TOKEN; default: the environment variable "+server.TokenEnv+" if set. Required when --http is not a loopback address")
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs --tls-key")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "the private key (PEM) in `FILE` of --tls-cert")
+	var allowed string
+	fs.StringVar(&allowed, "allowed-paths", "", "the directories `DIR[,DIR...]` under which statements may read and write files (a filesystem table's 'path', restore paths, the savepoints directory); default: the data directory")
 	fs.BoolVar(&o.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (off by default)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -48,6 +50,13 @@ func runServer(args []string) int {
 		return 2
 	}
 	o.Token = token
+	if allowed != "" {
+		for _, d := range strings.Split(allowed, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				o.AllowedPaths = append(o.AllowedPaths, d)
+			}
+		}
+	}
 	log, err := server.NewLogger(os.Stderr, format)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)

@@ -135,3 +135,45 @@ func TestPprofOnlyWithFlag(t *testing.T) {
 		t.Errorf("/debug/pprof/ with --pprof: %d %s", code, body)
 	}
 }
+
+// TestAllowedPaths: statements sent to the server name files only under
+// its data directory (the default) or under --allowed-paths; a path outside
+// is refused with an error naming it and the allowed directories.
+func TestAllowedPaths(t *testing.T) {
+	dir, _, url := serve(t)
+	api := url + "/api/v1"
+	for _, c := range []struct{ name, path, body string }{
+		{"/etc/passwd", "/statements", "CREATE TABLE pw (line STRING) WITH ('connector'='filesystem', 'path'='/etc/passwd', 'format'='raw');"},
+		{"a restore path", "/statements?restore=/tmp/some-savepoint", "SHOW TABLES;"},
+		{"a savepoints dir", "/statements", "SET 'state.savepoints.dir' = '/tmp';"},
+	} {
+		code, body := post(t, api+c.path, c.body)
+		msg, _ := body["error"].(string)
+		if code != 400 || !strings.Contains(msg, "path not allowed") || !strings.Contains(msg, "only read and write files under "+dir) {
+			t.Errorf("%s: %d %v", c.name, code, body)
+		}
+	}
+	if code, body := post(t, api+"/statements", "CREATE TABLE inside (n BIGINT) WITH ('connector'='filesystem', 'path'='"+dir+"/files/inside', 'format'='csv');"); code != 200 {
+		t.Errorf("a path in the data directory: %d %v", code, body)
+	}
+
+	// --allowed-paths replaces the default; each must exist.
+	other := t.TempDir()
+	p := testenv.StartProc(t, time.Minute, nil, bin, "server", "--data-dir", t.TempDir(), "--http", freeAddr(t), "--allowed-paths", other+","+other+"/missing")
+	if err := p.Wait(); err == nil || !strings.Contains(p.Output(), "--allowed-paths") || !strings.Contains(p.Output(), other+"/missing") {
+		t.Errorf("a server with a missing allowed directory: %v\n%s", err, p.Output())
+	}
+	data2, addr := t.TempDir(), freeAddr(t)
+	srv := startServer(t, data2, addr, "--allowed-paths", other)
+	t.Cleanup(func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	})
+	api = "http://" + addr + "/api/v1"
+	if code, body := post(t, api+"/statements", "CREATE TABLE o (n BIGINT) WITH ('connector'='filesystem', 'path'='"+other+"/o', 'format'='csv');"); code != 200 {
+		t.Errorf("a path under --allowed-paths: %d %v", code, body)
+	}
+	if code, body := post(t, api+"/statements", "CREATE TABLE d (n BIGINT) WITH ('connector'='filesystem', 'path'='"+data2+"/d', 'format'='csv');"); code != 400 {
+		t.Errorf("a path in the data directory, not listed in --allowed-paths: %d %v", code, body)
+	}
+}

@@ -466,7 +466,7 @@ func TestRestoreSavepoint(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	url := "http://" + addr
-	srv := startServer(t, filepath.Join(dir, "data"), addr)
+	srv := startServer(t, filepath.Join(dir, "data"), addr, "--allowed-paths", dir)
 	defer func() {
 		srv.Signal(syscall.SIGTERM)
 		srv.Wait()
