@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -175,5 +176,21 @@ func TestAllowedPaths(t *testing.T) {
 	}
 	if code, body := post(t, api+"/statements", "CREATE TABLE d (n BIGINT) WITH ('connector'='filesystem', 'path'='"+data2+"/d', 'format'='csv');"); code != 400 {
 		t.Errorf("a path in the data directory, not listed in --allowed-paths: %d %v", code, body)
+	}
+}
+
+// TestServerHelp: streamsql server -h lists the security flags.
+func TestServerHelp(t *testing.T) {
+	out, _ := exec.Command(bin, "server", "-h").CombinedOutput()
+	for _, want := range []string{"-token-file", "STREAMSQL_SERVER_TOKEN", "-tls-cert", "-tls-key", "-allowed-paths", "-pprof", "loopback"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("streamsql server -h does not say %q:\n%s", want, out)
+		}
+	}
+	out, _ = exec.Command(bin, "-h").CombinedOutput()
+	for _, want := range []string{"-token-file", "-tls-ca"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("streamsql -h does not say %q:\n%s", want, out)
+		}
 	}
 }
