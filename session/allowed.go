@@ -119,9 +119,15 @@ func resolveExisting(p string) (string, error) {
 func (s *Session) checkTablePaths(connector string, opts map[string]string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, k := range fileOptions[connector] {
-		if err := s.checkPathLocked("'"+k+"'", opts[k]); err != nil {
-			return err
+	for _, name := range fileOptions[connector] {
+		// Every spelling of the key: one the connector takes must not
+		// slip past.
+		for k, v := range opts {
+			if strings.EqualFold(k, name) {
+				if err := s.checkPathLocked("'"+k+"'", v); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -46,6 +46,7 @@ func TestAllowedPaths(t *testing.T) {
 		{"a symlink out", "CREATE TABLE t3 (n BIGINT) WITH ('connector'='filesystem', 'path'='" + allowed + "/escape/new/file', 'format'='csv')"},
 		{"..", "CREATE TABLE t4 (n BIGINT) WITH ('connector'='filesystem', 'path'='" + allowed + "/in/../../outside', 'format'='csv')"},
 		{"a relative path", "CREATE TABLE t5 (n BIGINT) WITH ('connector'='filesystem', 'path'='relative/dir', 'format'='csv')"},
+		{"'PATH'", "CREATE TABLE t6 (n BIGINT) WITH ('connector'='filesystem', 'PATH'='" + outside + "', 'format'='csv')"},
 		{"a restore path", "SET 'execution.state-recovery.path' = '" + outside + "/sp'"},
 		{"a restore path by its Flink name", "SET 'execution.savepoint.path' = '/tmp/sp'"},
 		{"a savepoints dir", "SET 'state.savepoints.dir' = '" + outside + "'"},
