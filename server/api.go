@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,14 +38,37 @@ func (s *Server) routes() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(s.metrics)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if s.opts.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.Handle("GET /{$}", webui.Index())
 	mux.Handle("GET "+webui.Prefix, webui.Assets())
-	return mux
+	if s.opts.Token == "" {
+		return mux
+	}
+	return requireToken(s.opts.Token, mux)
+}
+
+// requireToken passes on the requests that carry "Authorization: Bearer
+// <token>", and GET /healthz; the others get 401.
+func requireToken(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="streamsql"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "unauthorized: this server requires its token, sent as the header Authorization: Bearer <token> (streamsql --server takes it from --token-file or " + TokenEnv + ")"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // apiError is every error's body: the message the shell prints.

@@ -55,6 +55,15 @@
 // savepoint that completed or failed (session.OnCheckpoint), failures with
 // their causes and restarts (session.OnJobEvent). log.go lists them.
 //
+// # Security
+//
+// Open refuses a non-loopback Options.HTTPAddr without Options.Token; with
+// a token every request but GET /healthz must carry it as a Bearer header
+// (401 otherwise, compared in constant time). Options.TLSCert/TLSKey serve
+// HTTPS only; /debug/pprof/ is served only with Options.Pprof. The
+// session's statements may name files only under Options.AllowedPaths
+// (default: the data directory), checked by session.SetAllowedPaths.
+//
 // # Errors
 //
 // Every error of the API is JSON {"error": message} with the message the

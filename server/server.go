@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +31,25 @@ type Options struct {
 	// Logger receives the server's log (log.go; default: text on
 	// os.Stderr). NewLogger makes one.
 	Logger *slog.Logger
+	// Token, when set, is required of every request but GET /healthz, as
+	// "Authorization: Bearer <Token>" (compared in constant time). It is
+	// required when HTTPAddr is not a loopback address.
+	Token string
+	// TLSCert and TLSKey, both or neither, are PEM files: the API is then
+	// served over HTTPS only.
+	TLSCert, TLSKey string
+	// AllowedPaths are the directories under which statements may name
+	// files (session.SetAllowedPaths): a filesystem table's 'path', a
+	// restore path, the savepoints directory. Default: DataDir.
+	AllowedPaths []string
+	// Pprof serves Go's profiles under /debug/pprof/ (default off: they
+	// show the process's command line and let a client stall it).
+	Pprof bool
 }
+
+// TokenEnv is the environment variable the server and its clients take the
+// token from when no --token-file is given.
+const TokenEnv = "STREAMSQL_SERVER_TOKEN"
 
 // ErrBadOptions is wrapped by Open's error for options it cannot run with.
 var ErrBadOptions = errors.New("bad server options")
@@ -41,11 +60,31 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: --data-dir is required", ErrBadOptions)
 	case o.HTTPAddr == "":
 		return fmt.Errorf("%w: --http is required", ErrBadOptions)
+	case (o.TLSCert == "") != (o.TLSKey == ""):
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together", ErrBadOptions)
+	case o.Token == "" && !IsLoopback(o.HTTPAddr):
+		return fmt.Errorf("%w: --http %s is not a loopback address, and anyone who reaches it could run statements, read and write files as this process: give a token (--token-file FILE, or the environment variable %s) that clients must send, or listen on 127.0.0.1",
+			ErrBadOptions, o.HTTPAddr, TokenEnv)
 	}
 	if o.Logger == nil {
 		o.Logger, _ = NewLogger(os.Stderr, LogText)
 	}
 	return nil
+}
+
+// IsLoopback says whether addr (host:port) listens on a loopback address
+// only: "localhost" or a loopback IP. An empty host (every interface), any
+// other name or address is not.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Server runs jobs of one data directory and serves the API.
@@ -104,6 +143,14 @@ func Open(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger, sess: sess}
+	allowed := o.AllowedPaths
+	if len(allowed) == 0 {
+		allowed = []string{o.DataDir}
+	}
+	if err := sess.SetAllowedPaths(allowed); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("%w: --allowed-paths: %v", ErrBadOptions, err)
+	}
 	s.metrics = newCollector(s)
 	sess.OnJobEvent(s.jobEvent)
 	sess.OnCheckpoint(s.checkpointEvent)
@@ -124,7 +171,19 @@ func Open(o Options) (*Server, error) {
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return s.base }}
-	s.log.Info("server started", "url", "http://"+ln.Addr().String(), "data_dir", o.DataDir)
+	scheme := "http"
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			ln.Close()
+			sess.Close()
+			return nil, fmt.Errorf("%w: --tls-cert %s, --tls-key %s: %v", ErrBadOptions, o.TLSCert, o.TLSKey, err)
+		}
+		s.ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		scheme = "https"
+	}
+	s.log.Info("server started", "url", scheme+"://"+ln.Addr().String(), "data_dir", o.DataDir,
+		"token", o.Token != "", "pprof", o.Pprof, "allowed_paths", sess.AllowedPaths())
 	return s, nil
 }
 

@@ -321,6 +321,12 @@ func (s *Session) update(key, value string, base bool) error {
 		(*m)[key] = value
 	}
 	st, err := parseSettings(s.effective())
+	if err == nil {
+		err = s.checkPathLocked("'"+OptSavepointDir+"'", st.SavepointDir)
+	}
+	if err == nil {
+		err = s.checkPathLocked("'"+OptRecoveryPath+"'", st.RecoveryPath)
+	}
 	if err != nil {
 		*m = old
 		return err

@@ -62,6 +62,9 @@ type Session struct {
 	indexes map[string]string
 	// memory is the state memory of the jobs submitted last (memory.go).
 	memory *state.ManagedMemory
+	// allowed are the directories the statements may name files under
+	// (allowed.go); nil: any.
+	allowed []string
 }
 
 // SetDefault makes value the session's default for key: what the option is
@@ -358,6 +361,15 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 			continue
 		}
 		t.Options[o.Key] = o.Value
+	}
+	if err := s.checkTablePaths(t.Connector, t.Options); err != nil {
+		pos := st.Pos()
+		for _, o := range st.Options {
+			if strings.EqualFold(o.Key, "path") {
+				pos = o.Pos
+			}
+		}
+		return nil, sql.Errorf(pos, "%v", err)
 	}
 	if err := s.cat.CreateTable(t, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
 		return &Result{Message: "[INFO] Table " + t.Name + " already exists with this definition."}, nil

@@ -240,6 +240,12 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	if s.RestoreNext != "" {
 		path, once = s.RestoreNext, true
 	}
+	s.mu.Lock()
+	err = s.checkPathLocked("'"+OptRecoveryPath+"'", path)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, sql.Errorf(st.Pos(), "%v", err)
+	}
 	switch {
 	case path != "":
 		md, err := checkpoint.Load(path)

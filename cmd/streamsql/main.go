@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/streamsql/streamsql/server"
 	"github.com/streamsql/streamsql/session"
 )
 
@@ -63,6 +64,9 @@ type rootOptions struct {
 	// wait makes -f wait for the jobs it submitted there to end.
 	serverURL string
 	wait      bool
+	// tokenFile and tlsCA are --server's token and CA (--token-file,
+	// --tls-ca).
+	tokenFile, tlsCA string
 	// progress shows the jobs' progress while -f waits for them
 	// (--progress, the default; --no-progress turns it off).
 	progress, noProgress bool
@@ -82,6 +86,8 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs.BoolVar(&o.savepoint, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (SET '"+session.OptSavepointOnStop+"' = 'true')")
 	fs.StringVar(&o.serverURL, "server", "", "run the statements on the streamsql server at `URL`: -f submits a file, else a shell reads statements from stdin")
 	fs.BoolVar(&o.wait, "wait", false, "with --server and -f: wait for the submitted jobs to end")
+	fs.StringVar(&o.tokenFile, "token-file", "", "with --server: send the server the token in `FILE` (its first line); default: the environment variable "+server.TokenEnv+" if set")
+	fs.StringVar(&o.tlsCA, "tls-ca", "", "with --server https://...: trust the CA certificates (PEM) in `FILE` besides the system's")
 	fs.BoolVar(&o.progress, "progress", true, "with -f: show the jobs' progress while waiting for them: every 2s on a terminal, else a line every 10s")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "with -f: no progress line (--progress=false)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof reads it)")
@@ -96,9 +102,10 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file of statements, then wait for its jobs
   streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
                                                     run sqllogictest files
-  streamsql server [--data-dir DIR] [--http ADDR] [--savepoint-on-stop] [--log-format text|json]
+  streamsql server [--data-dir DIR] [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE]
+                   [--allowed-paths DIR,...] [--pprof] [--savepoint-on-stop] [--log-format text|json]
                                                     run jobs behind a REST API (docs/API.md)
-  streamsql --server URL [-s PATH] -f FILE.sql [--wait]
+  streamsql --server URL [--token-file FILE] [--tls-ca FILE] [-s PATH] -f FILE.sql [--wait]
                                                     submit a file's statements to a server
   streamsql --server URL [-s PATH]                  a shell on a server (statements from stdin)
   streamsql bench nexmark [--queries q0,q1,...] [--events N] [--parallelism P] [--json FILE] [--flink]
@@ -149,6 +156,12 @@ func runRoot(args []string) int {
 			fmt.Fprintf(os.Stderr, "[ERROR] %s cannot be used with --server (the server has its own data dir and options)\n", strings.Join(local, ", "))
 			return 2
 		}
+		c, err := newRemoteClient(o.tokenFile, o.tlsCA)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+			return 2
+		}
+		remoteClient = c
 		if o.file == "" {
 			return runRemoteShell(o.serverURL, o.restore)
 		}
@@ -156,6 +169,10 @@ func runRoot(args []string) int {
 	}
 	if o.wait {
 		fmt.Fprintln(os.Stderr, "[ERROR] --wait is for --server (without it, -f always waits)")
+		return 2
+	}
+	if o.tokenFile != "" || o.tlsCA != "" {
+		fmt.Fprintln(os.Stderr, "[ERROR] --token-file and --tls-ca are for --server")
 		return 2
 	}
 	if o.cpuProfile != "" {

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +22,53 @@ import (
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
+
+// remoteClient is the HTTP client of --server: newRemoteClient makes one
+// that sends the token and trusts the CA given.
+var remoteClient = http.DefaultClient
+
+// newRemoteClient returns the client of --server: it sends the token of
+// tokenFile (or of the environment variable server.TokenEnv) as
+// "Authorization: Bearer", and, with caFile, trusts the certificates (PEM)
+// in it for https:// URLs besides the system's.
+func newRemoteClient(tokenFile, caFile string) (*http.Client, error) {
+	token, err := readToken(tokenFile)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in the file", caFile)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	var rt http.RoundTripper = tr
+	if token != "" {
+		rt = bearer{token: token, next: tr}
+	}
+	return &http.Client{Transport: rt}, nil
+}
+
+// bearer adds the token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
 
 // remoteResult is one statement's result from POST /api/v1/statements.
 type remoteResult struct {
@@ -258,7 +307,7 @@ func runRemoteQuery(url, text string, d display) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "text/plain")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := remoteClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(d.out, "Query canceled.")
@@ -355,7 +404,7 @@ func postStatements(url, text, restore string) (remoteResponse, error) {
 	if restore != "" {
 		target += "?restore=" + neturl.QueryEscape(restore)
 	}
-	resp, err := http.Post(target, "text/plain", strings.NewReader(text))
+	resp, err := remoteClient.Post(target, "text/plain", strings.NewReader(text))
 	if err != nil {
 		return r, err
 	}
@@ -381,7 +430,7 @@ type remoteJob struct {
 }
 
 func remoteStatus(url, id string) (remoteJob, error) {
-	resp, err := http.Get(url + "/api/v1/jobs/" + id)
+	resp, err := remoteClient.Get(url + "/api/v1/jobs/" + id)
 	if err != nil {
 		return remoteJob{}, err
 	}

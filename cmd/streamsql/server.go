@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +27,13 @@ func runServer(args []string) int {
 	fs.StringVar(&o.HTTPAddr, "http", "127.0.0.1:8081", "the `ADDR` (host:port) of the REST API and /metrics")
 	fs.BoolVar(&o.SavepointOnStop, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (else with a final checkpoint)")
 	fs.StringVar(&format, "log-format", server.LogText, "the log's `FORMAT` on stderr: text or json (log/slog's)")
+	var tokenFile string
+	fs.StringVar(&tokenFile, "token-file", "", "require of every request but /healthz the token in `FILE` (its first line), as the header Authorization: Bearer TOKEN; default: the environment variable "+server.TokenEnv+" if set. Required when --http is not a loopback address")
+	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs --tls-key")
+	fs.StringVar(&o.TLSKey, "tls-key", "", "the private key (PEM) in `FILE` of --tls-cert")
+	var allowed string
+	fs.StringVar(&allowed, "allowed-paths", "", "the directories `DIR[,DIR...]` under which statements may read and write files (a filesystem table's 'path', restore paths, the savepoints directory); default: the data directory")
+	fs.BoolVar(&o.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (off by default)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -35,6 +43,19 @@ func runServer(args []string) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "[ERROR] unexpected argument %q (see streamsql server -h)\n", fs.Arg(0))
 		return 2
+	}
+	token, err := readToken(tokenFile)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		return 2
+	}
+	o.Token = token
+	if allowed != "" {
+		for _, d := range strings.Split(allowed, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				o.AllowedPaths = append(o.AllowedPaths, d)
+			}
+		}
 	}
 	log, err := server.NewLogger(os.Stderr, format)
 	if err != nil {
@@ -68,4 +89,24 @@ func runServer(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// readToken is the token of --token-file FILE (its first line, without
+// surrounding spaces), or, without the flag, of the environment variable
+// server.TokenEnv; "" when neither is given. An empty or unreadable file is
+// an error.
+func readToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv(server.TokenEnv)), nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	token, _, _ := strings.Cut(string(data), "\n")
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return "", fmt.Errorf("--token-file %s: the file's first line is empty", file)
+	}
+	return token, nil
 }

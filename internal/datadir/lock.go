@@ -1,20 +1,28 @@
 // Package datadir holds the lock that gives one process at a time the use
 // of a data directory.
 //
-// The lock is <dir>/LOCK, held with flock(2) (an exclusive, non-blocking
-// lock on an open file description). The kernel releases it when its
-// holder closes the file or dies in any way, kill -9 included, so a lock
-// file left behind by a dead process is never stale: the next process
-// takes it over and rewrites its content. The file's content, one line of
-// JSON naming the owner (pid, host, start time, command line), is only
-// there for the error a second process prints; the flock alone decides.
+// The lock is flock(2) (an exclusive, non-blocking lock on an open file
+// description) held on the data directory itself, and on <dir>/LOCK as
+// well. The kernel releases both when their holder closes them or dies in
+// any way, kill -9 included, so a lock file left behind by a dead process
+// is never stale: the next process takes it over and rewrites its content.
+// The file's content, one line of JSON naming the owner (pid, host, start
+// time, command line), is only there for the error a second process
+// prints; the flocks alone decide.
+//
+// The lock on the directory is the one that matters: a directory cannot be
+// removed while it holds files, so removing LOCK while its owner runs does
+// not free the data directory (a lock on the file alone would be lost with
+// it: the next process would create a new LOCK and lock that). When LOCK
+// is gone or empty, the error names the owner from /proc/locks (Linux),
+// by its pid and command line.
 //
 // flock locks belong to an open file description, not to a process: two
-// Locks of one directory conflict within one process too. The file is
-// opened close-on-exec, so child processes do not inherit the lock.
+// Locks of one directory conflict within one process too. The directory
+// and the file are opened close-on-exec, so child processes do not inherit
+// the lock.
 //
-// The file is never removed: removing it while another process has it open
-// would let two processes hold locks on two different files of one name.
+// The file is never removed by this package.
 package datadir
 
 import (
@@ -23,6 +31,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,15 +73,17 @@ func (e *LockedError) Error() string {
 		if o.Host != "" {
 			fmt.Fprintf(&b, " on %s", o.Host)
 		}
-		fmt.Fprintf(&b, ", started %s", o.Started.Local().Format("2006-01-02 15:04:05 MST"))
+		if !o.Started.IsZero() {
+			fmt.Fprintf(&b, ", started %s", o.Started.Local().Format("2006-01-02 15:04:05 MST"))
+		}
 		if o.Command != "" {
 			fmt.Fprintf(&b, " (%s)", o.Command)
 		}
 	} else {
 		b.WriteString("another process")
 	}
-	fmt.Fprintf(&b, "; only one process may use a data directory at a time: stop that one, or give this one another --data-dir (the lock is %s)",
-		filepath.Join(e.Dir, FileName))
+	fmt.Fprintf(&b, "; only one process may use a data directory at a time: stop that one, or give this one another --data-dir (the lock is held on %s and %s)",
+		e.Dir, filepath.Join(e.Dir, FileName))
 	return b.String()
 }
 
@@ -81,7 +92,8 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // Lock is a held lock of a data directory.
 type Lock struct {
-	f *os.File
+	dir *os.File // the data directory, flocked
+	f   *os.File // dir/LOCK, flocked
 }
 
 // Acquire creates dir if needed and takes its lock without waiting. If the
@@ -92,12 +104,27 @@ func Acquire(dir string) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create data directory: %w", err)
 	}
-	path := filepath.Join(dir, FileName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	d, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot lock data directory %s: %w", dir, err)
 	}
+	if err := flock(d, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer d.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &LockedError{Dir: dir, Owner: lockedBy(dir, d)}
+		}
+		return nil, fmt.Errorf("cannot lock data directory %s: flock: %w", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("cannot lock data directory %s: %w", dir, err)
+	}
+	// The file's own flock refuses a process that locks only the file
+	// (as this package did before it locked the directory).
 	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer d.Close()
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &LockedError{Dir: dir, Owner: readOwner(f)}
@@ -106,9 +133,58 @@ func Acquire(dir string) (*Lock, error) {
 	}
 	if err := writeOwner(f); err != nil {
 		f.Close()
+		d.Close()
 		return nil, fmt.Errorf("cannot lock data directory %s: writing %s: %w", dir, path, err)
 	}
-	return &Lock{f: f}, nil
+	return &Lock{dir: d, f: f}, nil
+}
+
+// lockedBy names the process holding the lock of dir (open as d): the one
+// its lock file names, or, when the file is gone or empty, the one
+// /proc/locks names; nil when neither says.
+func lockedBy(dir string, d *os.File) *Owner {
+	if o := ReadOwner(dir); o != nil {
+		return o
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(d.Fd()), &st); err != nil {
+		return nil
+	}
+	pid := flockHolder(uint64(st.Dev), st.Ino)
+	if pid <= 0 {
+		return nil
+	}
+	o := &Owner{PID: pid}
+	if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
+		o.Command = strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+		if len(o.Command) > maxCommand {
+			o.Command = o.Command[:maxCommand] + "..."
+		}
+	}
+	return o
+}
+
+// flockHolder returns the pid /proc/locks gives for the FLOCK lock of the
+// inode ino on device dev, or 0. Lines read
+// "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF", the device in hex.
+func flockHolder(dev, ino uint64) int {
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
+	minor := dev&0xff | (dev>>12)&^0xff
+	want := fmt.Sprintf("%02x:%02x:%d", major, minor, ino)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || f[5] != want {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
 }
 
 // Release empties the lock file and releases the lock. It is safe to call
@@ -122,10 +198,10 @@ func (l *Lock) Release() error {
 	// Empty it while still held, so the content never names a process
 	// that no longer holds the lock.
 	terr := f.Truncate(0)
-	if err := f.Close(); err != nil { // releases the flock
-		return err
-	}
-	return terr
+	ferr := f.Close()     // releases the file's flock
+	derr := l.dir.Close() // releases the directory's flock
+	l.dir = nil
+	return errors.Join(ferr, derr, terr)
 }
 
 // ReadOwner returns the owner named by dir's lock file, or nil when the

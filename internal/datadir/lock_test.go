@@ -152,6 +152,58 @@ func TestLockOfAnotherProcess(t *testing.T) {
 	}
 }
 
+// TestRemovedLockFileStillLocks removes LOCK while a child process holds
+// the lock: a second Acquire is still refused, names the child, and leaves
+// the directory as it was (no new LOCK).
+func TestRemovedLockFileStillLocks(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "locked\n" {
+		t.Fatalf("the child did not take the lock: %q", line)
+	}
+	if err := os.Remove(filepath.Join(dir, FileName)); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = Acquire(dir)
+	var le *LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("Acquire after LOCK was removed while the child (pid %d) holds it: %v", cmd.Process.Pid, err)
+	}
+	if le.Owner == nil || le.Owner.PID != cmd.Process.Pid || !strings.Contains(err.Error(), "process "+strconv.Itoa(cmd.Process.Pid)) {
+		t.Errorf("the error does not name the child (pid %d): %v", cmd.Process.Pid, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused Acquire created a lock file: %v", err)
+	}
+
+	// Once the child releases, the directory is free again.
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Acquire(dir)
+	if err != nil {
+		t.Fatalf("Acquire after the child released: %v", err)
+	}
+	l.Release()
+}
+
 func TestAcquireCreatesTheDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	l, err := Acquire(dir)

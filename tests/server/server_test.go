@@ -59,8 +59,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func startServer(t *testing.T, dir, addr string) *testenv.Proc {
-	p := testenv.StartProc(t, 3*time.Minute, nil, bin, "server", "--data-dir", dir, "--http", addr)
+// startServer starts a server on dir and addr, with the further flags
+// extra, and waits for its /healthz to answer (over plain HTTP on addr).
+func startServer(t *testing.T, dir, addr string, extra ...string) *testenv.Proc {
+	p := testenv.StartProc(t, 3*time.Minute, nil, bin, append([]string{"server", "--data-dir", dir, "--http", addr}, extra...)...)
 	waitFor(t, "the server's /healthz", func() bool {
 		select {
 		case <-p.Done():
@@ -464,7 +466,7 @@ func TestRestoreSavepoint(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	url := "http://" + addr
-	srv := startServer(t, filepath.Join(dir, "data"), addr)
+	srv := startServer(t, filepath.Join(dir, "data"), addr, "--allowed-paths", dir)
 	defer func() {
 		srv.Signal(syscall.SIGTERM)
 		srv.Wait()
