@@ -309,7 +309,7 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 			return err
 		}
 	}
-	_, err := trimCache(o.t, o.cache, 0)
+	_, err := trimCache(o.t, o.cache, o.timers.bytes)
 	return err
 }
 
@@ -354,7 +354,7 @@ func (o *overOp) fire(limit int64, out *emitter) error {
 	for len(o.timers.ends) > 0 && o.timers.ends[0] <= limit {
 		end := heap.Pop(&o.timers).(int64)
 		keys = append(keys, o.timers.keys[end]...)
-		delete(o.timers.keys, end)
+		o.timers.fired(end)
 	}
 	if len(keys) == 0 {
 		return nil

@@ -193,7 +193,7 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	a.late += late
-	_, err = trimCache(a.t, a.cache, 0)
+	_, err = trimCache(a.t, a.cache, a.timers.bytes)
 	return err
 }
 
@@ -268,7 +268,7 @@ func (a *sessionAggOp) fire(out *emitter) error {
 				}
 			}
 		}
-		delete(a.timers.keys, end)
+		a.timers.fired(end)
 	}
 	if err := flush(); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -318,7 +319,7 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	a.late += late
-	_, err = trimCache(a.t, a.cache, 0)
+	_, err = trimCache(a.t, a.cache, a.timers.bytes)
 	a.gauge.set(a)
 	return err
 }
@@ -361,7 +362,13 @@ func (a *windowAggOp) fire(out *emitter) error {
 		}
 		err := emitColumns(a.arrowSch, bs, rows, nil, out)
 		bs, rows = a.builders(), 0
-		return err
+		if err != nil {
+			return err
+		}
+		// Forget the groups emitted so far, so that firing many windows
+		// at once (the end of the input) holds no more than a batch of
+		// them besides the cache.
+		return a.cache.Evict()
 	}
 	for len(a.timers.ends) > 0 && windowFired(a.timers.ends[0], a.wm) {
 		end := heap.Pop(&a.timers).(int64)
@@ -380,7 +387,9 @@ func (a *windowAggOp) fire(out *emitter) error {
 				rows++
 				// The deleted entry keeps its value until Evict below;
 				// nothing reads it before.
-				a.spare = append(a.spare, group{key: e.Value.key, accs: e.Value.accs})
+				if len(a.spare) < maxSpareGroups {
+					a.spare = append(a.spare, group{key: e.Value.key, accs: e.Value.accs})
+				}
 			}
 			a.cache.Delete(e)
 			if rows >= a.t.batchSize {
@@ -389,7 +398,7 @@ func (a *windowAggOp) fire(out *emitter) error {
 				}
 			}
 		}
-		delete(a.timers.keys, end)
+		a.timers.fired(end)
 	}
 	if err := flush(); err != nil {
 		for _, b := range bs {
@@ -405,6 +414,9 @@ func (a *windowAggOp) fire(out *emitter) error {
 	// groups stay in the cache until the checkpoint writes them.
 	return a.cache.Evict()
 }
+
+// maxSpareGroups bounds the fired groups kept for reuse (windowAggOp.spare).
+const maxSpareGroups = 4096
 
 // appendGroup appends the result row of group e.
 func (a *windowAggOp) appendGroup(bs []array.Builder, e *state.Entry[group]) {
@@ -466,7 +478,13 @@ type timerKey struct {
 type windowTimers struct {
 	ends []int64
 	keys map[int64][]timerKey
+	// bytes is about the memory the pending groups' keys take (state
+	// memory besides the cache's).
+	bytes int64
 }
+
+// timerKeyBytes is the memory of a pending group besides its key's bytes.
+const timerKeyBytes = int64(unsafe.Sizeof(timerKey{})) + 8
 
 func (w *windowTimers) add(end int64, k timerKey) {
 	ks, ok := w.keys[end]
@@ -474,6 +492,15 @@ func (w *windowTimers) add(end int64, k timerKey) {
 		heap.Push(w, end)
 	}
 	w.keys[end] = append(ks, k)
+	w.bytes += int64(len(k.key)) + timerKeyBytes
+}
+
+// fired forgets the pending groups of the window ending at end.
+func (w *windowTimers) fired(end int64) {
+	for _, k := range w.keys[end] {
+		w.bytes -= int64(len(k.key)) + timerKeyBytes
+	}
+	delete(w.keys, end)
 }
 
 func (w *windowTimers) Len() int           { return len(w.ends) }
