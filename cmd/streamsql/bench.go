@@ -148,14 +148,22 @@ func runBenchNexmark(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
 	}
-	if c.jsonFile != "" {
-		b, _ := json.MarshalIndent(struct {
-			Runs []nexmarkRun `json:"runs"`
-		}{runs}, "", "  ")
-		if err := os.WriteFile(c.jsonFile, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
-			return 1
-		}
+	return writeBenchJSON(c.jsonFile, struct {
+		Runs []nexmarkRun `json:"runs"`
+	}{runs})
+}
+
+// writeBenchJSON writes v, a bench command's runs, as indented JSON to
+// path (--json; nothing when it is empty) and returns the command's exit
+// code: 0, or 1 when the file cannot be written.
+func writeBenchJSON(path string, v any) int {
+	if path == "" {
+		return 0
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		return 1
 	}
 	return 0
 }

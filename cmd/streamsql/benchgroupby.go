@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -145,16 +144,9 @@ func runBenchGroupBy(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
 	}
-	if c.jsonFile != "" {
-		b, _ := json.MarshalIndent(struct {
-			Runs []groupByRun `json:"runs"`
-		}{runs}, "", "  ")
-		if err := os.WriteFile(c.jsonFile, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
-			return 1
-		}
-	}
-	return 0
+	return writeBenchJSON(c.jsonFile, struct {
+		Runs []groupByRun `json:"runs"`
+	}{runs})
 }
 
 func (c *groupByConfig) resolve(fs *flag.FlagSet, keys, backends string) error {

@@ -150,14 +150,7 @@ func runBenchSoak(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
 		return 1
 	}
-	if c.jsonFile != "" {
-		b, _ := json.MarshalIndent(sum, "", "  ")
-		if err := os.WriteFile(c.jsonFile, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
-			return 1
-		}
-	}
-	return 0
+	return writeBenchJSON(c.jsonFile, sum)
 }
 
 var setKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
