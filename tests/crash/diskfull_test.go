@@ -20,6 +20,10 @@ CREATE TABLE nothing (id BIGINT, c BIGINT, s BIGINT) WITH ('connector' = 'blackh
 SET 'execution.checkpointing.interval' = '200ms';
 SET 'execution.checkpointing.timeout' = '5s';
 SET 'execution.checkpointing.tolerable-failed-checkpoints' = '1000000';
+-- Room for every group in memory: the groups fill the disk through the
+-- checkpoints' flushes, not through write-backs of groups evicted between
+-- checkpoints (which would fail the job at once).
+SET 'taskmanager.memory.managed.size' = '2 gb';
 INSERT INTO nothing SELECT id, COUNT(*), SUM(v) FROM gen GROUP BY id;
 `
 
