@@ -83,7 +83,7 @@ type joinSideState struct {
 	gen   uint64
 	dirty []*joinKey
 	// complete: the store holds no key that is not in keys (a fresh start,
-	// no drop since), so a new key needs no store read.
+	// no evict since), so a new key needs no store read.
 	complete bool
 	rows     int
 	batch    state.WriteBatch
@@ -864,19 +864,6 @@ func growRows(rows []joinRow, n int) []joinRow {
 		return rows
 	}
 	return append(make([]joinRow, 0, max(2*cap(rows), len(rows)+n)), rows...)
-}
-
-// drop flushes and forgets every key.
-func (s *joinSideState) drop() error {
-	if err := s.flush(); err != nil {
-		return err
-	}
-	clear(s.keys)
-	s.nkeys = 0
-	s.gen++
-	s.rows, s.dataBytes = 0, 0
-	s.complete = false
-	return nil
 }
 
 // encodeRow appends the store value of r, a row of k.

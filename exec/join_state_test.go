@@ -309,7 +309,7 @@ func TestJoinSideStateModel(t *testing.T) {
 						t.Fatal(err)
 					}
 				case 1:
-					if err := st.drop(); err != nil {
+					if err := st.evict(0, 0); err != nil {
 						t.Fatal(err)
 					}
 				case 2:

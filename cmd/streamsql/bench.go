@@ -384,16 +384,24 @@ func runNexmark(ctx context.Context, c nexmarkConfig, peer *nexmarkPeer, self, q
 		return r, err
 	}
 	r.WallSeconds, r.CPUSeconds = cost.wall.Seconds(), cost.cpu.Seconds()
-	r.EventsPerSecond = float64(c.events) / r.WallSeconds
-	if r.CPUSeconds > 0 {
-		r.EventsPerCPUSecond = float64(c.events) / r.CPUSeconds
-	}
+	r.EventsPerSecond, r.EventsPerCPUSecond, r.EventsPerJobCPUSecond = cost.rates(float64(c.events))
 	r.PeakRSSBytes = cost.peakRSS
 	r.StartupCPUSeconds = cost.startCPU.Seconds()
-	if job := r.CPUSeconds - r.StartupCPUSeconds; job > 0 {
-		r.EventsPerJobCPUSecond = float64(c.events) / job
-	}
 	return r, nil
+}
+
+// rates are n records over the run: per second, per CPU second, and per
+// CPU second after start-up (the last two 0 when no CPU time was
+// measured).
+func (c childCost) rates(n float64) (perSecond, perCPU, perJobCPU float64) {
+	perSecond = n / c.wall.Seconds()
+	if cpu := c.cpu.Seconds(); cpu > 0 {
+		perCPU = n / cpu
+	}
+	if job := (c.cpu - c.startCPU).Seconds(); job > 0 {
+		perJobCPU = n / job
+	}
+	return perSecond, perCPU, perJobCPU
 }
 
 // The files the queries read and write, as bench/nexmark has them: q13's

@@ -268,15 +268,9 @@ func runGroupBy(ctx context.Context, c groupByConfig, peer *nexmarkPeer, self st
 		return r, err
 	}
 	r.WallSeconds, r.CPUSeconds = cost.wall.Seconds(), cost.cpu.Seconds()
-	r.RowsPerSecond = float64(c.rows) / r.WallSeconds
-	if r.CPUSeconds > 0 {
-		r.RowsPerCPUSecond = float64(c.rows) / r.CPUSeconds
-	}
+	r.RowsPerSecond, r.RowsPerCPUSecond, r.RowsPerJobCPUSecond = cost.rates(float64(c.rows))
 	r.PeakRSSBytes = cost.peakRSS
 	r.StartupCPUSeconds = cost.startCPU.Seconds()
-	if job := r.CPUSeconds - r.StartupCPUSeconds; job > 0 {
-		r.RowsPerJobCPUSecond = float64(c.rows) / job
-	}
 	return r, nil
 }
 
