@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
@@ -68,7 +67,6 @@ type groupAggOp struct {
 	fold   *aggFold
 	owner  string
 	layout string
-	meta   *state.KeySpace
 	cache  *state.Cache[group]
 	sets   *state.CountedSets
 	dsets  *distinctSets
@@ -157,22 +155,10 @@ func (a *groupAggOp) initFold(share bool) error {
 func (a *groupAggOp) open(t *taskContext) error {
 	a.t = t
 	a.owner = stateOwner(t)
-	store := t.store
-	a.meta = state.NewKeySpace(store, spaceMeta, "metadata")
-	groups := state.NewKeySpace(store, spaceGroups, "groups")
-	a.cache = newSpaceCache[group](t, groups, groupCodec{a: a, owner: a.owner})
-	a.cache.SetSizer(groupBytes)
-	a.sets = state.NewCountedSets(state.NewKeySpace(store, spaceValues, "value sets"), countCodec{owner: a.owner})
-	a.dsets = newDistinctSets(state.NewKeySpace(store, spaceDistinct, "distinct values"), a.owner)
-	a.x.sets, a.x.dsets = a.sets, a.dsets
-	if t.restored == nil {
-		a.sets.StartsEmpty()
-		a.dsets.StartsEmpty()
-		return nil
-	}
-	if len(a.fold.shares) > 0 {
+	if t.restored != nil && len(a.fold.shares) > 0 {
 		// State written before DISTINCT sets were shared keeps its layout.
-		stored, ok, err := storedLayout(t, a.meta, a.maxPar, a.owner)
+		meta := state.NewKeySpace(t.store, spaceMeta, "metadata")
+		stored, ok, err := storedLayout(t, meta, a.maxPar, a.owner)
 		if err != nil {
 			return err
 		}
@@ -186,13 +172,26 @@ func (a *groupAggOp) open(t *taskContext) error {
 			}
 		}
 	}
-	if err := checkLayout(t, a.meta, a.maxPar, a.owner, a.layout); err != nil {
+	st, err := t.declareState(stateDecl{Owner: a.owner, Layout: a.layout, Expire: a.sweep})
+	if err != nil {
 		return err
+	}
+	a.cache = declareCache[group](st, spaceGroups, "groups", groupCodec{a: a, owner: a.owner})
+	a.cache.SetSizer(groupBytes)
+	a.sets = state.NewCountedSets(st.space(spaceValues, "value sets"), countCodec{owner: a.owner})
+	st.flushWith(a.sets.Flush)
+	a.dsets = newDistinctSets(st.space(spaceDistinct, "distinct values"), a.owner)
+	st.flushWith(a.dsets.Flush)
+	a.x.sets, a.x.dsets = a.sets, a.dsets
+	if t.restored == nil {
+		a.sets.StartsEmpty()
+		a.dsets.StartsEmpty()
+		return nil
 	}
 	if len(a.spec.Keys) == 0 {
 		// A restored global aggregate that already saw rows must not emit
 		// the empty-input row at the end.
-		err := groups.Scan(func(int, []byte, []byte) error { a.sawAny = true; return errStopScan })
+		err := a.cache.Space().Scan(func(int, []byte, []byte) error { a.sawAny = true; return errStopScan })
 		if err != nil && err != errStopScan {
 			return err
 		}
@@ -640,27 +639,6 @@ func appendTyped(b array.Builder, t types.T, i int64, f float64, d decimal128.Nu
 	}
 }
 
-// snapshot writes the dirty groups, the changed set values and the
-// layout to the store, and checkpoints the store.
-func (a *groupAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	if err := a.sweep(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if err := a.cache.Flush(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if err := a.sets.Flush(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if err := a.dsets.Flush(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if err := writeLayout(a.t, a.meta, a.maxPar, a.layout); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	return storeState(a.t.store, cp)
-}
-
 // endInput emits the row of a global aggregate over an input that had no
 // rows (COUNT(*) = 0, the others NULL), as SQL requires.
 func (a *groupAggOp) endInput(out *emitter) error {
@@ -682,7 +660,7 @@ func (a *groupAggOp) endInput(out *emitter) error {
 	return a.emitBuilt(bs, []RowKind{Insert}, out)
 }
 
-func (a *groupAggOp) close() error { return closeStore(a.t) }
+func (a *groupAggOp) close() error { return nil }
 
 var errStopScan = errors.New("stop")
 

@@ -573,60 +573,6 @@ const (
 	spaceDistinct = 3
 )
 
-// layoutKey is the key, in spaceMeta of every key group, of the state's layout.
-var layoutKey = []byte("layout")
-
-// writeLayout records layout in every key group of the subtask.
-func writeLayout(t *taskContext, meta *state.KeySpace, maxPar int, layout string) error {
-	var wb state.WriteBatch
-	v := binary.AppendUvarint(checkpoint.AppendStateHeader(nil, stateVersion), uint64(len(layout)))
-	v = append(v, layout...)
-	lo, hi := state.KeyGroupRange(t.subtask, maxPar, t.op.Parallelism)
-	for kg := lo; kg <= hi && kg < maxPar; kg++ {
-		meta.Put(&wb, kg, layoutKey, v)
-	}
-	return t.store.Apply(&wb)
-}
-
-// checkLayout compares the layout recorded in a restored store with the
-// operator's: another layout is ErrIncompatibleState naming what differs.
-func checkLayout(t *taskContext, meta *state.KeySpace, maxPar int, owner, layout string) error {
-	got, ok, err := storedLayout(t, meta, maxPar, owner)
-	if err != nil || !ok {
-		return err
-	}
-	if got != layout {
-		return fmt.Errorf("%w: %s: the state was written by %s; the query computes %s", checkpoint.ErrIncompatibleState, owner, got, layout)
-	}
-	return nil
-}
-
-// storedLayout is the layout recorded in a restored store; ok false: none
-// (the subtask's key groups hold no state).
-func storedLayout(t *taskContext, meta *state.KeySpace, maxPar int, owner string) (string, bool, error) {
-	lo, hi := state.KeyGroupRange(t.subtask, maxPar, t.op.Parallelism)
-	for kg := lo; kg <= hi && kg < maxPar; kg++ {
-		raw, ok, err := meta.Get(kg, layoutKey)
-		if err != nil {
-			return "", false, err
-		}
-		if !ok {
-			continue
-		}
-		d, err := newStateDecoder(raw, owner)
-		if err != nil {
-			return "", false, err
-		}
-		got := string(d.bytes())
-		d.end()
-		if d.err != nil {
-			return "", false, d.err
-		}
-		return got, true, nil
-	}
-	return "", false, nil
-}
-
 // stateOwner names an operator subtask in state errors.
 func stateOwner(t *taskContext) string {
 	if t == nil || t.op == nil {

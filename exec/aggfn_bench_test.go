@@ -18,7 +18,7 @@ import (
 // benchGroupAgg is a global group aggregate over one BIGINT column, opened
 // on an in-memory store, emitting nowhere.
 func benchGroupAgg(b *testing.B, updating bool, aggs ...planner.AggCall) (*groupAggOp, *emitter) {
-	job := &Job{opts: Options{StateCacheEntries: 1_000_000}, ctx: context.Background()}
+	job := &Job{opts: Options{StateCacheEntries: 1_000_000}, ctx: context.Background(), graph: &planner.Graph{MaxParallelism: 128}}
 	a := &groupAggOp{
 		spec:     &planner.Aggregate{Aggs: aggs},
 		updating: updating,
@@ -150,7 +150,7 @@ func BenchmarkDistinctFilters(b *testing.B) {
 			var total time.Duration
 			for range b.N {
 				b.StopTimer()
-				job := &Job{opts: Options{StateCacheEntries: 1_000_000}, ctx: context.Background()}
+				job := &Job{opts: Options{StateCacheEntries: 1_000_000}, ctx: context.Background(), graph: &planner.Graph{MaxParallelism: 128}}
 				a := &groupAggOp{spec: &planner.Aggregate{Aggs: aggs}, updating: true,
 					outSch: types.Schema{{Name: "c", Type: count}, {Name: "c1", Type: count}, {Name: "c2", Type: count}, {Name: "c3", Type: count}}, maxPar: 128}
 				a.arrowSch = a.outSch.Arrow()

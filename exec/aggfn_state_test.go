@@ -24,6 +24,7 @@ type groupHarness struct {
 	t    *testing.T
 	dir  string
 	op   *groupAggOp
+	tc   *taskContext
 	recv *subtask
 	em   *emitter
 	n    int
@@ -53,7 +54,7 @@ func (h *groupHarness) start(aggs []planner.AggCall, store state.Store, restored
 	if err := a.open(tc); err != nil {
 		return err
 	}
-	h.op = a
+	h.op, h.tc = a, tc
 	return nil
 }
 
@@ -91,14 +92,14 @@ func (h *groupHarness) checkpoint() {
 	h.t.Helper()
 	h.n++
 	rel := fmt.Sprintf("chk-%d", h.n)
-	if _, err := h.op.snapshot(&snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
+	if _, err := h.tc.snapshot(h.op, &snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.cp = filepath.Join(h.dir, rel)
 }
 
 func (h *groupHarness) restore(aggs []planner.AggCall) error {
-	h.op.close()
+	h.tc.closeOperator(h.op)
 	work := filepath.Join(h.dir, fmt.Sprintf("work-%d", h.n))
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		h.t.Fatal(err)
@@ -129,7 +130,7 @@ func TestGroupAggValueSetsRestore(t *testing.T) {
 	if err := h.start(minMaxDistinct, state.NewMemory(), false); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { h.op.close() }()
+	defer func() { h.tc.closeOperator(h.op) }()
 	var vs []int64
 	for v := int64(1); v <= 1000; v++ {
 		vs = append(vs, v, v)

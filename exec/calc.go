@@ -6,7 +6,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
@@ -185,9 +184,6 @@ func applyMask(t *taskContext, rec arrow.RecordBatch, ops []RowKind, mask *array
 	return res, keptOps, runs, nil
 }
 
-func (c *calcOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
-}
 func (c *calcOp) endInput(*emitter) error { return nil }
 func (c *calcOp) close() error            { return nil }
 
@@ -212,10 +208,7 @@ type valuesOp struct {
 
 func (v *valuesOp) open(t *taskContext) error          { v.t = t; return nil }
 func (v *valuesOp) process(int, Batch, *emitter) error { return nil }
-func (v *valuesOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
-}
-func (v *valuesOp) close() error { return nil }
+func (v *valuesOp) close() error                       { return nil }
 
 func (v *valuesOp) endInput(out *emitter) error {
 	bs := make([]array.Builder, len(v.sch))
@@ -256,9 +249,6 @@ func (unionOp) open(*taskContext) error { return nil }
 func (u unionOp) process(_ int, b Batch, out *emitter) error {
 	rec := array.NewRecordBatch(u.schema, b.Rec.Columns()[:u.schema.NumFields()], b.Rec.NumRows())
 	return out.emit(Batch{Rec: rec, Ops: b.Ops})
-}
-func (unionOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
 }
 func (unionOp) endInput(*emitter) error { return nil }
 func (unionOp) close() error            { return nil }

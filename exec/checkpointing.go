@@ -270,7 +270,7 @@ func (t *subtask) snapshotOperator(id int64, alignment time.Duration) error {
 		return nil
 	}
 	sc := &snapshotContext{id: id, dir: t.job.cp.coord.Dir(id), rel: fmt.Sprintf("%s-%d", t.op.ID, t.index)}
-	st, err := t.impl.snapshot(sc)
+	st, err := t.tc.snapshot(t.impl, sc)
 	switch {
 	case errors.Is(err, errCannotSnapshot):
 		t.job.cp.coord.Decline(id, fmt.Errorf("%s: %w", t.name(), err))
@@ -281,6 +281,51 @@ func (t *subtask) snapshotOperator(id int64, alignment time.Duration) error {
 		t.ack(id, st)
 	}
 	return nil
+}
+
+// snapshot takes an operator subtask's part of checkpoint cp: its declared
+// keyed state (keyedState.snapshot), a sink's pre-commit (preCommitter),
+// or nothing for a stateless operator; an operator that cannot be
+// checkpointed (checkpointRefuser) declines it.
+func (t *taskContext) snapshot(impl operator, cp *snapshotContext) (checkpoint.SubtaskState, error) {
+	if r, ok := impl.(checkpointRefuser); ok {
+		return checkpoint.SubtaskState{}, r.refuseCheckpoint()
+	}
+	if p, ok := impl.(preCommitter); ok {
+		return p.preCommit(cp)
+	}
+	if t.keyed != nil {
+		return t.keyed.snapshot(cp)
+	}
+	return checkpoint.SubtaskState{}, nil
+}
+
+// preCommitter is an operator whose part of a checkpoint is what it
+// pre-commits (a transactional sink): small state returned inline and
+// committed when the checkpoint completes (committer).
+type preCommitter interface {
+	preCommit(cp *snapshotContext) (checkpoint.SubtaskState, error)
+}
+
+// checkpointRefuser is an operator that cannot take part in a checkpoint:
+// refuseCheckpoint says why, wrapping errCannotSnapshot.
+type checkpointRefuser interface {
+	refuseCheckpoint() error
+}
+
+// closeOperator closes impl, then its store (stateful operators) and its
+// share of the state memory budget.
+func (t *taskContext) closeOperator(impl operator) error {
+	err := impl.close()
+	t.keyed = nil
+	t.share.Close()
+	if t.store != nil {
+		if cerr := t.store.Close(); err == nil {
+			err = cerr
+		}
+		t.store = nil
+	}
+	return err
 }
 
 // storeState checkpoints a subtask's store into its directory of

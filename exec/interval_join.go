@@ -67,7 +67,6 @@ type intervalJoinOp struct {
 	outSch   *arrow.Schema
 	outT     []types.T
 	maxPar   int
-	meta     *state.KeySpace
 	layout   string
 	wm       int64
 	// held is the rows in both sides' state, for Metrics.
@@ -158,16 +157,17 @@ func newIntervalJoin(t *subtask) (*intervalJoinOp, error) {
 func (j *intervalJoinOp) open(t *taskContext) error {
 	j.t = t
 	j.owner = stateOwner(t)
-	j.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	j.side[0].st = newIvState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.owner)
-	j.side[1].st = newIvState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.owner)
+	st, err := t.declareState(stateDecl{Owner: j.owner, Layout: j.layout, Watermark: &j.wm})
+	if err != nil {
+		return err
+	}
+	j.side[0].st = newIvState(st.space(spaceJoinLeft, "left rows"), j.owner)
+	j.side[1].st = newIvState(st.space(spaceJoinRight, "right rows"), j.owner)
+	st.flushWith(j.side[0].st.flush)
+	st.flushWith(j.side[1].st.flush)
 	if t.restored == nil {
 		return nil
 	}
-	if err := checkLayout(t, j.meta, j.maxPar, j.owner, j.layout); err != nil {
-		return err
-	}
-	j.wm = max(j.wm, restoredWatermark(t))
 	for s := range j.side {
 		if err := j.side[s].st.restore(); err != nil {
 			return err
@@ -501,18 +501,6 @@ func (j *intervalJoinOp) shrink() error {
 	return nil
 }
 
-func (j *intervalJoinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	flush := func() error {
-		for s := range j.side {
-			if err := j.side[s].st.flush(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return checkpointWindowState(j.t, flush, j.meta, j.layout, j.wm, j.maxPar, cp)
-}
-
 // endInput expires every row: the watermark of ended inputs is +infinity.
 func (j *intervalJoinOp) endInput(out *emitter) error {
 	return j.watermark(maxWatermark, out)
@@ -520,7 +508,7 @@ func (j *intervalJoinOp) endInput(out *emitter) error {
 
 func (j *intervalJoinOp) close() error {
 	j.abortOutput()
-	return closeStore(j.t)
+	return nil
 }
 
 // ivState is one side's rows of an interval join by join key (see

@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
@@ -46,7 +45,6 @@ type joinOp struct {
 	// columns); outSch and outT are then the pairs' (semi_join.go).
 	emitSch *arrow.Schema
 	maxPar  int
-	meta    *state.KeySpace
 	layout  string
 
 	// per batch
@@ -155,18 +153,19 @@ const (
 func (j *joinOp) open(t *taskContext) error {
 	j.t = t
 	j.owner = stateOwner(t)
-	j.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
+	st, err := t.declareState(stateDecl{Owner: j.owner, Layout: j.layout, Expire: j.expire})
+	if err != nil {
+		return err
+	}
 	fresh := t.restored == nil
 	semiAnti := j.spec.Type.LeftOnly()
-	j.side[0].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinLeft, "left rows"), j.spec.LeftInput, !j.spec.LeftUpdating,
+	j.side[0].st = newJoinSideState(st.space(spaceJoinLeft, "left rows"), j.spec.LeftInput, !j.spec.LeftUpdating,
 		j.side[0].outer || semiAnti, j.owner, fresh)
-	j.side[1].st = newJoinSideState(state.NewKeySpace(t.store, spaceJoinRight, "right rows"), j.spec.RightInput, !j.spec.RightUpdating,
+	j.side[1].st = newJoinSideState(st.space(spaceJoinRight, "right rows"), j.spec.RightInput, !j.spec.RightUpdating,
 		j.side[1].outer || semiAnti, j.owner, fresh)
 	for s := range j.side {
 		j.side[s].st.ttl = j.spec.TTL[s].Milliseconds()
-	}
-	if !fresh {
-		return checkLayout(t, j.meta, j.maxPar, j.owner, j.layout)
+		st.flushWith(func() error { return j.flushSide(s) })
 	}
 	return nil
 }
@@ -677,7 +676,9 @@ func scaleDown(part, whole, limit int64) int64 {
 	return int64(float64(part) * 0.75 * float64(limit) / float64(whole))
 }
 
-func (j *joinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+// expire drops the rows of both sides past their TTL, before a
+// checkpoint writes them back.
+func (j *joinOp) expire() error {
 	now := time.Now().UnixMilli()
 	for s := range j.side {
 		st := j.side[s].st
@@ -685,20 +686,24 @@ func (j *joinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) 
 		st.sweep()
 		j.t.job.stateExpired.Add(st.expired)
 		st.expired = 0
-		if err := st.flush(); err != nil {
-			return checkpoint.SubtaskState{}, err
-		}
-		lo, hi := state.KeyGroupRange(j.t.subtask, j.maxPar, j.t.op.Parallelism)
-		if err := st.sweepStore(lo, hi); err != nil {
-			return checkpoint.SubtaskState{}, err
-		}
-		j.t.job.stateExpired.Add(st.expired)
-		st.expired = 0
 	}
-	if err := writeLayout(j.t, j.meta, j.maxPar, j.layout); err != nil {
-		return checkpoint.SubtaskState{}, err
+	return nil
+}
+
+// flushSide writes side s's changed rows back to the store and drops
+// from the store what its TTL has expired there.
+func (j *joinOp) flushSide(s int) error {
+	st := j.side[s].st
+	if err := st.flush(); err != nil {
+		return err
 	}
-	return storeState(j.t.store, cp)
+	lo, hi := state.KeyGroupRange(j.t.subtask, j.maxPar, j.t.op.Parallelism)
+	if err := st.sweepStore(lo, hi); err != nil {
+		return err
+	}
+	j.t.job.stateExpired.Add(st.expired)
+	st.expired = 0
+	return nil
 }
 
 func (j *joinOp) endInput(*emitter) error { return nil }
@@ -707,5 +712,5 @@ func (j *joinOp) close() error {
 	if j.bs != nil {
 		releaseAll(j.bs)
 	}
-	return closeStore(j.t)
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 )
 
@@ -326,9 +325,6 @@ func (o *lookupJoinOp) indexArray(xs []int32, nulls bool) arrow.Array {
 	return ib.NewArray()
 }
 
-func (o *lookupJoinOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
-}
 func (o *lookupJoinOp) endInput(*emitter) error { return nil }
 func (o *lookupJoinOp) close() error {
 	if o.rows != nil {

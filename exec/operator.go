@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
@@ -14,18 +13,17 @@ import (
 
 // operator is the contract between the runtime and one subtask of a
 // non-source operator. All methods are called from the subtask's goroutine,
-// in order: open, then process/watermark/snapshot any number of times, then
+// in order: open, then process/watermark any number of times, then
 // endInput once when every input has ended (bounded input), then close
-// (always, also after an error).
+// (always, also after an error). An operator with keyed state declares it
+// in open (taskContext.declareState); the runtime takes its checkpoints
+// and closes its store after close.
 type operator interface {
 	open(t *taskContext) error
 	// process consumes a batch that arrived on input. The runtime releases
 	// b.Rec after process returns; an operator that keeps rows copies or
 	// retains them.
 	process(input int, b Batch, out *emitter) error
-	// snapshot takes the operator's part of checkpoint cp (state flushed and
-	// checkpointed under cp.dir, or small state returned inline).
-	snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error)
 	// endInput is called once all inputs ended; it emits any final rows.
 	endInput(out *emitter) error
 	close() error
@@ -52,6 +50,8 @@ type taskContext struct {
 	// restored is this subtask's state in the checkpoint the job restores
 	// from (nil when starting fresh).
 	restored *restoredState
+	// keyed is the state the operator declared (nil: none).
+	keyed *keyedState
 }
 
 // reportState reports the bytes and keys the operator's state holds in

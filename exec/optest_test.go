@@ -45,8 +45,9 @@ type opHarness struct {
 	recv *subtask
 	em   *emitter
 	op   operator
-	cp   string // the last checkpoint's directory
-	n    int    // checkpoints taken
+	tc   *taskContext // what op was opened with
+	cp   string       // the last checkpoint's directory
+	n    int          // checkpoints taken
 }
 
 // runOpTests runs every file under dir against a fresh harness, with the
@@ -65,7 +66,7 @@ func runOpTests(t *testing.T, dir string, setup func(h *opHarness) func(*testing
 
 func (h *opHarness) close() {
 	if h.op != nil {
-		h.op.close()
+		h.tc.closeOperator(h.op)
 		h.op = nil
 	}
 }
@@ -97,7 +98,7 @@ func (h *opHarness) open(store state.Store, restored bool) {
 	if err := o.open(tc); err != nil {
 		h.t.Fatal(err)
 	}
-	h.op = o
+	h.op, h.tc = o, tc
 }
 
 // command runs the commands every operator test knows:
@@ -151,7 +152,7 @@ func (h *opHarness) watermark(wm int64) string {
 func (h *opHarness) checkpoint() error {
 	h.n++
 	rel := fmt.Sprintf("chk-%d", h.n)
-	if _, err := h.op.snapshot(&snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
+	if _, err := h.tc.snapshot(h.op, &snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
 		return err
 	}
 	h.cp = filepath.Join(h.dir, rel)

@@ -58,7 +58,6 @@ type overOp struct {
 	owner  string
 	layout string
 	maxPar int
-	meta   *state.KeySpace
 	cache  *state.Cache[overPart]
 	fold   *aggFold
 	// slide: rows leave frames (a bounded start); recompute: and some
@@ -175,20 +174,18 @@ func newOver(t *subtask) (*overOp, error) {
 func (o *overOp) open(t *taskContext) error {
 	o.t = t
 	o.owner = stateOwner(t)
-	o.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	rows := state.NewKeySpace(t.store, spaceGroups, "over rows")
+	st, err := t.declareState(stateDecl{Owner: o.owner, Layout: o.layout, Watermark: &o.wm})
+	if err != nil {
+		return err
+	}
 	codec := overCodec{fold: o.fold, owner: o.owner, hist: o.lagRows > 0}
-	o.cache = newSpaceCache[overPart](t, rows, codec)
+	o.cache = declareCache[overPart](st, spaceGroups, "over rows", codec)
 	o.cache.SetSizer(overPartBytes)
 	if t.restored == nil {
 		return nil
 	}
-	if err := checkLayout(t, o.meta, o.maxPar, o.owner, o.layout); err != nil {
-		return err
-	}
-	o.wm = max(o.wm, restoredWatermark(t))
 	var p overPart
-	return rows.Scan(func(kg int, k, v []byte) error {
+	return o.cache.Space().Scan(func(kg int, k, v []byte) error {
 		if err := codec.Decode(v, &p); err != nil {
 			return err
 		}
@@ -747,11 +744,7 @@ func (o *overOp) slideSeg(s *overSeg, res []array.Builder) error {
 	return nil
 }
 
-func (o *overOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpointWindowState(o.t, o.cache.Flush, o.meta, o.layout, o.wm, o.maxPar, cp)
-}
-
-func (o *overOp) close() error { return closeStore(o.t) }
+func (o *overOp) close() error { return nil }
 
 // overStateVersion is the version of overCodec's encoding.
 const overStateVersion = 1

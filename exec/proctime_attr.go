@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 )
 
@@ -89,9 +88,6 @@ func (a *addProctimeOp) tick(out *emitter, now time.Time) error {
 func (a *addProctimeOp) deadline() (time.Time, bool) { return a.next, true }
 func (a *addProctimeOp) onTimer(out *emitter) error  { return a.tick(out, time.Now()) }
 
-func (a *addProctimeOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
-}
 func (a *addProctimeOp) endInput(*emitter) error { return nil }
 func (a *addProctimeOp) close() error {
 	if a.ts != nil {

@@ -52,7 +52,6 @@ type rankOp struct {
 	owner  string
 	layout string
 	maxPar int
-	meta   *state.KeySpace
 	cache  *state.Cache[rankPart]
 
 	inT    []types.T
@@ -182,12 +181,12 @@ func writeRankLayout(lay *strings.Builder, partT []types.T, r *planner.Rank, inT
 func (o *rankOp) open(t *taskContext) error {
 	o.t = t
 	o.owner = stateOwner(t)
-	o.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	o.cache = newSpaceCache[rankPart](t, state.NewKeySpace(t.store, spaceGroups, "rank rows"), rankCodec{owner: o.owner})
-	o.cache.SetSizer(rankPartBytes)
-	if t.restored != nil {
-		return checkLayout(t, o.meta, o.maxPar, o.owner, o.layout)
+	st, err := t.declareState(stateDecl{Owner: o.owner, Layout: o.layout})
+	if err != nil {
+		return err
 	}
+	o.cache = declareCache[rankPart](st, spaceGroups, "rank rows", rankCodec{owner: o.owner})
+	o.cache.SetSizer(rankPartBytes)
 	return nil
 }
 
@@ -674,18 +673,8 @@ func (o *rankOp) flushOutput(out *emitter) error {
 	return emitColumns(o.outSch, bs, len(o.ops), ops, out)
 }
 
-func (o *rankOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	if err := o.cache.Flush(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if err := writeLayout(o.t, o.meta, o.maxPar, o.layout); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	return storeState(o.t.store, cp)
-}
-
 func (o *rankOp) endInput(*emitter) error { return nil }
-func (o *rankOp) close() error            { o.abort(); return closeStore(o.t) }
+func (o *rankOp) close() error            { o.abort(); return nil }
 
 // appendSortKey appends row i's value of an order key so that bytewise
 // order is the key's order: a NULL flag placed by nullsFirst, then the

@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 )
 
@@ -144,8 +143,5 @@ func isIota(rows []int32) bool {
 	return true
 }
 
-func (r *replicateRowsOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
-}
 func (r *replicateRowsOp) endInput(*emitter) error { return nil }
 func (r *replicateRowsOp) close() error            { return nil }

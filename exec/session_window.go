@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -26,7 +25,7 @@ import (
 //
 // State: one entry per key in a state.Cache over the subtask's store, keyed
 // 0x01 + the key columns, holding the key's open sessions; the watermark in
-// every key group under windowWatermarkKey (which starts with 0x00). Timers
+// every key group, in the metadata space (keyedState). Timers
 // (session ends) are in memory, rebuilt from the store on restore; a timer
 // whose session has since grown finds nothing to fire.
 type sessionAggOp struct {
@@ -42,7 +41,6 @@ type sessionAggOp struct {
 	x      foldCtx
 	owner  string
 	layout string
-	meta   *state.KeySpace
 	cache  *state.Cache[sessions]
 	timers windowTimers
 	wm     int64
@@ -83,19 +81,17 @@ func newSessionAgg(t *subtask) (*sessionAggOp, error) {
 func (a *sessionAggOp) open(t *taskContext) error {
 	a.t = t
 	a.owner = stateOwner(t)
-	a.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	groups := state.NewKeySpace(t.store, spaceGroups, "sessions")
+	st, err := t.declareState(stateDecl{Owner: a.owner, Layout: a.layout, Watermark: &a.wm})
+	if err != nil {
+		return err
+	}
 	codec := sessionCodec{fold: a.fold, keyT: a.partT, owner: a.owner}
-	a.cache = newSpaceCache[sessions](t, groups, codec)
+	a.cache = declareCache[sessions](st, spaceGroups, "sessions", codec)
 	a.cache.SetSizer(sessionsBytes)
 	if t.restored == nil {
 		return nil
 	}
-	if err := checkLayout(t, a.meta, a.maxPar, a.owner, a.layout); err != nil {
-		return err
-	}
-	a.wm = max(a.wm, restoredWatermark(t))
-	return groups.Scan(func(kg int, k, v []byte) error {
+	return a.cache.Space().Scan(func(kg int, k, v []byte) error {
 		var ss sessions
 		if err := codec.Decode(v, &ss); err != nil {
 			return err
@@ -303,11 +299,6 @@ func (a *sessionAggOp) builders() []array.Builder {
 	return bs
 }
 
-// snapshot writes the dirty sessions and the watermark, and checkpoints the store.
-func (a *sessionAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpointWindowState(a.t, a.cache.Flush, a.meta, a.layout, a.wm, a.maxPar, cp)
-}
-
 // endInput fires every open session, but for processing time, where only
 // the clock's watermark closes sessions (planner/proctime.go).
 func (a *sessionAggOp) endInput(out *emitter) error {
@@ -318,4 +309,4 @@ func (a *sessionAggOp) endInput(out *emitter) error {
 	return a.fire(out)
 }
 
-func (a *sessionAggOp) close() error { return closeStore(a.t) }
+func (a *sessionAggOp) close() error { return nil }

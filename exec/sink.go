@@ -50,9 +50,9 @@ func (s *sinkOp) process(_ int, b Batch, _ *emitter) error {
 	return nil
 }
 
-// snapshot pre-commits the sink's open transaction for checkpoint cp and
+// preCommit pre-commits the sink's open transaction for checkpoint cp and
 // keeps its handle until the checkpoint completes (or a later one does).
-func (s *sinkOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+func (s *sinkOp) preCommit(cp *snapshotContext) (checkpoint.SubtaskState, error) {
 	h, err := s.sink.PreCommit(s.t.ctx, cp.id)
 	if err != nil {
 		return checkpoint.SubtaskState{}, fmt.Errorf("sink %s: pre-commit of checkpoint %d: %w", s.name, cp.id, err)
@@ -116,9 +116,6 @@ func (c *collectOp) process(_ int, b Batch, _ *emitter) error {
 	return c.t.job.opts.Collect(b)
 }
 
-func (c *collectOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
-}
 func (c *collectOp) endInput(*emitter) error { return nil }
 func (c *collectOp) close() error            { return nil }
 

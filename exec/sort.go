@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/types"
 )
@@ -69,8 +68,8 @@ func (s *sortOp) process(_ int, b Batch, _ *emitter) error {
 
 // snapshot declines: a sort buffers a bounded input until its end and keeps
 // the rows outside the state backend, so a checkpoint could not restore them.
-func (s *sortOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, fmt.Errorf("%w: ORDER BY / LIMIT keeps its rows outside checkpoints", errCannotSnapshot)
+func (s *sortOp) refuseCheckpoint() error {
+	return fmt.Errorf("%w: ORDER BY / LIMIT keeps its rows outside checkpoints", errCannotSnapshot)
 }
 func (s *sortOp) close() error { return nil }
 

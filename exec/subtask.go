@@ -32,7 +32,9 @@ type subtask struct {
 	// records it found late (planner.Edge.Late).
 	lateOutputs []*output
 
-	impl   operator
+	impl operator
+	// tc is what impl was opened with (runOperator).
+	tc     *taskContext
 	source Source
 	// wm generates a source's watermarks (nil: its table has none).
 	wm *watermarkGen
@@ -329,10 +331,11 @@ func (t *subtask) announce(ended bool) {
 func (t *subtask) runOperator() (err error) {
 	ctx := t.job.ctx
 	tc := t.job.newTaskContext(t)
+	t.tc = tc
 	t.fctx = tc.fctx
 	em := t.emitter()
 	defer func() {
-		if cerr := t.impl.close(); err == nil && cerr != nil {
+		if cerr := tc.closeOperator(t.impl); err == nil && cerr != nil {
 			err = fmt.Errorf("%s: close: %w", t.name(), cerr)
 		}
 	}()

@@ -54,7 +54,6 @@ type temporalJoinOp struct {
 	spec   *planner.TemporalJoinSpec
 	owner  string
 	maxPar int
-	meta   *state.KeySpace
 	probes *state.KeySpace
 	vers   *state.KeySpace
 	layout string
@@ -176,14 +175,15 @@ func nullableTypes(ts []types.T) []string {
 func (j *temporalJoinOp) open(t *taskContext) error {
 	j.t = t
 	j.owner = stateOwner(t)
-	j.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	j.probes = state.NewKeySpace(t.store, spaceTemporalProbes, "probe rows")
-	j.vers = state.NewKeySpace(t.store, spaceTemporalVersions, "versions")
+	st, err := t.declareState(stateDecl{Owner: j.owner, Layout: j.layout})
+	if err != nil {
+		return err
+	}
+	j.probes = st.space(spaceTemporalProbes, "probe rows")
+	j.vers = st.space(spaceTemporalVersions, "versions")
+	st.flushWith(j.flush)
 	if t.restored == nil {
 		return nil
-	}
-	if err := checkLayout(t, j.meta, j.maxPar, j.owner, j.layout); err != nil {
-		return err
 	}
 	return j.restore()
 }
@@ -681,21 +681,11 @@ func timeSuffix(t int64) (s [8]byte) {
 
 func decodeTime(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
 
-func (j *temporalJoinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	if err := j.flush(); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	if err := writeLayout(j.t, j.meta, j.maxPar, j.layout); err != nil {
-		return checkpoint.SubtaskState{}, err
-	}
-	return storeState(j.t.store, cp)
-}
-
 // endInput joins what is left: every input has ended, so no version will
 // come (the sources' last watermark normally did this already).
 func (j *temporalJoinOp) endInput(out *emitter) error { return j.watermark(maxWatermark, out) }
 
-func (j *temporalJoinOp) close() error { return closeStore(j.t) }
+func (j *temporalJoinOp) close() error { return nil }
 
 // tjTimer is the timer of the key in a slot; one whose time is no longer
 // the key's is stale and skipped (a slot reused by another key with a

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -150,9 +149,6 @@ func (w *windowTVFOp) process(_ int, b Batch, out *emitter) error {
 	return out.emit(Batch{Rec: outRec})
 }
 
-func (w *windowTVFOp) snapshot(*snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpoint.SubtaskState{}, nil
-}
 func (w *windowTVFOp) endInput(*emitter) error { return nil }
 func (w *windowTVFOp) close() error            { return nil }
 
@@ -191,7 +187,6 @@ type windowAggOp struct {
 	x      foldCtx
 	owner  string
 	layout string
-	meta   *state.KeySpace
 	cache  *state.Cache[group]
 	timers windowTimers
 	wm     int64
@@ -206,10 +201,6 @@ type windowAggOp struct {
 	// first windows fire.
 	spare []group
 }
-
-// The key of the watermark entry in every key group: key "wm" of the
-// metadata key space (spaceMeta).
-var windowWatermarkKey = []byte("\x00wm")
 
 func newWindowAgg(t *subtask) (*windowAggOp, error) {
 	spec := t.op.Spec.(*planner.WindowAggSpec).Agg
@@ -231,19 +222,18 @@ func newWindowAgg(t *subtask) (*windowAggOp, error) {
 func (a *windowAggOp) open(t *taskContext) error {
 	a.t = t
 	a.owner = stateOwner(t)
-	a.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	groups := state.NewKeySpace(t.store, spaceGroups, "groups")
-	a.cache = newSpaceCache[group](t, groups, windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner})
+	st, err := t.declareState(stateDecl{Owner: a.owner, Layout: a.layout, Watermark: &a.wm})
+	if err != nil {
+		return err
+	}
+	a.cache = declareCache[group](st, spaceGroups, "groups", windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner})
 	a.cache.SetSizer(groupBytes)
 	if t.restored == nil {
 		return nil
 	}
-	if err := checkLayout(t, a.meta, a.maxPar, a.owner, a.layout); err != nil {
-		return err
-	}
-	// Rebuild the pending windows and the watermark from the restored state.
-	a.wm = max(a.wm, restoredWatermark(t))
-	return groups.Scan(func(kg int, k, v []byte) error {
+	// Rebuild the pending windows from the restored state (declareState
+	// restored the watermark).
+	return a.cache.Space().Scan(func(kg int, k, v []byte) error {
 		if len(k) < 16 {
 			return fmt.Errorf("%w: %s: window key of %d bytes", errCorrupt, a.owner, len(k))
 		}
@@ -448,11 +438,6 @@ func (a *windowAggOp) builders() []array.Builder {
 	return bs
 }
 
-// snapshot writes the dirty groups and the watermark, and checkpoints the store.
-func (a *windowAggOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpointWindowState(a.t, a.cache.Flush, a.meta, a.layout, a.wm, a.maxPar, cp)
-}
-
 // endInput fires every remaining window: the watermark of an ended input is
 // +infinity. Under EMIT ON WINDOW CLOSE only the rows' watermark closes
 // windows, so those it has not passed stay unemitted; so do the
@@ -465,7 +450,7 @@ func (a *windowAggOp) endInput(out *emitter) error {
 	return a.fire(out)
 }
 
-func (a *windowAggOp) close() error { return closeStore(a.t) }
+func (a *windowAggOp) close() error { return nil }
 
 // timerKey is one pending group: its key group and state key.
 type timerKey struct {

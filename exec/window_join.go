@@ -38,7 +38,7 @@ func init() {
 // new rows are written at each checkpoint, and a fired window's stored
 // rows are deleted when it fires. A restore rebuilds the open windows from
 // the store. The watermark is kept as the window aggregates keep it
-// (checkpointWindowState), so a restore neither fires a window twice nor
+// (stateDecl.Watermark), so a restore neither fires a window twice nor
 // takes rows into a fired one.
 type windowJoinOp struct {
 	t      *taskContext
@@ -46,7 +46,6 @@ type windowJoinOp struct {
 	owner  string
 	layout string
 	maxPar int
-	meta   *state.KeySpace
 	space  [2]*state.KeySpace
 	side   [2]wjInput
 
@@ -172,16 +171,16 @@ func newWindowJoin(t *subtask) (*windowJoinOp, error) {
 func (j *windowJoinOp) open(t *taskContext) error {
 	j.t = t
 	j.owner = stateOwner(t)
-	j.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	j.space[0] = state.NewKeySpace(t.store, spaceJoinLeft, "left rows")
-	j.space[1] = state.NewKeySpace(t.store, spaceJoinRight, "right rows")
+	st, err := t.declareState(stateDecl{Owner: j.owner, Layout: j.layout, Watermark: &j.wm})
+	if err != nil {
+		return err
+	}
+	j.space[0] = st.space(spaceJoinLeft, "left rows")
+	j.space[1] = st.space(spaceJoinRight, "right rows")
+	st.flushWith(j.storeNew)
 	if t.restored == nil {
 		return nil
 	}
-	if err := checkLayout(t, j.meta, j.maxPar, j.owner, j.layout); err != nil {
-		return err
-	}
-	j.wm = max(j.wm, restoredWatermark(t))
 	for s := range j.space {
 		err := j.space[s].Scan(func(kg int, k, v []byte) error { return j.loadRow(s, kg, k, v, nil) })
 		if err != nil {
@@ -744,12 +743,6 @@ func (e *wjEmitter) flushOut() error {
 	return emitColumns(e.j.outSch, bs, rows, nil, e.out)
 }
 
-// snapshot writes the rows added since the last checkpoint (those of
-// windows still open) and the watermark, and checkpoints the store.
-func (j *windowJoinOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	return checkpointWindowState(j.t, j.storeNew, j.meta, j.layout, j.wm, j.maxPar, cp)
-}
-
 // storeNew writes the rows added since the last call (of windows still
 // open) to the store.
 func (j *windowJoinOp) storeNew() error {
@@ -782,7 +775,7 @@ func (j *windowJoinOp) storeNew() error {
 	return j.t.store.Apply(&wb)
 }
 
-func (j *windowJoinOp) close() error { return closeStore(j.t) }
+func (j *windowJoinOp) close() error { return nil }
 
 // windowState reports the open windows and the rows they hold (Metrics).
 func (j *windowJoinOp) windowState() (int64, int64) {

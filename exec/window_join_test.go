@@ -146,8 +146,7 @@ func (h *wjHarness) run(t *testing.T, d *datadriven.TestData) string {
 			t.Fatal(err)
 		}
 		h.open(store, false)
-		op := h.op.(*windowJoinOp)
-		if err := writeLayout(op.t, op.meta, op.maxPar, op.layout); err != nil {
+		if err := h.tc.keyed.writeMeta(); err != nil {
 			t.Fatal(err)
 		}
 		h.op = nil // its store is the one restored

@@ -37,7 +37,7 @@ func init() {
 // last checkpoint are written at each checkpoint, and a fired window's
 // stored groups are deleted when it fires. A restore rebuilds the open
 // windows from the store; the watermark is kept as the window aggregates
-// keep it (checkpointWindowState), so a restore neither fires a window
+// keep it (stateDecl.Watermark), so a restore neither fires a window
 // twice nor takes rows into a fired one.
 type windowRankOp struct {
 	t      *taskContext
@@ -45,7 +45,6 @@ type windowRankOp struct {
 	owner  string
 	layout string
 	maxPar int
-	meta   *state.KeySpace
 	space  *state.KeySpace
 
 	inT    []types.T
@@ -129,17 +128,17 @@ func newWindowRank(t *subtask) *windowRankOp {
 func (o *windowRankOp) open(t *taskContext) error {
 	o.t = t
 	o.owner = stateOwner(t)
-	o.meta = state.NewKeySpace(t.store, spaceMeta, "metadata")
-	o.space = state.NewKeySpace(t.store, spaceGroups, "window rank rows")
+	st, err := t.declareState(stateDecl{Owner: o.owner, Layout: o.layout, Watermark: &o.wm})
+	if err != nil {
+		return err
+	}
+	o.space = st.space(spaceGroups, "window rank rows")
+	st.flushWith(o.storeDirty)
 	if t.restored == nil {
 		return nil
 	}
-	if err := checkLayout(t, o.meta, o.maxPar, o.owner, o.layout); err != nil {
-		return err
-	}
-	o.wm = max(o.wm, restoredWatermark(t))
 	codec := windowRankCodec{owner: o.owner}
-	err := o.space.Scan(func(kg int, k, v []byte) error {
+	err = o.space.Scan(func(kg int, k, v []byte) error {
 		if len(k) < 16 {
 			return fmt.Errorf("%w: %s: window rank key of %d bytes", errCorrupt, o.owner, len(k))
 		}
@@ -402,29 +401,29 @@ func (o *windowRankOp) storeKey(dst []byte, g *wrGroup) []byte {
 	return append(dst, g.key...)
 }
 
-// snapshot writes the groups changed since the last checkpoint (those of
-// windows still open) and the watermark, and checkpoints the store.
-func (o *windowRankOp) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	flush := func() error {
-		var wb state.WriteBatch
-		var v []byte
-		for _, g := range o.dirty {
-			if !g.dirty {
-				continue // fired since
-			}
-			o.sbuf = o.storeKey(o.sbuf[:0], g)
-			v = windowRankCodec{}.Encode(v[:0], g.rows)
-			o.space.Put(&wb, g.kg, o.sbuf, v)
-			g.dirty, g.stored = false, true
+// storeDirty writes the groups changed since the last call (those of
+// windows still open) to the store.
+func (o *windowRankOp) storeDirty() error {
+	var wb state.WriteBatch
+	var v []byte
+	for _, g := range o.dirty {
+		if !g.dirty {
+			continue // fired since
 		}
-		clear(o.dirty)
-		o.dirty = o.dirty[:0]
-		if wb.Len() == 0 {
-			return nil
+		o.sbuf = o.storeKey(o.sbuf[:0], g)
+		v = windowRankCodec{}.Encode(v[:0], g.rows)
+		o.space.Put(&wb, g.kg, o.sbuf, v)
+		g.dirty, g.stored = false, true
+		if err := o.space.ApplyPart(&wb); err != nil {
+			return err
 		}
-		return o.t.store.Apply(&wb)
 	}
-	return checkpointWindowState(o.t, flush, o.meta, o.layout, o.wm, o.maxPar, cp)
+	clear(o.dirty)
+	o.dirty = o.dirty[:0]
+	if wb.Len() == 0 {
+		return nil
+	}
+	return o.t.store.Apply(&wb)
 }
 
 func (o *windowRankOp) close() error {
@@ -432,7 +431,7 @@ func (o *windowRankOp) close() error {
 		releaseAll(o.bs)
 		o.bs = nil
 	}
-	return closeStore(o.t)
+	return nil
 }
 
 // windowState reports the open windows and the groups they hold (Metrics).

@@ -83,7 +83,7 @@ func windowTestTime(t *testing.T, s string) int64 {
 func countStateKeys(store state.Store) (keys, wms int) {
 	store.Scan(func(_ int, k, _ []byte) error {
 		switch {
-		case string(k) == string(windowWatermarkKey):
+		case string(k) == "\x00"+string(watermarkKey):
 			wms++
 		case k[0] == spaceGroups:
 			keys++

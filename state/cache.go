@@ -86,6 +86,9 @@ func NewSpaceCache[V any](ks *KeySpace, codec Codec[V]) *Cache[V] {
 // measured when they enter the cache and when they are marked dirty.
 func (c *Cache[V]) SetSizer(fn func(*V) int) { c.sizer = fn }
 
+// Space is the key space the cache writes back to.
+func (c *Cache[V]) Space() *KeySpace { return c.space }
+
 // Bytes is about the memory the cached entries take.
 func (c *Cache[V]) Bytes() int64 { return c.bytes }
 
