@@ -63,6 +63,12 @@ type groupAggOp struct {
 	outSch   types.Schema
 	arrowSch *arrow.Schema
 	maxPar   int
+	// kbuf holds the keys of the batch being processed, kkeys[i] row i's
+	// (a slice of kbuf) and kgs[i] its key group.
+	kbuf  []byte
+	kkeys [][]byte
+	kgs   []int
+	kend  []int
 
 	fold   *aggFold
 	owner  string
@@ -217,13 +223,27 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	if a.ttl > 0 {
 		a.now = a.clock() // one clock read per batch
 	}
+	// The batch's keys, encoded once; those the cache lacks are read from
+	// the store together, in key order, before the rows are folded.
+	a.kbuf, a.kkeys, a.kgs, a.kend = a.kbuf[:0], a.kkeys[:0], a.kgs[:0], a.kend[:0]
 	for i := 0; i < n; i++ {
-		a.buf = a.buf[:0]
 		for j := range a.keyR {
-			a.buf = a.keyR[j].encodeKey(a.buf, i)
+			a.kbuf = a.keyR[j].encodeKey(a.kbuf, i)
 		}
-		kg := state.KeyGroup(h[i], a.maxPar)
-		e, created, err := a.cache.Get(kg, a.buf)
+		a.kgs = append(a.kgs, state.KeyGroup(h[i], a.maxPar))
+		a.kend = append(a.kend, len(a.kbuf))
+	}
+	start := 0
+	for _, end := range a.kend {
+		a.kkeys = append(a.kkeys, a.kbuf[start:end:end])
+		start = end
+	}
+	if err := a.cache.Prefetch(a.kgs, a.kkeys); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		kg := a.kgs[i]
+		e, created, err := a.cache.Get(kg, a.kkeys[i])
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,11 @@
 package state
 
-import "unsafe"
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"unsafe"
+)
 
 // Codec encodes an operator's per-key value for its Store.
 type Codec[V any] interface {
@@ -34,6 +39,10 @@ type Cache[V any] struct {
 	// size.
 	bytes int64
 	sizer func(*V) int
+	// miss, mkgs and mkeys are Prefetch's scratch.
+	miss  []int32
+	mkgs  []int
+	mkeys [][]byte
 }
 
 // EntryBytes is the memory an entry takes besides its key's bytes and
@@ -66,6 +75,9 @@ type Entry[V any] struct {
 	evicted bool
 	// ref: used (Get) since Trim's last pass.
 	ref bool
+	// absent: made by Prefetch for a key the store lacks; the next Get
+	// reports it created.
+	absent bool
 	// size is the bytes the entry was last counted for (Cache.bytes).
 	size int32
 }
@@ -116,6 +128,10 @@ func (c *Cache[V]) StartsEmpty() { c.complete = true }
 func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error) {
 	if e, ok := c.entries[string(key)]; ok {
 		e.ref = true
+		if e.absent {
+			e.absent = false
+			return e, true, nil
+		}
 		if e.deleted {
 			e.deleted = false
 			var zero V
@@ -143,6 +159,61 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 	c.entries[e.Key] = e
 	c.count(e)
 	return e, !ok, nil
+}
+
+// Complete reports that every key the store holds is cached (StartsEmpty,
+// and Trim has not dropped entries since): Get never reads the store.
+func (c *Cache[V]) Complete() bool { return c.complete }
+
+// Prefetch loads the keys (keys[i] of key group kgs[i], in any order,
+// possibly repeated) that the cache lacks, reading them from the store
+// together in key order (KeySpace.GetSorted) rather than one random read
+// each, so that the Gets of a batch's keys that follow find them all
+// cached. A key the store lacks gets an entry that the next Get reports
+// created. It reads nothing when the cache is Complete.
+func (c *Cache[V]) Prefetch(kgs []int, keys [][]byte) error {
+	if c.complete {
+		return nil
+	}
+	c.miss = c.miss[:0]
+	for i, k := range keys {
+		if _, ok := c.entries[string(k)]; !ok {
+			c.miss = append(c.miss, int32(i))
+		}
+	}
+	if len(c.miss) == 0 {
+		return nil
+	}
+	slices.SortFunc(c.miss, func(x, y int32) int {
+		if c := cmp.Compare(kgs[x], kgs[y]); c != 0 {
+			return c
+		}
+		return bytes.Compare(keys[x], keys[y])
+	})
+	c.mkgs, c.mkeys = c.mkgs[:0], c.mkeys[:0]
+	distinct := c.miss[:0]
+	for _, i := range c.miss {
+		if n := len(c.mkeys); n > 0 && kgs[i] == c.mkgs[n-1] && bytes.Equal(keys[i], c.mkeys[n-1]) {
+			continue
+		}
+		distinct = append(distinct, i)
+		c.mkgs, c.mkeys = append(c.mkgs, kgs[i]), append(c.mkeys, keys[i])
+	}
+	c.miss = distinct
+	err := c.space.GetSorted(c.mkgs, c.mkeys, func(j int, raw []byte, ok bool) error {
+		e := &Entry[V]{Key: string(c.mkeys[j]), KG: c.mkgs[j], absent: !ok}
+		if ok {
+			if err := c.codec.Decode(raw, &e.Value); err != nil {
+				return err
+			}
+			e.stored = true
+		}
+		c.entries[e.Key] = e
+		c.count(e)
+		return nil
+	})
+	clear(c.mkeys)
+	return err
 }
 
 // MarkDirty records that e changed and must be written at the next Flush.
@@ -317,7 +388,7 @@ func (c *Cache[V]) Flush() error {
 // Range calls fn for every cached live entry (order unspecified).
 func (c *Cache[V]) Range(fn func(e *Entry[V]) bool) {
 	for _, e := range c.entries {
-		if !e.deleted && !fn(e) {
+		if !e.deleted && !e.absent && !fn(e) {
 			return
 		}
 	}

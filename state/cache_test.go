@@ -2,7 +2,9 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -267,5 +269,65 @@ func TestCacheStartsEmpty(t *testing.T) {
 	}
 	if s.gets != 12-kept {
 		t.Fatalf("after Trim kept %d keys, %d Gets reached the store, want %d", kept, s.gets, 12-kept)
+	}
+}
+
+// TestCachePrefetch: Prefetch reads the keys a cache lacks from the store
+// together (repeated keys once, cached keys not at all), and the Gets
+// that follow see exactly what one Get each would have: a stored key's
+// value, a missing key created, a cached key's changed value.
+func TestCachePrefetch(t *testing.T) {
+	s, err := PebbleBackend{}.Open(filepath.Join(t.TempDir(), "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ks := NewKeySpace(s, 1, "values")
+	var b WriteBatch
+	for i := 0; i < 100; i += 2 {
+		ks.Put(&b, i%7, []byte{byte(i)}, []byte{byte(i + 1)})
+	}
+	if err := s.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+	c := NewSpaceCache[int](ks, intCodec{})
+	// A cached key changed since it was read: Prefetch must not reread it.
+	e, created, err := c.Get(4%7, []byte{4})
+	if err != nil || created || e.Value != 5 {
+		t.Fatalf("Get(4) = %d created %v, %v", e.Value, created, err)
+	}
+	e.Value = 50
+	c.MarkDirty(e)
+	var kgs []int
+	var keys [][]byte
+	for _, i := range []int{9, 4, 10, 3, 10, 2, 9, 99} {
+		kgs, keys = append(kgs, i%7), append(keys, []byte{byte(i)})
+	}
+	if err := c.Prefetch(kgs, keys); err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != 6 {
+		t.Fatalf("cached keys after Prefetch: %d, want 6 (one each)", c.Len())
+	}
+	var got []string
+	for i := range keys {
+		e, created, err := c.Get(kgs[i], keys[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d:%d/%v", keys[i][0], e.Value, created))
+		if created {
+			e.Value = 1000
+		}
+	}
+	want := "9:0/true 4:50/false 10:11/false 3:0/true 10:11/false 2:3/false 9:1000/false 99:0/true"
+	if g := strings.Join(got, " "); g != want {
+		t.Fatalf("Gets after Prefetch:\n got %s\nwant %s", g, want)
+	}
+	// A complete cache reads nothing: every key it lacks is new.
+	d := NewSpaceCache[int](ks, intCodec{})
+	d.StartsEmpty()
+	if err := d.Prefetch([]int{2 % 7}, [][]byte{{2}}); err != nil || d.Len() != 0 {
+		t.Fatalf("Prefetch of a complete cache: len %d, %v", d.Len(), err)
 	}
 }

@@ -21,6 +21,9 @@ type KeySpace struct {
 	prefix []byte // nil: the store's keys as they are (NewCache)
 	name   string
 	buf    []byte
+	// sbuf and skeys are GetSorted's prefixed keys.
+	sbuf  []byte
+	skeys [][]byte
 }
 
 // NewKeySpace returns the key space id, called name in errors, of store.
@@ -45,6 +48,26 @@ func (s *KeySpace) key(key []byte) []byte {
 // Get returns the value of key in key group kg, as Store.Get.
 func (s *KeySpace) Get(kg int, key []byte) ([]byte, bool, error) {
 	return s.store.Get(kg, s.key(key))
+}
+
+// GetSorted reads keys (keys[i] in key group kgs[i], in key group then
+// key order, without repeats) of the space together (state.GetSorted).
+func (s *KeySpace) GetSorted(kgs []int, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	if s.prefix == nil {
+		return GetSorted(s.store, kgs, keys, fn)
+	}
+	s.sbuf = s.sbuf[:0]
+	for _, k := range keys {
+		s.sbuf = append(append(s.sbuf, s.prefix...), k...)
+	}
+	s.skeys = s.skeys[:0]
+	off := 0
+	for _, k := range keys {
+		n := len(s.prefix) + len(k)
+		s.skeys = append(s.skeys, s.sbuf[off:off+n:off+n])
+		off += n
+	}
+	return GetSorted(s.store, kgs, s.skeys, fn)
 }
 
 // Put records in b a put of key in the space.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -301,6 +302,46 @@ func (s *PebbleStore) Get(kg int, key []byte) ([]byte, bool, error) {
 	out := append([]byte(nil), v...)
 	_ = closer.Close()
 	return out, true, nil
+}
+
+// GetSorted reads keys with one iterator, each seek after the last
+// (SortedGetter): the levels' iterators, index positions and blocks of
+// one key serve the next, and bloom filters skip the tables that lack a
+// key, as they do for Get.
+func (s *PebbleStore) GetSorted(kgs []int, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return s.readErr(err)
+	}
+	for i, k := range keys {
+		if err := checkKeyGroup(kgs[i]); err != nil {
+			it.Close()
+			return err
+		}
+		pk := s.key(kgs[i], k)
+		var v []byte
+		found := it.SeekPrefixGE(pk) && bytes.Equal(it.Key(), pk)
+		if found {
+			if v, err = it.ValueAndErr(); err != nil {
+				it.Close()
+				return s.readErr(err)
+			}
+		} else if err := it.Error(); err != nil {
+			it.Close()
+			return s.readErr(err)
+		}
+		if err := fn(i, v, found); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return s.readErr(err)
+	}
+	return nil
 }
 
 // Apply writes b in one Pebble batch, without syncing. Nothing of b is

@@ -43,6 +43,35 @@ type Store interface {
 	Close() error
 }
 
+// SortedGetter is a Store that reads many keys together faster than
+// with one Get each: the Pebble store, with one iterator whose seeks only
+// move forward, so that it reuses the levels' positions and blocks.
+type SortedGetter interface {
+	// GetSorted calls fn(i, value, ok) for keys[i] of key group kgs[i],
+	// for every i in order. The keys are in key group then key order,
+	// without repeats. value is valid only during the call.
+	GetSorted(kgs []int, keys [][]byte, fn func(i int, value []byte, ok bool) error) error
+}
+
+// GetSorted reads keys (keys[i] in key group kgs[i], in key group then
+// key order, without repeats) from s, together where s is a SortedGetter,
+// else one Get each, and calls fn for each as SortedGetter.GetSorted does.
+func GetSorted(s Store, kgs []int, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	if g, ok := s.(SortedGetter); ok {
+		return g.GetSorted(kgs, keys, fn)
+	}
+	for i, k := range keys {
+		v, ok, err := s.Get(kgs[i], k)
+		if err != nil {
+			return err
+		}
+		if err := fn(i, v, ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CheckpointInfo describes one store checkpoint.
 type CheckpointInfo struct {
 	// Size is the total size of the checkpoint's files in bytes;
