@@ -347,6 +347,8 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		return p.parseShow()
 	case t.is("STOP"):
 		return p.parseStopJob()
+	case t.is("USE"):
+		return p.parseUse()
 	case t.is("DESCRIBE") || t.is("DESC"):
 		return p.parseDescribe()
 	case t.is("EXPLAIN"):
