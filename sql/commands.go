@@ -72,7 +72,6 @@ func (p *stmtParser) parseReset() (Statement, *Error) {
 	return r, nil
 }
 
-
 // parseStopJob parses STOP JOB 'id' [WITH SAVEPOINT].
 func (p *stmtParser) parseStopJob() (Statement, *Error) {
 	s := &StopJob{Span: p.span(p.lo, p.hi)}

@@ -88,7 +88,7 @@ type DescribeJob struct {
 // [LIKE] | DATABASES [LIKE] | CURRENT CATALOG|DATABASE.
 func (p *stmtParser) parseShow() (Statement, *Error) {
 	s := &Show{Span: p.span(p.lo, p.hi)}
-	p.i++ // SHOW
+	p.i++         // SHOW
 	like := false // whether [NOT] LIKE may follow
 	switch {
 	case p.accept("TABLES"):
