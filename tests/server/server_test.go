@@ -307,8 +307,8 @@ func TestServer(t *testing.T) {
 	}
 	// Stop with a savepoint through the API: the job ends, and is not resumed again.
 	code, body = post(t, api+"/jobs/"+jobs.Jobs[0].ID+"/stop?savepoint=true", "")
-	if code != 200 || body["savepoint"] == "" {
-		t.Fatalf("stop with savepoint: %d %v", code, body)
+	if code != 200 || body["savepoint"] == "" || body["status"] != "FINISHED" {
+		t.Fatalf("stop with savepoint: %d %v (want status FINISHED, as Flink's job stopped with a savepoint)", code, body)
 	}
 	srv.Signal(syscall.SIGTERM)
 	if err := srv.Wait(); err != nil {
@@ -924,7 +924,7 @@ SELECT id FROM src;
 	io.WriteString(stdin, `SET 'sql-client.execution.result-mode' = 'table';
 SELECT id % 3 AS k, COUNT(*) AS c FROM src GROUP BY id % 3;
 `)
-	waitFor(t, "the SET", func() bool { return strings.Contains(out.String()[mark:], "[INFO] Execute statement succeeded.") })
+	waitFor(t, "the SET", func() bool { return strings.Contains(out.String()[mark:], "[INFO] Session property has been set.") })
 	time.Sleep(2 * time.Second) // about 100 rows
 	sh.Process.Signal(os.Interrupt)
 	waitFor(t, "the GROUP BY canceled", func() bool { return strings.Contains(out.String()[mark:], "Query canceled.") })
