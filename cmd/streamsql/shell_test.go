@@ -67,6 +67,8 @@ func TestShellCommand(t *testing.T) {
 		"help": cmdHelp, "HELP;": cmdHelp, `\h`: cmdHelp, "  ?  ": cmdHelp,
 		"quit": cmdQuit, "exit;": cmdQuit, "EXIT": cmdQuit, `\q`: cmdQuit,
 		"SELECT 1;": cmdNone, "helpme": cmdNone, "": cmdNone, "quit now": cmdNone,
+		`\d`: cmdDescribe, `\d t;`: cmdDescribe, `\timing`: cmdTiming, `\timing off`: cmdTiming,
+		`\x`: cmdUnknown, `\D`: cmdUnknown, ` \dt`: cmdUnknown,
 	}
 	for line, want := range tests {
 		if got := shellCommand(line); got != want {
@@ -126,7 +128,9 @@ func sameSet(a, b []string) bool {
 
 func TestHelpNamesEveryStatement(t *testing.T) {
 	for _, kw := range []string{"CREATE TABLE", "CREATE [TEMPORARY] VIEW", "DROP", "INSERT INTO", "EXECUTE STATEMENT SET",
-		"SELECT", "EXPLAIN", "SHOW TABLES", "SHOW VIEWS", "SHOW JOBS", "DESCRIBE", "STOP JOB", "SET", "RESET"} {
+		"SELECT", "EXPLAIN", "SHOW TABLES", "SHOW VIEWS", "SHOW JOBS", "DESCRIBE", "STOP JOB", "SET", "RESET",
+		"SHOW CREATE TABLE", "SHOW CREATE VIEW", "SHOW COLUMNS", "SHOW FUNCTIONS", "SHOW CATALOGS", "SHOW DATABASES",
+		"SHOW CURRENT CATALOG", "SHOW CURRENT DATABASE", "USE", "DESCRIBE JOB", `\d`, `\timing`, `\q`} {
 		if !strings.Contains(helpText, kw) {
 			t.Errorf("help does not mention %s", kw)
 		}
