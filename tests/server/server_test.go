@@ -340,12 +340,16 @@ INSERT INTO out SELECT n FROM nums;
 	}
 
 	sh := exec.Command(bin, "--server", url)
-	sh.Stdin = strings.NewReader("SHOW TABLES;\nSELECT 40 +\n  2 AS answer;\nSELEC 1;\n")
+	sh.Stdin = strings.NewReader("SHOW TABLES;\nSELECT 40 +\n  2 AS answer;\nSELEC 1;\n\\d nums\n\\nope\nSELECT 'after' AS x;\n\\q\nSELECT 'not reached' AS y;\n")
 	out, err := sh.CombinedOutput()
-	for _, want := range []string{"| nums", "| out", "answer", "42", `unknown statement "SELEC 1"`} {
+	for _, want := range []string{"| nums", "| out", "answer", "42", `unknown statement "SELEC 1"`,
+		"| n    | BIGINT |", `[ERROR] shell command '\nope' is not available`, "after"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("shell output lacks %q (err %v):\n%s", want, err, out)
 		}
+	}
+	if strings.Contains(string(out), "not reached") {
+		t.Fatalf("the shell went on after \\q:\n%s", out)
 	}
 	if err == nil {
 		t.Fatalf("shell with a failed statement exited 0:\n%s", out)
