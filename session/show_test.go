@@ -159,3 +159,43 @@ func TestDescribeJobUnknown(t *testing.T) {
 		t.Fatalf("DESCRIBE JOB 'nope': %v, want %s", err, want)
 	}
 }
+
+// TestShowJobsCompact: SHOW JOBS has the columns that fit a terminal;
+// DESCRIBE JOB (by id or name) every field of one job, the same values in
+// the columns both show. An INSERT says where its job runs.
+func TestShowJobsCompact(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	execAll(t, s, "CREATE TABLE src (id BIGINT)", "INSERT INTO src VALUES (1), (2), (3)", "CREATE TABLE dst (id BIGINT)")
+	rs := execAll(t, s, "SET 'pipeline.name' = 'copy'", "INSERT INTO dst SELECT id FROM src")
+	mustContainAll(t, "the INSERT's answer", rs[1].Message, "to this process (there is no cluster: the job runs here)", "Job ID: "+rs[1].JobID)
+	if err := s.WaitJobs(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	show := execAll(t, s, "SHOW JOBS")[0]
+	var cols []string
+	for _, c := range show.Columns {
+		cols = append(cols, c.Name)
+	}
+	if want := "job id,job name,status,start time,duration,restarts,records in,records out"; strings.Join(cols, ",") != want {
+		t.Fatalf("SHOW JOBS columns: %v, want %s", cols, want)
+	}
+	row := show.Rows[len(show.Rows)-1]
+	for _, ref := range []string{rs[1].JobID, "copy"} {
+		d := describeJob(t, s, ref)
+		if len(d) != 17 {
+			t.Errorf("DESCRIBE JOB '%s' has %d fields, want 17: %v", ref, len(d), d)
+		}
+		for i, c := range show.Columns {
+			if want := types.Format(c.Type, row[i]); d[c.Name] != want {
+				t.Errorf("DESCRIBE JOB '%s' %s = %v, SHOW JOBS says %s", ref, c.Name, d[c.Name], want)
+			}
+		}
+		if d["records out"] != "3" || d["status"] != "FINISHED" || d["error"] != nil {
+			t.Errorf("DESCRIBE JOB '%s': %v", ref, d)
+		}
+	}
+}
