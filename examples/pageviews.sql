@@ -102,7 +102,8 @@ SELECT app_id, COUNT(*) AS pv
 FROM clicks
 GROUP BY app_id;
 
--- Both jobs: records in and out, the last checkpoint.
+-- Both jobs: status, records in and out (DESCRIBE JOB '<id>' shows the
+-- last checkpoint, skipped records and the rest).
 SHOW JOBS;
 
 -- Step 3: the committed counts, read back from the pv topic (an

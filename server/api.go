@@ -312,10 +312,11 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 			writeError(w, 409, err)
 			return
 		}
+		// FINISHED, as Flink's job stopped with a savepoint ends.
 		d, _ := s.sess.JobDetail(id)
-		s.log.Info("job stopped", append(jobAttrs(id, d.Name), "status", "CANCELED", "savepoint", path)...)
+		s.log.Info("job stopped", append(jobAttrs(id, d.Name), "status", d.Status, "savepoint", path)...)
 		s.untrack(id, false)
-		writeJSON(w, 200, map[string]any{"status": "CANCELED", "savepoint": path})
+		writeJSON(w, 200, map[string]any{"status": d.Status, "savepoint": path})
 		return
 	}
 	d, err := s.sess.JobDetail(id)

@@ -24,11 +24,11 @@ import (
 //	job failed                 job, name, status RESTARTING, error, restart, delay_ms  (WARN)
 //	job failed                 job, name, status FAILED, error                         (ERROR)
 //	job restarted              job, name, status RUNNING, restart, checkpoint (0: from the start)
-//	job stopped                job, name, status CANCELED, savepoint?                  (through the API)
+//	job stopped                job, name, status CANCELED (FINISHED with a savepoint), savepoint?  (through the API)
 //	job ended                  job, name, status FINISHED|CANCELED|FAILED, error?      (by itself, or STOP JOB)
 //	checkpoint completed       job, name, checkpoint, savepoint, duration_ms, size_bytes, incremental_bytes, alignment_ms
 //	checkpoint failed          job, name, checkpoint, savepoint, duration_ms, error     (WARN)
-//	job stopped on shutdown    job, name, status CANCELED, savepoint | checkpoint, or error (WARN)
+//	job stopped on shutdown    job, name, status FINISHED with a savepoint, else CANCELED; savepoint | checkpoint, or error (WARN)
 //	server stopped
 //
 // Other messages (a resumed job's notes, such as a damaged checkpoint

@@ -223,7 +223,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				first = cmpErr(first, err)
 				continue
 			}
-			s.log.Info("job stopped on shutdown", append(jobAttrs(j.ID, j.Name), "status", "CANCELED", "savepoint", path)...)
+			s.log.Info("job stopped on shutdown", append(jobAttrs(j.ID, j.Name), "status", "FINISHED", "savepoint", path)...)
 			s.setSavepoint(j.ID, path)
 			continue
 		}

@@ -39,7 +39,7 @@ func (s *Session) index(st *sql.Index) (*Result, error) {
 		if old, ok := s.indexes[key]; ok {
 			if _, live := s.cat.Table(old); live {
 				if st.IfNotExists {
-					return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+					return &Result{Message: fmt.Sprintf("[INFO] Index %s already exists.", st.Name)}, nil
 				}
 				return nil, sql.Errorf(st.NamePos, "index %s already exists", st.Name)
 			}
@@ -49,7 +49,7 @@ func (s *Session) index(st *sql.Index) (*Result, error) {
 	case sql.DropIndex:
 		if _, ok := s.indexes[key]; !ok {
 			if st.IfExists {
-				return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+				return &Result{Message: fmt.Sprintf("[INFO] Index %s does not exist: nothing dropped.", st.Name)}, nil
 			}
 			e := sql.Errorf(st.NamePos, "index not found: %s", st.Name)
 			e.Hint = "use DROP INDEX IF EXISTS to ignore a missing one"

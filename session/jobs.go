@@ -193,6 +193,10 @@ type jobEntry struct {
 	// keep leaves the job's checkpoints in place when it is stopped
 	// (StopWithCheckpoint).
 	keep bool
+	// savepointed is set when the job is stopped after its savepoint
+	// completed: it ends FINISHED, as Flink's job stopped with a savepoint
+	// does, not CANCELED.
+	savepointed bool
 }
 
 func (e *jobEntry) attempt() *exec.Job {
@@ -247,6 +251,8 @@ func (e *jobEntry) info() JobInfo {
 	select {
 	case <-e.done:
 		switch {
+		case e.savepointed && (e.stopped || e.err == nil):
+			info.Status = "FINISHED"
 		case e.stopped || errors.Is(e.err, exec.ErrStopped):
 			info.Status = "CANCELED"
 		case e.err != nil:
@@ -337,41 +343,96 @@ func (r *jobRegistry) stopAll() {
 	}
 }
 
+// jobColumns are the columns of SHOW JOBS: those that fit a terminal.
+// DESCRIBE JOB 'id' shows every field of jobFields.
+var jobColumns = []string{"job id", "job name", "status", "start time", "duration", "restarts", "records in", "records out"}
+
+// table is SHOW JOBS: one row a job, of the jobColumns.
 func (r *jobRegistry) table() *Result {
-	res := &Result{Kind: ResultRows, Columns: types.Schema{
-		{Name: "job id", Type: types.StringType}, {Name: "job name", Type: types.StringType},
-		{Name: "status", Type: types.StringType}, {Name: "start time", Type: types.StringType},
-		{Name: "duration", Type: types.StringType}, {Name: "restarts", Type: types.BigIntType},
-		{Name: "last checkpoint", Type: types.StringType},
-		{Name: "records in", Type: types.BigIntType}, {Name: "records out", Type: types.BigIntType},
-		{Name: "skipped", Type: types.BigIntType}, {Name: "tombstones", Type: types.BigIntType},
-		{Name: "late dropped", Type: types.BigIntType},
-		{Name: "late routed", Type: types.BigIntType}, {Name: "state expired", Type: types.BigIntType}, {Name: "watermark", Type: types.StringType},
-		{Name: "last failure", Type: types.StringType}, {Name: "error", Type: types.StringType},
-	}}
-	for _, e := range r.all() {
-		j := e.info()
-		// error: why the job failed for good, or else the cause of its last
-		// failure (while it restarts, or runs again after a restart).
-		var errText, cp, failedAt any
-		if j.Err != nil {
-			errText = j.Err.Error()
-		} else if j.LastErr != nil {
-			errText = j.LastErr.Error()
+	res := &Result{Kind: ResultRows}
+	for i, e := range r.all() {
+		fs := jobFields(e.info())
+		byName := map[string]jobField{}
+		for _, f := range fs {
+			byName[f.name] = f
 		}
-		if !j.LastFailure.IsZero() {
-			failedAt = j.LastFailure.Format("2006-01-02 15:04:05")
+		row := make([]types.Value, len(jobColumns))
+		for k, c := range jobColumns {
+			f := byName[c]
+			if i == 0 {
+				res.Columns = append(res.Columns, types.Column{Name: c, Type: f.typ})
+			}
+			row[k] = f.value
 		}
-		if c := j.Checkpoints; c.LastID > 0 {
-			cp = fmt.Sprintf("#%d %s ago, took %s, %s (%s incremental)", c.LastID,
-				time.Since(c.LastCompleted).Round(time.Second), c.LastDuration.Round(time.Millisecond),
-				byteSize(c.LastSize), byteSize(c.LastIncremental))
+		res.Rows = append(res.Rows, row)
+	}
+	if res.Columns == nil {
+		for _, f := range jobFields(JobInfo{}) {
+			for _, c := range jobColumns {
+				if c == f.name {
+					res.Columns = append(res.Columns, types.Column{Name: c, Type: f.typ})
+				}
+			}
 		}
-		res.Rows = append(res.Rows, []types.Value{j.ID, j.Name, j.Status, j.Start.Format("2006-01-02 15:04:05"),
-			j.Duration.Round(time.Millisecond).String(), int64(j.Restarts), cp, j.RecordsIn, j.RecOut, j.Skipped, j.Tombstones, j.Late, j.LateRouted, j.StateExpired,
-			watermarkText(j.Watermark), failedAt, errText})
 	}
 	return res
+}
+
+// jobField is one figure of a job, as SHOW JOBS and DESCRIBE JOB show it.
+type jobField struct {
+	name  string
+	typ   types.T
+	value types.Value
+}
+
+// jobFields are every figure the session keeps of a job, in the order
+// DESCRIBE JOB lists them.
+func jobFields(j JobInfo) []jobField {
+	// error: why the job failed for good, or else the cause of its last
+	// failure (while it restarts, or runs again after a restart).
+	var errText, cp, failedAt any
+	if j.Err != nil {
+		errText = j.Err.Error()
+	} else if j.LastErr != nil {
+		errText = j.LastErr.Error()
+	}
+	if !j.LastFailure.IsZero() {
+		failedAt = j.LastFailure.Format("2006-01-02 15:04:05")
+	}
+	if c := j.Checkpoints; c.LastID > 0 {
+		cp = fmt.Sprintf("#%d %s ago, took %s, %s (%s incremental)", c.LastID,
+			time.Since(c.LastCompleted).Round(time.Second), c.LastDuration.Round(time.Millisecond),
+			byteSize(c.LastSize), byteSize(c.LastIncremental))
+	}
+	str := func(n string, v any) jobField { return jobField{n, types.StringType, v} }
+	num := func(n string, v int64) jobField { return jobField{n, types.BigIntType, v} }
+	return []jobField{
+		str("job id", j.ID), str("job name", j.Name), str("status", j.Status),
+		str("start time", j.Start.Format("2006-01-02 15:04:05")),
+		str("duration", j.Duration.Round(time.Millisecond).String()), num("restarts", int64(j.Restarts)),
+		str("last checkpoint", cp), num("records in", j.RecordsIn), num("records out", j.RecOut),
+		num("skipped", j.Skipped), num("tombstones", j.Tombstones), num("late dropped", j.Late),
+		num("late routed", j.LateRouted), num("state expired", j.StateExpired),
+		str("watermark", watermarkText(j.Watermark)), str("last failure", failedAt), str("error", errText),
+	}
+}
+
+// describeJob is DESCRIBE JOB 'id' (an id or a job name): every field of
+// the job, one row each.
+func (s *Session) describeJob(st *sql.DescribeJob) (*Result, error) {
+	e := s.jobs.find(st.ID)
+	if e == nil {
+		return nil, &sql.Error{Pos: st.Pos(), Msg: fmt.Sprintf("%v '%s'", ErrNoSuchJob, st.ID), Hint: "SHOW JOBS lists the job ids"}
+	}
+	res := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "field", Type: types.StringType}, {Name: "value", Type: types.StringType}}}
+	for _, f := range jobFields(e.info()) {
+		var v types.Value
+		if f.value != nil {
+			v = types.Format(f.typ, f.value)
+		}
+		res.Rows = append(res.Rows, []types.Value{f.name, v})
+	}
+	return res, nil
 }
 
 // watermarkText shows a job's watermark: a UTC time, "end of input", or
@@ -484,6 +545,9 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	if err != nil {
 		return "", err
 	}
+	e.mu.Lock()
+	e.savepointed = true
+	e.mu.Unlock()
 	e.stop()
 	return path, nil
 }

@@ -144,16 +144,12 @@ func TestRepeatedFailureFailsForGood(t *testing.T) {
 	}
 	mustContainAll(t, "the job's error", j.Err.Error(), "abc", "the same failure 10 times in a row: not restarted again")
 
-	show := execAll(t, s, "SHOW JOBS")[0]
-	row := map[string]any{}
-	for i, c := range show.Columns {
-		row[c.Name] = show.Rows[1][i]
-	}
-	if row["status"] != "FAILED" || row["restarts"] != int64(9) || row["last failure"] == nil {
-		t.Errorf("SHOW JOBS: %v", row)
+	row := describeJob(t, s, j.ID)
+	if row["status"] != "FAILED" || row["restarts"] != "9" || row["last failure"] == nil {
+		t.Errorf("DESCRIBE JOB: %v", row)
 	}
 	if e, _ := row["error"].(string); !strings.Contains(e, "abc") {
-		t.Errorf("SHOW JOBS error: %v", row["error"])
+		t.Errorf("DESCRIBE JOB error: %v", row["error"])
 	}
 
 	mu.Lock()
@@ -200,13 +196,9 @@ func TestRestartingJobShowsItsCause(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	show := execAll(t, s, "SHOW JOBS")[0]
-	row := map[string]any{}
-	for i, c := range show.Columns {
-		row[c.Name] = show.Rows[1][i]
-	}
+	row := describeJob(t, s, id)
 	if e, _ := row["error"].(string); row["status"] != "RESTARTING" || !strings.Contains(e, "abc") || row["last failure"] == nil {
-		t.Errorf("SHOW JOBS of a job waiting to restart: %v", row)
+		t.Errorf("DESCRIBE JOB of a job waiting to restart: %v", row)
 	}
 	err = execErr(t, s, "STOP JOB '"+id+"' WITH SAVEPOINT")
 	mustContainAll(t, "the error", err.Error(), "is restarting after a failure", "abc")

@@ -219,11 +219,18 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 		if err != nil {
 			return nil, sql.Errorf(st.Pos(), "%v", err)
 		}
+		if st.Key == "" {
+			return &Result{Message: "[INFO] All session properties have been set to their default values."}, nil
+		}
 		return &Result{Message: "[INFO] Session property has been reset."}, nil
 	case *sql.Show:
 		return s.show(st)
 	case *sql.Describe:
 		return s.describe(st)
+	case *sql.DescribeJob:
+		return s.describeJob(st)
+	case *sql.Use:
+		return s.use(st)
 	case *sql.Explain:
 		return s.explain(ctx, st)
 	case *sql.Select:
@@ -371,6 +378,7 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		}
 		return nil, sql.Errorf(pos, "%v", err)
 	}
+	existed := s.exists(t.Name)
 	if err := s.cat.CreateTable(t, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
 		return &Result{Message: "[INFO] Table " + t.Name + " already exists with this definition."}, nil
 	} else if err != nil {
@@ -382,7 +390,7 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		}
 		return nil, &sql.Error{Pos: pos, Msg: err.Error()}
 	}
-	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+	return created("Table", t.Name, existed), nil
 }
 
 func (s *Session) createView(st *sql.CreateView) (*Result, error) {
@@ -395,20 +403,25 @@ func (s *Session) createView(st *sql.CreateView) (*Result, error) {
 		return nil, err
 	}
 	v := &catalog.View{Name: st.Name, Columns: st.Columns, Query: st.QueryText, Temporary: st.Temporary}
+	existed := s.exists(v.Name)
 	if err := s.cat.CreateView(v, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
 		return &Result{Message: "[INFO] View " + v.Name + " already exists with this definition."}, nil
 	} else if err != nil {
 		return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error()}
 	}
-	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+	return created("View", v.Name, existed), nil
 }
 
 func (s *Session) drop(st *sql.Drop) (*Result, error) {
 	var err error
+	what, existed := "Table", false
 	if st.Kind == sql.DropView {
+		what = "View"
+		_, existed = s.cat.View(st.Name)
 		err = s.cat.DropView(st.Name, st.IfExists)
 	} else {
 		t, ok := s.cat.Table(st.Name)
+		existed = ok
 		err = s.cat.DropTable(st.Name, st.IfExists)
 		if err == nil && ok {
 			s.dropIndexesOf(t.Name)
@@ -424,7 +437,10 @@ func (s *Session) drop(st *sql.Drop) (*Result, error) {
 		}
 		return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error(), Hint: hint}
 	}
-	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+	if !existed {
+		return &Result{Message: fmt.Sprintf("[INFO] %s '%s' does not exist: nothing dropped.", what, st.Name)}, nil
+	}
+	return &Result{Message: fmt.Sprintf("[INFO] %s '%s' dropped.", what, st.Name)}, nil
 }
 
 func (s *Session) set(st *sql.Set) (*Result, error) {
@@ -451,7 +467,7 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 		if err != nil {
 			return nil, sql.Errorf(st.Pos(), "%v", err)
 		}
-		return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+		return &Result{Message: "[INFO] Session property has been reset."}, nil
 	}
 	if !rw {
 		if key, err = checkOption(key, value); err != nil {
@@ -464,7 +480,7 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 	if err != nil {
 		return nil, optionError(st, st.Key, err)
 	}
-	return &Result{Message: "[INFO] Execute statement succeeded."}, nil
+	return &Result{Message: msgSessionPropertySet}, nil
 }
 
 // optionError places an error about option key at the key in st.
@@ -483,6 +499,9 @@ func optionError(st sql.Statement, key string, err error) error {
 func (s *Session) show(st *sql.Show) (*Result, error) {
 	switch st.Kind {
 	case sql.ShowTables:
+		if st.Like != nil {
+			return s.showCatalog(st)
+		}
 		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "table name", Type: types.StringType}}}
 		for _, n := range s.cat.Tables() {
 			r.Rows = append(r.Rows, []types.Value{n})
@@ -500,7 +519,7 @@ func (s *Session) show(st *sql.Show) (*Result, error) {
 	case sql.ShowJobs:
 		return s.jobs.table(), nil
 	}
-	return nil, sql.Errorf(st.Pos(), "unsupported SHOW")
+	return s.showCatalog(st)
 }
 
 func (s *Session) describe(st *sql.Describe) (*Result, error) {

@@ -2,11 +2,12 @@ package session
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 )
 
-// TestShowJobsStateExpired: SHOW JOBS's 'state expired' column counts the
+// TestShowJobsStateExpired: DESCRIBE JOB's 'state expired' field counts the
 // entries a job's state TTL dropped, each once. Two unbounded streams pass
 // only their first rows (k <= 20 and k <= 30, keys k % 10) to a join
 // feeding a group aggregation, so the job holds exactly 20 + 30 join rows
@@ -35,22 +36,16 @@ func TestShowJobsStateExpired(t *testing.T) {
 		"SET 'pipeline.name' = 'no-ttl'", "RESET 'table.exec.state.ttl'",
 		"INSERT INTO without_ttl "+query)
 
-	// expired returns the 'state expired' column of SHOW JOBS for each
+	// expired returns the 'state expired' field of DESCRIBE JOB for each
 	// job, by name, and the last checkpoint of each.
 	expired := func() (map[string]int64, map[string]int64) {
-		rs := execAll(t, s, "SHOW JOBS")[0]
-		col := -1
-		for i, c := range rs.Columns {
-			if c.Name == "state expired" {
-				col = i
-			}
-		}
-		if col < 0 {
-			t.Fatalf("SHOW JOBS has no 'state expired' column: %v", rs.Columns)
-		}
 		n, cps := map[string]int64{}, map[string]int64{}
-		for _, r := range rs.Rows {
-			n[r[1].(string)] = r[col].(int64)
+		for _, j := range s.Jobs() {
+			v, err := strconv.ParseInt(describeJob(t, s, j.ID)["state expired"].(string), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n[j.Name] = v
 		}
 		for _, j := range s.Jobs() {
 			if j.Status != "RUNNING" {

@@ -314,7 +314,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 		fmt.Fprintf(&msg, "[INFO] Job %s (%s) finished: %d rows written.", e.id, name, info.RecOut)
 		return &Result{Kind: ResultJob, JobID: e.id, Message: msg.String(), RowsChanged: info.RecOut}, nil
 	}
-	fmt.Fprintf(&msg, "[INFO] Submitting SQL update statement to the cluster...\n[INFO] SQL update statement has been successfully submitted to the cluster:\nJob ID: %s", e.id)
+	fmt.Fprintf(&msg, "[INFO] Submitting SQL update statement to this process (there is no cluster: the job runs here)...\n[INFO] SQL update statement has been successfully submitted:\nJob ID: %s", e.id)
 	return &Result{Kind: ResultJob, JobID: e.id, Message: msg.String()}, nil
 }
 

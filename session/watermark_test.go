@@ -28,26 +28,16 @@ func TestShowJobsWatermark(t *testing.T) {
 	start := time.Now()
 	execAll(t, s, "INSERT INTO out1 SELECT id FROM gen", "INSERT INTO out2 SELECT id FROM plain")
 
-	// column returns the watermark column of the last row of the job into
+	// column returns the watermark field of DESCRIBE JOB of the job into
 	// sink table name (named insert-into_<name>-<hash>).
 	column := func(name string) any {
-		rs := execAll(t, s, "SHOW JOBS")[0]
-		var v any
-		found := false
-		for i, c := range rs.Columns {
-			if c.Name != "watermark" {
-				continue
-			}
-			for _, r := range rs.Rows {
-				if n, _ := r[1].(string); strings.HasPrefix(n, "insert-into_"+name+"-") {
-					v, found = r[i], true
-				}
+		for _, j := range s.Jobs() {
+			if strings.HasPrefix(j.Name, "insert-into_"+name+"-") {
+				return describeJob(t, s, j.ID)["watermark"]
 			}
 		}
-		if !found {
-			t.Fatalf("SHOW JOBS has no watermark of job %s: %v", name, rs.Rows)
-		}
-		return v
+		t.Fatalf("no job into %s: %v", name, s.Jobs())
+		return nil
 	}
 	var first time.Time
 	deadline := time.Now().Add(10 * time.Second)

@@ -219,12 +219,30 @@ const (
 	ShowTables ShowKind = iota
 	ShowViews
 	ShowJobs
+	ShowCreateTable     // SHOW CREATE TABLE name
+	ShowCreateView      // SHOW CREATE VIEW name
+	ShowColumns         // SHOW COLUMNS FROM|IN name
+	ShowFunctions       // SHOW [USER] FUNCTIONS
+	ShowCatalogs        // SHOW CATALOGS
+	ShowDatabases       // SHOW DATABASES
+	ShowCurrentCatalog  // SHOW CURRENT CATALOG
+	ShowCurrentDatabase // SHOW CURRENT DATABASE
 )
 
-// Show is SHOW TABLES | SHOW VIEWS | SHOW JOBS.
+// Show is SHOW TABLES | VIEWS | JOBS | CREATE TABLE t | CREATE VIEW v |
+// COLUMNS FROM t | FUNCTIONS | CATALOGS | DATABASES | CURRENT CATALOG |
+// CURRENT DATABASE (see show.go).
 type Show struct {
 	Span
 	Kind ShowKind
+	// Name is the table or view of SHOW CREATE and SHOW COLUMNS, as
+	// written (a qualified name keeps its parts joined by '.'), and
+	// NamePos where it starts.
+	Name    string
+	NamePos Pos
+	// Like is the pattern of [NOT] LIKE | ILIKE 'pattern' (SHOW TABLES,
+	// FUNCTIONS, COLUMNS, CATALOGS, DATABASES), nil without one.
+	Like *LikePattern
 }
 
 // StopJob is STOP JOB 'id' [WITH SAVEPOINT].

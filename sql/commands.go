@@ -72,26 +72,6 @@ func (p *stmtParser) parseReset() (Statement, *Error) {
 	return r, nil
 }
 
-// parseShow parses SHOW TABLES | VIEWS | JOBS.
-func (p *stmtParser) parseShow() (Statement, *Error) {
-	s := &Show{Span: p.span(p.lo, p.hi)}
-	p.i++ // SHOW
-	switch {
-	case p.accept("TABLES"):
-		s.Kind = ShowTables
-	case p.accept("VIEWS"):
-		s.Kind = ShowViews
-	case p.accept("JOBS"):
-		s.Kind = ShowJobs
-	default:
-		return nil, p.unexpected("expected TABLES, VIEWS or JOBS after SHOW")
-	}
-	if !p.atEnd() {
-		return nil, p.unexpected("expected the end of the statement")
-	}
-	return s, nil
-}
-
 // parseStopJob parses STOP JOB 'id' [WITH SAVEPOINT].
 func (p *stmtParser) parseStopJob() (Statement, *Error) {
 	s := &StopJob{Span: p.span(p.lo, p.hi)}
@@ -110,8 +90,11 @@ func (p *stmtParser) parseStopJob() (Statement, *Error) {
 	return s, nil
 }
 
-// parseDescribe parses DESCRIBE name and DESC name.
+// parseDescribe parses DESCRIBE name and DESC name, and DESCRIBE JOB 'id'.
 func (p *stmtParser) parseDescribe() (Statement, *Error) {
+	if p.peekAt(1).is("JOB") && p.peekAt(2).kind == tokString {
+		return p.parseDescribeJob()
+	}
 	d := &Describe{Span: p.span(p.lo, p.hi)}
 	p.i++ // DESCRIBE | DESC
 	var err *Error

@@ -2,7 +2,8 @@
 // (MySQL) parser for queries and expressions, plus a thin layer for the
 // streaming syntax MySQL lacks (WITH ('k'='v') table options, WATERMARK
 // FOR, PRIMARY KEY ... NOT ENFORCED, Flink type names, SET 'k' = 'v',
-// RESET, SHOW JOBS, STOP JOB, EXECUTE STATEMENT SET, CREATE TEMPORARY VIEW).
+// RESET, SHOW JOBS and the other SHOWs of Flink's SQL client, USE, DESCRIBE
+// JOB, STOP JOB, EXECUTE STATEMENT SET, CREATE TEMPORARY VIEW).
 //
 // Every position reported by this package, and every *Error built by later
 // stages from a Pos of this package, is a line:column of the text the user

@@ -142,8 +142,22 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 	case *Reset:
 		w("reset @%s key=%q", x.Pos(), x.Key)
 	case *Show:
-		kind := map[ShowKind]string{ShowTables: "tables", ShowViews: "views", ShowJobs: "jobs"}[x.Kind]
-		w("show %s @%s", kind, x.Pos())
+		kind := map[ShowKind]string{ShowTables: "tables", ShowViews: "views", ShowJobs: "jobs",
+			ShowCreateTable: "create-table", ShowCreateView: "create-view", ShowColumns: "columns",
+			ShowFunctions: "functions", ShowCatalogs: "catalogs", ShowDatabases: "databases",
+			ShowCurrentCatalog: "current-catalog", ShowCurrentDatabase: "current-database"}[x.Kind]
+		extra := ""
+		if x.Name != "" {
+			extra += fmt.Sprintf(" name=%q@%s", x.Name, x.NamePos)
+		}
+		if l := x.Like; l != nil {
+			extra += fmt.Sprintf(" like=%q not=%v fold=%v", l.Pattern, l.Not, l.Fold)
+		}
+		w("show %s @%s%s", kind, x.Pos(), extra)
+	case *Use:
+		w("use @%s catalog=%v name=%q@%s", x.Pos(), x.Catalog, x.Name, x.NamePos)
+	case *DescribeJob:
+		w("describe-job %q @%s", x.ID, x.Pos())
 	case *StopJob:
 		w("stop-job %q @%s savepoint=%v", x.ID, x.Pos(), x.WithSavepoint)
 	case *Describe:

@@ -347,6 +347,8 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		return p.parseShow()
 	case t.is("STOP"):
 		return p.parseStopJob()
+	case t.is("USE"):
+		return p.parseUse()
 	case t.is("DESCRIBE") || t.is("DESC"):
 		return p.parseDescribe()
 	case t.is("EXPLAIN"):
@@ -367,7 +369,7 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		}
 	}
 	if e.Hint == "" {
-		e.Hint = "expected SELECT, INSERT, UPDATE, DELETE, CREATE TABLE, CREATE VIEW, DROP, SET, RESET, SHOW, STOP JOB, DESCRIBE, EXPLAIN or EXECUTE STATEMENT SET"
+		e.Hint = "expected SELECT, INSERT, UPDATE, DELETE, CREATE TABLE, CREATE VIEW, DROP, SET, RESET, SHOW, USE, STOP JOB, DESCRIBE, EXPLAIN or EXECUTE STATEMENT SET"
 	}
 	return nil, e
 }

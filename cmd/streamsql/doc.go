@@ -39,14 +39,20 @@
 // then "       -> ") and ends with ';'. Tab completes keywords and table
 // and view names; the history is kept in <data-dir>/.streamsql_history
 // (~/.streamsql_history when the data directory cannot be created).
-// "help" or \h lists the statements, "quit", "exit" or Ctrl-D leaves (and
-// stops the jobs started from the shell). Ctrl-C clears the statement being
+// "help" or \h lists the statements, "quit", "exit", \q or Ctrl-D leaves
+// (and stops the jobs started from the shell); \d lists the tables and
+// views, \d t describes t, \timing [on|off] prints how long each statement
+// took. A line starting with any other '\' command is an error at once,
+// never the start of a statement. The rows of print sinks go to the
+// terminal through readline, which draws the prompt and the line being
+// typed again under them. Ctrl-C clears the statement being
 // typed, or cancels the running query and returns to the prompt; SIGTERM
 // stops the jobs and ends the shell with status 0. Errors
 // print as "[ERROR] line L:C: message (hint)", the position being in the
 // statement as typed.
 //
-// Results: statements that only succeed print a message; SHOW, DESCRIBE
+// Results: statements that only succeed print what they did ("Table 't'
+// created."); SHOW CREATE prints the statement; SHOW, DESCRIBE
 // and bounded result sets print a boxed table (NULL as <NULL>, numbers
 // aligned right) followed by "N rows in set"; EXPLAIN prints the plans.
 // A SELECT runs with Session.Query, so an unbounded one streams until

@@ -114,6 +114,9 @@ func usage(w io.Writer, fs *flag.FlagSet) {
                                                     a group-by over many keys per state backend (bench/README.md)
   streamsql bench soak (--query qN [--events N] | --groupby [--keys K] [--rows R]) [--duration D] [--interval I] [--out FILE]
                                                     one workload for a long run, RSS and throughput sampled
+  streamsql kafka-dev [--port 9092] [--partitions N] [--classic-txn] [--topic T]...
+                                                    a local Kafka-compatible broker in memory, for trying
+                                                    things out and for tests (not for production)
   streamsql version                                 print the version
 
 The data directory (--data-dir, default ./streamsql-data) has one owner at a

@@ -84,8 +84,8 @@ func TestPrintResult(t *testing.T) {
 		r    *session.Result
 		want string
 	}{
-		{"message", &session.Result{Kind: session.ResultOK, Message: "[INFO] Execute statement succeeded."},
-			"[INFO] Execute statement succeeded.\n"},
+		{"message", &session.Result{Kind: session.ResultOK, Message: "[INFO] Table 't' created."},
+			"[INFO] Table 't' created.\n"},
 		{"job", &session.Result{Kind: session.ResultJob, JobID: "42", Message: "Job ID: 42"}, "Job ID: 42\n"},
 		{"text gets a final newline", &session.Result{Kind: session.ResultText, Text: "== Plan ==\nScan"}, "== Plan ==\nScan\n"},
 		{"one row", &session.Result{Kind: session.ResultRows, Columns: types.Schema{{Name: "n", Type: types.IntType}},

@@ -142,7 +142,7 @@ func TestShellOnATerminal(t *testing.T) {
 	term.expect(prompt)
 
 	term.send("CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20');\r")
-	term.expect("[INFO] Execute statement succeeded.")
+	term.expect("[INFO] Table 'ticks' created.")
 	term.expect(prompt)
 
 	// A statement over two lines; an unbounded query redraws its table
@@ -208,6 +208,92 @@ func TestShellOnATerminalEndsOnSIGTERM(t *testing.T) {
 	term.expect("Job ID: ")
 	term.expect("+I[") // the job prints while the prompt waits
 	term.cmd.Process.Signal(syscall.SIGTERM)
+	term.expect("[INFO] Stopping 1 running jobs...")
+	if err := term.cmd.Wait(); err != nil {
+		t.Errorf("the shell exited with %v", err)
+	}
+}
+
+// TestShellCommandsOnATerminal: \d, \timing and \q; a line starting with
+// an unknown backslash command is an error at once, not the start of a
+// statement (no continuation prompt).
+func TestShellCommandsOnATerminal(t *testing.T) {
+	term := startTerminal(t, "--data-dir", filepath.Join(t.TempDir(), "data"))
+	term.expect(prompt)
+	term.send("CREATE TABLE ticks (id BIGINT, name STRING);\r")
+	term.expect("[INFO] Table 'ticks' created.")
+	term.expect(prompt)
+
+	term.send("\\d\r")
+	term.expect("| table name |")
+	term.expect("| ticks      |")
+	term.expect(prompt)
+	term.send("\\d ticks\r")
+	term.expect("| name | STRING |")
+	term.expect(prompt)
+
+	term.send("\\nope\r")
+	term.expect("[ERROR] unknown shell command '\\nope'")
+	term.expect(prompt) // not the continuation prompt: the shell waits for a new statement
+	term.send("SELECT 6 * 7 AS answer;\r")
+	term.expect("|     42 |")
+	term.expect(prompt)
+
+	term.send("\\timing\r")
+	term.expect("Timing is on.")
+	term.expect(prompt)
+	term.send("SELECT 1 AS one;\r")
+	term.expect("1 row in set")
+	term.expect("Time: ")
+	term.expect(" ms")
+	term.expect(prompt)
+	term.send("\\timing off\r")
+	term.expect("Timing is off.")
+	term.expect(prompt)
+	term.mu.Lock()
+	mark := term.seen
+	term.mu.Unlock()
+	term.send("SELECT 2 AS two;\r")
+	term.expect("1 row in set")
+	term.expect(prompt)
+	term.mu.Lock()
+	answer := term.out.String()[mark:term.seen]
+	term.mu.Unlock()
+	if strings.Contains(answer, "Time: ") {
+		t.Errorf("\\timing off still prints the time:\n%s", answer)
+	}
+
+	term.send("\\q\r")
+	select {
+	case <-term.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the shell did not exit on \\q")
+	}
+	if err := term.cmd.Wait(); err != nil {
+		t.Errorf("the shell exited with %v", err)
+	}
+}
+
+// TestShellPrintRowsKeepThePrompt: the rows a print sink writes while the
+// user types go above the prompt, which readline draws again under them
+// with the text typed so far; the statement typed across the rows runs.
+func TestShellPrintRowsKeepThePrompt(t *testing.T) {
+	term := startTerminal(t, "--data-dir", filepath.Join(t.TempDir(), "data"))
+	term.expect(prompt)
+	term.send("CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20');\r")
+	term.expect(prompt)
+	term.send("CREATE TABLE out (id BIGINT) WITH ('connector' = 'print');\r")
+	term.expect(prompt)
+	term.send("INSERT INTO out SELECT id FROM ticks;\r")
+	term.expect("Job ID: ")
+	term.expect(prompt)
+	term.send("SELECT 6 *")
+	term.expect("SELECT 6 *") // echoed
+	term.expect("+I[")        // a row printed after it, while the line is half typed
+	term.expect(prompt + "SELECT 6 *")
+	term.send(" 7 AS answer;\r")
+	term.expect("|     42 |")
+	term.send("\x04") // Ctrl-D
 	term.expect("[INFO] Stopping 1 running jobs...")
 	if err := term.cmd.Wait(); err != nil {
 		t.Errorf("the shell exited with %v", err)

@@ -195,6 +195,30 @@ func runRemoteShell(url, restore string) int {
 	disp := stdoutDisplay()
 	for in.Scan() {
 		line := in.Text()
+		if strings.TrimSpace(stmt.String()) == "" {
+			// The shell's commands, as the local shell reads them.
+			cmd, arg := parseShellCommand(line)
+			switch cmd {
+			case cmdQuit:
+				return code
+			case cmdHelp:
+				fmt.Print(helpText)
+				continue
+			case cmdDescribe:
+				text := "SHOW TABLES;"
+				if arg != "" {
+					text = "DESCRIBE " + arg + ";"
+				}
+				if !runRemote(url, text, &restore, disp) {
+					code = 1
+				}
+				continue
+			case cmdTiming, cmdUnknown:
+				fmt.Fprintf(os.Stderr, "[ERROR] shell command '%s' is not available with --server: it knows \\h, \\q and \\d [table]\n", strings.TrimSpace(line))
+				code = 1
+				continue
+			}
+		}
 		stmt.WriteString(line + "\n")
 		if !strings.HasSuffix(strings.TrimSpace(line), ";") {
 			continue

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 
@@ -43,15 +44,25 @@ const helpText = `Statements (end each with ';'; a statement may span several li
   EXECUTE STATEMENT SET BEGIN INSERT INTO ...; INSERT INTO ...; END;
   SELECT name, COUNT(*) FROM t GROUP BY name;
   EXPLAIN SELECT name, COUNT(*) FROM t GROUP BY name;
-  SHOW TABLES;   SHOW VIEWS;   SHOW JOBS;
+  SHOW TABLES [LIKE 'c%'];   SHOW VIEWS;   SHOW COLUMNS FROM t;
+  SHOW CREATE TABLE t;   SHOW CREATE VIEW v;                  the statement that creates it
+  SHOW FUNCTIONS [LIKE 'to\_%'];
+  SHOW CATALOGS;   SHOW DATABASES;   SHOW CURRENT CATALOG;   SHOW CURRENT DATABASE;
+  USE default_database;   USE CATALOG default_catalog;        the only ones there are
   DESCRIBE t;
-  STOP JOB '<job id>';
+  SHOW JOBS;   DESCRIBE JOB '<job id>';                       every figure of one job
+  STOP JOB '<job id>' [WITH SAVEPOINT];
   SET 'sql-client.execution.result-mode' = 'tableau';         table, tableau or changelog
   SET 'table.dml-sync' = 'true';                              INSERT waits for its job
   SET;   RESET 'key';   RESET;
-Shell commands:
+Shell commands (on a line of their own):
   help, \h      this help
-  quit, exit    leave the shell (also Ctrl-D)
+  quit, exit    leave the shell (also Ctrl-D, \q)
+  \d            list the tables and views (SHOW TABLES)
+  \d t          describe table or view t (DESCRIBE t)
+  \timing       print how long each statement took (\timing off stops it)
+The rows of a 'print' table's sink are written to the terminal above the prompt,
+which is drawn again under them with what was being typed.
 Ctrl-C clears the line being typed, or cancels the running query.
 `
 
@@ -66,6 +77,8 @@ type shell struct {
 
 	// failed is set once a statement has failed.
 	failed bool
+	// timing makes each statement print how long it took (\timing).
+	timing bool
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running statement, if any
@@ -226,11 +239,17 @@ func (sh *shell) loop(in lineReader) {
 			return
 		}
 		if acc.empty() {
-			switch shellCommand(l) {
+			cmd, arg := parseShellCommand(l)
+			switch cmd {
 			case cmdQuit:
 				return
 			case cmdHelp:
 				fmt.Fprint(sh.out, helpText)
+				continue
+			case cmdNone:
+			default:
+				in.remember(strings.TrimSpace(l))
+				sh.command(cmd, arg)
 				continue
 			}
 		}
@@ -244,7 +263,8 @@ func (sh *shell) loop(in lineReader) {
 }
 
 // run parses and runs the statements of text, stopping at the first error.
-// A parse error runs nothing.
+// A parse error runs nothing. With \timing on, each statement that ran is
+// followed by how long it took.
 func (sh *shell) run(text string) {
 	stmts, err := sql.Parse(text)
 	if err != nil {
@@ -252,7 +272,12 @@ func (sh *shell) run(text string) {
 		return
 	}
 	for _, st := range stmts {
-		if err := sh.runStatement(st); err != nil {
+		start := time.Now()
+		err := sh.runStatement(st)
+		if sh.timing {
+			fmt.Fprintf(sh.out, "Time: %.3f ms\n", float64(time.Since(start).Microseconds())/1000)
+		}
+		if err != nil {
 			sh.printError(err)
 			return
 		}
@@ -312,19 +337,72 @@ const (
 	cmdNone = iota
 	cmdHelp
 	cmdQuit
+	cmdDescribe // \d [name]
+	cmdTiming   // \timing [on|off]
+	cmdUnknown  // any other line that starts with '\'
 )
 
-// shellCommand says which shell command line is, if any. A trailing ';'
-// and the case do not matter.
+// shellCommand says which shell command line is, if any.
 func shellCommand(line string) int {
-	w := strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ";")))
-	switch w {
-	case "help", `\h`, "?":
-		return cmdHelp
+	cmd, _ := parseShellCommand(line)
+	return cmd
+}
+
+// parseShellCommand says which shell command line is, if any, and its
+// argument. A trailing ';' and the case of the command do not matter; a
+// line that starts with '\' is always a shell command (cmdUnknown when
+// none of them), never the start of a statement.
+func parseShellCommand(line string) (cmd int, arg string) {
+	l := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ";"))
+	switch strings.ToLower(l) {
+	case "help", `\h`, `\?`, "?":
+		return cmdHelp, ""
 	case "quit", "exit", `\q`:
-		return cmdQuit
+		return cmdQuit, ""
 	}
-	return cmdNone
+	if !strings.HasPrefix(l, `\`) {
+		return cmdNone, ""
+	}
+	name, arg, _ := strings.Cut(l, " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case `\d`:
+		return cmdDescribe, arg
+	case `\timing`:
+		return cmdTiming, strings.ToLower(arg)
+	}
+	return cmdUnknown, name
+}
+
+// command runs a shell command other than help and quit.
+func (sh *shell) command(cmd int, arg string) {
+	switch cmd {
+	case cmdDescribe:
+		if arg == "" {
+			sh.run("SHOW TABLES")
+			return
+		}
+		sh.run("DESCRIBE " + arg)
+	case cmdTiming:
+		switch arg {
+		case "":
+			sh.timing = !sh.timing
+		case "on":
+			sh.timing = true
+		case "off":
+			sh.timing = false
+		default:
+			sh.printError(fmt.Errorf("\\timing takes on or off, not '%s'", arg))
+			return
+		}
+		if sh.timing {
+			fmt.Fprintln(sh.out, "Timing is on.")
+		} else {
+			fmt.Fprintln(sh.out, "Timing is off.")
+		}
+	case cmdUnknown:
+		sh.printError(fmt.Errorf("unknown shell command '%s': the shell knows \\h, \\q, \\d [table] and \\timing [on|off] ('help' lists them)", arg))
+	}
 }
 
 // accumulator gathers input lines until they hold complete statements

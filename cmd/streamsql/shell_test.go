@@ -67,6 +67,8 @@ func TestShellCommand(t *testing.T) {
 		"help": cmdHelp, "HELP;": cmdHelp, `\h`: cmdHelp, "  ?  ": cmdHelp,
 		"quit": cmdQuit, "exit;": cmdQuit, "EXIT": cmdQuit, `\q`: cmdQuit,
 		"SELECT 1;": cmdNone, "helpme": cmdNone, "": cmdNone, "quit now": cmdNone,
+		`\d`: cmdDescribe, `\d t;`: cmdDescribe, `\timing`: cmdTiming, `\timing off`: cmdTiming,
+		`\x`: cmdUnknown, `\D`: cmdUnknown, ` \dt`: cmdUnknown,
 	}
 	for line, want := range tests {
 		if got := shellCommand(line); got != want {
@@ -87,7 +89,7 @@ func TestCompleter(t *testing.T) {
 		{"sel", 3, []string{"ect"}, 3},
 		{"SELECT * FROM ord", 17, []string{"er_Items", "ers", "er"}, 3},
 		{"SELECT * FROM ORD", 17, []string{"er_Items", "ers", "ER"}, 3},
-		{"select * from us", 16, []string{"ers"}, 2},
+		{"select * from us", 16, []string{"e", "ers"}, 2}, // the keyword USE, the table users
 		{"SELECT * FROM t WHERE x = 1 GR", 30, []string{"OUP"}, 2},
 		{"SELECT ", 7, nil, 0},
 		{"SEL rest", 3, []string{"ECT"}, 3},
@@ -126,7 +128,9 @@ func sameSet(a, b []string) bool {
 
 func TestHelpNamesEveryStatement(t *testing.T) {
 	for _, kw := range []string{"CREATE TABLE", "CREATE [TEMPORARY] VIEW", "DROP", "INSERT INTO", "EXECUTE STATEMENT SET",
-		"SELECT", "EXPLAIN", "SHOW TABLES", "SHOW VIEWS", "SHOW JOBS", "DESCRIBE", "STOP JOB", "SET", "RESET"} {
+		"SELECT", "EXPLAIN", "SHOW TABLES", "SHOW VIEWS", "SHOW JOBS", "DESCRIBE", "STOP JOB", "SET", "RESET",
+		"SHOW CREATE TABLE", "SHOW CREATE VIEW", "SHOW COLUMNS", "SHOW FUNCTIONS", "SHOW CATALOGS", "SHOW DATABASES",
+		"SHOW CURRENT CATALOG", "SHOW CURRENT DATABASE", "USE", "DESCRIBE JOB", `\d`, `\timing`, `\q`} {
 		if !strings.Contains(helpText, kw) {
 			t.Errorf("help does not mention %s", kw)
 		}

@@ -25,7 +25,7 @@
 //     with an error naming topic, partition and offset, as do missing
 //     fields with 'json.fail-on-missing-field' (without it a missing field
 //     is NULL, as in Flink); with 'json.ignore-parse-errors' the bad records
-//     are skipped, counted in SHOW JOBS, and every other record is copied.
+//     are skipped, counted (DESCRIBE JOB), and every other record is copied.
 //   - TestWindowRescale: a statement set of HOP windows (COUNT and SUM by
 //     app) and SESSION windows (by user_id % 150, a 30ms gap: thousands of
 //     sessions closing through the run) at parallelism 2, killed shortly

@@ -307,8 +307,8 @@ func TestServer(t *testing.T) {
 	}
 	// Stop with a savepoint through the API: the job ends, and is not resumed again.
 	code, body = post(t, api+"/jobs/"+jobs.Jobs[0].ID+"/stop?savepoint=true", "")
-	if code != 200 || body["savepoint"] == "" {
-		t.Fatalf("stop with savepoint: %d %v", code, body)
+	if code != 200 || body["savepoint"] == "" || body["status"] != "FINISHED" {
+		t.Fatalf("stop with savepoint: %d %v (want status FINISHED, as Flink's job stopped with a savepoint)", code, body)
 	}
 	srv.Signal(syscall.SIGTERM)
 	if err := srv.Wait(); err != nil {
@@ -340,12 +340,16 @@ INSERT INTO out SELECT n FROM nums;
 	}
 
 	sh := exec.Command(bin, "--server", url)
-	sh.Stdin = strings.NewReader("SHOW TABLES;\nSELECT 40 +\n  2 AS answer;\nSELEC 1;\n")
+	sh.Stdin = strings.NewReader("SHOW TABLES;\nSELECT 40 +\n  2 AS answer;\nSELEC 1;\n\\d nums\n\\nope\nSELECT 'after' AS x;\n\\q\nSELECT 'not reached' AS y;\n")
 	out, err := sh.CombinedOutput()
-	for _, want := range []string{"| nums", "| out", "answer", "42", `unknown statement "SELEC 1"`} {
+	for _, want := range []string{"| nums", "| out", "answer", "42", `unknown statement "SELEC 1"`,
+		"| n    | BIGINT |", `[ERROR] shell command '\nope' is not available`, "after"} {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("shell output lacks %q (err %v):\n%s", want, err, out)
 		}
+	}
+	if strings.Contains(string(out), "not reached") {
+		t.Fatalf("the shell went on after \\q:\n%s", out)
 	}
 	if err == nil {
 		t.Fatalf("shell with a failed statement exited 0:\n%s", out)
@@ -924,7 +928,7 @@ SELECT id FROM src;
 	io.WriteString(stdin, `SET 'sql-client.execution.result-mode' = 'table';
 SELECT id % 3 AS k, COUNT(*) AS c FROM src GROUP BY id % 3;
 `)
-	waitFor(t, "the SET", func() bool { return strings.Contains(out.String()[mark:], "[INFO] Execute statement succeeded.") })
+	waitFor(t, "the SET", func() bool { return strings.Contains(out.String()[mark:], "[INFO] Session property has been set.") })
 	time.Sleep(2 * time.Second) // about 100 rows
 	sh.Process.Signal(os.Interrupt)
 	waitFor(t, "the GROUP BY canceled", func() bool { return strings.Contains(out.String()[mark:], "Query canceled.") })

@@ -262,8 +262,9 @@ INSERT INTO copy SELECT id FROM src;
 		t.Logf("screenshot of the job's page: %s (%d bytes)", path, len(png))
 	}
 
-	// Stop, after the confirmation: the page and the API say CANCELED.
-	stop := func(id, button string) {
+	// Stop, after the confirmation: the page and the API say CANCELED, or
+	// FINISHED after a savepoint (as Flink's job stopped with a savepoint).
+	stop := func(id, button, want string) {
 		t.Helper()
 		run("opening job "+id, chromedp.Navigate(origin+"/#/jobs/"+id))
 		poll("job "+id+"'s page", fmt.Sprintf(`document.getElementById('job-id').textContent === %q &&
@@ -271,14 +272,14 @@ INSERT INTO copy SELECT id FROM src;
 		run("clicking "+button, chromedp.Click(chromedp.ID(button)),
 			chromedp.WaitVisible(chromedp.ID("confirm-yes")),
 			chromedp.Click(chromedp.ID("confirm-yes")))
-		poll("job "+id+" stopped on the page", `document.getElementById('job-status').dataset.value === 'CANCELED'`)
+		poll("job "+id+" stopped on the page", fmt.Sprintf(`document.getElementById('job-status').dataset.value === %q`, want))
 		var job struct{ Job struct{ Status string } }
-		if code := getJSON(t, api+"/jobs/"+id, &job); code != 200 || job.Job.Status != "CANCELED" {
+		if code := getJSON(t, api+"/jobs/"+id, &job); code != 200 || job.Job.Status != want {
 			t.Fatalf("after the stop button, the API says %d %+v", code, job)
 		}
 	}
-	stop(jobID, "stop")
-	stop(copyID, "stop-savepoint")
+	stop(jobID, "stop", "CANCELED")
+	stop(copyID, "stop-savepoint", "FINISHED")
 	note := eval[string](t, ctx, `document.getElementById('action-result').textContent`)
 	if !strings.Contains(note, "savepoint "+dir) {
 		t.Fatalf("after a stop with savepoint the page says %q", note)
