@@ -241,6 +241,17 @@ type alteration struct {
 	// added are the computed columns of this statement (their expressions
 	// have positions in it), by lower-cased name.
 	added map[string]*sql.ColumnDef
+	// wmPos and pkPos are where this statement defines the watermark and
+	// the primary key, if it does (errors about them go there).
+	wmPos, pkPos *sql.Pos
+}
+
+// at returns *p, or the statement's start when p is nil.
+func (a *alteration) at(p *sql.Pos) sql.Pos {
+	if p != nil {
+		return *p
+	}
+	return a.st.Pos()
 }
 
 func (a *alteration) set() error {
@@ -306,6 +317,7 @@ func (a *alteration) items() error {
 				return &sql.Error{Pos: it.Pos, Msg: fmt.Sprintf("table '%s' has no WATERMARK to modify", a.t.Name), Hint: "ALTER TABLE ... ADD WATERMARK FOR ... adds one"}
 			}
 			a.t.WatermarkColumn, a.t.WatermarkExpr = it.Watermark.Column, it.Watermark.ExprText
+			a.wmPos = &it.Watermark.Pos
 		default:
 			if add && len(a.t.PrimaryKey) > 0 {
 				return &sql.Error{Pos: it.Pos, Msg: fmt.Sprintf("table '%s' already has a PRIMARY KEY (%s)", a.t.Name, strings.Join(a.t.PrimaryKey, ", ")),
@@ -324,6 +336,7 @@ func (a *alteration) items() error {
 				}
 			}
 			a.t.PrimaryKey = nil
+			a.pkPos = &it.Pos
 			for _, k := range it.PrimaryKey {
 				i := a.t.Columns.Index(k)
 				if slices.Contains(a.t.PrimaryKey, a.t.Columns[i].Name) {
@@ -587,14 +600,14 @@ func (a *alteration) check(old *catalog.Table) error {
 	if w := t.WatermarkColumn; w != "" {
 		i := t.Columns.Index(w)
 		if i < 0 {
-			return sql.Errorf(st.Pos(), "WATERMARK FOR column '%s' is not a column of '%s'", w, t.Name)
+			return a.unknownColumn(w, a.at(a.wmPos))
 		}
 		t.WatermarkColumn = t.Columns[i].Name
 		if strings.EqualFold(w, proctime) {
-			return sql.Errorf(st.Pos(), "WATERMARK FOR column '%s': a watermark cannot be defined for a processing-time attribute (PROCTIME())", w)
+			return sql.Errorf(a.at(a.wmPos), "WATERMARK FOR column '%s': a watermark cannot be defined for a processing-time attribute (PROCTIME())", w)
 		}
 		if t.Columns[i].Type.Kind != types.Timestamp {
-			return &sql.Error{Pos: st.Pos(), Msg: fmt.Sprintf("WATERMARK FOR column '%s' must be a TIMESTAMP, it is %s", w, t.Columns[i].Type), Hint: "declare it TIMESTAMP(3)"}
+			return &sql.Error{Pos: a.at(a.wmPos), Msg: fmt.Sprintf("WATERMARK FOR column '%s' must be a TIMESTAMP, it is %s", w, t.Columns[i].Type), Hint: "declare it TIMESTAMP(3)"}
 		}
 	}
 	for _, k := range t.PrimaryKey {
@@ -622,7 +635,7 @@ func (a *alteration) check(old *catalog.Table) error {
 	}
 	if c, ok := catalog.LookupConnector(t.Connector); ok && c.Source {
 		if err := scanCheck(p, t); err != nil {
-			return sql.Errorf(st.Pos(), "table '%s' as changed cannot be read: %s", t.Name, message(err))
+			return sql.Errorf(a.at(a.wmPos), "table '%s' as changed cannot be read: %s", t.Name, message(err))
 		}
 	}
 	return nil
