@@ -613,7 +613,7 @@ func (a *alteration) check(old *catalog.Table) error {
 	for _, k := range t.PrimaryKey {
 		i := t.Columns.Index(k)
 		if _, computed := t.ComputedExpr(k); computed {
-			return sql.Errorf(st.Pos(), "PRIMARY KEY column '%s' of '%s' is a computed column", k, t.Name)
+			return sql.Errorf(a.at(a.pkPos), "PRIMARY KEY column '%s' of '%s' is a computed column", k, t.Name)
 		}
 		t.Columns[i].Type.NotNull = true
 	}
