@@ -206,7 +206,8 @@ func (c *Catalog) CreateTable(t *Table, ifNotExists bool) error {
 		if old != nil && sameJSON(old, t) {
 			return fmt.Errorf("table %s %w", t.Name, ErrSameDefinition)
 		}
-		return fmt.Errorf("%w: %s (with a different definition; DROP TABLE it first, or use CREATE TABLE IF NOT EXISTS)", ErrTableExists, t.Name)
+		return fmt.Errorf("%w: %s (with a different definition; CREATE OR REPLACE TABLE replaces it, ALTER TABLE changes it, "+
+			"DROP TABLE drops it, CREATE TABLE IF NOT EXISTS keeps it)", ErrTableExists, t.Name)
 	}
 	c.tables[key(t.Name)] = t
 	return c.save()
@@ -223,7 +224,8 @@ func (c *Catalog) CreateView(v *View, ifNotExists bool) error {
 		if old != nil && sameJSON(old, v) {
 			return fmt.Errorf("view %s %w", v.Name, ErrSameDefinition)
 		}
-		return fmt.Errorf("%w: %s (with a different definition; DROP VIEW it first, or use CREATE VIEW IF NOT EXISTS)", ErrTableExists, v.Name)
+		return fmt.Errorf("%w: %s (with a different definition; CREATE OR REPLACE VIEW replaces it, "+
+			"DROP VIEW drops it, CREATE VIEW IF NOT EXISTS keeps it)", ErrTableExists, v.Name)
 	}
 	c.views[key(v.Name)] = v
 	return c.save()

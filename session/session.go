@@ -194,6 +194,8 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 		return s.createView(st)
 	case *sql.Drop:
 		return s.drop(st)
+	case *sql.AlterTable:
+		return s.alterTable(st)
 	case *sql.Index:
 		return s.index(st)
 	case *sql.Set:
@@ -378,6 +380,9 @@ func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
 		}
 		return nil, sql.Errorf(pos, "%v", err)
 	}
+	if st.OrReplace {
+		return s.replaceTable(st, t)
+	}
 	existed := s.exists(t.Name)
 	if err := s.cat.CreateTable(t, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
 		return &Result{Message: "[INFO] Table " + t.Name + " already exists with this definition."}, nil
@@ -403,6 +408,9 @@ func (s *Session) createView(st *sql.CreateView) (*Result, error) {
 		return nil, err
 	}
 	v := &catalog.View{Name: st.Name, Columns: st.Columns, Query: st.QueryText, Temporary: st.Temporary}
+	if st.OrReplace {
+		return s.replaceView(st, v)
+	}
 	existed := s.exists(v.Name)
 	if err := s.cat.CreateView(v, st.IfNotExists); errors.Is(err, catalog.ErrSameDefinition) {
 		return &Result{Message: "[INFO] View " + v.Name + " already exists with this definition."}, nil

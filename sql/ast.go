@@ -112,6 +112,9 @@ type CreateTable struct {
 	// AppendOnly is set by RisingWave's APPEND ONLY after the column list:
 	// the table takes inserts only.
 	AppendOnly bool
+	// OrReplace is set by CREATE OR REPLACE TABLE: an existing table of
+	// that name is replaced.
+	OrReplace bool
 }
 
 // CreateView is CREATE [TEMPORARY] VIEW [IF NOT EXISTS] v [(cols)] AS query.
@@ -125,6 +128,9 @@ type CreateView struct {
 	Query       ast.ResultSetNode
 	// QueryText is the original text of the query after AS.
 	QueryText string
+	// OrReplace is set by CREATE OR REPLACE VIEW: an existing view of that
+	// name is replaced.
+	OrReplace bool
 }
 
 // DropKind says what a DROP statement drops.

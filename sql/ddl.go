@@ -2,10 +2,13 @@ package sql
 
 import "strings"
 
-// parseCreate parses CREATE [TEMPORARY] TABLE ... and CREATE [TEMPORARY]
-// VIEW ....
+// parseCreate parses CREATE [OR REPLACE] [TEMPORARY] TABLE ... and
+// CREATE [OR REPLACE] [TEMPORARY] VIEW ....
 func (p *stmtParser) parseCreate() (Statement, *Error) {
 	p.i++ // CREATE
+	if p.peek().is("OR") && p.peekAt(1).is("REPLACE") {
+		return p.parseCreateOrReplace()
+	}
 	temporary := p.accept("TEMPORARY") || p.accept("TEMP")
 	switch {
 	case p.accept("TABLE"):
@@ -27,7 +30,7 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 		}
 		switch what {
 		case "FUNCTION", "CATALOG", "DATABASE", "SCHEMA",
-			"OR REPLACE", "SOURCE", "SINK":
+			"SOURCE", "SINK":
 			return nil, p.errAt(t.off, "CREATE %s is not supported", what)
 		case "TRIGGER":
 			return nil, triggers(p.errAt(t.off, "CREATE TRIGGER is not supported"))

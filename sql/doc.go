@@ -100,7 +100,7 @@
 //   - UPDATE t SET col = expr, ... [WHERE cond] and DELETE FROM t [WHERE
 //     cond] are Update and Delete (no ORDER BY, LIMIT, alias or FROM);
 //     REPLACE INTO and SQLite's INSERT OR REPLACE INTO are an Insert with
-//     Replace set. Statements of other dialects (TRUNCATE, MERGE, ALTER,
+//     Replace set. Statements of other dialects (TRUNCATE, MERGE, GRANT,
 //     ...) are reported as not supported rather than as syntax errors. SQLite's
 //     CREATE [UNIQUE] INDEX, DROP INDEX and REINDEX are Index statements
 //     (the session makes them no-ops on in-memory tables). SQLite's CREATE
@@ -110,6 +110,11 @@
 //     CREATE/DROP MATERIALIZED VIEW is a view: its query runs when it is
 //     read, which gives the same rows for the bounded inputs of its suites
 //     (EMIT ON WINDOW CLOSE included: see docs/DIALECT.md).
+//   - ALTER TABLE takes Flink's forms (alter.go: SET/RESET options,
+//     ADD/MODIFY columns, a watermark or a primary key, DROP, RENAME) and
+//     MySQL's ADD/DROP COLUMN c; CREATE OR REPLACE TABLE|VIEW sets
+//     OrReplace (Flink has it for CREATE TABLE AS only; here it takes a
+//     column list as CREATE TABLE does).
 //   - RisingWave and PostgreSQL forms: SET name TO value is SET name =
 //     value (a one-word name; which names mean something is the session's
 //     call); CREATE TABLE ... APPEND ONLY sets CreateTable.AppendOnly;

@@ -85,13 +85,21 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 		for _, o := range x.Options {
 			w("  option '%s' = '%s' @%s", o.Key, o.Value, o.Pos)
 		}
+		if x.OrReplace {
+			w("  or replace")
+		}
 	case *CreateView:
 		w("create-view %s @%s name@%s if-not-exists=%v temporary=%v columns=%v", x.Name, x.Pos(), x.NamePos, x.IfNotExists, x.Temporary, x.Columns)
+		if x.OrReplace {
+			w("  or replace")
+		}
 		w("  query: %s", restore(x.Query))
 		w("  text: %s", x.QueryText)
 		if pos, ok := EmitOnWindowClose(x); ok {
 			w("  emit on window close @%s", pos)
 		}
+	case *AlterTable:
+		dumpAlter(w, x)
 	case *Drop:
 		kind := map[DropKind]string{DropTable: "table", DropView: "view"}[x.Kind]
 		w("drop-%s %s @%s name@%s if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.IfExists)
@@ -242,3 +250,56 @@ type collector struct{ f func(ast.Node) }
 
 func (c *collector) Enter(n ast.Node) (ast.Node, bool) { c.f(n); return n, false }
 func (c *collector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func dumpAlter(w func(string, ...any), x *AlterTable) {
+	kind := map[AlterKind]string{AlterSet: "set", AlterReset: "reset", AlterAdd: "add", AlterModify: "modify",
+		AlterDrop: "drop", AlterRenameColumn: "rename-column", AlterRenameTable: "rename-table"}[x.Kind]
+	w("alter-table %s @%s name@%s if-exists=%v %s", x.Name, x.Pos(), x.NamePos, x.IfExists, kind)
+	for _, o := range x.Options {
+		w("  option '%s' = '%s' @%s", o.Key, o.Value, o.Pos)
+	}
+	for _, k := range x.Keys {
+		w("  key '%s' @%s", k.Name, k.Pos)
+	}
+	for _, it := range x.Items {
+		place := ""
+		switch {
+		case it.First:
+			place = " FIRST"
+		case it.After != "":
+			place = fmt.Sprintf(" AFTER %s @%s", it.After, it.AfterPos)
+		}
+		switch {
+		case it.Column != nil:
+			c := it.Column
+			if c.Expr != nil {
+				w("  column %s @%s AS %s [%s]%s", c.Name, c.Pos, restore(c.Expr), c.ExprText, place)
+			} else {
+				nn := ""
+				if c.NotNull {
+					nn = " NOT NULL"
+				}
+				w("  column %s @%s %s @%s%s%s", c.Name, c.Pos, dumpType(c.Type), c.Type.Pos, nn, place)
+			}
+		case it.Watermark != nil:
+			w("  watermark for %s @%s: %s [%s]", it.Watermark.Column, it.Watermark.Pos, restore(it.Watermark.Expr), it.Watermark.ExprText)
+		default:
+			w("  primary key %s @%s", strings.Join(it.PrimaryKey, ", "), it.Pos)
+		}
+	}
+	for _, c := range x.Columns {
+		w("  column %s @%s", c.Name, c.Pos)
+	}
+	if x.DropPrimaryKey {
+		w("  primary key")
+	}
+	if x.DropWatermark {
+		w("  watermark")
+	}
+	if x.From.Name != "" {
+		w("  from %s @%s", x.From.Name, x.From.Pos)
+	}
+	if x.To.Name != "" {
+		w("  to %s @%s", x.To.Name, x.To.Pos)
+	}
+}

@@ -27,7 +27,7 @@ var notTypos = map[string]bool{
 
 // statementKeywords start the statements Parse knows.
 var statementKeywords = []string{
-	"SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "SET", "RESET", "SHOW", "STOP",
+	"SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "SET", "RESET", "SHOW", "STOP",
 	"DESCRIBE", "DESC", "EXPLAIN", "EXECUTE", "BEGIN", "VALUES", "WITH",
 }
 

@@ -310,7 +310,7 @@ const internalError = "internal error while parsing this statement"
 // reported as such rather than as unknown.
 var unsupportedStatements = map[string]bool{
 	"TRUNCATE": true, "MERGE": true,
-	"ALTER": true, "USE": true, "GRANT": true, "REVOKE": true, "ANALYZE": true,
+	"USE": true, "GRANT": true, "REVOKE": true, "ANALYZE": true,
 	"LOAD": true, "CALL": true, "COMMIT": true, "ROLLBACK": true,
 }
 
@@ -325,6 +325,8 @@ func (p *stmtParser) parseStatement() (Statement, *Error) {
 		return p.parseCreate()
 	case t.is("DROP"):
 		return p.parseDrop()
+	case t.is("ALTER"):
+		return p.parseAlter()
 	case t.is("REINDEX"):
 		return p.parseReindex()
 	case t.is("INSERT") || t.is("REPLACE"):
