@@ -1,0 +1,120 @@
+package exec
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/functions"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// TestGroupBytesMatchHeap: the bytes a group aggregation's cache reports
+// to the state memory budget (state.Cache.Bytes, groupBytes) are what its
+// groups hold on the heap, within a quarter. An estimate below the heap
+// lets the process outgrow its budget (and the Go runtime's soft limit,
+// where the collector then runs without pause); one far above it evicts
+// state that would fit.
+func TestGroupBytesMatchHeap(t *testing.T) {
+	const keys = 200_000
+	in := types.Schema{{Name: "k", Type: types.BigIntType}, {Name: "v", Type: types.BigIntType}}
+	agg := &planner.Aggregate{Input: &planner.Values{Cols: in}, Keys: []int{0}, Aggs: []planner.AggCall{
+		{Func: planner.AggCount, Arg: -1, T: types.T{Kind: types.BigInt, NotNull: true}, Name: "n", Text: "COUNT(*)"},
+		{Func: planner.AggSum, Arg: 1, T: types.BigIntType, ArgT: types.BigIntType, Name: "s", Text: "SUM(v)"},
+	}}
+	op := &planner.Operator{ID: "g", Parallelism: 1, Schema: agg.Schema(), Spec: &planner.GroupAggSpec{Agg: agg}}
+	job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
+	job.opts.ensureDefaults()
+	job.opts.StateCacheEntries = 10 * keys
+	sink := &subtask{inbox: make(chan Element, 1<<12)}
+	sender := &subtask{job: job, op: op, outputs: []*output{{partition: planner.Forward, targets: []target{{task: sink}}}}}
+	em := sender.emitter()
+	a, err := newGroupAgg(sender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Pebble store: its memtables are not on the Go heap, which then
+	// holds the groups and little else.
+	store, err := state.PebbleBackend{}.Open(filepath.Join(t.TempDir(), "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &taskContext{ctx: job.ctx, op: op, job: job, mem: memory.DefaultAllocator,
+		fctx: &functions.Context{Mem: memory.DefaultAllocator}, batchSize: 1024, store: store}
+	if err := a.open(tc); err != nil {
+		t.Fatal(err)
+	}
+	defer tc.closeOperator(a)
+	drain := func() {
+		for {
+			select {
+			case el := <-sink.inbox:
+				el.Batch.Rec.Release()
+			default:
+				return
+			}
+		}
+	}
+	sch := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	batch := func(from int) Batch {
+		kb, vb := array.NewInt64Builder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
+		defer kb.Release()
+		defer vb.Release()
+		for k := from; k < from+1024; k++ {
+			kb.Append(int64(k) * 7919)
+			vb.Append(int64(k % 1000))
+		}
+		kc, vc := kb.NewArray(), vb.NewArray()
+		defer kc.Release()
+		defer vc.Release()
+		return Batch{Rec: array.NewRecordBatch(sch, []arrow.Array{kc, vc}, 1024)}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	// Warm up the operator's buffers, then count what the groups add.
+	for k := 0; k < 4*1024; k += 1024 {
+		b := batch(-1 - k - 1024)
+		if err := a.process(0, b, em); err != nil {
+			t.Fatal(err)
+		}
+		b.Rec.Release()
+		drain()
+	}
+	if err := a.cache.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	before, beforeEst := heap(), a.cache.Bytes()
+	for k := 0; k < keys; k += 1024 {
+		b := batch(k)
+		if err := a.process(0, b, em); err != nil {
+			t.Fatal(err)
+		}
+		b.Rec.Release()
+		drain()
+	}
+	if err := a.cache.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	drain()
+	after, afterEst := heap(), a.cache.Bytes()
+	n := float64(a.cache.Len() - 4*1024)
+	real := float64(after-before) / n
+	est := float64(afterEst-beforeEst) / n
+	t.Logf("a cached group: %.0f bytes on the heap, %.0f estimated", real, est)
+	if est < 0.75*real || est > 1.25*real {
+		t.Fatalf("a cached group holds %.0f bytes of heap, the budget counts %.0f", real, est)
+	}
+	runtime.KeepAlive(a)
+}
