@@ -77,8 +77,11 @@ type groupAggOp struct {
 	sets   *state.CountedSets
 	dsets  *distinctSets
 	x      foldCtx
-	// cur holds the results of the group being emitted.
+	// cur holds the results of the group being emitted; old those it
+	// emitted last (group.prev, decoded); enc cur encoded as prev.
 	cur     []scalar
+	old     []scalar
+	enc     []byte
 	touched []*state.Entry[group]
 
 	keyR   []colReader
@@ -111,8 +114,10 @@ type group struct {
 	key  []types.Value
 	rows int64 // net number of rows
 	accs []accumulator
-	// prev are the results as last emitted (when emitted).
-	prev    []scalar
+	// prev are the results as last emitted (when emitted), in the
+	// compact encoding of appendResults: a few bytes a result rather
+	// than a scalar each, for a group spends most of its life cached.
+	prev    []byte
 	emitted bool
 	touched bool
 	// ts is when a row last reached the group (processing time, Unix
@@ -150,6 +155,7 @@ func (a *groupAggOp) initFold(share bool) error {
 	a.fold = fold
 	a.keyR = make([]colReader, len(a.spec.Keys))
 	a.cur = make([]scalar, len(a.spec.Aggs))
+	a.old = make([]scalar, len(a.spec.Aggs))
 	a.layout = aggLayout("group aggregate", a.keyT, fold.defs)
 	if a.clock == nil {
 		a.clock = wallClock
@@ -434,7 +440,7 @@ func (a *groupAggOp) initGroup(g *group, rec arrow.RecordBatch, i int) {
 		g.key[j] = types.ValueAt(rec.Column(k), i)
 	}
 	g.accs = a.fold.newAccs(g.accs)
-	g.prev = make([]scalar, len(a.spec.Aggs))
+	g.prev = g.prev[:0]
 }
 
 // addInt returns a + sign*x (sign is +1 or -1); ok is false when the
@@ -498,7 +504,11 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 		a.cache.MarkDirty(e)
 		if g.rows == 0 {
 			if g.emitted {
-				a.appendRow(bs, g, g.prev)
+				if err := readResults(g.prev, a.old); err != nil {
+					releaseAll(bs)
+					return err
+				}
+				a.appendRow(bs, g, a.old)
 				ops = append(ops, Delete)
 				g.emitted = false
 			}
@@ -514,33 +524,27 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 				return err
 			}
 		}
+		a.enc = appendResults(a.enc[:0], a.cur)
 		switch {
 		case !g.emitted:
 			a.appendRow(bs, g, a.cur)
 			ops = append(ops, Insert)
 			g.emitted = true
-		case !sameResults(a.cur, g.prev):
-			a.appendRow(bs, g, g.prev)
+		case string(a.enc) != string(g.prev):
+			if err := readResults(g.prev, a.old); err != nil {
+				releaseAll(bs)
+				return err
+			}
+			a.appendRow(bs, g, a.old)
 			a.appendRow(bs, g, a.cur)
 			ops = append(ops, UpdateBefore, UpdateAfter)
 		default:
 			continue
 		}
-		for j := range a.cur {
-			g.prev[j].copyFrom(&a.cur[j])
-		}
+		g.prev = append(g.prev[:0], a.enc...)
 	}
 	a.touched = a.touched[:0]
 	return a.emitBuilt(bs, ops, out)
-}
-
-func sameResults(x, y []scalar) bool {
-	for j := range x {
-		if !x[j].equal(&y[j]) {
-			return false
-		}
-	}
-	return true
 }
 
 func (a *groupAggOp) builders() []array.Builder {

@@ -45,8 +45,12 @@ func (c groupCodec) Encode(dst []byte, g *group) []byte {
 	dst = appendBool(dst, g.emitted)
 	dst = c.a.fold.encodeAccs(dst, g.accs)
 	if g.emitted {
-		for j := range g.prev {
-			dst = appendScalarState(dst, &g.prev[j])
+		old := c.a.old
+		if err := readResults(g.prev, old); err != nil {
+			panic(fmt.Sprintf("exec: %s: a group's results do not decode: %v", c.owner, err))
+		}
+		for j := range old {
+			dst = appendScalarState(dst, &old[j])
 		}
 	}
 	return binary.AppendVarint(dst, g.ts)
@@ -62,11 +66,13 @@ func (c groupCodec) Decode(src []byte, g *group) error {
 	g.rows = d.varint()
 	g.emitted = d.bool()
 	g.accs = c.a.fold.decodeAccs(&d, g.accs)
-	g.prev = make([]scalar, len(c.a.fold.defs))
+	g.prev = g.prev[:0]
 	if g.emitted {
-		for j := range g.prev {
-			d.scalar(&g.prev[j])
+		old := c.a.old
+		for j := range old {
+			d.scalar(&old[j])
 		}
+		g.prev = appendResults(g.prev, old)
 	}
 	g.ts = 0
 	if version >= 2 {
@@ -187,6 +193,84 @@ func appendScalarState(dst []byte, s *scalar) []byte {
 	dst = binary.AppendVarint(append(dst, 1), s.i)
 	dst = appendDecimal(appendFloat(dst, s.f), s.d)
 	return appendBytes(dst, s.b)
+}
+
+// appendResults appends the compact encoding of results that a cached
+// group keeps of what it emitted last (group.prev): for each, a byte of
+// flags (null; which of i, f, d and b are not zero) and those fields. A
+// COUNT takes two or three bytes. Two equal encodings are equal results,
+// bit for bit, as Flink compares a group's old and new results.
+func appendResults(dst []byte, results []scalar) []byte {
+	for j := range results {
+		s := &results[j]
+		var flags byte
+		switch {
+		case s.null:
+			flags = resultNull
+		default:
+			if s.i != 0 {
+				flags |= resultI
+			}
+			if math.Float64bits(s.f) != 0 {
+				flags |= resultF
+			}
+			if s.d != (decimal128.Num{}) {
+				flags |= resultD
+			}
+			if len(s.b) > 0 {
+				flags |= resultB
+			}
+		}
+		dst = append(dst, flags)
+		if flags&resultI != 0 {
+			dst = binary.AppendVarint(dst, s.i)
+		}
+		if flags&resultF != 0 {
+			dst = appendFloat(dst, s.f)
+		}
+		if flags&resultD != 0 {
+			dst = appendDecimal(dst, s.d)
+		}
+		if flags&resultB != 0 {
+			dst = binary.AppendUvarint(dst, uint64(len(s.b)))
+			dst = append(dst, s.b...)
+		}
+	}
+	return dst
+}
+
+// The flags of a result in appendResults' encoding.
+const (
+	resultNull = 1 << iota
+	resultI
+	resultF
+	resultD
+	resultB
+)
+
+// readResults decodes what appendResults wrote of len(results) results
+// into results (their byte slices reused).
+func readResults(src []byte, results []scalar) error {
+	d := decoder{src: src, owner: "group results"}
+	for j := range results {
+		s := &results[j]
+		flags := d.byte()
+		*s = scalar{null: flags&resultNull != 0, b: s.b[:0]}
+		if flags&resultI != 0 {
+			s.i = d.varint()
+		}
+		if flags&resultF != 0 {
+			s.f = d.float()
+		}
+		if flags&resultD != 0 {
+			s.d = d.decimal()
+		}
+		if flags&resultB != 0 {
+			s.b = append(s.b, d.bytes()...)
+		}
+	}
+	d.end()
+	return d.err
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

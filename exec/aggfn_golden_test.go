@@ -99,7 +99,7 @@ func goldenStates(t *testing.T) map[string][]byte {
 	x := foldCtx{sets: state.NewCountedSets(state.NewKeySpace(mem, spaceValues, "v"), countCodec{}),
 		dsets: newDistinctSets(state.NewKeySpace(mem, spaceDistinct, "d"), "golden"), key: "k"}
 	x.dsets.StartsEmpty()
-	g := group{key: []types.Value{"k"}, accs: ga.fold.newAccs(nil), prev: make([]scalar, len(ga.fold.defs)), emitted: true}
+	g := group{key: []types.Value{"k"}, accs: ga.fold.newAccs(nil), emitted: true}
 	ga.fold.read(rec)
 	for i := 0; i < 3; i++ {
 		g.rows++
@@ -107,9 +107,11 @@ func goldenStates(t *testing.T) map[string][]byte {
 			t.Fatal(err)
 		}
 	}
+	prev := make([]scalar, len(ga.fold.defs))
 	for j, a := range g.accs {
-		a.result(&g.prev[j])
+		a.result(&prev[j])
 	}
+	g.prev = appendResults(nil, prev)
 	g.ts = 1_700_000_000_123 // last written (state TTL)
 	out["group/v2"] = groupCodec{a: ga, owner: "golden"}.Encode(nil, &g)
 

@@ -212,7 +212,7 @@ func TestGroupCodecChecksTags(t *testing.T) {
 		return a
 	}
 	a := mk([]planner.AggCall{aggCall(planner.AggSum, false, types.BigIntType)})
-	g := group{rows: 1, accs: a.fold.newAccs(nil), prev: make([]scalar, 1)}
+	g := group{rows: 1, accs: a.fold.newAccs(nil)}
 	enc := groupCodec{a: a, owner: "operator g"}.Encode(nil, &g)
 	b := mk([]planner.AggCall{aggCall(planner.AggCount, false, types.BigIntType)})
 	var out group

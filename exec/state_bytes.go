@@ -37,11 +37,7 @@ func valuesBytes(vs []types.Value) int {
 // groupBytes is the memory of a group (group aggregation, window
 // aggregation) outside its entry.
 func groupBytes(g *group) int {
-	n := valuesBytes(g.key) + cap(g.accs)*(16+accBytes) + cap(g.prev)*int(unsafe.Sizeof(scalar{}))
-	for i := range g.prev {
-		n += cap(g.prev[i].b)
-	}
-	return n
+	return valuesBytes(g.key) + cap(g.accs)*(16+accBytes) + cap(g.prev)
 }
 
 // sessionsBytes is the memory of a key's open sessions outside its entry.
