@@ -360,7 +360,7 @@ func (a *groupAggOp) dropSets(e *state.Entry[group]) error {
 	for k := range a.fold.shares {
 		sh := &a.fold.shares[k]
 		a.owner2 = append(append(a.owner2[:0], e.Key...), byte(sh.leader))
-		set, err := a.dsets.lookup(&distinctRef{}, e.KG, a.owner2, len(sh.members), sh.cls)
+		set, err := a.dsets.lookup(&distinctRef{}, e.KG(), a.owner2, len(sh.members), sh.cls)
 		if err != nil {
 			return err
 		}
@@ -372,7 +372,7 @@ func (a *groupAggOp) dropSets(e *state.Entry[group]) error {
 		}
 		a.owner2 = append(append(a.owner2[:0], e.Key...), byte(j))
 		a.setRef = state.SetRef{}
-		set, err := a.sets.Lookup(&a.setRef, e.KG, a.owner2)
+		set, err := a.sets.Lookup(&a.setRef, e.KG(), a.owner2)
 		if err != nil {
 			return err
 		}

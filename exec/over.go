@@ -738,7 +738,7 @@ func (o *overOp) slideSeg(s *overSeg, res []array.Builder) error {
 	}
 	clear(p.rows[len(p.rows):cap(p.rows)])
 	if p.done < len(p.rows) {
-		o.timers.add(p.rows[p.done].ts, timerKey{kg: s.e.KG, key: s.e.Key})
+		o.timers.add(p.rows[p.done].ts, timerKey{kg: s.e.KG(), key: s.e.Key})
 	}
 	o.cache.MarkDirty(s.e)
 	return nil

@@ -62,11 +62,14 @@ const cacheSlotBytes = 48
 
 // Entry is one cached key.
 type Entry[V any] struct {
-	Key     string
-	KG      int
-	Value   V
-	dirty   bool
-	deleted bool
+	Key   string
+	Value V
+	// kg is the key's key group (KG); size the bytes the entry was last
+	// counted for (Cache.bytes). Both 32 bits, with the flags below, so
+	// that an entry takes a size class less.
+	kg, size int32
+	dirty    bool
+	deleted  bool
 	// stored: the store may hold the key (it was read from or written to
 	// the store), so deleting it must reach the store.
 	stored bool
@@ -78,9 +81,10 @@ type Entry[V any] struct {
 	// absent: made by Prefetch for a key the store lacks; the next Get
 	// reports it created.
 	absent bool
-	// size is the bytes the entry was last counted for (Cache.bytes).
-	size int32
 }
+
+// KG is the key group of the entry's key.
+func (e *Entry[V]) KG() int { return int(e.kg) }
 
 // NewCache returns a cache over store, its keys as they are.
 func NewCache[V any](store Store, codec Codec[V]) *Cache[V] {
@@ -140,7 +144,7 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		}
 		return e, false, nil
 	}
-	e = &Entry[V]{Key: string(key), KG: kg, ref: true}
+	e = &Entry[V]{Key: string(key), kg: int32(kg), ref: true}
 	if c.complete {
 		c.entries[e.Key] = e
 		c.count(e)
@@ -201,7 +205,7 @@ func (c *Cache[V]) Prefetch(kgs []int, keys [][]byte) error {
 	}
 	c.miss = distinct
 	err := c.space.GetSorted(c.mkgs, c.mkeys, func(j int, raw []byte, ok bool) error {
-		e := &Entry[V]{Key: string(c.mkeys[j]), KG: c.mkgs[j], absent: !ok}
+		e := &Entry[V]{Key: string(c.mkeys[j]), kg: int32(c.mkgs[j]), absent: !ok}
 		if ok {
 			if err := c.codec.Decode(raw, &e.Value); err != nil {
 				return err
@@ -252,7 +256,7 @@ func (c *Cache[V]) Evict() error {
 			continue // revived by a Get, or already dropped
 		}
 		if e.stored {
-			c.space.Delete(&c.batch, e.KG, []byte(e.Key))
+			c.space.Delete(&c.batch, e.KG(), []byte(e.Key))
 		}
 		delete(c.entries, e.Key)
 		c.uncount(e)
@@ -303,11 +307,11 @@ func (c *Cache[V]) Trim(maxBytes int64, maxEntries int) (bool, error) {
 			switch {
 			case e.deleted:
 				if e.stored {
-					c.space.Delete(&c.batch, e.KG, []byte(e.Key))
+					c.space.Delete(&c.batch, e.KG(), []byte(e.Key))
 				}
 			case e.dirty:
 				c.buf = c.codec.Encode(c.buf[:0], &e.Value)
-				c.space.Put(&c.batch, e.KG, []byte(e.Key), c.buf)
+				c.space.Put(&c.batch, e.KG(), []byte(e.Key), c.buf)
 			}
 			if e.dirty {
 				c.evicted++ // still in c.dirty, which compactDirty cleans
@@ -360,14 +364,14 @@ func (c *Cache[V]) Flush() error {
 		case e.evicted:
 		case e.deleted:
 			if e.stored {
-				c.space.Delete(&c.batch, e.KG, []byte(e.Key))
+				c.space.Delete(&c.batch, e.KG(), []byte(e.Key))
 			}
 			delete(c.entries, e.Key)
 			c.uncount(e)
 			e.evicted = true
 		default:
 			c.buf = c.codec.Encode(c.buf[:0], &e.Value)
-			c.space.Put(&c.batch, e.KG, []byte(e.Key), c.buf)
+			c.space.Put(&c.batch, e.KG(), []byte(e.Key), c.buf)
 			e.stored = true
 		}
 		e.dirty = false
