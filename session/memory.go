@@ -13,10 +13,10 @@ import (
 // process shares its managed memory among its slots. A new value makes a
 // new one; jobs running keep theirs.
 //
-// Unless GOMEMLIMIT is set in the environment, it also makes the Go
-// runtime's soft memory limit the managed memory plus memLimitOverhead, so
-// that the collector works harder as the heap nears it instead of letting
-// it grow to twice what is live.
+// Unless GOMEMLIMIT is set in the environment, it also sets the Go
+// runtime's soft memory limit (goMemoryLimit), so that the collector works
+// harder as the heap nears it instead of letting it grow to twice what is
+// live.
 func (s *Session) managedMemory() (*state.ManagedMemory, error) {
 	size := s.Settings().ManagedMemory
 	s.mu.Lock()
@@ -33,9 +33,22 @@ func (s *Session) managedMemory() (*state.ManagedMemory, error) {
 	}
 	s.memory = m
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(size + memLimitOverhead)
+		debug.SetMemoryLimit(goMemoryLimit(size))
 	}
 	return m, nil
+}
+
+// goMemoryLimit is the Go runtime's soft memory limit for managed memory
+// of size bytes: what of it is on the Go heap plus memLimitOverhead. The
+// operators' half is; Pebble's half (block cache, memtables) is not when
+// Pebble allocates it with C's allocator (pebbleOffHeap), and counting it
+// would let the Go heap grow into it: RSS would be the managed memory
+// plus Pebble's part again.
+func goMemoryLimit(size int64) int64 {
+	if pebbleOffHeap {
+		size -= size - size/2
+	}
+	return size + memLimitOverhead
 }
 
 // memLimitOverhead is what the process may take besides its managed

@@ -22,6 +22,7 @@ const version = "0.1.0-dev"
 const defaultDataDir = "./streamsql-data"
 
 func main() {
+	boundMallocArenas()
 	os.Exit(run(os.Args[1:]))
 }
 
