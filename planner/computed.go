@@ -133,7 +133,7 @@ func (b *binder) bindTableComputed(t *catalog.Table) ([]Expr, int, error) {
 		if i < 0 {
 			return nil, -1, bad(fmt.Errorf("not a column of the table"))
 		}
-		sel, e, err := parseColumnExpr(c.Expr)
+		sel, e, err := ParseColumnExpr(c.Expr)
 		if err != nil {
 			return nil, -1, bad(err)
 		}
@@ -154,8 +154,9 @@ func (b *binder) bindTableComputed(t *catalog.Table) ([]Expr, int, error) {
 	return exprs, proctime, nil
 }
 
-// parseColumnExpr parses the stored text of a computed column.
-func parseColumnExpr(text string) (*sql.Select, ast.ExprNode, error) {
+// ParseColumnExpr parses the stored text of a computed column (or of a
+// watermark expression): the SELECT that holds it, and the expression.
+func ParseColumnExpr(text string) (*sql.Select, ast.ExprNode, error) {
 	stmts, err := sql.Parse("SELECT " + text)
 	if err != nil {
 		return nil, nil, err
@@ -174,7 +175,7 @@ func parseColumnExpr(text string) (*sql.Select, ast.ExprNode, error) {
 // ProctimeColumn returns the name of t's PROCTIME() column, if it has one.
 func ProctimeColumn(t *catalog.Table) (string, bool) {
 	for _, c := range t.Computed {
-		if _, e, err := parseColumnExpr(c.Expr); err == nil && IsProctimeCall(e) {
+		if _, e, err := ParseColumnExpr(c.Expr); err == nil && IsProctimeCall(e) {
 			return c.Name, true
 		}
 	}

@@ -585,7 +585,7 @@ func (a *alteration) check(old *catalog.Table) error {
 				return err
 			}
 		} else {
-			sel, e, perr := parseExpr(cc.Expr)
+			sel, e, perr := planner.ParseColumnExpr(cc.Expr)
 			if perr != nil {
 				return sql.Errorf(st.Pos(), "computed column '%s' AS %s: %v", cc.Name, cc.Expr, perr)
 			}
@@ -687,23 +687,6 @@ func scanCheck(p *planner.Planner, t *catalog.Table) error {
 	q.RunQuery = nil
 	_, err = q.Query(stmts[0], stmts[0].(*sql.Select).Query)
 	return err
-}
-
-// parseExpr parses the stored text of an expression.
-func parseExpr(text string) (*sql.Select, ast.ExprNode, error) {
-	stmts, err := sql.Parse("SELECT " + text)
-	if err != nil {
-		return nil, nil, err
-	}
-	sel, ok := stmts[0].(*sql.Select)
-	if !ok || len(stmts) != 1 {
-		return nil, nil, fmt.Errorf("not an expression")
-	}
-	ss, ok := sel.Query.(*ast.SelectStmt)
-	if !ok || ss.Fields == nil || len(ss.Fields.Fields) != 1 || ss.Fields.Fields[0].Expr == nil || ss.From != nil {
-		return nil, nil, fmt.Errorf("not one expression")
-	}
-	return sel, ss.Fields.Fields[0].Expr, nil
 }
 
 // message is err's text without the position of a statement the user did
