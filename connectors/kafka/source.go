@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
@@ -885,7 +886,7 @@ func (s *Source) consume(r *kgo.Record) error {
 			if errors.Is(err, errNoRow) || s.ignores(err) {
 				s.skipped.Add(1)
 			} else {
-				return s.errorf("topic '%s' partition %d offset %d: %v", r.Topic, r.Partition, r.Offset, err)
+				return s.errorf("topic '%s' partition %d offset %d: %v%s", r.Topic, r.Partition, r.Offset, err, s.skipHint(err))
 			}
 		}
 		s.addRun(p, before)
@@ -939,6 +940,19 @@ func (s *Source) ignores(err error) bool {
 		return s.dec.key != nil && s.dec.key.dec.IgnoreParseErrors() || s.dec.key == nil && s.dec.value.dec.IgnoreParseErrors()
 	}
 	return s.dec.value.dec.IgnoreParseErrors()
+}
+
+// skipHint says how to skip records like the one err is about, when the
+// format of the part that failed can (format.SkipHint).
+func (s *Source) skipHint(err error) string {
+	var pe *partError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	if pe.part == errKeyPart && s.cfg.key != nil {
+		return format.SkipHint(s.cfg.key, s.cfg.keyPrefix)
+	}
+	return format.SkipHint(s.cfg.value, s.cfg.valuePrefix)
 }
 
 // finish stops reading a partition that reached its end.
