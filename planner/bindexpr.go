@@ -605,11 +605,28 @@ func (b *binder) interval(q, unit Expr, pos sql.Pos) (Expr, error) {
 	ms := map[string]float64{"MICROSECOND": 0.001, "MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60000, "HOUR": 3600000, "DAY": 86400000, "WEEK": 7 * 86400000}
 	months := map[string]int64{"MONTH": 1, "QUARTER": 3, "YEAR": 12}
 	u := strings.ToUpper(ul.Value.(string))
+	// Flink keeps a day-time interval in a BIGINT of milliseconds and a
+	// year-month one in an INT of months: a literal beyond them is an
+	// error, never a wrapped value.
+	outOfRange := func(max string) error {
+		return errAt(ErrTypeMismatch, pos, "", "INTERVAL '%s' %s is out of range (at most %s)", types.Format(ql.T, ql.Value), u, max)
+	}
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		return nil, errAt(ErrTypeMismatch, pos, "", "bad INTERVAL quantity '%s'", types.Format(ql.T, ql.Value))
+	}
 	if m, ok := ms[u]; ok {
-		return &Literal{Value: int64(math.Round(n * m)), T: types.T{Kind: types.IntervalDayTime, NotNull: true}}, nil
+		v := math.Round(n * m)
+		if math.Abs(v) >= math.MaxInt64 {
+			return nil, outOfRange(fmt.Sprintf("%d milliseconds, about 292 million years", int64(math.MaxInt64)))
+		}
+		return &Literal{Value: int64(v), T: types.T{Kind: types.IntervalDayTime, NotNull: true}}, nil
 	}
 	if m, ok := months[u]; ok {
-		return &Literal{Value: int64(n) * m, T: types.T{Kind: types.IntervalYearMonth, NotNull: true}}, nil
+		v := math.Trunc(n) * float64(m)
+		if math.Abs(v) > math.MaxInt32 {
+			return nil, outOfRange(fmt.Sprintf("%d months", math.MaxInt32))
+		}
+		return &Literal{Value: int64(v), T: types.T{Kind: types.IntervalYearMonth, NotNull: true}}, nil
 	}
 	return nil, errAt(ErrUnsupported, pos, "", "INTERVAL unit %s is not supported", u)
 }
