@@ -171,6 +171,9 @@ func (p *stmtParser) unexpected(hint string) *Error {
 		e = p.errAt(p.end, "syntax error: unexpected end of statement")
 	} else {
 		e = p.errAt(t.off, "syntax error near %q", p.near(t.off))
+		if h, ok := p.missingSemicolon(p.i); ok {
+			hint = h
+		}
 	}
 	e.Hint = hint
 	return e

@@ -375,7 +375,9 @@ func (p *stmtParser) syntaxError(off int) *Error {
 	}
 	t := p.sc.toks[ti]
 	e := p.errAt(t.off, "syntax error near %q", p.near(t.off))
-	if kw, ok := misspeltKeyword(t); ok {
+	if hint, ok := p.missingSemicolon(ti); ok {
+		e.Hint = hint
+	} else if kw, ok := misspeltKeyword(t); ok {
 		e.Hint = "did you mean " + kw + "?"
 	} else if ti > p.lo && p.sc.toks[ti-1].isPunct(",") && t.kind == tokIdent && clauseKeywords[strings.ToUpper(t.val)] {
 		e.Hint = "remove the ',' before " + strings.ToUpper(t.val)
