@@ -186,7 +186,7 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 		if err != nil {
 			return nil, errAt(ErrTypeMismatch, b.pos(e), "", "%v", err)
 		}
-		return &Cast{Arg: x, T: t, Kernel: k}, nil
+		return b.castLength(e, &Cast{Arg: x, T: t, Kernel: k})
 	case *ast.WindowFuncExpr:
 		if r, ok := b.over[e]; ok {
 			return r, nil
@@ -629,6 +629,25 @@ func (b *binder) interval(q, unit Expr, pos sql.Pos) (Expr, error) {
 		return &Literal{Value: int64(v), T: types.T{Kind: types.IntervalYearMonth, NotNull: true}}, nil
 	}
 	return nil, errAt(ErrUnsupported, pos, "", "INTERVAL unit %s is not supported", u)
+}
+
+// castLength applies the length of CAST(x AS VARCHAR(n)) and CHAR(n) to
+// the cast c, as Flink does since 1.16: VARCHAR(n) keeps the first n
+// characters, CHAR(n) also pads a shorter string with spaces to n. The
+// type stays STRING, which keeps no length.
+func (b *binder) castLength(e *ast.FuncCastExpr, c *Cast) (Expr, error) {
+	tn, ok := sql.CastTarget(b.stmt, e)
+	if !ok || len(tn.Args) != 1 || c.T.Kind != types.String {
+		return c, nil
+	}
+	n := &Literal{Value: int64(tn.Args[0]), T: types.T{Kind: types.BigInt, NotNull: true}}
+	switch tn.Name {
+	case "VARCHAR", "CHARACTER VARYING":
+		return b.call("SUBSTRING", b.pos(e), c, &Literal{Value: int64(1), T: types.T{Kind: types.BigInt, NotNull: true}}, n)
+	case "CHAR":
+		return b.call("RPAD", b.pos(e), c, n, &Literal{Value: " ", T: types.T{Kind: types.String, NotNull: true}})
+	}
+	return c, nil
 }
 
 // castTarget is the type named in CAST(x AS type).
