@@ -82,9 +82,9 @@ type ChangelogEncoder interface {
 const OptIgnoreParseErrors = "ignore-parse-errors"
 
 // SkipHint is what an error about a record f could not read adds, for a
-// format that can skip bad records: " (or set 'json.ignore-parse-errors'
-// = 'true' to skip such records and count them)" with the format's options
-// under prefix; "" for a format that cannot.
+// format that can skip bad records: the hint to set its ignore-parse-errors
+// option (under prefix: 'json.', 'value.json.') to skip such records and
+// count them; "" for a format that cannot.
 func SkipHint(f *Format, prefix string) string {
 	if f == nil || !slices.Contains(f.Options, OptIgnoreParseErrors) {
 		return ""
