@@ -51,8 +51,8 @@ func Parse(text string) ([]Statement, error) {
 	return out, nil
 }
 
-// emptyName refuses a quoted name with nothing between its quotes (`` or
-// ""), as Flink does: no table, column, alias or option is named by it.
+// emptyName refuses a quoted name with nothing between its quotes (two
+// backticks, or two double quotes), as Flink does: nothing is named by it.
 func (p *stmtParser) emptyName() *Error {
 	for _, t := range p.sc.toks[p.lo:p.hi] {
 		if t.kind == tokQuoted && t.val == "" {
