@@ -2,7 +2,10 @@ package kafka
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -150,4 +153,83 @@ func addPartitions(t *testing.T, b *broker, topic string, n int) {
 	if err := kafkatest.WaitTopics(b.addr, true, topic); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestServerWaitsForTopic submits the job of TestTopicCreatedLater to
+// `streamsql server`: while its topic does not exist, GET /api/v1/jobs
+// says the job is RUNNING and what it waits for, SHOW JOBS says so in its
+// status, and the log says when the wait starts and ends.
+func TestServerWaitsForTopic(t *testing.T) {
+	forKafkaDev(t, 1, []string{"out"}, func(t *testing.T, b *broker) {
+		dir := t.TempDir()
+		r := &jobRun{t: t, b: b, spec: jobSpec{name: "later"}, dataDir: filepath.Join(dir, "data")}
+		r.file = writeFile(t, dir, "job.sql", laterJob(b))
+		s := &serverRun{jobRun: r}
+		p := s.startServer(nil)
+		defer func() {
+			p.Signal(syscall.SIGKILL)
+			<-p.Done()
+		}()
+		if !s.healthy(p) {
+			t.Fatalf("the server exited: %v; output:\n%s", p.Wait(), p.Output())
+		}
+		s.submit(p)
+		const want = "kafka clicks waits for topic 'later' to be created"
+		waiting := func() (string, []string) {
+			resp, err := http.Get(s.api(p, "/jobs"))
+			if err != nil {
+				t.Fatalf("GET /api/v1/jobs: %v; output:\n%s", err, p.Output())
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Jobs []struct {
+					Name, Status string
+					Waiting      []string
+				} `json:"jobs"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+				t.Fatalf("GET /api/v1/jobs: %v", err)
+			}
+			for _, j := range out.Jobs {
+				if j.Name == "later" {
+					return j.Status, j.Waiting
+				}
+			}
+			return "", nil
+		}
+		for {
+			status, w := waiting()
+			if len(w) > 0 {
+				if status != "RUNNING" || len(w) != 1 || w[0] != want {
+					t.Fatalf("GET /api/v1/jobs: status %s, waiting %q; want RUNNING, [%q]", status, w, want)
+				}
+				break
+			}
+			if status != "" && status != "RUNNING" {
+				t.Fatalf("the job is %s, not RUNNING and waiting; output:\n%s", status, p.Output())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		resp, err := http.Post(s.api(p, "/statements"), "text/plain", strings.NewReader("SHOW JOBS;"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "RUNNING ("+want+")") {
+			t.Errorf("SHOW JOBS does not say RUNNING (%s): %s", want, body)
+		}
+		waitOutput(t, p.proc, `msg="job waits"`)
+
+		if err := kafkatest.CreateTopics(b.addr, 1, "later"); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, w := waiting(); len(w) == 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		waitOutput(t, p.proc, `msg="job no longer waits"`)
+	})
 }
