@@ -381,6 +381,12 @@ func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
 			continue
 		}
 		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+			if known, _ := s.knownTopic(name); !known && errors.Is(err, kerr.LeaderNotAvailable) && s.waits() {
+				// Created a moment ago: its partitions have no leader
+				// yet. Looked for again like a topic not created yet.
+				missing = append(missing, name)
+				continue
+			}
 			if !errors.Is(err, kerr.UnknownTopicOrPartition) {
 				return nil, s.errorf("topic '%s': %v", name, err)
 			}
