@@ -111,6 +111,36 @@ func TestRestartStrategies(t *testing.T) {
 	}
 }
 
+// TestExponentialDelayReset: the backoff starts again from the initial
+// delay once the job ran 'reset-backoff-threshold' since its last restart
+// (the failure plus its delay) without failing, not before; a backoff
+// carried over from failures at start-up does not grow later ones.
+func TestExponentialDelayReset(t *testing.T) {
+	exp, err := ParseRestart(map[string]string{"restart-strategy.exponential-delay.reset-backoff-threshold": "10 min"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(0, 0)
+	// Five failures at start-up, each as soon as the job runs again.
+	for i, want := range []time.Duration{1, 2, 4, 8, 16} {
+		d, ok := exp.Next(at)
+		if !ok || d != want*time.Second {
+			t.Fatalf("failure %d: delay %v %v, want %v", i+1, d, ok, want*time.Second)
+		}
+		at = at.Add(d)
+	}
+	// at is the last restart. More than ten minutes since the last
+	// failure, but the job ran 8 s less: not reset.
+	if d, _ := exp.Next(at.Add(10*time.Minute - 8*time.Second)); d != 32*time.Second {
+		t.Fatalf("a failure before the threshold: delay %v, want 32s", d)
+	}
+	at = at.Add(10*time.Minute - 8*time.Second + 32*time.Second)
+	// Ten minutes of running since that restart: reset.
+	if d, _ := exp.Next(at.Add(10 * time.Minute)); d != time.Second {
+		t.Fatalf("a failure after ten minutes of running: delay %v, want the initial 1s", d)
+	}
+}
+
 // fakeJob is a Job whose sources never send a barrier.
 type fakeJob struct{ triggered atomic.Int64 }
 

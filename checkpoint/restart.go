@@ -37,7 +37,7 @@ var (
 	OptExpMax       = config.Duration("restart-strategy.exponential-delay.max-backoff", time.Minute, false, "the delay grows up to this")
 	OptExpMul       = config.Float("restart-strategy.exponential-delay.backoff-multiplier", 2, 1, "each delay is the previous one times this")
 	OptExpReset     = config.Duration("restart-strategy.exponential-delay.reset-backoff-threshold", time.Hour, false,
-		"a job that ran this long without failing starts again from the initial backoff")
+		"a job that ran this long since its last restart without failing starts again from the initial backoff")
 	OptExpAttempts = config.Int("restart-strategy.exponential-delay.attempts-before-reset-backoff", 1<<31-1, 0, config.MaxInt,
 		"restarts before the job stays failed (reset with the backoff)").ShowDefault("unlimited")
 )
@@ -129,19 +129,25 @@ func (f *failureRate) String() string {
 	return fmt.Sprintf("failure-rate (%d per %v, %v)", f.max, f.interval, f.delay)
 }
 
+// exponentialDelay doubles (times the multiplier) its delay with each
+// failure, and starts again from the initial one when the job ran the reset
+// threshold without failing: measured from the restart (the last failure
+// plus its delay), not from the failure, as Flink does since 1.19, so that
+// a long backoff does not count as time the job ran.
 type exponentialDelay struct {
 	initial, max, reset time.Duration
 	multiplier          float64
 	attempts, used      int
 	current             time.Duration
-	last                time.Time
+	// restarted is when the job ran again after its last failure (zero
+	// before the first).
+	restarted time.Time
 }
 
 func (e *exponentialDelay) Next(now time.Time) (time.Duration, bool) {
-	if !e.last.IsZero() && now.Sub(e.last) > e.reset {
+	if !e.restarted.IsZero() && now.Sub(e.restarted) >= e.reset {
 		e.current, e.used = 0, 0
 	}
-	e.last = now
 	if e.used >= e.attempts {
 		return 0, false
 	}
@@ -151,6 +157,7 @@ func (e *exponentialDelay) Next(now time.Time) (time.Duration, bool) {
 	} else {
 		e.current = min(time.Duration(float64(e.current)*e.multiplier), e.max)
 	}
+	e.restarted = now.Add(e.current)
 	return e.current, true
 }
 

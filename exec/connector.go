@@ -179,6 +179,16 @@ type TombstoneCounter interface {
 	TombstonesSkipped() int64
 }
 
+// Waiter is implemented by sources that can run while what they read does
+// not exist yet (a Kafka source whose topic is not created: it looks for it
+// again, as partition discovery does). Waiting says what the subtask waits
+// for, as a sentence for SHOW JOBS and the log ("kafka clicks waits for
+// topic 'clicks' to be created"), or "" when it waits for nothing; it may
+// be called from any goroutine while the source runs.
+type Waiter interface {
+	Waiting() string
+}
+
 // LagReporter is implemented by sources that know how far behind the end
 // of their input they are, per partition (a Kafka source: each partition's
 // high watermark, or its last stable offset when it reads committed

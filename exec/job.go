@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,6 +142,9 @@ type Metrics struct {
 	// NoWatermark while some sink has not received one (no event time, or
 	// not yet); math.MaxInt64 once every input ended.
 	Watermark int64
+	// Waiting lists what source subtasks wait for (Waiter: a Kafka topic
+	// not created yet), each text once, sorted; nil when none waits.
+	Waiting []string
 }
 
 // NoWatermark is Metrics.Watermark when there is none.
@@ -414,6 +418,11 @@ func (j *Job) Metrics() Metrics {
 		if c, ok := t.source.(TombstoneCounter); ok {
 			m.Tombstones += c.TombstonesSkipped()
 		}
+		if w, ok := t.source.(Waiter); ok {
+			if s := w.Waiting(); s != "" && !slices.Contains(m.Waiting, s) {
+				m.Waiting = append(m.Waiting, s)
+			}
+		}
 		if w, ok := t.impl.(windowStateGauge); ok {
 			windows, groups := w.windowState()
 			m.OpenWindows += windows
@@ -430,6 +439,7 @@ func (j *Job) Metrics() Metrics {
 	if sinks == 0 {
 		m.Watermark = NoWatermark
 	}
+	slices.Sort(m.Waiting)
 	return m
 }
 

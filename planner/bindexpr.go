@@ -186,7 +186,7 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 		if err != nil {
 			return nil, errAt(ErrTypeMismatch, b.pos(e), "", "%v", err)
 		}
-		return &Cast{Arg: x, T: t, Kernel: k}, nil
+		return b.castLength(e, &Cast{Arg: x, T: t, Kernel: k})
 	case *ast.WindowFuncExpr:
 		if r, ok := b.over[e]; ok {
 			return r, nil
@@ -605,13 +605,49 @@ func (b *binder) interval(q, unit Expr, pos sql.Pos) (Expr, error) {
 	ms := map[string]float64{"MICROSECOND": 0.001, "MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60000, "HOUR": 3600000, "DAY": 86400000, "WEEK": 7 * 86400000}
 	months := map[string]int64{"MONTH": 1, "QUARTER": 3, "YEAR": 12}
 	u := strings.ToUpper(ul.Value.(string))
+	// Flink keeps a day-time interval in a BIGINT of milliseconds and a
+	// year-month one in an INT of months: a literal beyond them is an
+	// error, never a wrapped value.
+	outOfRange := func(max string) error {
+		return errAt(ErrTypeMismatch, pos, "", "INTERVAL '%s' %s is out of range (at most %s)", types.Format(ql.T, ql.Value), u, max)
+	}
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		return nil, errAt(ErrTypeMismatch, pos, "", "bad INTERVAL quantity '%s'", types.Format(ql.T, ql.Value))
+	}
 	if m, ok := ms[u]; ok {
-		return &Literal{Value: int64(math.Round(n * m)), T: types.T{Kind: types.IntervalDayTime, NotNull: true}}, nil
+		v := math.Round(n * m)
+		if math.Abs(v) >= math.MaxInt64 {
+			return nil, outOfRange(fmt.Sprintf("%d milliseconds, about 292 million years", int64(math.MaxInt64)))
+		}
+		return &Literal{Value: int64(v), T: types.T{Kind: types.IntervalDayTime, NotNull: true}}, nil
 	}
 	if m, ok := months[u]; ok {
-		return &Literal{Value: int64(n) * m, T: types.T{Kind: types.IntervalYearMonth, NotNull: true}}, nil
+		v := math.Trunc(n) * float64(m)
+		if math.Abs(v) > math.MaxInt32 {
+			return nil, outOfRange(fmt.Sprintf("%d months", math.MaxInt32))
+		}
+		return &Literal{Value: int64(v), T: types.T{Kind: types.IntervalYearMonth, NotNull: true}}, nil
 	}
 	return nil, errAt(ErrUnsupported, pos, "", "INTERVAL unit %s is not supported", u)
+}
+
+// castLength applies the length of CAST(x AS VARCHAR(n)) and CHAR(n) to
+// the cast c, as Flink does since 1.16: VARCHAR(n) keeps the first n
+// characters, CHAR(n) also pads a shorter string with spaces to n. The
+// type stays STRING, which keeps no length.
+func (b *binder) castLength(e *ast.FuncCastExpr, c *Cast) (Expr, error) {
+	tn, ok := sql.CastTarget(b.stmt, e)
+	if !ok || len(tn.Args) != 1 || c.T.Kind != types.String {
+		return c, nil
+	}
+	n := &Literal{Value: int64(tn.Args[0]), T: types.T{Kind: types.BigInt, NotNull: true}}
+	switch tn.Name {
+	case "VARCHAR", "CHARACTER VARYING":
+		return b.call("SUBSTRING", b.pos(e), c, &Literal{Value: int64(1), T: types.T{Kind: types.BigInt, NotNull: true}}, n)
+	case "CHAR":
+		return b.call("RPAD", b.pos(e), c, n, &Literal{Value: " ", T: types.T{Kind: types.String, NotNull: true}})
+	}
+	return c, nil
 }
 
 // castTarget is the type named in CAST(x AS type).

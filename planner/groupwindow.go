@@ -144,6 +144,9 @@ func (b *binder) bindGroupWindow(sel *ast.SelectStmt, input Node, sc *scope) (*a
 		if len(ivs) > 2 {
 			spec.Offset = ivs[2]
 		}
+		if err := checkWindowsPerRow(spec, b.pos(call.Args[1])); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	late, err := b.lateRecords(input, kind, pos)
 	if err != nil {

@@ -300,11 +300,36 @@ func (b *binder) bindWindow(w *sql.WindowTVF) (Node, error) {
 			return nil, err
 		}
 	}
+	if err := checkWindowsPerRow(spec, w.Slide.Pos); err != nil {
+		return nil, err
+	}
 	late, err := b.lateRecords(input, w.Kind, w.Pos)
 	if err != nil {
 		return nil, err
 	}
 	return &WindowTVF{Input: input, Window: spec, Late: late}, nil
+}
+
+// MaxWindowsPerRow bounds the windows one row of a HOP or CUMULATE belongs
+// to (its size over its slide or step): each is state the row updates, so
+// HOP(1 ms slide, 100 days) would never get through its first row.
+const MaxWindowsPerRow = 100_000
+
+// checkWindowsPerRow refuses a HOP or CUMULATE whose rows would each belong
+// to more than MaxWindowsPerRow windows; pos is where its slide is written.
+func checkWindowsPerRow(spec WindowSpec, pos sql.Pos) error {
+	if spec.Kind != "HOP" && spec.Kind != "CUMULATE" || spec.Slide <= 0 {
+		return nil
+	}
+	slide := "slide"
+	if spec.Kind == "CUMULATE" {
+		slide = "step"
+	}
+	if n := (spec.Size + spec.Slide - 1) / spec.Slide; n > MaxWindowsPerRow {
+		return errAt(ErrUnsupported, pos, fmt.Sprintf("make the %s longer or the size shorter", slide),
+			"each row of %s (size %s, %s %s) would belong to %d windows; at most %d are supported", spec.Kind, fmtMicros(spec.Size), slide, fmtMicros(spec.Slide), n, MaxWindowsPerRow)
+	}
+	return nil
 }
 
 // isRowtime reports whether column col of n is a time attribute: a scan's

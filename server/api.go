@@ -171,12 +171,15 @@ type jobSummary struct {
 	// Watermark is the output's event time (RFC 3339), absent without one.
 	Watermark string `json:"watermark,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Waiting is what a running job's sources wait for (a Kafka topic not
+	// created yet), absent when nothing.
+	Waiting []string `json:"waiting,omitempty"`
 }
 
 func summary(j session.JobInfo) jobSummary {
 	s := jobSummary{ID: j.ID, Name: j.Name, Status: j.Status, Start: j.Start, DurationMs: j.Duration.Milliseconds(),
 		Restarts: j.Restarts, RestoredFrom: j.RestoredFrom, RecordsIn: j.RecordsIn, RecordsOut: j.RecOut,
-		LateDropped: j.Late, LateRouted: j.LateRouted, Watermark: watermarkText(j.Watermark)}
+		LateDropped: j.Late, LateRouted: j.LateRouted, Watermark: watermarkText(j.Watermark), Waiting: j.Waiting}
 	if j.Err != nil {
 		s.Error = j.Err.Error()
 	}

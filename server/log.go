@@ -60,6 +60,10 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (s *Server) jobEvent(ev session.JobEvent) {
 	attrs := jobAttrs(ev.ID, ev.Name)
 	switch {
+	case ev.Kind == session.JobWaiting && len(ev.Waiting) > 0:
+		s.log.Info("job waits", append(attrs, "status", "RUNNING", "waiting", strings.Join(ev.Waiting, "; "))...)
+	case ev.Kind == session.JobWaiting:
+		s.log.Info("job no longer waits", append(attrs, "status", "RUNNING")...)
 	case ev.Kind == session.JobRestarted:
 		s.log.Info("job restarted", append(attrs, "status", "RUNNING", "restart", ev.Restarts, "checkpoint", ev.Checkpoint)...)
 	case ev.Final:

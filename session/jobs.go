@@ -61,6 +61,9 @@ type JobInfo struct {
 	// zero without failures).
 	LastErr     error
 	LastFailure time.Time
+	// Waiting is what the running attempt's sources wait for (a Kafka
+	// topic not created yet; exec.Metrics.Waiting), nil when nothing.
+	Waiting []string
 }
 
 // JobEventKind says what happened to a job.
@@ -74,6 +77,10 @@ const (
 	// JobRestarted is a restart that started: Checkpoint is the checkpoint
 	// it restored (0: from the start).
 	JobRestarted
+	// JobWaiting is a running job whose sources began to wait for
+	// something, or waits for something else now (Waiting), or no longer
+	// waits (Waiting empty): a Kafka topic not created yet.
+	JobWaiting
 )
 
 // JobEvent is a failure or restart of a job, as it happens (see
@@ -93,6 +100,8 @@ type JobEvent struct {
 	// Repeated counts the failures in a row with this cause (JobFailed).
 	Repeated   int
 	Checkpoint int64
+	// Waiting is what the job's sources wait for now (JobWaiting).
+	Waiting []string
 }
 
 // MaxRepeatedFailures is how many failures in a row with the same cause
@@ -243,6 +252,7 @@ func (e *jobEntry) info() JobInfo {
 		info.OpenWindows, info.WindowGroups = m.OpenWindows, m.WindowGroups
 		info.JoinRows = m.JoinRows
 		info.Watermark = m.Watermark
+		info.Waiting = m.Waiting
 		if c := e.cur.Coordinator(); c != nil {
 			info.Checkpoints.Durations.Buckets = append([]uint64(nil), info.Checkpoints.Durations.Buckets...)
 			mergeStats(&info.Checkpoints, c.Stats())
@@ -404,10 +414,14 @@ func jobFields(j JobInfo) []jobField {
 			time.Since(c.LastCompleted).Round(time.Second), c.LastDuration.Round(time.Millisecond),
 			byteSize(c.LastSize), byteSize(c.LastIncremental))
 	}
+	status := j.Status
+	if len(j.Waiting) > 0 && status == "RUNNING" {
+		status += " (" + strings.Join(j.Waiting, "; ") + ")"
+	}
 	str := func(n string, v any) jobField { return jobField{n, types.StringType, v} }
 	num := func(n string, v int64) jobField { return jobField{n, types.BigIntType, v} }
 	return []jobField{
-		str("job id", j.ID), str("job name", j.Name), str("status", j.Status),
+		str("job id", j.ID), str("job name", j.Name), str("status", status),
 		str("start time", j.Start.Format("2006-01-02 15:04:05")),
 		str("duration", j.Duration.Round(time.Millisecond).String()), num("restarts", int64(j.Restarts)),
 		str("last checkpoint", cp), num("records in", j.RecordsIn), num("records out", j.RecOut),

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -421,7 +422,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 	defer s.jobs.release(e.folder)
 	for {
 		cur := e.attempt()
-		err := cur.Wait()
+		err := s.await(e, cur)
 		m := cur.Metrics()
 		subs := e.subtaskMetrics()
 		progressed := false
@@ -511,6 +512,32 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		restarts = e.restarts
 		e.mu.Unlock()
 		s.jobs.emit(JobEvent{Kind: JobRestarted, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Restarts: restarts, Checkpoint: from})
+	}
+}
+
+// waitingCheck is how often a running attempt is asked what its sources
+// wait for.
+const waitingCheck = time.Second
+
+// await waits for an attempt of the job to end and returns its outcome.
+// Meanwhile it emits a JobWaiting event whenever what the attempt's
+// sources wait for changes (a Kafka topic not created yet, then created).
+func (s *Session) await(e *jobEntry, cur *exec.Job) error {
+	t := time.NewTicker(waitingCheck)
+	defer t.Stop()
+	var last []string
+	for {
+		select {
+		case <-cur.Done():
+			return cur.Wait()
+		case <-t.C:
+		}
+		w := cur.Metrics().Waiting
+		if slices.Equal(w, last) {
+			continue
+		}
+		last = w
+		s.jobs.emit(JobEvent{Kind: JobWaiting, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Waiting: w})
 	}
 }
 

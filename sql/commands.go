@@ -25,6 +25,14 @@ func (p *stmtParser) parseSet() (Statement, *Error) {
 	if p.atEnd() {
 		return nil, p.unexpected("expected a value after " + sep)
 	}
+	if t := p.peek(); t.kind == tokString && p.i+1 < p.hi {
+		// SET 'k' = 'v' running into the next statement.
+		if h, ok := p.missingSemicolon(p.i + 1); ok {
+			e := p.errAt(p.sc.toks[p.i+1].off, "syntax error near %q", p.near(p.sc.toks[p.i+1].off))
+			e.Hint = h
+			return nil, e
+		}
+	}
 	if t := p.peek(); t.kind == tokString && p.i+1 == p.hi {
 		s.Value = t.val
 	} else {

@@ -34,7 +34,12 @@
 //     runs with NO_BACKSLASH_ESCAPES).
 //   - Identifiers are quoted with backticks, as in Flink; double quotes also
 //     quote identifiers (ANSI_QUOTES), as in standard SQL and SQLite, since
-//     Flink has no double-quoted strings.
+//     Flink has no double-quoted strings. A quoted name with nothing
+//     between its quotes is an error where it is written, as in Flink.
+//   - A byte order mark at the start of a script is skipped (columns do
+//     not count it). A statement that runs into the next one (its ';'
+//     forgotten) fails where the next one starts, with a hint that the ';'
+//     is missing.
 //   - || concatenates strings (PIPES_AS_CONCAT); it is never OR. The TiDB
 //     AST shows it as CONCAT(a, b).
 //   - Comments are -- to the end of the line (no space needed after --) and

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -29,6 +31,36 @@ var notTypos = map[string]bool{
 var statementKeywords = []string{
 	"SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "SET", "RESET", "SHOW", "STOP",
 	"DESCRIBE", "DESC", "EXPLAIN", "EXECUTE", "BEGIN", "VALUES", "WITH",
+}
+
+// missingSemicolon reports whether the statement failed to parse at token
+// ti because it runs into the next one: ti is a word a statement starts
+// with (not WITH or VALUES, which also go on a statement) and the token
+// before it can end a statement (a name, a literal, a closing parenthesis);
+// if so it returns the hint to give.
+func (p *stmtParser) missingSemicolon(ti int) (string, bool) {
+	if ti <= p.lo || ti >= p.hi {
+		return "", false
+	}
+	t, prev := p.sc.toks[ti], p.sc.toks[ti-1]
+	w := strings.ToUpper(t.val)
+	if t.kind != tokIdent || w == "WITH" || w == "VALUES" || !slices.Contains(statementKeywords, w) {
+		return "", false
+	}
+	switch prev.kind {
+	case tokString, tokNumber, tokQuoted:
+	case tokPunct:
+		if prev.val != ")" {
+			return "", false
+		}
+	case tokIdent:
+		if reservedWords[strings.ToUpper(prev.val)] {
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	return fmt.Sprintf("is a ';' missing before %s? Each statement ends with ';'", w), true
 }
 
 // reservedWords are the words the MySQL grammar of the TiDB parser

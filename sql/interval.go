@@ -2,6 +2,7 @@ package sql
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,9 @@ func (iv Interval) Duration() (time.Duration, error) {
 	bad := func() (time.Duration, error) {
 		return 0, fmt.Errorf("invalid interval value '%s' for %s", iv.Value, iv.Unit)
 	}
+	tooLong := func() (time.Duration, error) {
+		return 0, fmt.Errorf("interval '%s' %s is out of range (at most about 292 years, 106751 days)", iv.Value, iv.Unit)
+	}
 	from, to, ranged := strings.Cut(iv.Unit, " TO ")
 	if _, ok := unitDur[from]; !ok {
 		return 0, fmt.Errorf("a %s interval has no fixed length", iv.Unit)
@@ -52,8 +56,11 @@ func (iv Interval) Duration() (time.Duration, error) {
 	var d time.Duration
 	if !ranged {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
+		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 			return bad()
+		}
+		if f*float64(unitDur[from]) >= math.MaxInt64 {
+			return tooLong()
 		}
 		d = time.Duration(f * float64(unitDur[from]))
 	} else {
@@ -80,8 +87,11 @@ func (iv Interval) Duration() (time.Duration, error) {
 		}
 		for k, f := range fields {
 			x, err := strconv.ParseFloat(f, 64)
-			if err != nil || x < 0 || (k < len(fields)-1 && strings.Contains(f, ".")) {
+			if err != nil || x < 0 || math.IsNaN(x) || math.IsInf(x, 0) || (k < len(fields)-1 && strings.Contains(f, ".")) {
 				return bad()
+			}
+			if float64(d)+x*float64(unitDur[order[start+k]]) >= math.MaxInt64 {
+				return tooLong()
 			}
 			d += time.Duration(x * float64(unitDur[order[start+k]]))
 		}

@@ -56,8 +56,8 @@ type lexResult struct {
 	errWhat      string
 }
 
-// lex splits text into tokens, skipping white space and comments (-- to the
-// end of the line, /* ... */). It never fails: an unterminated string,
+// lex splits text into tokens, skipping white space, comments (-- to the
+// end of the line, /* ... */) and a byte order mark at the start. It never fails: an unterminated string,
 // quoted identifier or comment ends the token list and is reported in the
 // result. Strings follow standard SQL (and Flink): two quotes in a row
 // stand for one quote, and a backslash is an ordinary character.
@@ -65,6 +65,9 @@ func lex(text string) lexResult {
 	var r lexResult
 	i := 0
 	n := len(text)
+	if strings.HasPrefix(text, bom) {
+		i = len(bom)
+	}
 	for i < n {
 		c := text[i]
 		switch {

@@ -27,6 +27,9 @@ func Parse(text string) ([]Statement, error) {
 		if sc.unterminated && c.hi == len(sc.toks) {
 			break // the unterminated token belongs to this statement
 		}
+		if err := p.emptyName(); err != nil {
+			return out, err
+		}
 		st, err := p.parseStatementSafely()
 		if err != nil {
 			return out, err
@@ -46,6 +49,19 @@ func Parse(text string) ([]Statement, error) {
 		return out, e
 	}
 	return out, nil
+}
+
+// emptyName refuses a quoted name with nothing between its quotes (two
+// backticks, or two double quotes), as Flink does: nothing is named by it.
+func (p *stmtParser) emptyName() *Error {
+	for _, t := range p.sc.toks[p.lo:p.hi] {
+		if t.kind == tokQuoted && t.val == "" {
+			e := p.errAt(t.off, "zero-length quoted name %s", p.sc.text[t.off:t.end])
+			e.Hint = "a name has at least one character"
+			return e
+		}
+	}
+	return nil
 }
 
 // stmtMeta is what the parser learns about a statement beyond its AST:
@@ -171,6 +187,9 @@ func (p *stmtParser) unexpected(hint string) *Error {
 		e = p.errAt(p.end, "syntax error: unexpected end of statement")
 	} else {
 		e = p.errAt(t.off, "syntax error near %q", p.near(t.off))
+		if h, ok := p.missingSemicolon(p.i); ok {
+			hint = h
+		}
 	}
 	e.Hint = hint
 	return e

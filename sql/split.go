@@ -2,6 +2,7 @@ package sql
 
 import (
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -31,6 +32,9 @@ func newScript(text string) *script {
 	return sc
 }
 
+// bom is the byte order mark some editors begin a UTF-8 file with.
+const bom = "\ufeff"
+
 // pos converts a byte offset of the script into a Pos.
 func (sc *script) pos(off int) Pos {
 	if off > len(sc.text) {
@@ -44,6 +48,9 @@ func (sc *script) pos(off int) Pos {
 	col := off - start + 1
 	if !sc.ascii[l] {
 		col = utf8.RuneCountInString(sc.text[start:off]) + 1
+		if l == 0 && off >= len(bom) && strings.HasPrefix(sc.text, bom) {
+			col-- // an editor does not show the byte order mark
+		}
 	}
 	return Pos{Line: l + 1, Col: col, Offset: off}
 }

@@ -194,6 +194,8 @@ func (p *stmtParser) checkPlaced(text string, m *offsetMap) *Error {
 	return nil
 }
 
+var illegalDoubleRE = regexp.MustCompile(`^Illegal double '([^']+)' value found during parsing$`)
+
 var totalLenRE = regexp.MustCompile(`\(total length (\d+)\)\s*$`)
 
 // translate turns a TiDB parser error into an *Error at the script position
@@ -207,6 +209,12 @@ func (p *stmtParser) translate(text string, m *offsetMap, perr error) *Error {
 		msg = strings.TrimSpace(msg)
 		if i := strings.Index(msg, "]"); strings.HasPrefix(msg, "[") && i > 0 {
 			msg = strings.TrimSpace(msg[i+1:])
+		}
+		if mm := illegalDoubleRE.FindStringSubmatch(msg); mm != nil {
+			// A literal beyond DOUBLE (1e400): at the literal.
+			if at := strings.Index(text, mm[1]); at >= 0 {
+				return p.errAt(m.script(at), "the number %s is out of the range of DOUBLE (at most about 1.8e308)", mm[1])
+			}
 		}
 		return p.errAt(m.script(0), "%s", msg)
 	}
@@ -375,7 +383,9 @@ func (p *stmtParser) syntaxError(off int) *Error {
 	}
 	t := p.sc.toks[ti]
 	e := p.errAt(t.off, "syntax error near %q", p.near(t.off))
-	if kw, ok := misspeltKeyword(t); ok {
+	if hint, ok := p.missingSemicolon(ti); ok {
+		e.Hint = hint
+	} else if kw, ok := misspeltKeyword(t); ok {
 		e.Hint = "did you mean " + kw + "?"
 	} else if ti > p.lo && p.sc.toks[ti-1].isPunct(",") && t.kind == tokIdent && clauseKeywords[strings.ToUpper(t.val)] {
 		e.Hint = "remove the ',' before " + strings.ToUpper(t.val)

@@ -293,8 +293,14 @@ func Parse(s string) (T, error) {
 		}
 	case "STRING", "VARCHAR", "CHAR", "TEXT", "CHARACTER VARYING":
 		t.Kind = String
+		if err := checkLength(s, name, nums); err != nil {
+			return T{}, err
+		}
 	case "BYTES", "BINARY", "VARBINARY", "BLOB":
 		t.Kind = Bytes
+		if err := checkLength(s, name, nums); err != nil {
+			return T{}, err
+		}
 	case "DATE":
 		t.Kind = Date
 	case "TIME":
@@ -312,6 +318,25 @@ func Parse(s string) (T, error) {
 		return T{}, fmt.Errorf("unknown type %q", s)
 	}
 	return t, nil
+}
+
+// MaxLength is the largest length of VARCHAR(n), CHAR(n), BINARY(n) and
+// VARBINARY(n), as in Flink.
+const MaxLength = 1<<31 - 1
+
+// checkLength checks the length of a string or binary type as written (s,
+// its upper-case name and arguments): one, between 1 and MaxLength as
+// Flink's; the length itself is not kept (the type is STRING or BYTES).
+func checkLength(s, name string, args []int) error {
+	switch {
+	case len(args) == 0:
+		return nil
+	case name == "STRING" || name == "TEXT" || name == "BYTES" || name == "BLOB":
+		return fmt.Errorf("bad type %q: %s takes no length", s, name)
+	case len(args) > 1 || args[0] < 1 || args[0] > MaxLength:
+		return fmt.Errorf("bad type %q: the length of %s must be between 1 and %d", s, name, MaxLength)
+	}
+	return nil
 }
 
 // parseRow parses ROW<field TYPE, ...> [NOT NULL]; ok is false when s is

@@ -111,6 +111,10 @@ func (f *fileRun) jobEvent(ev session.JobEvent) {
 		at = fmt.Sprintf("%s:%d:%d: ", f.path, pos.Line, pos.Col)
 	}
 	switch {
+	case ev.Kind == session.JobWaiting && len(ev.Waiting) > 0:
+		fmt.Fprintf(f.errOut, "[INFO] %sjob %s (%s) is running and waits: %s\n", at, ev.ID, ev.Name, strings.Join(ev.Waiting, "; "))
+	case ev.Kind == session.JobWaiting:
+		fmt.Fprintf(f.errOut, "[INFO] %sjob %s (%s) no longer waits: what it waited for exists now\n", at, ev.ID, ev.Name)
 	case ev.Kind == session.JobRestarted && ev.Checkpoint > 0:
 		fmt.Fprintf(f.errOut, "[INFO] %sjob %s (%s) restarted from checkpoint %d (restart %d)\n", at, ev.ID, ev.Name, ev.Checkpoint, ev.Restarts)
 	case ev.Kind == session.JobRestarted:

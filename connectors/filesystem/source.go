@@ -467,7 +467,7 @@ func (s *source) Next(ctx context.Context) (exec.Batch, error) {
 				s.skipped.Add(1)
 				continue
 			}
-			return exec.Batch{}, fmt.Errorf("%s:%d: %w", filepath.Join(s.root, s.pos.File), line, err)
+			return exec.Batch{}, fmt.Errorf("%s:%d: %w%s", filepath.Join(s.root, s.pos.File), line, err, format.SkipHint(s.cfg.format, s.cfg.format.Name+"."))
 		}
 	}
 	if s.dec.Rows() == 0 {

@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -74,6 +75,21 @@ type ChangelogEncoder interface {
 	// AppendChange appends row i of rec, of kind k, with a terminating
 	// newline, to dst.
 	AppendChange(dst []byte, rec arrow.RecordBatch, i int, k exec.RowKind) []byte
+}
+
+// OptIgnoreParseErrors is the option of the formats that can skip bad
+// records, without prefix.
+const OptIgnoreParseErrors = "ignore-parse-errors"
+
+// SkipHint is what an error about a record f could not read adds, for a
+// format that can skip bad records: the hint to set its ignore-parse-errors
+// option (under prefix: 'json.', 'value.json.') to skip such records and
+// count them; "" for a format that cannot.
+func SkipHint(f *Format, prefix string) string {
+	if f == nil || !slices.Contains(f.Options, OptIgnoreParseErrors) {
+		return ""
+	}
+	return fmt.Sprintf(" (or set '%s%s' = 'true' to skip such records and count them)", prefix, OptIgnoreParseErrors)
 }
 
 // Format is one registered format.

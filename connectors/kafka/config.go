@@ -384,8 +384,12 @@ func (c *config) parseScan(opts map[string]string) error {
 	}
 	c.discovery = DefaultDiscoveryInterval
 	if v, ok := opts[OptPartitionDiscovery]; ok {
-		if c.discovery, err = checkpoint.ParseDuration(v); err != nil || c.discovery < 0 {
-			return option.Bad(OptPartitionDiscovery, v, "a non-negative duration such as '30 s' or '5 min' ('0' turns discovery off)")
+		neg := strings.HasPrefix(strings.TrimSpace(v), "-")
+		if c.discovery, err = checkpoint.ParseDuration(strings.TrimPrefix(strings.TrimSpace(v), "-")); err != nil {
+			return option.Bad(OptPartitionDiscovery, v, "a duration such as '30 s' or '5 min' ('0' or a negative one turns discovery off)")
+		}
+		if neg {
+			c.discovery = 0
 		}
 	}
 	return nil

@@ -83,8 +83,21 @@
 //
 // An unbounded source looks for new partitions (and topics matching
 // 'topic-pattern') every 'scan.topic-partition-discovery.interval' (default
-// 5 min, '0' off; a bounded source does not look) with an uncached
-// metadata request, and reads the ones it owns from their earliest offset.
+// 5 min as Flink's; '0' or a negative one off; a bounded source does not
+// look) with an uncached metadata request, and reads the ones it owns from
+// their earliest offset, whatever the startup mode: so does a restore from
+// a checkpoint taken before they were found, and no record of theirs is
+// lost or read twice.
+//
+// With discovery on, a topic of the table that does not exist yet is not
+// an error: the source runs, says what it waits for (exec.Waiter: "kafka t
+// waits for topic 'x' to be created", or for a topic matching the pattern
+// when none does) and looks again every second, or every discovery
+// interval if shorter; the topic, once created, is read from its earliest
+// offset. A topic the source has read before (since Open, or in the
+// checkpoint it restored) that is missing now is a TopicRecreatedError, not
+// waited for. Without discovery, or bounded, a missing topic fails Open
+// saying why the source does not wait.
 //
 // The positions committed to the group are those of the last snapshot
 // taken before the notification: the runtime's Snapshot does not carry the

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/connectors/internal/statecodec"
 	"github.com/streamsql/streamsql/exec"
 )
@@ -93,6 +94,13 @@ type Source struct {
 	topicIDs map[string][16]byte
 
 	nextDiscovery time.Time
+	// opened is set once Open has assigned the partitions there were:
+	// every partition assigned after it (discovered, or of a topic waited
+	// for) is read from its earliest offset, whatever the startup mode.
+	opened bool
+	// waiting says what the source waits for (a topic not created yet),
+	// empty when nothing; for Waiting, from any goroutine.
+	waiting atomic.Pointer[string]
 	// snaps are the positions of the snapshots taken and not yet committed
 	// to the consumer group, oldest first.
 	snaps          []kadm.Offsets
@@ -198,6 +206,7 @@ var (
 	_ exec.Rescalable         = (*Source)(nil)
 	_ exec.SkipCounter        = (*Source)(nil)
 	_ exec.TombstoneCounter   = (*Source)(nil)
+	_ exec.Waiter             = (*Source)(nil)
 )
 
 // RestoreRescaled restores from the snapshots of every subtask of a
@@ -277,10 +286,70 @@ func (s *Source) Open(ctx context.Context) error {
 	if err := s.assign(ctx, mine, s.restored); err != nil {
 		return err
 	}
-	if s.cfg.bounded == ModeUnbounded && s.cfg.discovery > 0 {
-		s.nextDiscovery = time.Now().Add(s.cfg.discovery)
-	}
+	s.opened = true
+	s.scheduleDiscovery()
 	return nil
+}
+
+// waitingPoll is how often a source that waits for a topic looks for it
+// (or the discovery interval, if shorter).
+const waitingPoll = time.Second
+
+// scheduleDiscovery sets when the source looks for new partitions next:
+// after the discovery interval, or sooner while it waits for a topic.
+func (s *Source) scheduleDiscovery() {
+	if s.cfg.bounded != ModeUnbounded || s.cfg.discovery <= 0 {
+		return
+	}
+	d := s.cfg.discovery
+	if s.Waiting() != "" {
+		d = min(d, waitingPoll)
+	}
+	s.nextDiscovery = time.Now().Add(d)
+}
+
+// Waiting says what the source waits for: the topics of the table that do
+// not exist yet, or a topic matching its 'topic-pattern' when none does;
+// empty when it waits for nothing (exec.Waiter). It may be called from any
+// goroutine.
+func (s *Source) Waiting() string {
+	if w := s.waiting.Load(); w != nil {
+		return *w
+	}
+	return ""
+}
+
+func (s *Source) setWaiting(w string) {
+	if w == s.Waiting() {
+		return
+	}
+	s.waiting.Store(&w)
+}
+
+// waits reports whether the source waits for a topic that does not exist
+// rather than fail: an unbounded read with partition discovery on, as
+// Flink's KafkaSource finds topics created after the job started.
+func (s *Source) waits() bool {
+	return s.cfg.bounded == ModeUnbounded && s.cfg.discovery > 0
+}
+
+// knownTopic reports whether the source has read topic before: since Open,
+// or in the checkpoint it restored. Such a topic missing now was deleted.
+func (s *Source) knownTopic(topic string) (known, restored bool) {
+	if _, ok := s.topicIDs[topic]; ok {
+		return true, false
+	}
+	if s.restored != nil {
+		if _, ok := s.restored.TopicIDs[topic]; ok {
+			return true, true
+		}
+		for _, p := range s.restored.Partitions {
+			if p.Topic == topic {
+				return true, true
+			}
+		}
+	}
+	return false, false
 }
 
 // listPartitions returns the partitions of the table's topics this subtask
@@ -301,6 +370,8 @@ func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
 		return nil, s.errorf("listing topics: %v", err)
 	}
 	var out []tp
+	var missing []string
+	matched := false
 	for _, rt := range resp.Topics {
 		name := ""
 		if rt.Topic != nil {
@@ -310,11 +381,33 @@ func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
 			continue
 		}
 		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
-			if errors.Is(err, kerr.UnknownTopicOrPartition) {
-				return nil, s.errorf("topic '%s' does not exist", name)
+			if known, _ := s.knownTopic(name); !known && errors.Is(err, kerr.LeaderNotAvailable) && s.waits() {
+				// Created a moment ago: its partitions have no leader
+				// yet. Looked for again like a topic not created yet.
+				missing = append(missing, name)
+				continue
 			}
-			return nil, s.errorf("topic '%s': %v", name, err)
+			if !errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return nil, s.errorf("topic '%s': %v", name, err)
+			}
+			if known, restored := s.knownTopic(name); known {
+				old := s.topicIDs[name]
+				if restored {
+					old, _ = parseTopicID(s.restored.TopicIDs[name])
+				}
+				return nil, s.wrap(&TopicRecreatedError{Topic: name, Old: old, Source: true, Restored: restored})
+			}
+			if !s.waits() {
+				why := "a bounded read does not wait for it"
+				if s.cfg.bounded == ModeUnbounded {
+					why = fmt.Sprintf("'%s' turns discovery off, so the source does not wait for it", OptPartitionDiscovery)
+				}
+				return nil, s.errorf("topic '%s' does not exist (%s)", name, why)
+			}
+			missing = append(missing, name)
+			continue
 		}
+		matched = true
 		if err := s.checkTopicID(name, rt.TopicID); err != nil {
 			return nil, err
 		}
@@ -330,6 +423,23 @@ func (s *Source) listPartitions(ctx context.Context) ([]tp, error) {
 		}
 		return out[i].partition < out[j].partition
 	})
+	switch {
+	case len(missing) > 0:
+		sort.Strings(missing)
+		q := make([]string, len(missing))
+		for i, m := range missing {
+			q[i] = "'" + m + "'"
+		}
+		word := "topic"
+		if len(q) > 1 {
+			word = "topics"
+		}
+		s.setWaiting(fmt.Sprintf("%s %s waits for %s %s to be created", connectorName(s.upsert), s.spec.Table, word, strings.Join(q, ", ")))
+	case s.cfg.pattern != nil && !matched && s.waits():
+		s.setWaiting(fmt.Sprintf("%s %s waits for a topic matching '%s' to be created", connectorName(s.upsert), s.spec.Table, s.spec.Options[OptTopicPattern]))
+	default:
+		s.setWaiting("")
+	}
 	return out, nil
 }
 
@@ -388,7 +498,7 @@ func (s *Source) assign(ctx context.Context, parts []tp, restored *snapshot) err
 		}
 	}
 	mode := s.cfg.startup
-	if restored != nil || s.cl != nil {
+	if restored != nil || s.opened {
 		mode = ModeEarliest // partitions new since the snapshot or since Open
 	}
 	starts, err := s.startOffsets(ctx, unknown, mode)
@@ -782,7 +892,7 @@ func (s *Source) consume(r *kgo.Record) error {
 			if errors.Is(err, errNoRow) || s.ignores(err) {
 				s.skipped.Add(1)
 			} else {
-				return s.errorf("topic '%s' partition %d offset %d: %v", r.Topic, r.Partition, r.Offset, err)
+				return s.errorf("topic '%s' partition %d offset %d: %v%s", r.Topic, r.Partition, r.Offset, err, s.skipHint(err))
 			}
 		}
 		s.addRun(p, before)
@@ -838,6 +948,19 @@ func (s *Source) ignores(err error) bool {
 	return s.dec.value.dec.IgnoreParseErrors()
 }
 
+// skipHint says how to skip records like the one err is about, when the
+// format of the part that failed can (format.SkipHint).
+func (s *Source) skipHint(err error) string {
+	var pe *partError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	if pe.part == errKeyPart && s.cfg.key != nil {
+		return format.SkipHint(s.cfg.key, s.cfg.keyPrefix)
+	}
+	return format.SkipHint(s.cfg.value, s.cfg.valuePrefix)
+}
+
 // finish stops reading a partition that reached its end.
 func (s *Source) finish(p *partState) {
 	p.done = true
@@ -886,11 +1009,11 @@ func (s *Source) upsertMessage(p *partState, r *kgo.Record) error {
 // since Open that this subtask owns; they are read from their earliest
 // offset.
 func (s *Source) discover(ctx context.Context) error {
-	s.nextDiscovery = time.Now().Add(s.cfg.discovery)
 	mine, err := s.listPartitions(ctx)
 	if err != nil {
 		return err
 	}
+	s.scheduleDiscovery()
 	return s.assign(ctx, mine, nil)
 }
 

@@ -40,6 +40,14 @@
 //     checkpoint by itself each time (as its log says), until a last
 //     server runs it to the end (FINISHED, as GET /api/v1/jobs says): the
 //     same exact counts. 2M clicks; seven random kills.
+//   - TestTopicCreatedLater: an unbounded job whose input topic does not
+//     exist yet runs and says it waits for it; the topic is created, given
+//     two more partitions while the job runs, and the engine is killed at
+//     a random moment after they got records; the restored run reads the
+//     partitions its checkpoint does not know from their earliest offset:
+//     every click committed once. TestServerWaitsForTopic: the same wait
+//     as GET /api/v1/jobs, SHOW JOBS and the server's log say it
+//     (kafka-dev only).
 //
 // Each job runs with parallelism 2 over 4 partitions and 200ms
 // checkpoints. The failpoints (after-sink-precommit, after-metadata-before-

@@ -61,8 +61,12 @@ import (
 //	     [fields=a,b] [restore=STATE] [restore-rescaled=STATE0,STATE1...]
 //	                      restore-rescaled passes the snapshots of every old
 //	                      subtask (exec.Rescalable)
-//	source-next name=S [batches=N] [idle=N] [sort]
+//	source-next name=S [batches=N] [idle=N] [rows=N] [sort]
+//	                      with rows, reads until N rows came, however
+//	                      long (the test's deadline bounds it)
 //	source-snapshot name=S as=STATE
+//	source-waiting name=S what the source waits for (exec.Waiter), or
+//	                      "nothing"
 //	source-notify name=S id=N
 //	source-close name=S
 //	group-offsets group=G the offsets committed to a consumer group
@@ -351,7 +355,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		h.sources[arg(d, "name", "")] = &openSource{src: src, spec: spec}
 		return "", src.Open(ctx)
 
-	case "source-next", "source-snapshot", "source-notify", "source-close":
+	case "source-next", "source-snapshot", "source-notify", "source-waiting", "source-close":
 		name := arg(d, "name", "")
 		s := h.sources[name]
 		if s == nil {
@@ -359,7 +363,13 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		}
 		switch d.Cmd {
 		case "source-next":
-			lines, err := drain(ctx, s.src, s.spec, intArg(d, "batches", 1<<30), intArg(d, "idle", 3))
+			idle := intArg(d, "idle", 3)
+			if n := intArg(d, "rows", 0); n > 0 {
+				lines, err := drainRows(ctx, s.src, s.spec, n)
+				sort.Strings(lines)
+				return joinLines(lines), err
+			}
+			lines, err := drain(ctx, s.src, s.spec, intArg(d, "batches", 1<<30), idle)
 			if arg(d, "sort", "") != "" {
 				sort.Strings(lines)
 			}
@@ -370,6 +380,12 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		case "source-notify":
 			return "", s.src.(exec.CheckpointListener).NotifyCheckpointComplete(ctx, int64(intArg(d, "id", 0)))
+		case "source-waiting":
+			w, ok := s.src.(exec.Waiter)
+			if !ok || w.Waiting() == "" {
+				return "nothing", nil
+			}
+			return w.Waiting(), nil
 		default:
 			delete(h.sources, name)
 			return "", s.src.Close()
@@ -432,6 +448,31 @@ func joinLines(lines []string) string {
 		return ""
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// drainRows reads from src until it has n rows or more (sorted, as
+// partitions interleave in any order), for at most a minute: a backstop
+// that turns a source that never delivers into a failure, not a hang.
+func drainRows(ctx context.Context, src exec.Source, spec exec.TableSpec, n int) ([]string, error) {
+	var lines []string
+	deadline := time.Now().Add(time.Minute)
+	for len(lines) < n {
+		if time.Now().After(deadline) {
+			return lines, fmt.Errorf("%d of %d rows after a minute", len(lines), n)
+		}
+		b, err := src.Next(ctx)
+		switch {
+		case errors.Is(err, exec.ErrNoData):
+			continue
+		case err == io.EOF:
+			return append(lines, "(end)"), nil
+		case err != nil:
+			return lines, err
+		}
+		lines = append(lines, rowfmt.Lines(spec.ProducedSchema(), b)...)
+		b.Rec.Release()
+	}
+	return lines, nil
 }
 
 // drain reads up to maxBatches batches from src, until io.EOF or idle
