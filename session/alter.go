@@ -358,8 +358,8 @@ func (a *alteration) items() error {
 // column adds (or, MODIFY, redefines) the column of it.
 func (a *alteration) column(it sql.SchemaItem, add bool) error {
 	c := it.Column
-	if c.Metadata != "" {
-		return sql.Errorf(c.Pos, "metadata columns are not supported")
+	if err := refuseUnkept(*c); err != nil {
+		return err
 	}
 	at := a.t.Columns.Index(c.Name)
 	switch {

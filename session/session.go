@@ -282,6 +282,19 @@ func (s *Session) planner(st sql.Statement) (*planner.Planner, error) {
 }
 
 func (s *Session) createTable(st *sql.CreateTable) (*Result, error) {
+	if st.Temporary {
+		return nil, &sql.Error{Pos: st.Pos(), Msg: "CREATE TEMPORARY TABLE is not supported: every table is kept in the data directory's catalog",
+			Hint: "write CREATE TABLE (DROP TABLE removes it)"}
+	}
+	if st.Comment != "" {
+		return nil, &sql.Error{Pos: st.Pos(), Msg: "table comments are not kept in the catalog",
+			Hint: "leave out COMMENT '...'"}
+	}
+	for _, c := range st.Columns {
+		if err := refuseUnkept(c); err != nil {
+			return nil, err
+		}
+	}
 	t := &catalog.Table{Name: st.Name, Options: map[string]string{}, AppendOnly: st.AppendOnly}
 	seen := map[string]bool{}
 	for _, c := range st.Columns {
@@ -677,5 +690,20 @@ func eventTimeField(t *catalog.Table, st *sql.CreateTable, o sql.Option) error {
 	name := t.Columns[i].Name
 	quoted := "`" + strings.ReplaceAll(name, "`", "``") + "`"
 	t.WatermarkColumn, t.WatermarkExpr = name, quoted+" - INTERVAL '1' SECOND"
+	return nil
+}
+
+// refuseUnkept refuses what a column definition may say that the catalog
+// does not keep (rather than accept it and drop it): a METADATA column
+// and a COMMENT.
+func refuseUnkept(c sql.ColumnDef) error {
+	if c.Metadata != "" {
+		return &sql.Error{Pos: c.Pos, Msg: fmt.Sprintf("metadata columns are not supported (column '%s'): no connector exposes its records' metadata", c.Name),
+			Hint: "declare it as a physical column, or leave it out"}
+	}
+	if c.Comment != "" {
+		return &sql.Error{Pos: c.Pos, Msg: fmt.Sprintf("column comments are not kept in the catalog (column '%s')", c.Name),
+			Hint: "leave out COMMENT '...'"}
+	}
 	return nil
 }

@@ -158,5 +158,6 @@
 //     Computed columns (c AS expr) and metadata columns (c TYPE METADATA
 //     [FROM 'k'] [VIRTUAL]) are parsed as in Flink; what a computed column
 //     may compute (and PROCTIME()) is the planner's call
-//     (planner/computed.go).
+//     (planner/computed.go), and the session refuses metadata columns,
+//     comments and TEMPORARY tables, which the catalog does not keep.
 package sql
