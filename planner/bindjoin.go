@@ -49,6 +49,10 @@ func (b *binder) bindJoin(j *ast.Join) (Node, *scope, error) {
 	if j.On != nil {
 		pos = b.pos(j.On.Expr)
 	}
+	if n := len(lsc.cols) + len(rsc.cols); n > MaxColumns {
+		return nil, nil, errAt(ErrUnsupported, pos, "select the columns the query needs rather than *",
+			"the join has %d columns; at most %d are supported", n, MaxColumns)
+	}
 	join := &Join{Left: left, Right: right, Type: typ, Pos: pos}
 	sc := &scope{cols: append(append([]scopeCol(nil), lsc.cols...), rsc.cols...)}
 	if a, ok := b.takeAsOf(right); ok {

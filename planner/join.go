@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,13 +93,25 @@ func (j *Join) condSchema() types.Schema {
 	l, r := j.Left.Schema(), j.Right.Schema()
 	out := make(types.Schema, 0, len(l)+len(r))
 	seen := map[string]bool{}
+	// next[name] is where the search for a free name<n> resumes: names are
+	// only ever taken, so those before it stay taken, and each duplicate
+	// costs one try, not one per duplicate before it.
+	next := map[string]int{}
 	add := func(c types.Column, nullable bool) {
 		if nullable {
 			c.Type = c.Type.Nullable()
 		}
 		name := c.Name
-		for n := 0; seen[strings.ToLower(name)]; n++ {
-			name = fmt.Sprintf("%s%d", c.Name, n)
+		if lower := strings.ToLower(name); seen[lower] {
+			n := next[lower]
+			for {
+				name = c.Name + strconv.Itoa(n)
+				n++
+				if !seen[strings.ToLower(name)] {
+					break
+				}
+			}
+			next[lower] = n
 		}
 		seen[strings.ToLower(name)] = true
 		c.Name = name

@@ -17,6 +17,12 @@ var maxSelectBlocks = MaxSelectBlocks
 // (a IN (SELECT ... WHERE b IN (SELECT ...)) is two deep).
 const MaxSubqueryDepth = 64
 
+// MaxColumns is how many columns a join may have (its inputs' together):
+// views that join themselves with SELECT * double their columns at each
+// level, and a statement over twenty such levels would otherwise plan
+// for minutes. Flink has no such bound; PostgreSQL's is 1664.
+const MaxColumns = 10000
+
 // selectHook, if set (by tests), is called for each SELECT block bound.
 var selectHook func()
 
