@@ -105,7 +105,7 @@ func (s *Session) replaceTable(st *sql.CreateTable, t *catalog.Table) (*Result, 
 	if old == nil {
 		return created("Table", t.Name, false), nil
 	}
-	return &Result{Message: fmt.Sprintf("[INFO] Table '%s' replaced.", t.Name)}, nil
+	return &Result{Message: fmt.Sprintf("[INFO] Table '%s' replaced.", brief(t.Name))}, nil
 }
 
 // replaceView is CREATE OR REPLACE VIEW, with v built from st (whose
@@ -136,7 +136,7 @@ func (s *Session) replaceView(st *sql.CreateView, v *catalog.View) (*Result, err
 		}
 		return nil, sql.Errorf(st.Pos(), "view %s as replaced cannot be read, so it is kept as it was: %s", v.Name, message(err))
 	}
-	return &Result{Message: fmt.Sprintf("[INFO] View '%s' replaced.", v.Name)}, nil
+	return &Result{Message: fmt.Sprintf("[INFO] View '%s' replaced.", brief(v.Name))}, nil
 }
 
 func sameDefinition(a, b *catalog.Table) bool {
@@ -165,7 +165,7 @@ func (s *Session) alterTable(st *sql.AlterTable) (*Result, error) {
 				Hint: "CREATE OR REPLACE VIEW replaces a view"}
 		}
 		if st.IfExists {
-			return &Result{Message: fmt.Sprintf("[INFO] Table '%s' does not exist: nothing altered.", st.Name)}, nil
+			return &Result{Message: fmt.Sprintf("[INFO] Table '%s' does not exist: nothing altered.", brief(st.Name))}, nil
 		}
 		hint := "use ALTER TABLE IF EXISTS to ignore a missing one"
 		if m := catalog.Closest(st.Name, s.cat.Tables()); m != "" {
@@ -217,9 +217,9 @@ func (s *Session) alterTable(st *sql.AlterTable) (*Result, error) {
 		return nil, optionPlaced(st.Pos(), st.Options, err)
 	}
 	if st.Kind == sql.AlterRenameTable {
-		return &Result{Message: fmt.Sprintf("[INFO] Table '%s' renamed to '%s'.", old.Name, t.Name)}, nil
+		return &Result{Message: fmt.Sprintf("[INFO] Table '%s' renamed to '%s'.", brief(old.Name), brief(t.Name))}, nil
 	}
-	return &Result{Message: fmt.Sprintf("[INFO] Table '%s' altered.", t.Name)}, nil
+	return &Result{Message: fmt.Sprintf("[INFO] Table '%s' altered.", brief(t.Name))}, nil
 }
 
 // copyTable returns a deep copy of t.

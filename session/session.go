@@ -459,9 +459,9 @@ func (s *Session) drop(st *sql.Drop) (*Result, error) {
 		return nil, &sql.Error{Pos: st.Pos(), Msg: err.Error(), Hint: hint}
 	}
 	if !existed {
-		return &Result{Message: fmt.Sprintf("[INFO] %s '%s' does not exist: nothing dropped.", what, st.Name)}, nil
+		return &Result{Message: fmt.Sprintf("[INFO] %s '%s' does not exist: nothing dropped.", what, brief(st.Name))}, nil
 	}
-	return &Result{Message: fmt.Sprintf("[INFO] %s '%s' dropped.", what, st.Name)}, nil
+	return &Result{Message: fmt.Sprintf("[INFO] %s '%s' dropped.", what, brief(st.Name))}, nil
 }
 
 func (s *Session) set(st *sql.Set) (*Result, error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/planner"
@@ -197,7 +198,21 @@ func (s *Session) exists(name string) bool {
 // "View") that succeeded: it created name, or (IF NOT EXISTS) found it.
 func created(kind, name string, existed bool) *Result {
 	if existed {
-		return &Result{Message: fmt.Sprintf("[INFO] '%s' already exists: nothing created.", name)}
+		return &Result{Message: fmt.Sprintf("[INFO] '%s' already exists: nothing created.", brief(name))}
 	}
-	return &Result{Message: fmt.Sprintf("[INFO] %s '%s' created.", kind, name)}
+	return &Result{Message: fmt.Sprintf("[INFO] %s '%s' created.", kind, brief(name))}
+}
+
+// brief is a name as an answer repeats it: whole up to 100 characters,
+// else its first 60 and how long it is (a statement's answer does not
+// echo a name of megabytes back).
+func brief(name string) string {
+	if len(name) <= 100 {
+		return name
+	}
+	cut := 60
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", name[:cut], len(name))
 }
