@@ -86,7 +86,6 @@ type groupAggOp struct {
 
 	keyR   []colReader
 	hashes []uint64
-	buf    []byte
 	// sawAny says that a global aggregate (no keys) holds rows: its row
 	// was emitted and not retracted since, so the end of the input emits
 	// no empty-input row.

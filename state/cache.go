@@ -195,15 +195,12 @@ func (c *Cache[V]) Prefetch(kgs []int, keys [][]byte) error {
 		return bytes.Compare(keys[x], keys[y])
 	})
 	c.mkgs, c.mkeys = c.mkgs[:0], c.mkeys[:0]
-	distinct := c.miss[:0]
 	for _, i := range c.miss {
 		if n := len(c.mkeys); n > 0 && kgs[i] == c.mkgs[n-1] && bytes.Equal(keys[i], c.mkeys[n-1]) {
-			continue
+			continue // a repeat of the key before it
 		}
-		distinct = append(distinct, i)
 		c.mkgs, c.mkeys = append(c.mkgs, kgs[i]), append(c.mkeys, keys[i])
 	}
-	c.miss = distinct
 	err := c.space.GetSorted(c.mkgs, c.mkeys, func(j int, raw []byte, ok bool) error {
 		e := &Entry[V]{Key: string(c.mkeys[j]), kg: int32(c.mkgs[j]), absent: !ok}
 		if ok {
