@@ -39,12 +39,14 @@ var rules = []rule{
 	{"rank ranges", rankFilters},
 	{"projection pruning", pruneColumns},
 	{"ROW field pruning", pruneRowFields},
-	{"interval joins", intervalJoins},
 	{"window aggregation", windowAggregates},
 	{"window rank", windowRanks},
 	// Again: a GROUP BY of a window TopN's window columns (the TopN is a
 	// WindowRank only now).
 	{"window aggregation", windowAggregates},
+	// After the window aggregates: a join may bound a window aggregate's
+	// window_time or window_end (watermarkBounded).
+	{"interval joins", intervalJoins},
 	{"window join", windowJoins},
 }
 
