@@ -319,42 +319,12 @@ func intervalJoinOver(j *Join, left, right Mode) *IntervalJoin {
 	if !ok || b.lower > b.upper {
 		return nil
 	}
-	if !watermarkBounded(j.Left, b.leftTime) || !watermarkBounded(j.Right, b.rightTime) {
+	if !isRowtime(j.Left, b.leftTime) || !isRowtime(j.Right, b.rightTime) {
 		return nil
 	}
 	noTTL("an interval join", j.stateTTL[:]...)
 	return &IntervalJoin{Left: j.Left, Right: j.Right, Type: j.Type, LeftTime: b.leftTime, RightTime: b.rightTime,
 		Lower: b.lower, Upper: b.upper, Rest: b.rest, Pos: j.Pos}
-}
-
-// watermarkBounded reports whether column col of n is, on every row that
-// arrives after a watermark, above that watermark, as a row-time
-// attribute is: what an interval join needs of the columns it bounds, to
-// know when a row can no longer meet a partner. That is a time attribute,
-// or a window aggregate's window_end, carried through filters and
-// projections: the aggregate emits a window once the watermark passes its
-// window_time (window_end - 1 ms) and drops late rows, so every window
-// still to come ends after the watermark (RisingWave derives the same
-// watermark for window_end). Nexmark q7 joins the bids with their
-// windows' maximum over window_end; as an interval join its state keeps
-// the bids of the last ten seconds instead of every bid (Flink keeps them
-// all: window_end is no time attribute there). For anything but an
-// interval join's bounds window_end stays a plain TIMESTAMP, as in Flink.
-func watermarkBounded(n Node, col int) bool {
-	if isRowtime(n, col) {
-		return true
-	}
-	switch x := n.(type) {
-	case *Filter:
-		return watermarkBounded(x.Input, col)
-	case *Project:
-		if c, ok := x.Exprs[col].(*ColumnRef); ok {
-			return watermarkBounded(x.Input, c.Index)
-		}
-	case *WindowAggregate:
-		return col < len(x.Keys) && x.Keys[col] == WindowEndKey && !x.Window.Proctime
-	}
-	return false
 }
 
 // Rule: interval joins. A Join whose condition bounds one append-only
@@ -408,7 +378,7 @@ func checkIntervalJoins(n Node, par int) error {
 			return errAt(ErrUnsupported, pos, "bound the inputs' row-time columns (WATERMARK FOR) instead",
 				"processing-time interval joins are not supported: the condition bounds the left input's '%s' by the right input's '%s'", lname, rname)
 		}
-		lt, rt := watermarkBounded(j.Left, b.leftTime), watermarkBounded(j.Right, b.rightTime)
+		lt, rt := isRowtime(j.Left, b.leftTime), isRowtime(j.Right, b.rightTime)
 		switch {
 		case !lt && !rt:
 			return nil // a regular join with a time condition, as in Flink
@@ -418,8 +388,8 @@ func checkIntervalJoins(n Node, par int) error {
 				side, col, in, c = "right", rname, j.Right, b.rightTime
 			}
 			hint := fmt.Sprintf("declare WATERMARK FOR %s in its table (and read it unchanged), so that both bounds are over time attributes", col)
-			if src, _, which := windowSource(in, c); src != nil && which == 0 {
-				hint = "bound the window's window_end or window_time instead: a window that starts before the watermark may still be emitted"
+			if src, _, which := windowSource(in, c); src != nil && which != 2 {
+				hint = "bound the window's window_time instead (window_end - 1 ms), the time attribute of a window's rows"
 			}
 			return errAt(ErrUnsupported, pos, hint,
 				"the interval join condition bounds the left input's '%s' by the right input's '%s', but the %s input's '%s' is not a time attribute: as a regular join it would keep both inputs in state forever", lname, rname, side, col)

@@ -45,7 +45,7 @@ var rules = []rule{
 	// WindowRank only now).
 	{"window aggregation", windowAggregates},
 	// After the window aggregates: a join may bound a window aggregate's
-	// window_time or window_end (watermarkBounded).
+	// window_time.
 	{"interval joins", intervalJoins},
 	{"window join", windowJoins},
 }
