@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -47,6 +48,16 @@ type PebbleOptions struct {
 	L0CompactionThreshold, L0StopWritesThreshold int
 	// MaxOpenFiles bounds the open sstables of one store. Default 256.
 	MaxOpenFiles int
+	// SeparateValuesFrom is the least size of a value that Pebble keeps
+	// in a blob file beside the sstables instead of inside them (value
+	// separation), so that compactions move its key and a reference, not
+	// the value: a join's or a window's stored rows, not a group's
+	// accumulators, which are smaller. A store that only grows (a regular
+	// join keeping every row) spends most of its CPU in compactions, each
+	// of which rewrites every entry it reads; with the rows' values apart
+	// they rewrite a fifth of the bytes. Default 64 bytes; -1 keeps every
+	// value in the sstables.
+	SeparateValuesFrom int
 	// RestoreBatchBytes is the size of the batches that copy entries into a
 	// store when Restore cannot reuse a checkpoint's files. Default 4 MiB.
 	RestoreBatchBytes int
@@ -82,6 +93,9 @@ func (o *PebbleOptions) EnsureDefaults() {
 	}
 	if o.MaxConcurrentCompactions <= 0 {
 		o.MaxConcurrentCompactions = 1
+	}
+	if o.SeparateValuesFrom == 0 {
+		o.SeparateValuesFrom = 64
 	}
 	if o.L0CompactionThreshold <= 0 {
 		o.L0CompactionThreshold = 4
@@ -151,6 +165,19 @@ func (o PebbleOptions) pebbleOptions(events *pebbleEvents) *pebble.Options {
 	// filters are in the block cache, within the managed memory.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	// Value separation (SeparateValuesFrom). A compaction may keep the
+	// references of an sstable into up to MaxBlobReferenceDepth blob
+	// files whose key ranges overlap before it rewrites the values: rows
+	// under random keys (a join's, by join key) make every blob file
+	// overlap every other, so a small depth would rewrite the values at
+	// each compaction, which separation is meant to avoid; blob files with
+	// a fifth of their values deleted are rewritten once five minutes old.
+	if min := o.SeparateValuesFrom; min > 0 {
+		po.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
+			return pebble.ValueSeparationPolicy{Enabled: true, MinimumSize: min,
+				MaxBlobReferenceDepth: 1000, RewriteMinimumAge: 5 * time.Minute, TargetGarbageRatio: 0.2}
+		}
 	}
 	po.WithFSDefaults()
 	po.EnsureDefaults()

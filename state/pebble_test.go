@@ -1085,3 +1085,43 @@ func crossCheck(t *testing.T, seed int64) {
 		t.Fatal("final states differ")
 	}
 }
+
+// TestPebbleSeparatesLargeValues: values of SeparateValuesFrom bytes and
+// more live in blob files, which a checkpoint keeps beside its sstables
+// and a restore reads back; with -1 every value stays in the sstables.
+func TestPebbleSeparatesLargeValues(t *testing.T) {
+	for _, tc := range []struct {
+		from  int
+		blobs bool
+	}{{0, true}, {-1, false}} {
+		t.Run(fmt.Sprint(tc.from), func(t *testing.T) {
+			root := t.TempDir()
+			be := PebbleBackend{Options: PebbleOptions{SeparateValuesFrom: tc.from}}
+			s, err := be.Open(filepath.Join(root, "work"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			rng := rand.New(rand.NewSource(7))
+			putEntries(t, s, rng, 20000, 128, 200) // above the default 64 bytes
+			putEntries(t, s, rng, 20000, 128, 16)  // below
+			want := entries(t, s)
+			ck := filepath.Join(root, "ck")
+			if _, err := s.Checkpoint(ck); err != nil {
+				t.Fatal(err)
+			}
+			blobs, _ := filepath.Glob(filepath.Join(ck, "*.blob"))
+			if (len(blobs) > 0) != tc.blobs {
+				t.Fatalf("checkpoint holds %d blob files, want some: %v", len(blobs), tc.blobs)
+			}
+			r, err := be.Restore(filepath.Join(root, "r"), []string{ck}, 0, 127)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := entries(t, r); !equalEntries(got, want) {
+				t.Fatalf("restored %d entries, want %d", len(got), len(want))
+			}
+		})
+	}
+}

@@ -32,6 +32,7 @@ type soakConfig struct {
 	out         string // the samples, TSV; "" for none
 	jsonFile    string // the summary and the samples, JSON; "" for none
 	repo        string
+	pprof       bool // the server serves /debug/pprof/
 }
 
 // soakSample is one sample of a soak run: the job's records in (its
@@ -110,6 +111,7 @@ func newSoakFlags(c *soakConfig) *flag.FlagSet {
 	fs.DurationVar(&c.duration, "duration", 30*time.Minute, "the longest the run takes: it ends then, or when its input ends")
 	fs.StringVar(&c.out, "out", "", "write the samples to `FILE`, tab-separated, a header line first")
 	fs.StringVar(&c.jsonFile, "json", "", "write the summary and the samples to `FILE` as JSON")
+	fs.BoolVar(&c.pprof, "pprof", false, "the server serves Go's profiles under /debug/pprof/ (at the URL the first line prints), to profile the run at any point")
 	fs.StringVar(&c.repo, "repo", "", "the repository root (default: found from the working directory)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: streamsql bench soak (--query qN [--events N] | --groupby [--keys K] [--rows R]) [flags]
@@ -292,7 +294,7 @@ func benchSoak(ctx context.Context, c soakConfig, w io.Writer) (soakSummary, err
 	if err != nil {
 		return sum, err
 	}
-	srv, err := startSoakServer(ctx, self, filepath.Join(work, "data"))
+	srv, err := startSoakServer(ctx, self, filepath.Join(work, "data"), c.pprof)
 	if err != nil {
 		return sum, err
 	}
@@ -468,9 +470,13 @@ var serverStarted = regexp.MustCompile(`"msg":"server started"[^\n]*"url":"([^"]
 // startSoakServer starts `streamsql server` on data with a port of its
 // choosing, which its log names, and waits until it serves. The server
 // is killed when this process dies (Pdeathsig).
-func startSoakServer(ctx context.Context, self, data string) (*soakServer, error) {
+func startSoakServer(ctx context.Context, self, data string, pprof bool) (*soakServer, error) {
 	s := &soakServer{log: &syncBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(self, "server", "--data-dir", data, "--http", "127.0.0.1:0", "--log-format", "json")
+	args := []string{"server", "--data-dir", data, "--http", "127.0.0.1:0", "--log-format", "json"}
+	if pprof {
+		args = append(args, "--pprof")
+	}
+	s.cmd = exec.Command(self, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
