@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -53,7 +54,8 @@ func init() {
 // per join key once read (one prefix scan), written back at checkpoint
 // barriers (new rows, changed match flags, deletions of expired ones),
 // never read-modify-written per row, and forgotten from memory (not from
-// the store) past Options.StateCacheEntries keys in memory. Which keys hold rows, and the
+// the store) past the subtask's share of the state memory budget or
+// Options.StateCacheEntries keys in memory. Which keys hold rows, and the
 // earliest time of each, is always in memory (a min-heap of keys by time,
 // Flink's cleanup timers; rebuilt by a scan on restore), so expiry touches
 // only the keys it expires. The watermark is kept in the checkpoint, so a
@@ -485,19 +487,33 @@ func (j *intervalJoinOp) setGauge() {
 // joinRows reports the rows held (joinRowsGauge).
 func (j *intervalJoinOp) joinRows() int64 { return j.held.Load() }
 
-// shrink bounds the memory of the rows held: past the cache's size in
-// join keys whose rows are in memory (state.backend.cache.max-entries, as
-// the regular join's keys and the aggregates' groups), both sides are
-// written back and forgotten until read again.
+// shrink bounds the memory of the rows held: past the subtask's share of
+// the state memory budget, or past the cache's size in join keys whose
+// rows are in memory (state.backend.cache.max-entries, as the regular
+// join's keys and the aggregates' groups), both sides are written back and
+// their rows forgotten until read again. The index of the keys holding
+// rows (with each key's earliest time, for expiry) stays in memory and
+// counts against the share.
 func (j *intervalJoinOp) shrink() error {
-	if j.side[0].st.loaded+j.side[1].st.loaded <= j.t.job.opts.StateCacheEntries {
+	l, r := j.side[0].st, j.side[1].st
+	held := l.bytes() + r.bytes()
+	j.t.reportState(held, len(l.keys)+len(r.keys))
+	limit, maxKeys := j.t.share.Limit(), j.t.job.opts.StateCacheEntries
+	if held <= limit && l.loaded+r.loaded <= maxKeys {
 		return nil
 	}
+	// Down to three quarters of the limit, each side in proportion to
+	// its rows in memory; the index stays.
+	rows := l.rowBytes + r.rowBytes
+	room := max(0, limit*3/4-l.keyBytes-r.keyBytes)
+	loaded := l.loaded + r.loaded
 	for s := range j.side {
-		if err := j.side[s].st.drop(); err != nil {
+		st := j.side[s].st
+		if err := st.drop(scaleDown(st.rowBytes, rows, room), int(scaleDown(int64(st.loaded), int64(loaded), int64(maxKeys)))); err != nil {
 			return err
 		}
 	}
+	j.t.reportState(l.bytes()+r.bytes(), len(l.keys)+len(r.keys))
 	return nil
 }
 
@@ -522,15 +538,18 @@ type ivState struct {
 	timers  ivTimers
 	dirty   []*ivKey
 	deletes []ivDelete
-	// rows is the rows in memory; held all rows (memory or store);
-	// loaded the keys whose rows are in memory.
-	rows   int
-	held   int64
-	loaded int
-	seq    uint64
-	batch  state.WriteBatch
-	buf    []byte
-	kbuf   []byte
+	// rows is the rows in memory and rowBytes their memory; held all
+	// rows (memory or store); loaded the keys whose rows are in memory;
+	// keyBytes the memory of the keys' index (always in memory).
+	rows     int
+	rowBytes int64
+	held     int64
+	loaded   int
+	keyBytes int64
+	seq      uint64
+	batch    state.WriteBatch
+	buf      []byte
+	kbuf     []byte
 }
 
 // ivKey is one join key's rows, in order of (time, seq).
@@ -580,6 +599,7 @@ func (s *ivState) get(kg int, key []byte, create bool) (*ivKey, error) {
 	k := &ivKey{key: string(key), kg: kg, loaded: true, hi: -1}
 	s.keys[k.key] = k
 	s.loaded++
+	s.keyBytes += ivKeyBytes(k)
 	return k, nil
 }
 
@@ -605,8 +625,23 @@ func (s *ivState) load(k *ivKey) error {
 	k.loaded = true
 	s.loaded++
 	s.rows += len(k.rows)
+	for i := range k.rows {
+		s.rowBytes += ivRowBytes(&k.rows[i])
+	}
 	return nil
 }
+
+// ivRowBytes is about the memory of a row in memory: its ivRow in the
+// key's slice and its columns.
+func ivRowBytes(r *ivRow) int64 { return int64(unsafe.Sizeof(ivRow{})) + int64(len(r.row)) }
+
+// ivKeyBytes is about the memory of a key in the index: its ivKey, its
+// key string, its map entry and its timer.
+func ivKeyBytes(k *ivKey) int64 { return int64(unsafe.Sizeof(ivKey{})) + int64(len(k.key)) + 48 + 24 }
+
+// bytes is the memory of the side's state: its index and the rows in
+// memory.
+func (s *ivState) bytes() int64 { return s.keyBytes + s.rowBytes }
 
 // add keeps a row at t (columns row) under k, in time order.
 func (s *ivState) add(k *ivKey, t int64, row string, matched bool) {
@@ -621,6 +656,7 @@ func (s *ivState) add(k *ivKey, t int64, row string, matched bool) {
 	k.rows[i] = r
 	k.n++
 	s.rows++
+	s.rowBytes += ivRowBytes(&r)
 	s.held++
 	switch {
 	case k.hi < 0:
@@ -650,6 +686,9 @@ func (s *ivState) list(k *ivKey) {
 // removeFront drops k's first n rows (expired, their store entries listed
 // in deletes already).
 func (s *ivState) removeFront(k *ivKey, n int) {
+	for i := range k.rows[:n] {
+		s.rowBytes -= ivRowBytes(&k.rows[i])
+	}
 	clear(k.rows[:n])
 	k.rows = k.rows[n:]
 	k.n -= n
@@ -734,6 +773,7 @@ func (s *ivState) flush() error {
 	for key, k := range s.keys {
 		if k.n == 0 {
 			delete(s.keys, key)
+			s.keyBytes -= ivKeyBytes(k)
 			if k.loaded {
 				s.loaded--
 			}
@@ -745,16 +785,31 @@ func (s *ivState) flush() error {
 	return s.space.Store().Apply(&s.batch)
 }
 
-// drop flushes and forgets every key's rows (not the keys and their
-// earliest times).
-func (s *ivState) drop() error {
+// drop flushes and forgets the rows of keys (not the keys and their
+// earliest times) until the rows in memory take at most rowBytes and
+// keys at most loaded keys. It walks the timers' heap from its end, so
+// that the keys whose rows expire soonest (near its root), which expiry
+// would read back, are forgotten last.
+func (s *ivState) drop(rowBytes int64, loaded int) error {
 	if err := s.flush(); err != nil {
 		return err
 	}
-	for _, k := range s.keys {
+	// After the flush every key has rows, so a timer.
+	for i := len(s.timers) - 1; i >= 0; i-- {
+		k := s.timers[i].k
+		if s.rowBytes <= rowBytes && s.loaded <= loaded {
+			break
+		}
+		if !k.loaded {
+			continue
+		}
+		for i := range k.rows {
+			s.rowBytes -= ivRowBytes(&k.rows[i])
+		}
+		s.rows -= len(k.rows)
+		s.loaded--
 		k.rows, k.loaded = nil, false
 	}
-	s.rows, s.loaded = 0, 0
 	return nil
 }
 
@@ -774,6 +829,7 @@ func (s *ivState) restore() error {
 		if !ok {
 			k = &ivKey{key: string(jk), kg: kg, first: r.t, hi: -1}
 			s.keys[k.key] = k
+			s.keyBytes += ivKeyBytes(k)
 			heap.Push(&s.timers, ivTimer{first: r.t, k: k})
 		}
 		if r.t < k.first {
