@@ -3,6 +3,7 @@ package exec
 import (
 	"container/heap"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -200,7 +201,17 @@ type windowAggOp struct {
 	// by new ones, so that a window's groups allocate them only until the
 	// first windows fire.
 	spare []group
+
+	// Firing a window from the store (windowTimers.scan): its codec, a
+	// group decoded, a chunk of its entries read, their deletes.
+	codec   windowCodec
+	scratch group
+	chunk   []storedEntry
+	dels    state.WriteBatch
 }
+
+// storedEntry is an entry read from the store (copies of its bytes).
+type storedEntry struct{ k, v []byte }
 
 func newWindowAgg(t *subtask) (*windowAggOp, error) {
 	spec := t.op.Spec.(*planner.WindowAggSpec).Agg
@@ -226,18 +237,20 @@ func (a *windowAggOp) open(t *taskContext) error {
 	if err != nil {
 		return err
 	}
-	a.cache = declareCache[group](st, spaceGroups, "groups", windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner})
+	a.codec = windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner}
+	a.cache = declareCache[group](st, spaceGroups, "groups", a.codec)
 	a.cache.SetSizer(groupBytes)
 	if t.restored == nil {
 		return nil
 	}
 	// Rebuild the pending windows from the restored state (declareState
-	// restored the watermark).
+	// restored the watermark): their groups are in the store, where they
+	// are read when they fire.
 	return a.cache.Space().Scan(func(kg int, k, v []byte) error {
 		if len(k) < 16 {
 			return fmt.Errorf("%w: %s: window key of %d bytes", errCorrupt, a.owner, len(k))
 		}
-		a.timers.add(int64(binary.BigEndian.Uint64(k)), timerKey{kg: kg, key: string(k)})
+		a.timers.addStored(int64(binary.BigEndian.Uint64(k)))
 		return nil
 	})
 }
@@ -309,6 +322,12 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	a.late += late
+	// The lists of the pending windows' groups grow with the groups; past
+	// a quarter of the share they go, and the windows are read from the
+	// store when they fire.
+	if a.timers.bytes > a.t.share.Limit()/4 {
+		a.timers.unlist()
+	}
 	_, err = trimCache(a.t, a.cache, a.timers.bytes)
 	a.gauge.set(a)
 	return err
@@ -360,32 +379,58 @@ func (a *windowAggOp) fire(out *emitter) error {
 		// them besides the cache.
 		return a.cache.Evict()
 	}
+	emit := func(end, start int64, g *group) error {
+		if err := a.fold.check(g.accs); err != nil {
+			return err
+		}
+		a.appendGroup(bs, end, start, g)
+		rows++
+		if rows >= a.t.batchSize {
+			return flush()
+		}
+		return nil
+	}
+	flushed := false
 	for len(a.timers.ends) > 0 && windowFired(a.timers.ends[0], a.wm) {
 		end := heap.Pop(&a.timers).(int64)
+		if a.timers.scan[end] {
+			// The window's groups are found in the store: write the
+			// cached ones back first.
+			if !flushed {
+				if err := a.cache.Flush(); err != nil {
+					releaseAll(bs)
+					return err
+				}
+				flushed = true
+			}
+			if err := a.fireStored(end, emit); err != nil {
+				releaseAll(bs)
+				return err
+			}
+			a.timers.fired(end)
+			continue
+		}
 		for _, tk := range a.timers.keys[end] {
 			a.buf = append(a.buf[:0], tk.key...)
 			e, created, err := a.cache.Get(tk.kg, a.buf)
 			if err != nil {
+				releaseAll(bs)
 				return err
 			}
 			if !created {
-				if err := a.fold.check(e.Value.accs); err != nil {
-					releaseAll(bs)
-					return err
-				}
-				a.appendGroup(bs, e)
-				rows++
-				// The deleted entry keeps its value until Evict below;
-				// nothing reads it before.
+				start := int64(binary.BigEndian.Uint64([]byte(e.Key[8:16])))
+				// The deleted entry keeps its value until Evict (in
+				// flush); nothing reads it before.
+				a.cache.Delete(e)
 				if len(a.spare) < maxSpareGroups {
 					a.spare = append(a.spare, group{key: e.Value.key, accs: e.Value.accs})
 				}
-			}
-			a.cache.Delete(e)
-			if rows >= a.t.batchSize {
-				if err := flush(); err != nil {
+				if err := emit(end, start, &e.Value); err != nil {
+					releaseAll(bs)
 					return err
 				}
+			} else {
+				a.cache.Delete(e)
 			}
 		}
 		a.timers.fired(end)
@@ -408,11 +453,77 @@ func (a *windowAggOp) fire(out *emitter) error {
 // maxSpareGroups bounds the fired groups kept for reuse (windowAggOp.spare).
 const maxSpareGroups = 4096
 
-// appendGroup appends the result row of group e.
-func (a *windowAggOp) appendGroup(bs []array.Builder, e *state.Entry[group]) {
-	g := &e.Value
-	end := int64(binary.BigEndian.Uint64([]byte(e.Key[:8])))
-	start := int64(binary.BigEndian.Uint64([]byte(e.Key[8:16])))
+// fireStored emits and deletes the groups of the window ending at end as
+// the store holds them (the cache was written back), in key order in each
+// of the subtask's key groups, a batch of them read at a time (a scan
+// calls no store method inside: the in-memory store holds its lock).
+func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, g *group) error) error {
+	space := a.cache.Space()
+	prefix := binary.BigEndian.AppendUint64(nil, uint64(end))
+	stop := state.PrefixEnd(prefix)
+	lo, hi := state.KeyGroupRange(a.t.subtask, a.maxPar, a.t.op.Parallelism)
+	for kg := lo; kg <= hi && kg < a.maxPar; kg++ {
+		from := prefix
+		for {
+			n := 0
+			err := space.ScanRange(kg, from, stop, func(k, v []byte) error {
+				if n == len(a.chunk) {
+					a.chunk = append(a.chunk, storedEntry{})
+				}
+				c := &a.chunk[n]
+				c.k, c.v = append(c.k[:0], k...), append(c.v[:0], v...)
+				n++
+				if n >= a.t.batchSize {
+					return errChunkFull
+				}
+				return nil
+			})
+			if err != nil && err != errChunkFull {
+				return err
+			}
+			for i := range a.chunk[:n] {
+				c := &a.chunk[i]
+				if len(c.k) < 16 {
+					return fmt.Errorf("%w: %s: window key of %d bytes", errCorrupt, a.owner, len(c.k))
+				}
+				start := int64(binary.BigEndian.Uint64(c.k[8:16]))
+				if e := a.cache.Peek(c.k); e != nil {
+					a.cache.Delete(e)
+					if err := emit(end, start, &e.Value); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := a.codec.Decode(c.v, &a.scratch); err != nil {
+					return err
+				}
+				space.Delete(&a.dels, kg, c.k)
+				if err := emit(end, start, &a.scratch); err != nil {
+					return err
+				}
+			}
+			if err := space.ApplyPart(&a.dels); err != nil {
+				return err
+			}
+			if err != errChunkFull {
+				break
+			}
+			from = append(append(from[:0:0], a.chunk[n-1].k...), 0)
+		}
+	}
+	if a.dels.Len() == 0 {
+		return nil
+	}
+	err := space.Store().Apply(&a.dels)
+	a.dels.Reset()
+	return err
+}
+
+// errChunkFull stops a scan once a chunk holds a batch of entries.
+var errChunkFull = errors.New("chunk full")
+
+// appendGroup appends the result row of group g of the window [start, end).
+func (a *windowAggOp) appendGroup(bs []array.Builder, end, start int64, g *group) {
 	j := 0
 	for i, k := range a.spec.Keys {
 		switch k {
@@ -463,6 +574,10 @@ type timerKey struct {
 type windowTimers struct {
 	ends []int64
 	keys map[int64][]timerKey
+	// scan: the windows whose groups are not listed in keys but found by
+	// a scan of the store when they fire (window aggregation, once the
+	// lists outgrow their part of the memory budget).
+	scan map[int64]bool
 	// bytes is about the memory the pending groups' keys take (state
 	// memory besides the cache's).
 	bytes int64
@@ -472,6 +587,9 @@ type windowTimers struct {
 const timerKeyBytes = int64(unsafe.Sizeof(timerKey{})) + 8
 
 func (w *windowTimers) add(end int64, k timerKey) {
+	if w.scan[end] {
+		return
+	}
 	ks, ok := w.keys[end]
 	if !ok {
 		heap.Push(w, end)
@@ -480,12 +598,44 @@ func (w *windowTimers) add(end int64, k timerKey) {
 	w.bytes += int64(len(k.key)) + timerKeyBytes
 }
 
+// addStored adds a pending window whose groups are found in the store
+// (scan).
+func (w *windowTimers) addStored(end int64) {
+	if w.scan[end] {
+		return
+	}
+	if w.scan == nil {
+		w.scan = map[int64]bool{}
+	}
+	if _, ok := w.keys[end]; !ok {
+		heap.Push(w, end)
+	}
+	w.scan[end] = true
+	w.bytes -= w.listBytes(end)
+	delete(w.keys, end)
+}
+
+// unlist forgets the lists of every pending window's groups: they are
+// found in the store when the windows fire (scan).
+func (w *windowTimers) unlist() {
+	for end := range w.keys {
+		w.addStored(end)
+	}
+}
+
+func (w *windowTimers) listBytes(end int64) int64 {
+	var n int64
+	for _, k := range w.keys[end] {
+		n += int64(len(k.key)) + timerKeyBytes
+	}
+	return n
+}
+
 // fired forgets the pending groups of the window ending at end.
 func (w *windowTimers) fired(end int64) {
-	for _, k := range w.keys[end] {
-		w.bytes -= int64(len(k.key)) + timerKeyBytes
-	}
+	w.bytes -= w.listBytes(end)
 	delete(w.keys, end)
+	delete(w.scan, end)
 }
 
 func (w *windowTimers) Len() int           { return len(w.ends) }

@@ -165,6 +165,15 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 	return e, !ok, nil
 }
 
+// Peek returns the cached live entry of key, or nil: it never reads the
+// store and does not mark the entry used.
+func (c *Cache[V]) Peek(key []byte) *Entry[V] {
+	if e, ok := c.entries[string(key)]; ok && !e.deleted && !e.absent {
+		return e
+	}
+	return nil
+}
+
 // Complete reports that every key the store holds is cached (StartsEmpty,
 // and Trim has not dropped entries since): Get never reads the store.
 func (c *Cache[V]) Complete() bool { return c.complete }

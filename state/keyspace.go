@@ -123,6 +123,20 @@ func (s *KeySpace) ScanPrefix(kg int, prefix []byte, fn func(key, value []byte) 
 	return s.store.ScanPrefix(kg, p, func(k, v []byte) error { return fn(k[len(s.prefix):], v) })
 }
 
+// ScanRange calls fn, in key order, for every entry of the space in key
+// group kg whose key is in [start, end) (keys without the space's prefix;
+// end nil: to the end of the space).
+func (s *KeySpace) ScanRange(kg int, start, end []byte, fn func(key, value []byte) error) error {
+	lo := append(append([]byte(nil), s.prefix...), start...)
+	var hi []byte
+	if end != nil {
+		hi = append(append([]byte(nil), s.prefix...), end...)
+	} else {
+		hi = PrefixEnd(s.prefix)
+	}
+	return s.store.ScanRange(kg, lo, hi, func(k, v []byte) error { return fn(k[len(s.prefix):], v) })
+}
+
 // PrefixEnd is the first key after every key that starts with prefix (nil
 // when there is none: prefix is all 0xff).
 func PrefixEnd(prefix []byte) []byte {
