@@ -124,8 +124,9 @@ the job's records in (the rows its sources read, from the REST API), and
 prints a line: elapsed seconds, records in, records/s and records per CPU
 second over the interval, RSS in MiB, CPU seconds. At the end it prints
 the throughput and the RSS of the first and last thirds of the run (of
-runs over 15 minutes, the first and last five minutes) and their ratios;
-flat curves have ratios near 1 (see bench/README.md).
+runs over 15 minutes, the first and last five minutes; of a bounded
+input, until its last record) and their ratios; flat curves have ratios
+near 1 (see bench/README.md).
 
 flags:
 `)
@@ -405,9 +406,16 @@ func ratio(a, b float64) float64 {
 // minutes of a run over 15 minutes. The first runs from the first sample
 // to the last one at or before its end, the last from the first sample at
 // or after its start to the last sample; each spans one interval at
-// least.
+// least. The samples after the one at which the records in reached their
+// last count are left out: once a bounded input ended, the job only
+// fires what it holds (its windows, at the end of input), which is no
+// part of the curve.
 func soakWindows(samples []soakSample) (first, last soakWindow) {
 	n := len(samples)
+	for n > 3 && samples[n-2].RecordsIn == samples[n-1].RecordsIn {
+		n--
+	}
+	samples = samples[:n]
 	total := samples[n-1].Elapsed
 	span := total / 3
 	if total > 15*60 {

@@ -169,6 +169,17 @@ func TestSoakWindows(t *testing.T) {
 		t.Errorf("last: %+v, want %+v", last, want)
 	}
 
+	// Samples after the input ended (no more records in) are left out.
+	ended := append([]soakSample(nil), samples...)
+	for i := range 5 {
+		s := samples[9]
+		s.Elapsed, s.CPUSeconds, s.RSSMiB = float64(10+i), s.CPUSeconds+float64(i+1), 900
+		ended = append(ended, s)
+	}
+	if f, l := soakWindows(ended); f != first || l != last {
+		t.Errorf("with samples after the input's end: first %+v, last %+v; want %+v, %+v", f, l, first, last)
+	}
+
 	// Three samples: each stretch is one interval.
 	first, last = soakWindows(samples[:3])
 	if first.From != 0 || first.To != 1 || last.From != 1 || last.To != 2 {
