@@ -84,6 +84,62 @@ func goldenBatch(t *testing.T) arrow.RecordBatch {
 	return array.NewRecordBatch(goldenInput.Arrow(), cols, 3)
 }
 
+// goldenFixedAggs are aggregates of fixed-width state over an append-only
+// input, and goldenFixedKeyT the key types of their golden group.
+func goldenFixedAggs() []planner.AggCall {
+	bigint := types.T{Kind: types.BigInt, NotNull: true}
+	c := func(f planner.AggFunc, arg int, t types.T) planner.AggCall {
+		argT := types.T{}
+		if arg >= 0 {
+			argT = goldenInput[arg].Type
+		}
+		return planner.AggCall{Func: f, Arg: arg, ArgT: argT, T: t, Text: string(f)}
+	}
+	return []planner.AggCall{
+		c(planner.AggCount, -1, bigint),
+		c(planner.AggCount, 1, bigint),
+		c(planner.AggSum, 0, types.BigIntType),
+		c(planner.AggAvg, 0, types.BigIntType),
+		c(planner.AggSum, 1, types.DoubleType),
+		c(planner.AggAvg, 1, types.DoubleType),
+		c(planner.AggMin, 0, types.BigIntType),
+		c(planner.AggMax, 0, types.BigIntType),
+	}
+}
+
+var goldenFixedKeyT = []types.T{types.BigIntType, types.DoubleType, types.StringType, types.IntType, types.DateType, types.BooleanType, types.BytesType}
+
+// goldenFixedKey is the key of the golden group of goldenFixedAggs, one
+// row of columns of goldenFixedKeyT (the INT NULL).
+func goldenFixedKey() arrow.RecordBatch {
+	mem := memory.DefaultAllocator
+	var cols []arrow.Array
+	var fields []arrow.Field
+	for i, t := range goldenFixedKeyT {
+		b := array.NewBuilder(mem, t.ArrowType())
+		switch b := b.(type) {
+		case *array.Int64Builder:
+			b.Append(-7)
+		case *array.Float64Builder:
+			b.Append(2.5)
+		case *array.StringBuilder:
+			b.Append("k")
+		case *array.Int32Builder:
+			b.AppendNull()
+		case *array.Date32Builder:
+			b.Append(19000)
+		case *array.BooleanBuilder:
+			b.Append(true)
+		case *array.BinaryBuilder:
+			b.Append([]byte{0, 0xff})
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("k%d", i), Type: t.ArrowType(), Nullable: true})
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, 1)
+}
+
 // goldenStates encodes one fixed state per codec.
 func goldenStates(t *testing.T) map[string][]byte {
 	rec := goldenBatch(t)
@@ -114,6 +170,7 @@ func goldenStates(t *testing.T) map[string][]byte {
 	g.prev = appendResults(nil, prev)
 	g.ts = 1_700_000_000_123 // last written (state TTL)
 	out["group/v2"] = groupCodec{a: ga, owner: "golden"}.Encode(nil, &g)
+	out["group-fixed/v2"] = goldenFixedGroup(t, rec)
 
 	// Window and session aggregates (inline DISTINCT sets).
 	wf, err := newAggFold(goldenAppendOnly(), aggMode{})
@@ -216,6 +273,15 @@ func TestStateGolden(t *testing.T) {
 			c := groupCodec{a: ga, owner: "golden"}
 			err = c.Decode(b, &g)
 			again = c.Encode(nil, &g)
+		case "group-fixed/v2":
+			fa := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenFixedAggs()}, keyT: goldenFixedKeyT}
+			if err = fa.init(); err != nil {
+				break
+			}
+			var g group
+			c := groupCodec{a: fa, owner: "golden"}
+			err = c.Decode(b, &g)
+			again = c.Encode(nil, &g)
 		case "window/v1":
 			var g group
 			c := windowCodec{fold: wf, keyT: keyT, owner: "golden"}
@@ -298,4 +364,34 @@ func TestStateGolden(t *testing.T) {
 		}
 		f.Close()
 	}
+}
+
+// goldenFixedGroup encodes a group of goldenFixedAggs, keyed by
+// goldenFixedKey, that folded the rows of rec.
+func goldenFixedGroup(t *testing.T, rec arrow.RecordBatch) []byte {
+	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenFixedAggs()}, keyT: goldenFixedKeyT}
+	if err := ga.init(); err != nil {
+		t.Fatal(err)
+	}
+	kr := goldenFixedKey()
+	defer kr.Release()
+	g := group{accs: ga.fold.newAccs(nil), emitted: true}
+	for j := range goldenFixedKeyT {
+		g.key = append(g.key, types.ValueAt(kr.Column(j), 0))
+	}
+	ga.fold.read(rec)
+	var x foldCtx
+	for i := 0; i < 3; i++ {
+		g.rows++
+		if err := ga.fold.add(g.accs, &x, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prev := make([]scalar, len(ga.fold.defs))
+	for j, a := range g.accs {
+		a.result(&prev[j])
+	}
+	g.prev = appendResults(nil, prev)
+	g.ts = 1_700_000_000_123
+	return groupCodec{a: ga, owner: "golden"}.Encode(nil, &g)
 }
