@@ -212,15 +212,16 @@ func TestGroupCodecChecksTags(t *testing.T) {
 		return a
 	}
 	a := mk([]planner.AggCall{aggCall(planner.AggSum, false, types.BigIntType)})
-	g := group{rows: 1, accs: a.fold.newAccs(nil)}
-	enc := groupCodec{a: a, owner: "operator g"}.Encode(nil, &g)
+	var g aggGroup
+	a.initGroup(&g)[0] = 1
+	enc := groupCodec{a: a, owner: "operator g"}.EncodeKeyed(nil, "", &g)
 	b := mk([]planner.AggCall{aggCall(planner.AggCount, false, types.BigIntType)})
-	var out group
-	err := groupCodec{a: b, owner: "operator g"}.Decode(enc, &out)
+	var out aggGroup
+	err := groupCodec{a: b, owner: "operator g"}.DecodeKeyed(enc, "", &out)
 	if !errors.Is(err, checkpoint.ErrIncompatibleState) || !strings.Contains(err.Error(), "COUNT(v)") {
 		t.Fatalf("decoding SUM state as COUNT: %v", err)
 	}
-	if err := (groupCodec{a: b, owner: "operator g"}).Decode(enc[2:], &out); !errors.Is(err, checkpoint.ErrIncompatibleState) {
+	if err := (groupCodec{a: b, owner: "operator g"}).DecodeKeyed(enc[2:], "", &out); !errors.Is(err, checkpoint.ErrIncompatibleState) {
 		t.Fatalf("decoding state without a header: %v", err)
 	}
 }

@@ -227,7 +227,7 @@ func (a *windowAggOp) open(t *taskContext) error {
 		return err
 	}
 	a.cache = declareCache[group](st, spaceGroups, "groups", windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner})
-	a.cache.SetSizer(groupBytes)
+	a.cache.SetSizer(windowGroupBytes)
 	if t.restored == nil {
 		return nil
 	}
