@@ -29,8 +29,18 @@ type keyCol struct {
 }
 
 // readKeyCol reads the value of a column of type t from key, returning
-// the rest; ok is false when key is cut short.
+// the rest; ok is false when key is cut short. A value of the NULL type
+// is NULL whatever its null flag says (an Arrow NULL array has no
+// validity bitmap, so colReader.isNull says false).
 func readKeyCol(t types.T, key string) (v keyCol, rest string, ok bool) {
+	v, rest, ok = readKeyValue(t, key)
+	if t.Kind == types.Null {
+		v = keyCol{null: true}
+	}
+	return v, rest, ok
+}
+
+func readKeyValue(t types.T, key string) (v keyCol, rest string, ok bool) {
 	if len(key) == 0 {
 		return v, "", false
 	}
