@@ -118,7 +118,7 @@ type groupAggOp struct {
 }
 
 // aggGroup is the state of one group of the group aggregate as its cache
-// holds it, in as few bytes and objects as it can (about 140 bytes of
+// holds it, in as few bytes and objects as it can (about 130 bytes of
 // heap a COUNT/SUM group with its cache entry, where a group with its key
 // values and an object per aggregate took about 300): its key is the
 // cache entry's (the key columns as colReader.encodeKey writes them),

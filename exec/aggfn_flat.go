@@ -29,10 +29,13 @@ const (
 	flatMinMax            // valid, cur (minMaxIntAcc)
 	flatVar               // n, mean, m2 as float bits (varAcc)
 	flatBool              // trues, falses (boolAcc)
+	// flatRows is COUNT(*) without FILTER: the group's row count (word
+	// 0), which it always equals, so it takes no word of its own.
+	flatRows
 )
 
 // flatWords is the number of words of each kind.
-var flatWords = [...]int{flatCount: 1, flatSumInt: 2, flatSumFloat: 2, flatMinMax: 2, flatVar: 3, flatBool: 2}
+var flatWords = [...]int{flatCount: 1, flatSumInt: 2, flatSumFloat: 2, flatMinMax: 2, flatVar: 3, flatBool: 2, flatRows: 0}
 
 // flatKindOf is the flat kind of an accumulator tag (aggDef.tag) in the
 // group aggregate; DISTINCT aggregates (tag 'X'), retractable MIN/MAX,
@@ -124,7 +127,7 @@ func (d *aggDef) flatAdd(w []uint64, x *foldCtx, v *aggValue, sign int64) error 
 func (d *aggDef) flatResult(w []uint64, dst *scalar) error {
 	w = w[d.off:]
 	switch d.flat {
-	case flatCount:
+	case flatCount, flatRows:
 		a := countAcc{n: int64(w[0])}
 		return a.result(dst)
 	case flatSumInt:
@@ -155,7 +158,7 @@ func (d *aggDef) flatResult(w []uint64, dst *scalar) error {
 func (d *aggDef) flatEncode(dst []byte, w []uint64) []byte {
 	w = w[d.off:]
 	switch d.flat {
-	case flatCount:
+	case flatCount, flatRows:
 		a := countAcc{n: int64(w[0])}
 		return a.encode(dst)
 	case flatSumInt:
@@ -190,6 +193,11 @@ func (d *aggDef) flatDecode(dec *decoder, w []uint64) {
 		a := countAcc{}
 		a.decode(dec)
 		w[0] = uint64(a.n)
+	case flatRows:
+		a := countAcc{}
+		if a.decode(dec); dec.err == nil && a.n != int64(w[0]) {
+			dec.fail() // COUNT(*) differs from the row count read before
+		}
 	case flatSumInt:
 		a := sumIntAcc{}
 		a.decode(dec)
@@ -217,7 +225,8 @@ func (d *aggDef) flatDecode(dec *decoder, w []uint64) {
 
 // layoutFlat gives every aggregate of f its offset in a block of words
 // from off on, and returns the words they take; ok is false (and nothing
-// changes) unless every aggregate has a flat kind.
+// changes) unless every aggregate has a flat kind. The word before off
+// holds the group's row count, which a COUNT(*) without FILTER reads.
 func (f *aggFold) layoutFlat(off int) (words int, ok bool) {
 	for j := range f.defs {
 		if flatKindOf(f.defs[j].tag) == flatNone {
@@ -227,6 +236,9 @@ func (f *aggFold) layoutFlat(off int) (words int, ok bool) {
 	for j := range f.defs {
 		d := &f.defs[j]
 		d.flat, d.off = flatKindOf(d.tag), off+words
+		if d.flat == flatCount && d.call.Arg < 0 && !d.call.HasFilter {
+			d.flat, d.off = flatRows, off-1
+		}
 		d.avg = d.call.Func == planner.AggAvg
 		d.isMax = d.call.Func == planner.AggMax
 		d.and = d.call.Func == planner.AggBoolAnd
@@ -236,10 +248,14 @@ func (f *aggFold) layoutFlat(off int) (words int, ok bool) {
 }
 
 // addFlat folds row i into the words w of a group whose aggregates are
-// all flat (layoutFlat), with sign.
+// all flat (layoutFlat), with sign; the caller has added sign to the
+// row count (w[0]).
 func (f *aggFold) addFlat(w []uint64, x *foldCtx, i int, sign int64) error {
 	for j := range f.defs {
 		d := &f.defs[j]
+		if d.flat == flatRows {
+			continue // the caller counts the row
+		}
 		if d.call.HasFilter {
 			r := &f.filR[j]
 			if r.isNull(i) || !r.bl.Value(i) {
