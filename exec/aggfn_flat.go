@@ -16,7 +16,9 @@ import (
 // kind and the offset of its words in the block; the functions below run
 // it over its words through its accumulator type's own methods (a value
 // on the stack, loaded from the words and stored back), so that both
-// layouts compute, and encode, alike.
+// layouts compute, and encode, alike. A query takes the words when every
+// one of its aggregates has a flat kind; otherwise every aggregate keeps
+// its object (the window and session aggregates always do).
 
 // flatKind is how an aggregate's state lies in words (0: it does not).
 type flatKind byte
