@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -73,16 +73,25 @@ type groupAggOp struct {
 	fold   *aggFold
 	owner  string
 	layout string
-	cache  *state.Cache[group]
+	cache  *state.Cache[aggGroup]
 	sets   *state.CountedSets
 	dsets  *distinctSets
 	x      foldCtx
-	// cur holds the results of the group being emitted; old those it
-	// emitted last (group.prev, decoded); enc cur encoded as prev.
+	// flat: every aggregate keeps its state in the group's words
+	// (aggGroup); nw is the number of the words: the row count, the
+	// aggregates' words when flat, and with a TTL the time of the last
+	// write (the last word).
+	flat bool
+	nw   int
+	// cur holds the results of the group being emitted; old scratch for
+	// results read from the state. touched are the groups the
+	// (mini-)batch changed, in the order it first changed them; prev
+	// holds their results as emitted before it (touchedGroup.emitted),
+	// len(a.spec.Aggs) each, in that order.
 	cur     []scalar
 	old     []scalar
-	enc     []byte
-	touched []*state.Entry[group]
+	touched []touchedGroup
+	prev    []scalar
 
 	keyR   []colReader
 	hashes []uint64
@@ -108,20 +117,38 @@ type groupAggOp struct {
 	buffered       int
 }
 
-// group is the state of one group.
+// aggGroup is the state of one group of the group aggregate as its cache
+// holds it, in as few bytes and objects as it can (about 130 bytes of
+// heap a COUNT/SUM group with its cache entry, where a group with its key
+// values and an object per aggregate took about 300): its key is the
+// cache entry's (the key columns as colReader.encodeKey writes them),
+// decoded only to emit a row or write the state; its row count, the
+// state of its aggregates when they are all of a fixed width
+// (aggfn_flat.go) and with a TTL the time of its last write are words of
+// one block; otherwise accs holds an accumulator per aggregate. It keeps
+// no results: a cached group's last emitted results are always those of
+// its state (rows > 0), and the results before a (mini-)batch changes a
+// group are computed when it first does (groupAggOp.prev), as Flink's
+// group aggregate computes them.
+type aggGroup struct {
+	// w points at the first of groupAggOp.nw words (groupAggOp.words);
+	// nil for a group not made yet.
+	w    *uint64
+	accs *[]accumulator
+}
+
+// touchedGroup is a group the open (mini-)batch changed; emitted says it
+// had results emitted before.
+type touchedGroup struct {
+	e       *state.Entry[aggGroup]
+	emitted bool
+}
+
+// group is the state of one group of a window or session aggregate.
 type group struct {
 	key  []types.Value
 	rows int64 // net number of rows
 	accs []accumulator
-	// prev are the results as last emitted (when emitted), in the
-	// compact encoding of appendResults: a few bytes a result rather
-	// than a scalar each, for a group spends most of its life cached.
-	prev    []byte
-	emitted bool
-	touched bool
-	// ts is when a row last reached the group (processing time, Unix
-	// milliseconds), kept with a state TTL (0 otherwise).
-	ts int64
 }
 
 func newGroupAgg(t *subtask) (*groupAggOp, error) {
@@ -156,6 +183,11 @@ func (a *groupAggOp) initFold(share bool) error {
 	a.cur = make([]scalar, len(a.spec.Aggs))
 	a.old = make([]scalar, len(a.spec.Aggs))
 	a.layout = aggLayout("group aggregate", a.keyT, fold.defs)
+	words, flat := fold.layoutFlat(1)
+	a.flat, a.nw = flat, 1+words
+	if a.ttl > 0 {
+		a.nw++
+	}
 	if a.clock == nil {
 		a.clock = wallClock
 	}
@@ -179,7 +211,7 @@ func (a *groupAggOp) open(t *taskContext) error {
 				return err
 			}
 			if stored == legacy.layout {
-				a.fold, a.layout = legacy.fold, legacy.layout
+				a.fold, a.layout, a.flat, a.nw = legacy.fold, legacy.layout, legacy.flat, legacy.nw
 			}
 		}
 	}
@@ -187,8 +219,8 @@ func (a *groupAggOp) open(t *taskContext) error {
 	if err != nil {
 		return err
 	}
-	a.cache = declareCache[group](st, spaceGroups, "groups", groupCodec{a: a, owner: a.owner})
-	a.cache.SetSizer(groupBytes)
+	a.cache = declareKeyedCache[aggGroup](st, spaceGroups, "groups", groupCodec{a: a, owner: a.owner})
+	a.cache.SetSizer(a.groupBytes)
 	a.sets = state.NewCountedSets(st.space(spaceValues, "value sets"), countCodec{owner: a.owner})
 	st.flushWith(a.sets.Flush)
 	a.dsets = newDistinctSets(st.space(spaceDistinct, "distinct values"), a.owner)
@@ -253,14 +285,15 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 			return err
 		}
 		g := &e.Value
-		if !created && a.ttl > 0 && a.now-g.ts > a.ttl {
+		w := a.words(g)
+		if !created && a.ttl > 0 && a.now-int64(w[a.nw-1]) > a.ttl {
 			if err := a.expire(e); err != nil {
 				return err
 			}
 			created = true
 		}
 		retract := b.Op(i).IsRetract()
-		if retract && g.rows <= 0 && a.ttl > 0 {
+		if retract && (created || int64(w[0]) <= 0) && a.ttl > 0 {
 			// Flink: no accumulator from a retraction (the group expired,
 			// or its rows came before the job did).
 			if created {
@@ -269,23 +302,31 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 			continue
 		}
 		if created {
-			a.initGroup(g, rec, i)
+			w = a.initGroup(g)
 		}
-		if !g.touched {
-			g.touched = true
-			a.touched = append(a.touched, e)
+		if !e.Mark {
+			if err := a.touch(e, created); err != nil {
+				return err
+			}
 		}
 		sign := int64(1)
 		if retract {
 			sign = -1
-			if g.rows <= 0 {
-				return a.retractError(g)
+			if int64(w[0]) <= 0 {
+				return a.retractError(e)
 			}
 		}
-		g.rows += sign
-		g.ts = a.now
+		w[0] += uint64(sign)
+		if a.ttl > 0 {
+			w[a.nw-1] = uint64(a.now)
+		}
 		a.x.kg, a.x.key = kg, e.Key
-		if err := a.fold.add(g.accs, &a.x, i, sign); err != nil {
+		if a.flat {
+			err = a.fold.addFlat(w, &a.x, i, sign)
+		} else {
+			err = a.fold.add(*g.accs, &a.x, i, sign)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -342,20 +383,93 @@ func (a *groupAggOp) shrink() error {
 	return a.dsets.Drop()
 }
 
+// words are the words of g (nil for a group not made yet).
+func (a *groupAggOp) words(g *aggGroup) []uint64 {
+	if g.w == nil {
+		return nil
+	}
+	return unsafe.Slice(g.w, a.nw)
+}
+
+// initGroup makes g a group without rows (reusing what it holds) and
+// returns its words.
+func (a *groupAggOp) initGroup(g *aggGroup) []uint64 {
+	w := a.words(g)
+	if w == nil {
+		w = make([]uint64, a.nw)
+		g.w = &w[0]
+	} else {
+		clear(w)
+	}
+	if !a.flat {
+		if g.accs == nil {
+			g.accs = new([]accumulator)
+		}
+		*g.accs = a.fold.newAccs(*g.accs)
+	}
+	return w
+}
+
+// touch records that the open (mini-)batch changes e's group, with its
+// results as emitted before (those of its state, unless created).
+func (a *groupAggOp) touch(e *state.Entry[aggGroup], created bool) error {
+	e.Mark = true
+	t := touchedGroup{e: e, emitted: !created && int64(*e.Value.w) > 0}
+	n := len(a.cur)
+	k := len(a.touched) * n
+	if len(a.prev) < k+n {
+		a.prev = append(a.prev, make([]scalar, k+n-len(a.prev))...)
+	}
+	if t.emitted {
+		if err := a.results(&e.Value, a.prev[k:k+n]); err != nil {
+			return err
+		}
+	}
+	a.touched = append(a.touched, t)
+	return nil
+}
+
+// results writes the results of g into dst.
+func (a *groupAggOp) results(g *aggGroup, dst []scalar) error {
+	if a.flat {
+		w := a.words(g)
+		for j := range a.fold.defs {
+			if err := a.fold.defs[j].flatResult(w, &dst[j]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for j, acc := range *g.accs {
+		if err := acc.result(&dst[j]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // expire drops the state of e's group, whose TTL passed: its value sets
 // and its results; e stays in the cache, as a group about to be created.
-func (a *groupAggOp) expire(e *state.Entry[group]) error {
+func (a *groupAggOp) expire(e *state.Entry[aggGroup]) error {
 	if err := a.dropSets(e); err != nil {
 		return err
 	}
-	g := &e.Value
-	g.rows, g.emitted = 0, false
+	a.words(&e.Value)[0] = 0
+	if e.Mark {
+		// Changed earlier in this mini-batch: what it emitted before is
+		// forgotten, as its state is (its next row emits an insert).
+		for k := range a.touched {
+			if a.touched[k].e == e {
+				a.touched[k].emitted = false
+			}
+		}
+	}
 	a.expired++
 	return nil
 }
 
 // dropSets empties the value sets of e's group.
-func (a *groupAggOp) dropSets(e *state.Entry[group]) error {
+func (a *groupAggOp) dropSets(e *state.Entry[aggGroup]) error {
 	for k := range a.fold.shares {
 		sh := &a.fold.shares[k]
 		a.owner2 = append(append(a.owner2[:0], e.Key...), byte(sh.leader))
@@ -398,9 +512,9 @@ func (a *groupAggOp) sweep() error {
 		return nil
 	}
 	now := a.clock()
-	var dead []*state.Entry[group]
-	a.cache.Range(func(e *state.Entry[group]) bool {
-		if now-e.Value.ts > a.ttl {
+	var dead []*state.Entry[aggGroup]
+	a.cache.Range(func(e *state.Entry[aggGroup]) bool {
+		if e.Value.w != nil && now-int64(a.words(&e.Value)[a.nw-1]) > a.ttl {
 			dead = append(dead, e)
 		}
 		return true
@@ -425,21 +539,8 @@ func (a *groupAggOp) countExpired() {
 	}
 }
 
-func (a *groupAggOp) retractError(g *group) error {
-	var parts []string
-	for j, v := range g.key {
-		parts = append(parts, types.Format(a.keyT[j], v))
-	}
-	return fmt.Errorf("retraction for group [%s] that has no rows: the input changelog is inconsistent", strings.Join(parts, ", "))
-}
-
-func (a *groupAggOp) initGroup(g *group, rec arrow.RecordBatch, i int) {
-	g.key = make([]types.Value, len(a.spec.Keys))
-	for j, k := range a.spec.Keys {
-		g.key[j] = types.ValueAt(rec.Column(k), i)
-	}
-	g.accs = a.fold.newAccs(g.accs)
-	g.prev = g.prev[:0]
+func (a *groupAggOp) retractError(e *state.Entry[aggGroup]) error {
+	return fmt.Errorf("retraction for group [%s] that has no rows: the input changelog is inconsistent", formatKey(a.keyT, e.Key))
 }
 
 // addInt returns a + sign*x (sign is +1 or -1); ok is false when the
@@ -497,19 +598,16 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 	}
 	bs := a.builders()
 	ops := make([]RowKind, 0, 2*len(a.touched))
-	for _, e := range a.touched {
-		g := &e.Value
-		g.touched = false
+	n := len(a.cur)
+	for k := range a.touched {
+		t := &a.touched[k]
+		e, prev := t.e, a.prev[k*n:(k+1)*n]
+		e.Mark = false
 		a.cache.MarkDirty(e)
-		if g.rows == 0 {
-			if g.emitted {
-				if err := readResults(g.prev, a.old); err != nil {
-					releaseAll(bs)
-					return err
-				}
-				a.appendRow(bs, g, a.old)
+		if *e.Value.w == 0 {
+			if t.emitted {
+				a.appendRow(bs, e.Key, prev)
 				ops = append(ops, Delete)
-				g.emitted = false
 			}
 			if len(a.spec.Keys) == 0 {
 				a.sawAny = false // every row retracted: the input is empty again
@@ -517,31 +615,22 @@ func (a *groupAggOp) flushChanges(out *emitter) error {
 			a.cache.Delete(e)
 			continue
 		}
-		for j, acc := range g.accs {
-			if err := acc.result(&a.cur[j]); err != nil {
-				releaseAll(bs)
-				return err
-			}
+		if err := a.results(&e.Value, a.cur); err != nil {
+			a.clearTouched()
+			releaseAll(bs)
+			return err
 		}
-		a.enc = appendResults(a.enc[:0], a.cur)
 		switch {
-		case !g.emitted:
-			a.appendRow(bs, g, a.cur)
+		case !t.emitted:
+			a.appendRow(bs, e.Key, a.cur)
 			ops = append(ops, Insert)
-			g.emitted = true
-		case string(a.enc) != string(g.prev):
-			if err := readResults(g.prev, a.old); err != nil {
-				releaseAll(bs)
-				return err
-			}
-			a.appendRow(bs, g, a.old)
-			a.appendRow(bs, g, a.cur)
+		case !sameResults(prev, a.cur):
+			a.appendRow(bs, e.Key, prev)
+			a.appendRow(bs, e.Key, a.cur)
 			ops = append(ops, UpdateBefore, UpdateAfter)
-		default:
-			continue
 		}
-		g.prev = append(g.prev[:0], a.enc...)
 	}
+	clear(a.touched)
 	a.touched = a.touched[:0]
 	return a.emitBuilt(bs, ops, out)
 }
@@ -577,12 +666,36 @@ func anyRetract(ops []RowKind) bool {
 	return false
 }
 
-// appendRow appends g's key and the results res.
-func (a *groupAggOp) appendRow(bs []array.Builder, g *group, res []scalar) {
-	for j, v := range g.key {
-		types.AppendValue(bs[j], v)
+// clearTouched forgets the touched groups (a failed flush).
+func (a *groupAggOp) clearTouched() {
+	for _, t := range a.touched {
+		t.e.Mark = false
 	}
-	k := len(g.key)
+	clear(a.touched)
+	a.touched = a.touched[:0]
+}
+
+// sameResults reports whether the results x and y are equal bit for bit,
+// as Flink compares a group's old and new results (NaN equals NaN, -0
+// differs from 0).
+func sameResults(x, y []scalar) bool {
+	for j := range x {
+		s, o := &x[j], &y[j]
+		if s.null != o.null {
+			return false
+		}
+		if !s.null && (s.i != o.i || math.Float64bits(s.f) != math.Float64bits(o.f) || s.d != o.d || string(s.b) != string(o.b)) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendRow appends a row of the group keyed key (its cache key) with
+// the results res.
+func (a *groupAggOp) appendRow(bs []array.Builder, key string, res []scalar) {
+	appendKeyRow(bs, a.keyT, key)
+	k := len(a.keyT)
 	for j := range res {
 		appendScalar(bs[k+j], a.spec.Aggs[j].T, &res[j])
 	}
@@ -672,14 +785,13 @@ func (a *groupAggOp) endInput(out *emitter) error {
 		return nil
 	}
 	bs := a.builders()
-	g := &group{accs: a.fold.newAccs(nil)}
-	for j, acc := range g.accs {
-		if err := acc.result(&a.cur[j]); err != nil {
-			releaseAll(bs)
-			return err
-		}
+	var g aggGroup
+	a.initGroup(&g)
+	if err := a.results(&g, a.cur); err != nil {
+		releaseAll(bs)
+		return err
 	}
-	a.appendRow(bs, g, a.cur)
+	a.appendRow(bs, "", a.cur)
 	return a.emitBuilt(bs, []RowKind{Insert}, out)
 }
 

@@ -26,7 +26,10 @@ import (
 
 // groupCodec encodes a group of the group aggregate: key values, row
 // counts, the accumulators, the results as last emitted, and (from
-// version 2, groupStateVersion) when a row last reached the group.
+// version 2, groupStateVersion) when a row last reached the group. The
+// key values are those of the entry's key (aggGroup); the results, those
+// of the accumulators (a group written has rows, and has emitted the
+// results of its state).
 type groupCodec struct {
 	a     *groupAggOp
 	owner string
@@ -38,48 +41,68 @@ type groupCodec struct {
 // least one TTL).
 const groupStateVersion = 2
 
-func (c groupCodec) Encode(dst []byte, g *group) []byte {
+func (c groupCodec) EncodeKeyed(dst []byte, key string, g *aggGroup) []byte {
+	a := c.a
+	w := a.words(g)
 	dst = checkpoint.AppendStateHeader(dst, groupStateVersion)
-	dst = appendKey(dst, g.key)
-	dst = binary.AppendVarint(dst, g.rows)
-	dst = appendBool(dst, g.emitted)
-	dst = c.a.fold.encodeAccs(dst, g.accs)
-	if g.emitted {
-		old := c.a.old
-		if err := readResults(g.prev, old); err != nil {
-			panic(fmt.Sprintf("exec: %s: a group's results do not decode: %v", c.owner, err))
+	dst = appendKeyState(dst, a.keyT, key)
+	rows := int64(w[0])
+	dst = binary.AppendVarint(dst, rows)
+	emitted := rows > 0
+	dst = appendBool(dst, emitted)
+	if a.flat {
+		dst = a.fold.encodeFlat(dst, w)
+	} else {
+		dst = a.fold.encodeAccs(dst, *g.accs)
+	}
+	if emitted {
+		old := a.old
+		if err := a.results(g, old); err != nil {
+			panic(fmt.Sprintf("exec: %s: the results of a group written do not compute: %v", c.owner, err))
 		}
 		for j := range old {
 			dst = appendScalarState(dst, &old[j])
 		}
 	}
-	return binary.AppendVarint(dst, g.ts)
+	var ts int64
+	if a.ttl > 0 {
+		ts = int64(w[a.nw-1])
+	}
+	return binary.AppendVarint(dst, ts)
 }
 
-func (c groupCodec) Decode(src []byte, g *group) error {
+func (c groupCodec) DecodeKeyed(src []byte, _ string, g *aggGroup) error {
+	a := c.a
 	version, rest, err := checkpoint.ReadStateHeader(src, c.owner, 1, groupStateVersion)
 	if err != nil {
 		return err
 	}
 	d := decoder{src: rest, owner: c.owner}
-	g.key = d.key(c.a.keyT)
-	g.rows = d.varint()
-	g.emitted = d.bool()
-	g.accs = c.a.fold.decodeAccs(&d, g.accs)
-	g.prev = g.prev[:0]
-	if g.emitted {
-		old := c.a.old
-		for j := range old {
-			d.scalar(&old[j])
-		}
-		g.prev = appendResults(g.prev, old)
+	d.skipKey(a.keyT)
+	w := a.initGroup(g)
+	rows := d.varint()
+	if emitted := d.bool(); d.err == nil && (rows <= 0 || !emitted) {
+		// Groups are written with rows, after their results are emitted.
+		d.fail()
 	}
-	g.ts = 0
+	w[0] = uint64(rows)
+	if a.flat {
+		a.fold.decodeFlat(&d, w)
+	} else {
+		*g.accs = a.fold.decodeAccs(&d, *g.accs)
+	}
+	for range a.old {
+		d.scalar(&a.old[0]) // the results emitted: those of the state
+	}
+	var ts int64
 	if version >= 2 {
-		g.ts = d.varint()
+		ts = d.varint()
 	}
-	if g.ts == 0 {
-		g.ts = c.a.now
+	if ts == 0 {
+		ts = a.now
+	}
+	if a.ttl > 0 {
+		w[a.nw-1] = uint64(ts)
 	}
 	d.end()
 	return d.err
@@ -193,84 +216,6 @@ func appendScalarState(dst []byte, s *scalar) []byte {
 	dst = binary.AppendVarint(append(dst, 1), s.i)
 	dst = appendDecimal(appendFloat(dst, s.f), s.d)
 	return appendBytes(dst, s.b)
-}
-
-// appendResults appends the compact encoding of results that a cached
-// group keeps of what it emitted last (group.prev): for each, a byte of
-// flags (null; which of i, f, d and b are not zero) and those fields. A
-// COUNT takes two or three bytes. Two equal encodings are equal results,
-// bit for bit, as Flink compares a group's old and new results.
-func appendResults(dst []byte, results []scalar) []byte {
-	for j := range results {
-		s := &results[j]
-		var flags byte
-		switch {
-		case s.null:
-			flags = resultNull
-		default:
-			if s.i != 0 {
-				flags |= resultI
-			}
-			if math.Float64bits(s.f) != 0 {
-				flags |= resultF
-			}
-			if s.d != (decimal128.Num{}) {
-				flags |= resultD
-			}
-			if len(s.b) > 0 {
-				flags |= resultB
-			}
-		}
-		dst = append(dst, flags)
-		if flags&resultI != 0 {
-			dst = binary.AppendVarint(dst, s.i)
-		}
-		if flags&resultF != 0 {
-			dst = appendFloat(dst, s.f)
-		}
-		if flags&resultD != 0 {
-			dst = appendDecimal(dst, s.d)
-		}
-		if flags&resultB != 0 {
-			dst = binary.AppendUvarint(dst, uint64(len(s.b)))
-			dst = append(dst, s.b...)
-		}
-	}
-	return dst
-}
-
-// The flags of a result in appendResults' encoding.
-const (
-	resultNull = 1 << iota
-	resultI
-	resultF
-	resultD
-	resultB
-)
-
-// readResults decodes what appendResults wrote of len(results) results
-// into results (their byte slices reused).
-func readResults(src []byte, results []scalar) error {
-	d := decoder{src: src, owner: "group results"}
-	for j := range results {
-		s := &results[j]
-		flags := d.byte()
-		*s = scalar{null: flags&resultNull != 0, b: s.b[:0]}
-		if flags&resultI != 0 {
-			s.i = d.varint()
-		}
-		if flags&resultF != 0 {
-			s.f = d.float()
-		}
-		if flags&resultD != 0 {
-			s.d = d.decimal()
-		}
-		if flags&resultB != 0 {
-			s.b = append(s.b, d.bytes()...)
-		}
-	}
-	d.end()
-	return d.err
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

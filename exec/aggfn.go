@@ -63,6 +63,12 @@ type aggDef struct {
 	// share: the index of the shared DISTINCT set the aggregate counts in
 	// (aggFold.shares); -1: none.
 	share int
+	// flat (not flatNone): the group aggregate keeps the state in words
+	// from off on of its group's block (aggfn_flat.go); avg, isMax and and
+	// say which function of the kind it is.
+	flat            flatKind
+	off             int
+	avg, isMax, and bool
 }
 
 // aggMode says where an operator runs its aggregates.
@@ -521,25 +527,39 @@ func (f *aggFold) encodeAccs(dst []byte, accs []accumulator) []byte {
 // decodeAccs reads accumulators written by encodeAccs, checking that they
 // are those of f's aggregates.
 func (f *aggFold) decodeAccs(d *decoder, accs []accumulator) []accumulator {
-	n := d.uvarint()
-	if d.err != nil {
-		return accs
-	}
-	if n != uint64(len(f.defs)) {
-		d.incompatible("%d aggregates in the state, %d in the query", n, len(f.defs))
+	if !f.checkCount(d) {
 		return accs
 	}
 	accs = f.newAccs(accs)
 	for j, a := range accs {
-		if tag := d.byte(); d.err == nil && tag != f.defs[j].tag {
-			d.incompatible("aggregate %d (%s) is stored as %q, the query's as %q", j+1, f.defs[j].call.Text, tag, f.defs[j].tag)
-		}
-		if d.err != nil {
+		if !f.checkTag(d, j) {
 			return accs
 		}
 		a.decode(d)
 	}
 	return accs
+}
+
+// checkCount reads the number of aggregates of an encoding and checks it
+// is f's.
+func (f *aggFold) checkCount(d *decoder) bool {
+	n := d.uvarint()
+	if d.err != nil {
+		return false
+	}
+	if n != uint64(len(f.defs)) {
+		d.incompatible("%d aggregates in the state, %d in the query", n, len(f.defs))
+		return false
+	}
+	return true
+}
+
+// checkTag reads the tag of aggregate j and checks it is f's.
+func (f *aggFold) checkTag(d *decoder, j int) bool {
+	if tag := d.byte(); d.err == nil && tag != f.defs[j].tag {
+		d.incompatible("aggregate %d (%s) is stored as %q, the query's as %q", j+1, f.defs[j].call.Text, tag, f.defs[j].tag)
+	}
+	return d.err == nil
 }
 
 // stateVersion is the version of the aggregate operators' state encodings

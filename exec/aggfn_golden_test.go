@@ -84,6 +84,78 @@ func goldenBatch(t *testing.T) arrow.RecordBatch {
 	return array.NewRecordBatch(goldenInput.Arrow(), cols, 3)
 }
 
+// goldenFixedAggs are aggregates of fixed-width state over an append-only
+// input, and goldenFixedKeyT the key types of their golden group.
+func goldenFixedAggs() []planner.AggCall {
+	bigint := types.T{Kind: types.BigInt, NotNull: true}
+	c := func(f planner.AggFunc, arg int, t types.T) planner.AggCall {
+		argT := types.T{}
+		if arg >= 0 {
+			argT = goldenInput[arg].Type
+		}
+		return planner.AggCall{Func: f, Arg: arg, ArgT: argT, T: t, Text: string(f)}
+	}
+	return []planner.AggCall{
+		c(planner.AggCount, -1, bigint),
+		c(planner.AggCount, 1, bigint),
+		c(planner.AggSum, 0, types.BigIntType),
+		c(planner.AggAvg, 0, types.BigIntType),
+		c(planner.AggSum, 1, types.DoubleType),
+		c(planner.AggAvg, 1, types.DoubleType),
+		c(planner.AggMin, 0, types.BigIntType),
+		c(planner.AggMax, 0, types.BigIntType),
+	}
+}
+
+var goldenFixedKeyT = []types.T{types.BigIntType, types.DoubleType, types.StringType, types.IntType, types.DateType, types.BooleanType, types.BytesType}
+
+// goldenKey is the key of the golden group of goldenAggs: 'k'.
+const goldenKey = "\x01\x01k"
+
+// goldenFixedKey is the key of the golden group of goldenFixedAggs, one
+// row of columns of goldenFixedKeyT (the INT NULL), as the group
+// aggregate's cache holds it.
+func goldenFixedKey(t *testing.T) string {
+	rec := goldenFixedKeyBatch()
+	defer rec.Release()
+	var key []byte
+	for j, kt := range goldenFixedKeyT {
+		var r colReader
+		r.reset(kt, rec.Column(j))
+		key = r.encodeKey(key, 0)
+	}
+	return string(key)
+}
+
+func goldenFixedKeyBatch() arrow.RecordBatch {
+	mem := memory.DefaultAllocator
+	var cols []arrow.Array
+	var fields []arrow.Field
+	for i, t := range goldenFixedKeyT {
+		b := array.NewBuilder(mem, t.ArrowType())
+		switch b := b.(type) {
+		case *array.Int64Builder:
+			b.Append(-7)
+		case *array.Float64Builder:
+			b.Append(2.5)
+		case *array.StringBuilder:
+			b.Append("k")
+		case *array.Int32Builder:
+			b.AppendNull()
+		case *array.Date32Builder:
+			b.Append(19000)
+		case *array.BooleanBuilder:
+			b.Append(true)
+		case *array.BinaryBuilder:
+			b.Append([]byte{0, 0xff})
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("k%d", i), Type: t.ArrowType(), Nullable: true})
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, 1)
+}
+
 // goldenStates encodes one fixed state per codec.
 func goldenStates(t *testing.T) map[string][]byte {
 	rec := goldenBatch(t)
@@ -91,7 +163,7 @@ func goldenStates(t *testing.T) map[string][]byte {
 	out := map[string][]byte{}
 
 	// Group aggregate, with a value set in the key space (DISTINCT).
-	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenAggs()}, updating: true, keyT: []types.T{types.StringType}}
+	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenAggs()}, updating: true, keyT: []types.T{types.StringType}, ttl: 1}
 	if err := ga.init(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,21 +171,18 @@ func goldenStates(t *testing.T) map[string][]byte {
 	x := foldCtx{sets: state.NewCountedSets(state.NewKeySpace(mem, spaceValues, "v"), countCodec{}),
 		dsets: newDistinctSets(state.NewKeySpace(mem, spaceDistinct, "d"), "golden"), key: "k"}
 	x.dsets.StartsEmpty()
-	g := group{key: []types.Value{"k"}, accs: ga.fold.newAccs(nil), emitted: true}
+	var g aggGroup
+	w := ga.initGroup(&g)
 	ga.fold.read(rec)
 	for i := 0; i < 3; i++ {
-		g.rows++
-		if err := ga.fold.add(g.accs, &x, i, 1); err != nil {
+		w[0]++
+		if err := ga.fold.add(*g.accs, &x, i, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	prev := make([]scalar, len(ga.fold.defs))
-	for j, a := range g.accs {
-		a.result(&prev[j])
-	}
-	g.prev = appendResults(nil, prev)
-	g.ts = 1_700_000_000_123 // last written (state TTL)
-	out["group/v2"] = groupCodec{a: ga, owner: "golden"}.Encode(nil, &g)
+	w[ga.nw-1] = 1_700_000_000_123 // last written (state TTL)
+	out["group/v2"] = groupCodec{a: ga, owner: "golden"}.EncodeKeyed(nil, goldenKey, &g)
+	out["group-fixed/v2"] = goldenFixedGroup(t, rec)
 
 	// Window and session aggregates (inline DISTINCT sets).
 	wf, err := newAggFold(goldenAppendOnly(), aggMode{})
@@ -201,7 +270,7 @@ func TestStateGolden(t *testing.T) {
 		}
 	}
 	// Every golden line decodes and encodes back to the same bytes.
-	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenAggs()}, updating: true, keyT: []types.T{types.StringType}}
+	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenAggs()}, updating: true, keyT: []types.T{types.StringType}, ttl: 1}
 	if err := ga.init(); err != nil {
 		t.Fatal(err)
 	}
@@ -212,10 +281,22 @@ func TestStateGolden(t *testing.T) {
 		var err error
 		switch name {
 		case "group/v1", "group/v2":
-			var g group
+			var g aggGroup
 			c := groupCodec{a: ga, owner: "golden"}
-			err = c.Decode(b, &g)
-			again = c.Encode(nil, &g)
+			if err = c.DecodeKeyed(b, goldenKey, &g); err == nil {
+				again = c.EncodeKeyed(nil, goldenKey, &g)
+			}
+		case "group-fixed/v2":
+			fa := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenFixedAggs()}, keyT: goldenFixedKeyT, ttl: 1}
+			if err = fa.init(); err != nil {
+				break
+			}
+			var g aggGroup
+			c := groupCodec{a: fa, owner: "golden"}
+			key := goldenFixedKey(t)
+			if err = c.DecodeKeyed(b, key, &g); err == nil {
+				again = c.EncodeKeyed(nil, key, &g)
+			}
 		case "window/v1":
 			var g group
 			c := windowCodec{fold: wf, keyT: keyT, owner: "golden"}
@@ -298,4 +379,28 @@ func TestStateGolden(t *testing.T) {
 		}
 		f.Close()
 	}
+}
+
+// goldenFixedGroup encodes a group of goldenFixedAggs, keyed by
+// goldenFixedKey, that folded the rows of rec.
+func goldenFixedGroup(t *testing.T, rec arrow.RecordBatch) []byte {
+	ga := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenFixedAggs()}, keyT: goldenFixedKeyT, ttl: 1}
+	if err := ga.init(); err != nil {
+		t.Fatal(err)
+	}
+	if !ga.flat {
+		t.Fatal("the fixed-width aggregates are not flat")
+	}
+	var g aggGroup
+	w := ga.initGroup(&g)
+	ga.fold.read(rec)
+	var x foldCtx
+	for i := 0; i < 3; i++ {
+		w[0]++
+		if err := ga.fold.addFlat(w, &x, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w[ga.nw-1] = 1_700_000_000_123
+	return groupCodec{a: ga, owner: "golden"}.EncodeKeyed(nil, goldenFixedKey(t), &g)
 }

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -212,15 +213,46 @@ func TestGroupCodecChecksTags(t *testing.T) {
 		return a
 	}
 	a := mk([]planner.AggCall{aggCall(planner.AggSum, false, types.BigIntType)})
-	g := group{rows: 1, accs: a.fold.newAccs(nil)}
-	enc := groupCodec{a: a, owner: "operator g"}.Encode(nil, &g)
+	var g aggGroup
+	a.initGroup(&g)[0] = 1
+	enc := groupCodec{a: a, owner: "operator g"}.EncodeKeyed(nil, "", &g)
 	b := mk([]planner.AggCall{aggCall(planner.AggCount, false, types.BigIntType)})
-	var out group
-	err := groupCodec{a: b, owner: "operator g"}.Decode(enc, &out)
+	var out aggGroup
+	err := groupCodec{a: b, owner: "operator g"}.DecodeKeyed(enc, "", &out)
 	if !errors.Is(err, checkpoint.ErrIncompatibleState) || !strings.Contains(err.Error(), "COUNT(v)") {
 		t.Fatalf("decoding SUM state as COUNT: %v", err)
 	}
-	if err := (groupCodec{a: b, owner: "operator g"}).Decode(enc[2:], &out); !errors.Is(err, checkpoint.ErrIncompatibleState) {
+	if err := (groupCodec{a: b, owner: "operator g"}).DecodeKeyed(enc[2:], "", &out); !errors.Is(err, checkpoint.ErrIncompatibleState) {
 		t.Fatalf("decoding state without a header: %v", err)
+	}
+}
+
+// A COUNT(*) reads its group's row count (it keeps no count of its own):
+// a stored count that differs from the stored row count is corrupt state.
+func TestGroupCodecCountStar(t *testing.T) {
+	a := &groupAggOp{spec: &planner.Aggregate{Aggs: []planner.AggCall{
+		{Func: planner.AggCount, Arg: -1, T: types.T{Kind: types.BigInt, NotNull: true}, Text: "COUNT(*)"},
+		aggCall(planner.AggSum, false, types.BigIntType),
+	}}}
+	if err := a.init(); err != nil {
+		t.Fatal(err)
+	}
+	if !a.flat || a.nw != 3 {
+		t.Fatalf("COUNT(*), SUM: flat %v in %d words, want flat in 3 (rows, SUM's count and sum)", a.flat, a.nw)
+	}
+	var g aggGroup
+	a.initGroup(&g)[0] = 3
+	enc := groupCodec{a: a, owner: "operator g"}.EncodeKeyed(nil, "", &g)
+	var out aggGroup
+	if err := (groupCodec{a: a, owner: "operator g"}).DecodeKeyed(enc, "", &out); err != nil || a.words(&out)[0] != 3 {
+		t.Fatalf("decoded %v, %v", a.words(&out), err)
+	}
+	i := bytes.Index(enc, []byte{2, 'C', 6}) // two aggregates, COUNT(*) = 3
+	if i < 0 {
+		t.Fatalf("no COUNT(*) of 3 in %x", enc)
+	}
+	enc[i+2] = 8
+	if err := (groupCodec{a: a, owner: "operator g"}).DecodeKeyed(enc, "", &out); !errors.Is(err, errCorrupt) {
+		t.Fatalf("COUNT(*) 4 of a group of 3 rows decoded: %v", err)
 	}
 }

@@ -86,7 +86,12 @@ func (s *keyedState) flushWith(fn func() error) { s.flushes = append(s.flushes, 
 // restored nothing starts empty (its working directory is made anew), so
 // the cache needs no store read for a new key.
 func declareCache[V any](s *keyedState, id byte, name string, codec state.Codec[V]) *state.Cache[V] {
-	c := state.NewSpaceCache[V](s.space(id, name), codec)
+	return declareKeyedCache[V](s, id, name, state.Unkeyed[V](codec))
+}
+
+// declareKeyedCache is declareCache with a codec given each entry's key.
+func declareKeyedCache[V any](s *keyedState, id byte, name string, codec state.KeyedCodec[V]) *state.Cache[V] {
+	c := state.NewKeyedSpaceCache[V](s.space(id, name), codec)
 	if s.t.restored == nil {
 		c.StartsEmpty()
 	}

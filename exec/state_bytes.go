@@ -34,17 +34,45 @@ func valuesBytes(vs []types.Value) int {
 	return n
 }
 
-// groupBytes is the memory of a group (group aggregation, window
-// aggregation) outside its entry.
-func groupBytes(g *group) int {
-	return valuesBytes(g.key) + cap(g.accs)*(16+accBytes) + cap(g.prev)
+// groupBytes is the memory of a group of the group aggregate outside its
+// entry: its block of words and, unless its aggregates are flat, their
+// slice and objects.
+func (a *groupAggOp) groupBytes(g *aggGroup) int {
+	if g.w == nil {
+		return 0
+	}
+	n := allocBytes(8 * a.nw)
+	if !a.flat {
+		n += 24 + allocBytes(16*cap(*g.accs)) + len(*g.accs)*accBytes
+	}
+	return n
+}
+
+// allocBytes is the size class of an allocation of n bytes (up to 256
+// bytes, the Go allocator's: 8, 16, 24, 32, then every 16).
+func allocBytes(n int) int {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 32:
+		return (n + 7) &^ 7
+	case n <= 256:
+		return (n + 15) &^ 15
+	}
+	return n
+}
+
+// windowGroupBytes is the memory of a group of a window or session
+// aggregate outside its entry.
+func windowGroupBytes(g *group) int {
+	return valuesBytes(g.key) + cap(g.accs)*(16+accBytes)
 }
 
 // sessionsBytes is the memory of a key's open sessions outside its entry.
 func sessionsBytes(s *sessions) int {
 	n := valuesBytes(s.key) + cap(s.list)*int(unsafe.Sizeof(session{}))
 	for i := range s.list {
-		n += groupBytes(&s.list[i].g)
+		n += windowGroupBytes(&s.list[i].g)
 	}
 	return n
 }

@@ -239,7 +239,7 @@ func (a *windowAggOp) open(t *taskContext) error {
 	}
 	a.codec = windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner}
 	a.cache = declareCache[group](st, spaceGroups, "groups", a.codec)
-	a.cache.SetSizer(groupBytes)
+	a.cache.SetSizer(windowGroupBytes)
 	if t.restored == nil {
 		return nil
 	}

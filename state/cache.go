@@ -13,6 +13,22 @@ type Codec[V any] interface {
 	Decode(src []byte, v *V) error
 }
 
+// KeyedCodec encodes a value that does not hold its key: the cache hands
+// it the entry's key (Entry.Key), so that a value need not keep a second
+// copy of it, in whatever form, to encode or decode.
+type KeyedCodec[V any] interface {
+	EncodeKeyed(dst []byte, key string, v *V) []byte
+	DecodeKeyed(src []byte, key string, v *V) error
+}
+
+// Unkeyed is c as a KeyedCodec.
+func Unkeyed[V any](c Codec[V]) KeyedCodec[V] { return unkeyed[V]{c} }
+
+type unkeyed[V any] struct{ c Codec[V] }
+
+func (u unkeyed[V]) EncodeKeyed(dst []byte, _ string, v *V) []byte { return u.c.Encode(dst, v) }
+func (u unkeyed[V]) DecodeKeyed(src []byte, _ string, v *V) error  { return u.c.Decode(src, v) }
+
 // Cache is the write-back cache between an operator and its Store. Entries
 // are read from the store on first use and written back, in one batch, by
 // Flush (at a checkpoint barrier). It is used by one goroutine.
@@ -21,7 +37,7 @@ type Codec[V any] interface {
 // its string once.
 type Cache[V any] struct {
 	space   *KeySpace
-	codec   Codec[V]
+	codec   KeyedCodec[V]
 	entries map[string]*Entry[V]
 	dirty   []*Entry[V]
 	// gone are the entries deleted since the last Evict or Flush; evicted
@@ -81,6 +97,10 @@ type Entry[V any] struct {
 	// absent: made by Prefetch for a key the store lacks; the next Get
 	// reports it created.
 	absent bool
+	// Mark is the cache user's flag, kept beside the entry's own (where
+	// it takes no room) rather than in a small Value. The cache clears it
+	// when it clears the Value.
+	Mark bool
 }
 
 // KG is the key group of the entry's key.
@@ -94,6 +114,12 @@ func NewCache[V any](store Store, codec Codec[V]) *Cache[V] {
 // NewSpaceCache returns a cache over key space ks, with ks's codec.
 // Entry keys are the keys in the space (without its prefix).
 func NewSpaceCache[V any](ks *KeySpace, codec Codec[V]) *Cache[V] {
+	return NewKeyedSpaceCache[V](ks, Unkeyed(codec))
+}
+
+// NewKeyedSpaceCache returns a cache over key space ks whose codec is
+// given each entry's key with its value.
+func NewKeyedSpaceCache[V any](ks *KeySpace, codec KeyedCodec[V]) *Cache[V] {
 	return &Cache[V]{space: ks, codec: codec, entries: map[string]*Entry[V]{}}
 }
 
@@ -139,7 +165,7 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		if e.deleted {
 			e.deleted = false
 			var zero V
-			e.Value = zero
+			e.Value, e.Mark = zero, false
 			return e, true, nil
 		}
 		return e, false, nil
@@ -155,7 +181,7 @@ func (c *Cache[V]) Get(kg int, key []byte) (e *Entry[V], created bool, err error
 		return nil, false, err
 	}
 	if ok {
-		if err := c.codec.Decode(raw, &e.Value); err != nil {
+		if err := c.codec.DecodeKeyed(raw, e.Key, &e.Value); err != nil {
 			return nil, false, err
 		}
 		e.stored = true
@@ -213,7 +239,7 @@ func (c *Cache[V]) Prefetch(kgs []int, keys [][]byte) error {
 	err := c.space.GetSorted(c.mkgs, c.mkeys, func(j int, raw []byte, ok bool) error {
 		e := &Entry[V]{Key: string(c.mkeys[j]), kg: int32(c.mkgs[j]), absent: !ok}
 		if ok {
-			if err := c.codec.Decode(raw, &e.Value); err != nil {
+			if err := c.codec.DecodeKeyed(raw, e.Key, &e.Value); err != nil {
 				return err
 			}
 			e.stored = true
@@ -266,7 +292,7 @@ func (c *Cache[V]) Evict() error {
 		}
 		delete(c.entries, e.Key)
 		c.uncount(e)
-		e.evicted, e.Value = true, zero
+		e.evicted, e.Value, e.Mark = true, zero, false
 		c.evicted++
 	}
 	clear(c.gone)
@@ -316,7 +342,7 @@ func (c *Cache[V]) Trim(maxBytes int64, maxEntries int) (bool, error) {
 					c.space.Delete(&c.batch, e.KG(), []byte(e.Key))
 				}
 			case e.dirty:
-				c.buf = c.codec.Encode(c.buf[:0], &e.Value)
+				c.buf = c.codec.EncodeKeyed(c.buf[:0], e.Key, &e.Value)
 				c.space.Put(&c.batch, e.KG(), []byte(e.Key), c.buf)
 			}
 			if e.dirty {
@@ -324,7 +350,7 @@ func (c *Cache[V]) Trim(maxBytes int64, maxEntries int) (bool, error) {
 			}
 			delete(c.entries, k)
 			c.uncount(e)
-			e.evicted, e.Value = true, zero
+			e.evicted, e.Value, e.Mark = true, zero, false
 			dropped = true
 			if err := c.space.ApplyPart(&c.batch); err != nil {
 				return dropped, err
@@ -376,7 +402,7 @@ func (c *Cache[V]) Flush() error {
 			c.uncount(e)
 			e.evicted = true
 		default:
-			c.buf = c.codec.Encode(c.buf[:0], &e.Value)
+			c.buf = c.codec.EncodeKeyed(c.buf[:0], e.Key, &e.Value)
 			c.space.Put(&c.batch, e.KG(), []byte(e.Key), c.buf)
 			e.stored = true
 		}

@@ -331,3 +331,65 @@ func TestCachePrefetch(t *testing.T) {
 		t.Fatalf("Prefetch of a complete cache: len %d, %v", d.Len(), err)
 	}
 }
+
+// keySumCodec encodes a value that does not hold its key: the encoding
+// is the key's first byte plus the value, which decoding subtracts.
+type keySumCodec struct{}
+
+func (keySumCodec) EncodeKeyed(dst []byte, key string, v *int) []byte {
+	return append(dst, key[0]+byte(*v))
+}
+
+func (keySumCodec) DecodeKeyed(src []byte, key string, v *int) error {
+	*v = int(src[0] - key[0])
+	return nil
+}
+
+// TestKeyedCodec: a keyed codec is handed each entry's key when the cache
+// writes it back (Trim, Flush) and reads it (Get, Prefetch); the user's
+// Mark is cleared with the value when an entry is dropped or revived.
+func TestKeyedCodec(t *testing.T) {
+	s := NewMemory()
+	c := NewKeyedSpaceCache[int](&KeySpace{store: s}, keySumCodec{})
+	for i := 0; i < 8; i++ {
+		e, _, err := c.Get(1, []byte{byte(10 * i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Value, e.Mark = i, true
+		c.MarkDirty(e)
+	}
+	if dropped, err := c.Trim(1<<40, 4); err != nil || !dropped {
+		t.Fatalf("Trim: dropped %v, %v", dropped, err)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Scan(func(_ int, k, v []byte) error {
+		key := k[len(k)-1]
+		if v[0] != key+key/10 {
+			return fmt.Errorf("key %d stored as %d, want %d", key, v[0], key+key/10)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = NewKeyedSpaceCache[int](&KeySpace{store: s}, keySumCodec{})
+	if err := c.Prefetch([]int{1, 1}, [][]byte{{0}, {70}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		e, created, err := c.Get(1, []byte{byte(10 * i)})
+		if err != nil || created || e.Value != i || e.Mark {
+			t.Fatalf("key %d read back: value %d, created %v, mark %v, %v", 10*i, e.Value, created, e.Mark, err)
+		}
+		if i == 3 {
+			e.Mark = true
+			c.Delete(e)
+			if e, created, _ := c.Get(1, []byte{30}); !created || e.Value != 0 || e.Mark {
+				t.Fatalf("a deleted entry revived: created %v, value %d, mark %v", created, e.Value, e.Mark)
+			}
+		}
+	}
+}
