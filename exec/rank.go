@@ -364,6 +364,7 @@ func (o *rankOp) upsert(ent *state.Entry[rankPart], i int) {
 	copy(old, next)
 	clear(next)
 	o.cache.MarkDirty(ent)
+	o.cache.Resized(ent)
 }
 
 // emitLeft emits with op each row of a that is not in b (as many times as
@@ -479,6 +480,7 @@ func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 		copy(p.rows[pos+1:], p.rows[pos:L])
 		p.rows[pos] = x
 		o.cache.MarkDirty(ent)
+		o.cache.Resized(ent)
 		return
 	}
 	// The changes, from the rows before (old) and after the insertion.
@@ -529,6 +531,7 @@ func (o *rankOp) accumulate(ent *state.Entry[rankPart], i int) {
 	}
 	p.rows = old
 	o.cache.MarkDirty(ent)
+	o.cache.Resized(ent)
 }
 
 // retract removes row i (its order key in o.sbuf) from its key's rows.
@@ -599,6 +602,7 @@ func (o *rankOp) retract(ent *state.Entry[rankPart], i int) error {
 		o.cache.Delete(ent)
 	} else {
 		o.cache.MarkDirty(ent)
+		o.cache.Resized(ent)
 	}
 	return nil
 }

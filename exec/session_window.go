@@ -183,6 +183,7 @@ func (a *sessionAggOp) process(_ int, b Batch, out *emitter) error {
 		ss.list = keep
 		a.timers.add(ns.end, timerKey{kg: kg, key: e.Key})
 		a.cache.MarkDirty(e)
+		a.cache.Resized(e)
 	}
 	late, err := a.endBatch(a.t, rec, out)
 	if err != nil {
@@ -257,6 +258,7 @@ func (a *sessionAggOp) fire(out *emitter) error {
 				a.cache.Delete(e)
 			} else {
 				a.cache.MarkDirty(e)
+				a.cache.Resized(e)
 			}
 			if rows >= a.t.batchSize {
 				if err := flush(); err != nil {

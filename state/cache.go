@@ -263,6 +263,16 @@ func (c *Cache[V]) MarkDirty(e *Entry[V]) {
 	}
 }
 
+// Resized counts e's bytes again (SetSizer): MarkDirty counts them when e
+// becomes dirty, so a value that grows while dirty (a TopN partition's
+// rows, a key's sessions) must say so, or the cache's bytes fall behind
+// its memory until the next Flush.
+func (c *Cache[V]) Resized(e *Entry[V]) {
+	if c.sizer != nil && !e.evicted && !e.deleted {
+		c.count(e)
+	}
+}
+
 // Delete removes e's state (written at the next Flush).
 func (c *Cache[V]) Delete(e *Entry[V]) {
 	if !e.deleted {

@@ -393,3 +393,34 @@ func TestKeyedCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheResized: a value that grows while dirty is counted at its new
+// size once its user says so (Resized), not only when it became dirty.
+func TestCacheResized(t *testing.T) {
+	c := NewCache[int](NewMemory(), intCodec{})
+	c.SetSizer(func(v *int) int { return *v })
+	e, _, err := c.Get(1, []byte{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Value = 100
+	c.MarkDirty(e)
+	base := c.Bytes()
+	e.Value = 1100 // grows while dirty
+	c.MarkDirty(e)
+	if c.Bytes() != base {
+		t.Fatalf("MarkDirty of a dirty entry recounted: %d bytes, want %d", c.Bytes(), base)
+	}
+	c.Resized(e)
+	if got := c.Bytes(); got != base+1000 {
+		t.Fatalf("after Resized: %d bytes, want %d", got, base+1000)
+	}
+	c.Delete(e)
+	c.Resized(e) // a deleted entry is not counted again
+	if err := c.Evict(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Bytes() != 0 {
+		t.Fatalf("after Evict: %d bytes, want 0", c.Bytes())
+	}
+}
