@@ -295,7 +295,11 @@ func (o *overOp) process(_ int, b Batch, out *emitter) error {
 		at := p.done + pos
 		copy(p.rows[at+1:], p.rows[at:])
 		p.rows[at] = x
-		o.cache.MarkDirty(e)
+		if e.Dirty() {
+			o.cache.Grew(e, overRowBytes+len(x.sort)+len(x.row))
+		} else {
+			o.cache.MarkDirty(e) // counts it all
+		}
 	}
 	if late > 0 {
 		o.t.job.lateRecords.Add(late)

@@ -89,8 +89,12 @@ func rankPartBytes(p *rankPart) int {
 
 // overPartBytes is the memory of an OVER partition's accumulators and rows
 // outside its entry.
+// overRowBytes is the memory of a row of an OVER partition besides its
+// bytes.
+const overRowBytes = int(unsafe.Sizeof(overRow{}))
+
 func overPartBytes(p *overPart) int {
-	n := cap(p.accs)*(16+accBytes) + (cap(p.rows)+cap(p.hist))*int(unsafe.Sizeof(overRow{}))
+	n := cap(p.accs)*(16+accBytes) + (cap(p.rows)+cap(p.hist))*overRowBytes
 	for i := range p.rows {
 		n += len(p.rows[i].sort) + len(p.rows[i].row)
 	}

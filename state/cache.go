@@ -106,6 +106,9 @@ type Entry[V any] struct {
 // KG is the key group of the entry's key.
 func (e *Entry[V]) KG() int { return int(e.kg) }
 
+// Dirty reports whether e changed since it was last written back.
+func (e *Entry[V]) Dirty() bool { return e.dirty }
+
 // NewCache returns a cache over store, its keys as they are.
 func NewCache[V any](store Store, codec Codec[V]) *Cache[V] {
 	return NewSpaceCache(&KeySpace{store: store}, codec)
@@ -270,6 +273,16 @@ func (c *Cache[V]) MarkDirty(e *Entry[V]) {
 func (c *Cache[V]) Resized(e *Entry[V]) {
 	if c.sizer != nil && !e.evicted && !e.deleted {
 		c.count(e)
+	}
+}
+
+// Grew adds n bytes to e's count, for a value that grows while dirty by
+// a known amount and whose sizer walks all of it (Resized would cost as
+// much as the value each time).
+func (c *Cache[V]) Grew(e *Entry[V], n int) {
+	if c.sizer != nil && !e.evicted && !e.deleted && e.dirty {
+		e.size += int32(n)
+		c.bytes += int64(n)
 	}
 }
 

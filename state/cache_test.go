@@ -415,6 +415,11 @@ func TestCacheResized(t *testing.T) {
 	if got := c.Bytes(); got != base+1000 {
 		t.Fatalf("after Resized: %d bytes, want %d", got, base+1000)
 	}
+	e.Value = 1150
+	c.Grew(e, 50) // a known growth, without a walk of the value
+	if got := c.Bytes(); got != base+1050 {
+		t.Fatalf("after Grew: %d bytes, want %d", got, base+1050)
+	}
 	c.Delete(e)
 	c.Resized(e) // a deleted entry is not counted again
 	if err := c.Evict(); err != nil {
