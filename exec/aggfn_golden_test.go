@@ -200,6 +200,7 @@ func goldenStates(t *testing.T) map[string][]byte {
 	}
 	keyT := []types.T{types.StringType}
 	out["window/v1"] = windowCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &wg)
+	out["window-fixed/v1"] = goldenFixedWindow(t, rec)
 	ss := sessions{key: []types.Value{"k"}, list: []session{{start: 1, end: 2, g: wg}}}
 	out["session/v1"] = sessionCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &ss)
 
@@ -302,6 +303,11 @@ func TestStateGolden(t *testing.T) {
 			c := windowCodec{fold: wf, keyT: keyT, owner: "golden"}
 			err = c.Decode(b, &g)
 			again = c.Encode(nil, &g)
+		case "window-fixed/v1":
+			c, g := goldenFixedWindowCodec(t)
+			if err = c.Decode(b, g); err == nil {
+				again = c.Encode(nil, g)
+			}
 		case "session/v1":
 			var ss sessions
 			c := sessionCodec{fold: wf, keyT: keyT, owner: "golden"}
@@ -403,4 +409,35 @@ func goldenFixedGroup(t *testing.T, rec arrow.RecordBatch) []byte {
 	}
 	w[ga.nw-1] = 1_700_000_000_123
 	return groupCodec{a: ga, owner: "golden"}.EncodeKeyed(nil, goldenFixedKey(t), &g)
+}
+
+// goldenFixedWindowCodec is the codec of a window group of
+// goldenFixedAggs keyed by goldenFixedKeyT, and an empty group.
+func goldenFixedWindowCodec(t *testing.T) (windowCodec, *group) {
+	wf, err := newAggFold(goldenFixedAggs(), aggMode{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return windowCodec{fold: wf, keyT: goldenFixedKeyT, owner: "golden"}, &group{}
+}
+
+// goldenFixedWindow encodes a window group of goldenFixedAggs, keyed by
+// the row of goldenFixedKeyBatch, that folded the rows of rec.
+func goldenFixedWindow(t *testing.T, rec arrow.RecordBatch) []byte {
+	c, g := goldenFixedWindowCodec(t)
+	kr := goldenFixedKeyBatch()
+	defer kr.Release()
+	for j := range goldenFixedKeyT {
+		g.key = append(g.key, types.ValueAt(kr.Column(j), 0))
+	}
+	g.accs = c.fold.newAccs(nil)
+	c.fold.read(rec)
+	var x foldCtx
+	for i := 0; i < 3; i++ {
+		g.rows++
+		if err := c.fold.add(g.accs, &x, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c.Encode(nil, g)
 }
