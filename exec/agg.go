@@ -144,7 +144,7 @@ type touchedGroup struct {
 	emitted bool
 }
 
-// group is the state of one group of a window or session aggregate.
+// group is the state of one group of a session aggregate.
 type group struct {
 	key  []types.Value
 	rows int64 // net number of rows

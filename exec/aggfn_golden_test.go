@@ -3,6 +3,7 @@ package exec
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -199,7 +200,7 @@ func goldenStates(t *testing.T) map[string][]byte {
 		}
 	}
 	keyT := []types.T{types.StringType}
-	out["window/v1"] = windowCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &wg)
+	out["window/v1"] = goldenWindow(t, rec)
 	out["window-fixed/v1"] = goldenFixedWindow(t, rec)
 	ss := sessions{key: []types.Value{"k"}, list: []session{{start: 1, end: 2, g: wg}}}
 	out["session/v1"] = sessionCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &ss)
@@ -298,15 +299,14 @@ func TestStateGolden(t *testing.T) {
 			if err = c.DecodeKeyed(b, key, &g); err == nil {
 				again = c.EncodeKeyed(nil, key, &g)
 			}
-		case "window/v1":
-			var g group
-			c := windowCodec{fold: wf, keyT: keyT, owner: "golden"}
-			err = c.Decode(b, &g)
-			again = c.Encode(nil, &g)
-		case "window-fixed/v1":
-			c, g := goldenFixedWindowCodec(t)
-			if err = c.Decode(b, g); err == nil {
-				again = c.Encode(nil, g)
+		case "window/v1", "window-fixed/v1":
+			c, key := goldenWindowCodec(t, goldenAppendOnly(), keyT), goldenWindowKey(goldenKey)
+			if name == "window-fixed/v1" {
+				c, key = goldenWindowCodec(t, goldenFixedAggs(), goldenFixedKeyT), goldenWindowKey(goldenFixedKey(t))
+			}
+			var g aggGroup
+			if err = c.DecodeKeyed(b, key, &g); err == nil {
+				again = c.EncodeKeyed(nil, key, &g)
 			}
 		case "session/v1":
 			var ss sessions
@@ -411,33 +411,59 @@ func goldenFixedGroup(t *testing.T, rec arrow.RecordBatch) []byte {
 	return groupCodec{a: ga, owner: "golden"}.EncodeKeyed(nil, goldenFixedKey(t), &g)
 }
 
-// goldenFixedWindowCodec is the codec of a window group of
-// goldenFixedAggs keyed by goldenFixedKeyT, and an empty group.
-func goldenFixedWindowCodec(t *testing.T) (windowCodec, *group) {
-	wf, err := newAggFold(goldenFixedAggs(), aggMode{})
+// goldenWindowCodec is the codec of a window group of aggs keyed by
+// keyT.
+func goldenWindowCodec(t *testing.T, aggs []planner.AggCall, keyT []types.T) windowCodec {
+	f, err := newAggFold(aggs, aggMode{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return windowCodec{fold: wf, keyT: goldenFixedKeyT, owner: "golden"}, &group{}
+	return newWindowCodec(f, keyT, "golden")
 }
 
-// goldenFixedWindow encodes a window group of goldenFixedAggs, keyed by
-// the row of goldenFixedKeyBatch, that folded the rows of rec.
-func goldenFixedWindow(t *testing.T, rec arrow.RecordBatch) []byte {
-	c, g := goldenFixedWindowCodec(t)
-	kr := goldenFixedKeyBatch()
-	defer kr.Release()
-	for j := range goldenFixedKeyT {
-		g.key = append(g.key, types.ValueAt(kr.Column(j), 0))
+// goldenWindowKey is the state key of the group keyed key (as the group
+// aggregate's cache holds it) in the window [1000, 2000).
+func goldenWindowKey(key string) string {
+	k := binary.BigEndian.AppendUint64(nil, 2000)
+	return string(binary.BigEndian.AppendUint64(k, 1000)) + key
+}
+
+// goldenWindow encodes a window group of goldenAppendOnly, keyed 'k', that
+// folded the rows of rec (its aggregates keep objects).
+func goldenWindow(t *testing.T, rec arrow.RecordBatch) []byte {
+	c := goldenWindowCodec(t, goldenAppendOnly(), []types.T{types.StringType})
+	if c.flat {
+		t.Fatal("the window aggregates of goldenAppendOnly are flat")
 	}
-	g.accs = c.fold.newAccs(nil)
+	var g aggGroup
+	w := c.initGroup(&g)
 	c.fold.read(rec)
 	var x foldCtx
 	for i := 0; i < 3; i++ {
-		g.rows++
-		if err := c.fold.add(g.accs, &x, i, 1); err != nil {
+		w[0]++
+		if err := c.fold.add(*g.accs, &x, i, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return c.Encode(nil, g)
+	return c.EncodeKeyed(nil, goldenWindowKey(goldenKey), &g)
+}
+
+// goldenFixedWindow encodes a window group of goldenFixedAggs, keyed by
+// the row of goldenFixedKeyBatch, that folded the rows of rec (in words).
+func goldenFixedWindow(t *testing.T, rec arrow.RecordBatch) []byte {
+	c := goldenWindowCodec(t, goldenFixedAggs(), goldenFixedKeyT)
+	if !c.flat {
+		t.Fatal("the fixed-width window aggregates are not flat")
+	}
+	var g aggGroup
+	w := c.initGroup(&g)
+	c.fold.read(rec)
+	var x foldCtx
+	for i := 0; i < 3; i++ {
+		w[0]++
+		if err := c.fold.addFlat(w, &x, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c.EncodeKeyed(nil, goldenWindowKey(goldenFixedKey(t)), &g)
 }
