@@ -123,13 +123,17 @@ type windowCodec struct {
 	// the aggregates' when flat.
 	flat bool
 	nw   int
+	// dec is the decoder of DecodeKeyed, made once (a decoder on the
+	// stack escapes to the heap through the accumulators' methods): the
+	// codec is used by one goroutine.
+	dec *decoder
 }
 
 // newWindowCodec is the codec of fold's window groups keyed by keyT; it
 // lays fold's aggregates out in words when they all have a flat kind.
 func newWindowCodec(fold *aggFold, keyT []types.T, owner string) windowCodec {
 	words, flat := fold.layoutFlat(1)
-	return windowCodec{fold: fold, keyT: keyT, owner: owner, flat: flat, nw: 1 + words}
+	return windowCodec{fold: fold, keyT: keyT, owner: owner, flat: flat, nw: 1 + words, dec: &decoder{}}
 }
 
 // windowKeyBytes is the length of the window bounds before a window
@@ -180,20 +184,23 @@ func (c windowCodec) DecodeKeyed(src []byte, key string, g *aggGroup) error {
 	if len(key) < windowKeyBytes {
 		return fmt.Errorf("%w: %s: window key of %d bytes", errCorrupt, c.owner, len(key))
 	}
-	d, err := newStateDecoder(src, c.owner)
-	if err != nil {
+	d := c.dec
+	var err error
+	if *d, err = newStateDecoder(src, c.owner); err != nil {
 		return err
 	}
 	d.skipKey(c.keyT)
 	w := c.initGroup(g)
 	w[0] = uint64(d.varint())
 	if c.flat {
-		c.fold.decodeFlat(&d, w)
+		c.fold.decodeFlat(d, w)
 	} else {
-		*g.accs = c.fold.decodeAccs(&d, *g.accs)
+		*g.accs = c.fold.decodeAccs(d, *g.accs)
 	}
 	d.end()
-	return d.err
+	err = d.err
+	*d = decoder{} // keeps no reference to src
+	return err
 }
 
 // sessionCodec encodes a key's open sessions: key values, then per

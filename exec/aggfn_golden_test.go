@@ -467,3 +467,33 @@ func goldenFixedWindow(t *testing.T, rec arrow.RecordBatch) []byte {
 	}
 	return c.EncodeKeyed(nil, goldenWindowKey(goldenFixedKey(t)), &g)
 }
+
+// TestWindowDecodeReuses: a window group of fixed-width aggregates read
+// from the store into a group decoded before (as a window fired from the
+// store reads each of its groups) allocates nothing, and reads what was
+// written.
+func TestWindowDecodeReuses(t *testing.T) {
+	rec := goldenBatch(t)
+	defer rec.Release()
+	enc := goldenFixedWindow(t, rec)
+	c := goldenWindowCodec(t, goldenFixedAggs(), goldenFixedKeyT)
+	key := goldenWindowKey(goldenFixedKey(t))
+	var g aggGroup
+	if err := c.DecodeKeyed(enc, key, &g); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := c.DecodeKeyed(enc, key, &g); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("decoding a window group into a decoded one allocates %.0f times", allocs)
+	}
+	if again := c.EncodeKeyed(nil, key, &g); !bytes.Equal(again, enc) {
+		t.Errorf("decoded and encoded again: %x, want %x", again, enc)
+	}
+	if rows := c.words(&g)[0]; rows != 3 {
+		t.Errorf("decoded %d rows, want 3", rows)
+	}
+}
