@@ -129,10 +129,12 @@ type groupAggOp struct {
 // no results: a cached group's last emitted results are always those of
 // its state (rows > 0), and the results before a (mini-)batch changes a
 // group are computed when it first does (groupAggOp.prev), as Flink's
-// group aggregate computes them.
+// group aggregate computes them. A group of the window aggregation is
+// kept alike (without a TTL; its cache key starts with its window's
+// bounds, windowCodec).
 type aggGroup struct {
-	// w points at the first of groupAggOp.nw words (groupAggOp.words);
-	// nil for a group not made yet.
+	// w points at the first of groupAggOp.nw words (groupAggOp.words;
+	// windowCodec.nw, windowCodec.words); nil for a group not made yet.
 	w    *uint64
 	accs *[]accumulator
 }
