@@ -129,10 +129,12 @@ type groupAggOp struct {
 // no results: a cached group's last emitted results are always those of
 // its state (rows > 0), and the results before a (mini-)batch changes a
 // group are computed when it first does (groupAggOp.prev), as Flink's
-// group aggregate computes them.
+// group aggregate computes them. A group of the window aggregation is
+// kept alike (without a TTL; its cache key starts with its window's
+// bounds, windowCodec).
 type aggGroup struct {
-	// w points at the first of groupAggOp.nw words (groupAggOp.words);
-	// nil for a group not made yet.
+	// w points at the first of groupAggOp.nw words (groupAggOp.words;
+	// windowCodec.nw, windowCodec.words); nil for a group not made yet.
 	w    *uint64
 	accs *[]accumulator
 }
@@ -144,7 +146,7 @@ type touchedGroup struct {
 	emitted bool
 }
 
-// group is the state of one group of a window or session aggregate.
+// group is the state of one group of a session aggregate.
 type group struct {
 	key  []types.Value
 	rows int64 // net number of rows

@@ -108,30 +108,99 @@ func (c groupCodec) DecodeKeyed(src []byte, _ string, g *aggGroup) error {
 	return d.err
 }
 
-// windowCodec encodes a window group: key values, row count, accumulators.
+// windowCodec encodes a window group: key values, row count,
+// accumulators. The key values are those of the entry's key (the window
+// aggregation's state key: [window end][window start][key columns as
+// colReader.encodeKey writes them]); the row count and the aggregates'
+// state are the group's words and, unless its aggregates are flat, its
+// accumulators (aggGroup, as the group aggregate keeps them).
 type windowCodec struct {
 	fold  *aggFold
 	keyT  []types.T
 	owner string
+	// flat: every aggregate keeps its state in the group's words
+	// (aggfn_flat.go); nw is the number of the words: the row count, then
+	// the aggregates' when flat.
+	flat bool
+	nw   int
+	// dec is the decoder of DecodeKeyed, made once (a decoder on the
+	// stack escapes to the heap through the accumulators' methods): the
+	// codec is used by one goroutine.
+	dec *decoder
 }
 
-func (c windowCodec) Encode(dst []byte, g *group) []byte {
+// newWindowCodec is the codec of fold's window groups keyed by keyT; it
+// lays fold's aggregates out in words when they all have a flat kind.
+func newWindowCodec(fold *aggFold, keyT []types.T, owner string) windowCodec {
+	words, flat := fold.layoutFlat(1)
+	return windowCodec{fold: fold, keyT: keyT, owner: owner, flat: flat, nw: 1 + words, dec: &decoder{}}
+}
+
+// windowKeyBytes is the length of the window bounds before a window
+// group's key columns in its state key.
+const windowKeyBytes = 16
+
+// words are the words of g (nil for a group not made yet).
+func (c windowCodec) words(g *aggGroup) []uint64 {
+	if g.w == nil {
+		return nil
+	}
+	return unsafe.Slice(g.w, c.nw)
+}
+
+// initGroup makes g a group without rows (reusing what it holds) and
+// returns its words.
+func (c windowCodec) initGroup(g *aggGroup) []uint64 {
+	w := c.words(g)
+	if w == nil {
+		w = make([]uint64, c.nw)
+		g.w = &w[0]
+	} else {
+		clear(w)
+	}
+	if !c.flat {
+		if g.accs == nil {
+			g.accs = new([]accumulator)
+		}
+		*g.accs = c.fold.newAccs(*g.accs)
+	}
+	return w
+}
+
+func (c windowCodec) EncodeKeyed(dst []byte, key string, g *aggGroup) []byte {
+	w := c.words(g)
 	dst = checkpoint.AppendStateHeader(dst, stateVersion)
-	dst = appendKey(dst, g.key)
-	dst = binary.AppendVarint(dst, g.rows)
-	return c.fold.encodeAccs(dst, g.accs)
+	dst = appendKeyState(dst, c.keyT, key[windowKeyBytes:])
+	dst = binary.AppendVarint(dst, int64(w[0]))
+	if c.flat {
+		return c.fold.encodeFlat(dst, w)
+	}
+	return c.fold.encodeAccs(dst, *g.accs)
 }
 
-func (c windowCodec) Decode(src []byte, g *group) error {
-	d, err := newStateDecoder(src, c.owner)
-	if err != nil {
+// DecodeKeyed decodes into g, reusing its words and accumulators: a
+// group decoded into the same g again allocates nothing.
+func (c windowCodec) DecodeKeyed(src []byte, key string, g *aggGroup) error {
+	if len(key) < windowKeyBytes {
+		return fmt.Errorf("%w: %s: window key of %d bytes", errCorrupt, c.owner, len(key))
+	}
+	d := c.dec
+	var err error
+	if *d, err = newStateDecoder(src, c.owner); err != nil {
 		return err
 	}
-	g.key = d.key(c.keyT)
-	g.rows = d.varint()
-	g.accs = c.fold.decodeAccs(&d, nil)
+	d.skipKey(c.keyT)
+	w := c.initGroup(g)
+	w[0] = uint64(d.varint())
+	if c.flat {
+		c.fold.decodeFlat(d, w)
+	} else {
+		*g.accs = c.fold.decodeAccs(d, *g.accs)
+	}
 	d.end()
-	return d.err
+	err = d.err
+	*d = decoder{} // keeps no reference to src
+	return err
 }
 
 // sessionCodec encodes a key's open sessions: key values, then per

@@ -7,18 +7,18 @@ import (
 	"github.com/streamsql/streamsql/planner"
 )
 
-// Fixed-width accumulators in words. The group aggregate keeps the state
-// of aggregates of a fixed width (COUNT; SUM and AVG over integers and
-// floats; MIN and MAX over integers of an append-only input; the
-// statistics; BOOL_AND and BOOL_OR) in one block of words per group
-// rather than an object per aggregate (aggGroup): a cached group is then
-// a few dozen bytes, not a few hundred. Each such aggregate has a flat
+// Fixed-width accumulators in words. The group aggregate and the window
+// aggregation keep the state of aggregates of a fixed width (COUNT; SUM
+// and AVG over integers and floats; MIN and MAX over integers of an
+// append-only input; the statistics; BOOL_AND and BOOL_OR) in one block
+// of words per group rather than an object per aggregate (aggGroup): a
+// cached group is then a few dozen bytes, not a few hundred. Each such aggregate has a flat
 // kind and the offset of its words in the block; the functions below run
 // it over its words through its accumulator type's own methods (a value
 // on the stack, loaded from the words and stored back), so that both
 // layouts compute, and encode, alike. A query takes the words when every
 // one of its aggregates has a flat kind; otherwise every aggregate keeps
-// its object (the window and session aggregates always do).
+// its object (the session aggregates always do).
 
 // flatKind is how an aggregate's state lies in words (0: it does not).
 type flatKind byte
@@ -40,9 +40,9 @@ const (
 var flatWords = [...]int{flatCount: 1, flatSumInt: 2, flatSumFloat: 2, flatMinMax: 2, flatVar: 3, flatBool: 2, flatRows: 0}
 
 // flatKindOf is the flat kind of an accumulator tag (aggDef.tag) in the
-// group aggregate; DISTINCT aggregates (tag 'X'), retractable MIN/MAX,
-// MIN/MAX over other classes, DECIMAL sums and the value functions keep
-// their accumulator objects.
+// group aggregate or the window aggregation; DISTINCT aggregates (tag
+// 'X'), retractable MIN/MAX, MIN/MAX over other classes, DECIMAL sums and
+// the value functions keep their accumulator objects.
 func flatKindOf(tag byte) flatKind {
 	switch tag {
 	case 'C':

@@ -3,6 +3,7 @@ package exec
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -199,7 +200,8 @@ func goldenStates(t *testing.T) map[string][]byte {
 		}
 	}
 	keyT := []types.T{types.StringType}
-	out["window/v1"] = windowCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &wg)
+	out["window/v1"] = goldenWindow(t, rec)
+	out["window-fixed/v1"] = goldenFixedWindow(t, rec)
 	ss := sessions{key: []types.Value{"k"}, list: []session{{start: 1, end: 2, g: wg}}}
 	out["session/v1"] = sessionCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &ss)
 
@@ -297,11 +299,15 @@ func TestStateGolden(t *testing.T) {
 			if err = c.DecodeKeyed(b, key, &g); err == nil {
 				again = c.EncodeKeyed(nil, key, &g)
 			}
-		case "window/v1":
-			var g group
-			c := windowCodec{fold: wf, keyT: keyT, owner: "golden"}
-			err = c.Decode(b, &g)
-			again = c.Encode(nil, &g)
+		case "window/v1", "window-fixed/v1":
+			c, key := goldenWindowCodec(t, goldenAppendOnly(), keyT), goldenWindowKey(goldenKey)
+			if name == "window-fixed/v1" {
+				c, key = goldenWindowCodec(t, goldenFixedAggs(), goldenFixedKeyT), goldenWindowKey(goldenFixedKey(t))
+			}
+			var g aggGroup
+			if err = c.DecodeKeyed(b, key, &g); err == nil {
+				again = c.EncodeKeyed(nil, key, &g)
+			}
 		case "session/v1":
 			var ss sessions
 			c := sessionCodec{fold: wf, keyT: keyT, owner: "golden"}
@@ -403,4 +409,91 @@ func goldenFixedGroup(t *testing.T, rec arrow.RecordBatch) []byte {
 	}
 	w[ga.nw-1] = 1_700_000_000_123
 	return groupCodec{a: ga, owner: "golden"}.EncodeKeyed(nil, goldenFixedKey(t), &g)
+}
+
+// goldenWindowCodec is the codec of a window group of aggs keyed by
+// keyT.
+func goldenWindowCodec(t *testing.T, aggs []planner.AggCall, keyT []types.T) windowCodec {
+	f, err := newAggFold(aggs, aggMode{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newWindowCodec(f, keyT, "golden")
+}
+
+// goldenWindowKey is the state key of the group keyed key (as the group
+// aggregate's cache holds it) in the window [1000, 2000).
+func goldenWindowKey(key string) string {
+	k := binary.BigEndian.AppendUint64(nil, 2000)
+	return string(binary.BigEndian.AppendUint64(k, 1000)) + key
+}
+
+// goldenWindow encodes a window group of goldenAppendOnly, keyed 'k', that
+// folded the rows of rec (its aggregates keep objects).
+func goldenWindow(t *testing.T, rec arrow.RecordBatch) []byte {
+	c := goldenWindowCodec(t, goldenAppendOnly(), []types.T{types.StringType})
+	if c.flat {
+		t.Fatal("the window aggregates of goldenAppendOnly are flat")
+	}
+	var g aggGroup
+	w := c.initGroup(&g)
+	c.fold.read(rec)
+	var x foldCtx
+	for i := 0; i < 3; i++ {
+		w[0]++
+		if err := c.fold.add(*g.accs, &x, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c.EncodeKeyed(nil, goldenWindowKey(goldenKey), &g)
+}
+
+// goldenFixedWindow encodes a window group of goldenFixedAggs, keyed by
+// the row of goldenFixedKeyBatch, that folded the rows of rec (in words).
+func goldenFixedWindow(t *testing.T, rec arrow.RecordBatch) []byte {
+	c := goldenWindowCodec(t, goldenFixedAggs(), goldenFixedKeyT)
+	if !c.flat {
+		t.Fatal("the fixed-width window aggregates are not flat")
+	}
+	var g aggGroup
+	w := c.initGroup(&g)
+	c.fold.read(rec)
+	var x foldCtx
+	for i := 0; i < 3; i++ {
+		w[0]++
+		if err := c.fold.addFlat(w, &x, i, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c.EncodeKeyed(nil, goldenWindowKey(goldenFixedKey(t)), &g)
+}
+
+// TestWindowDecodeReuses: a window group of fixed-width aggregates read
+// from the store into a group decoded before (as a window fired from the
+// store reads each of its groups) allocates nothing, and reads what was
+// written.
+func TestWindowDecodeReuses(t *testing.T) {
+	rec := goldenBatch(t)
+	defer rec.Release()
+	enc := goldenFixedWindow(t, rec)
+	c := goldenWindowCodec(t, goldenFixedAggs(), goldenFixedKeyT)
+	key := goldenWindowKey(goldenFixedKey(t))
+	var g aggGroup
+	if err := c.DecodeKeyed(enc, key, &g); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := c.DecodeKeyed(enc, key, &g); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("decoding a window group into a decoded one allocates %.0f times", allocs)
+	}
+	if again := c.EncodeKeyed(nil, key, &g); !bytes.Equal(again, enc) {
+		t.Errorf("decoded and encoded again: %x, want %x", again, enc)
+	}
+	if rows := c.words(&g)[0]; rows != 3 {
+		t.Errorf("decoded %d rows, want 3", rows)
+	}
 }

@@ -104,23 +104,28 @@ func be64(s string) uint64 {
 // appendKeyRow appends the key's values, of types keyT, to the builders bs.
 func appendKeyRow(bs []array.Builder, keyT []types.T, key string) {
 	for j, t := range keyT {
-		v, rest, ok := readKeyCol(t, key)
-		if !ok {
-			panic("exec: a group key does not decode")
-		}
-		key = rest
-		b := bs[j]
-		switch {
-		case v.null:
-			b.AppendNull()
-		case t.Kind == types.Bytes:
-			b.(*array.BinaryBuilder).Append(unsafe.Slice(unsafe.StringData(v.s), len(v.s)))
-		case t.Kind == types.String:
-			b.(*array.StringBuilder).Append(v.s)
-		default:
-			appendTyped(b, t, v.i, v.f, v.d, "")
-		}
+		key = appendKeyCol(bs[j], t, key)
 	}
+}
+
+// appendKeyCol appends the first value of key, of type t, to b and
+// returns the rest of key.
+func appendKeyCol(b array.Builder, t types.T, key string) string {
+	v, rest, ok := readKeyCol(t, key)
+	if !ok {
+		panic("exec: a group key does not decode")
+	}
+	switch {
+	case v.null:
+		b.AppendNull()
+	case t.Kind == types.Bytes:
+		b.(*array.BinaryBuilder).Append(unsafe.Slice(unsafe.StringData(v.s), len(v.s)))
+	case t.Kind == types.String:
+		b.(*array.StringBuilder).Append(v.s)
+	default:
+		appendTyped(b, t, v.i, v.f, v.d, "")
+	}
+	return rest
 }
 
 // keyValue is v, a value of type t, as types.ValueAt makes it.

@@ -62,9 +62,23 @@ func allocBytes(n int) int {
 	return n
 }
 
-// windowGroupBytes is the memory of a group of a window or session
-// aggregate outside its entry.
-func windowGroupBytes(g *group) int {
+// windowGroupBytes is the memory of a group of the window aggregation
+// outside its entry: its block of words and, unless its aggregates are
+// flat, their slice and objects.
+func (c windowCodec) windowGroupBytes(g *aggGroup) int {
+	if g.w == nil {
+		return 0
+	}
+	n := allocBytes(8 * c.nw)
+	if !c.flat {
+		n += 24 + allocBytes(16*cap(*g.accs)) + len(*g.accs)*accBytes
+	}
+	return n
+}
+
+// sessionGroupBytes is the memory of a group of a session aggregate
+// outside its entry.
+func sessionGroupBytes(g *group) int {
 	return valuesBytes(g.key) + cap(g.accs)*(16+accBytes)
 }
 
@@ -72,7 +86,7 @@ func windowGroupBytes(g *group) int {
 func sessionsBytes(s *sessions) int {
 	n := valuesBytes(s.key) + cap(s.list)*int(unsafe.Sizeof(session{}))
 	for i := range s.list {
-		n += windowGroupBytes(&s.list[i].g)
+		n += sessionGroupBytes(&s.list[i].g)
 	}
 	return n
 }

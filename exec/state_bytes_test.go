@@ -160,3 +160,111 @@ func TestSameResults(t *testing.T) {
 		t.Error("results differing in their second are the same")
 	}
 }
+
+// TestWindowGroupBytesMatchHeap: the bytes a window aggregation's cache
+// and its pending windows' lists report to the state memory budget
+// (state.Cache.Bytes with windowGroupBytes, windowTimers.bytes) are what
+// its groups hold on the heap, within a quarter. A COUNT(*) group keyed
+// by a BIGINT (its row count in one word, aggGroup) takes at most 200
+// bytes with its cache entry, map slot and place in its window's list
+// (245 when it held its key values and an object per aggregate); a
+// group whose aggregates keep objects (FIRST_VALUE) is counted right too.
+func TestWindowGroupBytesMatchHeap(t *testing.T) {
+	bigint := types.T{Kind: types.BigInt, NotNull: true}
+	count := planner.AggCall{Func: planner.AggCount, Arg: -1, T: bigint, Name: "n", Text: "COUNT(*)"}
+	for _, c := range []struct {
+		name string
+		aggs []planner.AggCall
+		most float64 // heap bytes a group may take; 0: not checked
+	}{
+		{"COUNT", []planner.AggCall{count}, 200},
+		{"COUNT/FIRST_VALUE", []planner.AggCall{count, {Func: planner.AggFirstValue, Arg: 1, T: types.BigIntType, ArgT: types.BigIntType, Name: "f", Text: "FIRST_VALUE(v)"}}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			real, est := windowGroupHeapBytes(t, c.aggs)
+			t.Logf("a cached window group: %.0f bytes on the heap, %.0f estimated", real, est)
+			if est < 0.75*real || est > 1.25*real {
+				t.Errorf("a cached window group holds %.0f bytes of heap, the budget counts %.0f", real, est)
+			}
+			if c.most > 0 && real > c.most {
+				t.Errorf("a cached window group holds %.0f bytes of heap, more than %.0f", real, c.most)
+			}
+		})
+	}
+}
+
+// windowGroupHeapBytes returns the heap bytes a cached group of a window
+// aggregation computing aggs over (k BIGINT, v BIGINT, ts TIMESTAMP(3))
+// GROUP BY a one-hour tumbling window and k takes, measured over 200,000
+// groups of one window, and those its cache and window lists count.
+func windowGroupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float64) {
+	const keys = 200_000
+	in := types.Schema{{Name: "k", Type: types.BigIntType}, {Name: "v", Type: types.BigIntType}, {Name: "ts", Type: types.TimestampOf(3)}}
+	wa := &planner.WindowAggregate{
+		Input:  &planner.Values{Cols: in},
+		Window: planner.WindowSpec{Kind: "TUMBLE", TimeCol: 2, TimeName: "ts", Size: 3600e6},
+		Keys:   []int{planner.WindowStartKey, planner.WindowEndKey, 0},
+		Aggs:   aggs,
+	}
+	op := &planner.Operator{ID: "w", Parallelism: 1, Schema: wa.Schema(), Spec: &planner.WindowAggSpec{Agg: wa}}
+	job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
+	job.opts.ensureDefaults()
+	job.opts.StateCacheEntries = 10 * keys
+	sender := &subtask{job: job, op: op}
+	a, err := newWindowAgg(sender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &taskContext{ctx: job.ctx, op: op, job: job, mem: memory.DefaultAllocator,
+		fctx: &functions.Context{Mem: memory.DefaultAllocator}, batchSize: 1024, store: state.NewMemory()}
+	if err := a.open(tc); err != nil {
+		t.Fatal(err)
+	}
+	defer tc.closeOperator(a)
+	sch := in.Arrow()
+	batch := func(from int) Batch {
+		kb, vb := array.NewInt64Builder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
+		tb := array.NewTimestampBuilder(memory.DefaultAllocator, sch.Field(2).Type.(*arrow.TimestampType))
+		defer kb.Release()
+		defer vb.Release()
+		defer tb.Release()
+		for k := from; k < from+1024; k++ {
+			kb.Append(int64(k) * 7919)
+			vb.Append(int64(k % 1000))
+			tb.Append(arrow.Timestamp(1_700_000_000_000_000 + int64(k&1023)))
+		}
+		kc, vc, tcol := kb.NewArray(), vb.NewArray(), tb.NewArray()
+		defer kc.Release()
+		defer vc.Release()
+		defer tcol.Release()
+		return Batch{Rec: array.NewRecordBatch(sch, []arrow.Array{kc, vc, tcol}, 1024)}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	est0 := func() int64 { return a.cache.Bytes() + a.timers.bytes }
+	// Warm up the operator's buffers, then count what the groups add.
+	for k := 0; k < 4*1024; k += 1024 {
+		b := batch(-1 - k - 1024)
+		if err := a.process(0, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.Rec.Release()
+	}
+	before, beforeEst := heap(), est0()
+	for k := 0; k < keys; k += 1024 {
+		b := batch(k)
+		if err := a.process(0, b, nil); err != nil {
+			t.Fatal(err)
+		}
+		b.Rec.Release()
+	}
+	after, afterEst := heap(), est0()
+	n := float64(a.cache.Len() - 4*1024)
+	runtime.KeepAlive(a)
+	return float64(after-before) / n, float64(afterEst-beforeEst) / n
+}

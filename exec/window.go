@@ -167,7 +167,11 @@ func (w *windowTVFOp) close() error            { return nil }
 // has one, and are dropped and counted otherwise.
 //
 // State: one entry per (window, key) in a state.Cache over the subtask's
-// store, keyed [window end][window start][key columns]; the current
+// store, keyed [window end][window start][key columns]. A cached group is
+// its entry's key, from which its window and key values are read when it
+// is emitted or written, and a block of words (aggGroup): its row count
+// and, when every aggregate has a fixed width (aggfn_flat.go), their
+// state; otherwise an accumulator object per aggregate. The current
 // watermark is kept in each of the subtask's key groups under a short key
 // so a restore resumes with it. Which windows are pending (the timers) is
 // kept in memory and rebuilt from the store's keys on restore.
@@ -188,7 +192,7 @@ type windowAggOp struct {
 	x      foldCtx
 	owner  string
 	layout string
-	cache  *state.Cache[group]
+	cache  *state.Cache[aggGroup]
 	timers windowTimers
 	wm     int64
 
@@ -197,15 +201,19 @@ type windowAggOp struct {
 	late int64
 	// gauge is the size of the state, for Metrics.
 	gauge windowGauge
-	// spare holds the key and accumulator slices of fired groups, reused
-	// by new ones, so that a window's groups allocate them only until the
-	// first windows fire.
-	spare []group
+	// spare holds the words and accumulators of fired groups (those the
+	// cache held: never scratch's), reused by new ones, so that a
+	// window's groups allocate them only until the first windows fire.
+	spare []aggGroup
+	// res holds the results of a group being emitted.
+	res []scalar
 
-	// Firing a window from the store (windowTimers.scan): its codec, a
-	// group decoded, a chunk of its entries read, their deletes.
+	// codec encodes the groups and lays out their words. Firing a window
+	// from the store (windowTimers.scan): a group decoded (its words and
+	// accumulators reused from one to the next), a chunk of its entries
+	// read, their deletes.
 	codec   windowCodec
-	scratch group
+	scratch aggGroup
 	chunk   []storedEntry
 	dels    state.WriteBatch
 }
@@ -225,6 +233,7 @@ func newWindowAgg(t *subtask) (*windowAggOp, error) {
 		return nil, err
 	}
 	a.fold = fold
+	a.res = make([]scalar, len(spec.Aggs))
 	a.layout = aggLayout("window aggregate "+spec.Window.Kind, a.partT, fold.defs)
 	a.timers.keys = map[int64][]timerKey{}
 	return a, nil
@@ -237,9 +246,9 @@ func (a *windowAggOp) open(t *taskContext) error {
 	if err != nil {
 		return err
 	}
-	a.codec = windowCodec{fold: a.fold, keyT: a.partT, owner: a.owner}
-	a.cache = declareCache[group](st, spaceGroups, "groups", a.codec)
-	a.cache.SetSizer(windowGroupBytes)
+	a.codec = newWindowCodec(a.fold, a.partT, a.owner)
+	a.cache = declareKeyedCache[aggGroup](st, spaceGroups, "groups", a.codec)
+	a.cache.SetSizer(a.codec.windowGroupBytes)
 	if t.restored == nil {
 		return nil
 	}
@@ -297,21 +306,25 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 				return err
 			}
 			g := &e.Value
+			var w []uint64
 			if created {
 				if n := len(a.spare); n > 0 {
-					g.key, g.accs = a.spare[n-1].key, a.spare[n-1].accs
+					*g = a.spare[n-1]
+					a.spare[n-1] = aggGroup{}
 					a.spare = a.spare[:n-1]
-				} else {
-					g.key = make([]types.Value, len(a.partKeys))
 				}
-				g.accs = a.fold.newAccs(g.accs)
-				for j, k := range a.partKeys {
-					g.key[j] = types.ValueAt(rec.Column(k), i)
-				}
+				w = a.codec.initGroup(g)
 				a.timers.add(end, timerKey{kg: kg, key: e.Key})
+			} else {
+				w = a.codec.words(g)
 			}
-			g.rows++
-			if err := a.fold.add(g.accs, &a.x, i, 1); err != nil {
+			w[0]++
+			if a.codec.flat {
+				err = a.fold.addFlat(w, &a.x, i, 1)
+			} else {
+				err = a.fold.add(*g.accs, &a.x, i, 1)
+			}
+			if err != nil {
 				return err
 			}
 			a.cache.MarkDirty(e)
@@ -379,11 +392,10 @@ func (a *windowAggOp) fire(out *emitter) error {
 		// them besides the cache.
 		return a.cache.Evict()
 	}
-	emit := func(end, start int64, g *group) error {
-		if err := a.fold.check(g.accs); err != nil {
+	emit := func(end, start int64, key string, g *aggGroup) error {
+		if err := a.appendGroup(bs, end, start, key, g); err != nil {
 			return err
 		}
-		a.appendGroup(bs, end, start, g)
 		rows++
 		if rows >= a.t.batchSize {
 			return flush()
@@ -418,17 +430,16 @@ func (a *windowAggOp) fire(out *emitter) error {
 				return err
 			}
 			if !created {
-				start := int64(binary.BigEndian.Uint64([]byte(e.Key[8:16])))
+				start := int64(be64(e.Key[8:16]))
 				// The deleted entry keeps its value until Evict (in
-				// flush); nothing reads it before.
+				// flush), which zeroes it; nothing reads it before, and
+				// no group is made (from spare) before.
 				a.cache.Delete(e)
-				if len(a.spare) < maxSpareGroups {
-					a.spare = append(a.spare, group{key: e.Value.key, accs: e.Value.accs})
-				}
-				if err := emit(end, start, &e.Value); err != nil {
+				if err := emit(end, start, e.Key, &e.Value); err != nil {
 					releaseAll(bs)
 					return err
 				}
+				a.keepSpare(e.Value)
 			} else {
 				a.cache.Delete(e)
 			}
@@ -453,11 +464,19 @@ func (a *windowAggOp) fire(out *emitter) error {
 // maxSpareGroups bounds the fired groups kept for reuse (windowAggOp.spare).
 const maxSpareGroups = 4096
 
+// keepSpare keeps the words and accumulators of g, a fired group the
+// cache deleted, for a new group.
+func (a *windowAggOp) keepSpare(g aggGroup) {
+	if g.w != nil && len(a.spare) < maxSpareGroups {
+		a.spare = append(a.spare, g)
+	}
+}
+
 // fireStored emits and deletes the groups of the window ending at end as
 // the store holds them (the cache was written back), in key order in each
 // of the subtask's key groups, a batch of them read at a time (a scan
 // calls no store method inside: the in-memory store holds its lock).
-func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, g *group) error) error {
+func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, key string, g *aggGroup) error) error {
 	space := a.cache.Space()
 	prefix := binary.BigEndian.AppendUint64(nil, uint64(end))
 	stop := state.PrefixEnd(prefix)
@@ -489,16 +508,20 @@ func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, g *group
 				start := int64(binary.BigEndian.Uint64(c.k[8:16]))
 				if e := a.cache.Peek(c.k); e != nil {
 					a.cache.Delete(e)
-					if err := emit(end, start, &e.Value); err != nil {
+					if err := emit(end, start, e.Key, &e.Value); err != nil {
 						return err
 					}
+					a.keepSpare(e.Value)
 					continue
 				}
-				if err := a.codec.Decode(c.v, &a.scratch); err != nil {
+				// The chunk's key is read only while the group is
+				// emitted, before the chunk is read again.
+				key := unsafeString(c.k)
+				if err := a.codec.DecodeKeyed(c.v, key, &a.scratch); err != nil {
 					return err
 				}
 				space.Delete(&a.dels, kg, c.k)
-				if err := emit(end, start, &a.scratch); err != nil {
+				if err := emit(end, start, key, &a.scratch); err != nil {
 					return err
 				}
 			}
@@ -522,8 +545,21 @@ func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, g *group
 // errChunkFull stops a scan once a chunk holds a batch of entries.
 var errChunkFull = errors.New("chunk full")
 
-// appendGroup appends the result row of group g of the window [start, end).
-func (a *windowAggOp) appendGroup(bs []array.Builder, end, start int64, g *group) {
+// appendGroup appends the result row of group g, keyed key (its state
+// key), of the window [start, end); an aggregate whose result does not
+// compute (an overflow) is an error, and nothing is appended.
+func (a *windowAggOp) appendGroup(bs []array.Builder, end, start int64, key string, g *aggGroup) error {
+	if a.codec.flat {
+		w := a.codec.words(g)
+		for j := range a.fold.defs {
+			if err := a.fold.defs[j].flatResult(w, &a.res[j]); err != nil {
+				return err
+			}
+		}
+	} else if err := a.fold.check(*g.accs); err != nil {
+		return err
+	}
+	key = key[windowKeyBytes:]
 	j := 0
 	for i, k := range a.spec.Keys {
 		switch k {
@@ -534,11 +570,19 @@ func (a *windowAggOp) appendGroup(bs []array.Builder, end, start int64, g *group
 		case planner.WindowTimeKey:
 			bs[i].(*array.TimestampBuilder).Append(arrow.Timestamp(windowTime(end)))
 		default:
-			types.AppendValue(bs[i], g.key[j])
+			key = appendKeyCol(bs[i], a.partT[j], key)
 			j++
 		}
 	}
-	a.fold.appendResults(bs[len(a.spec.Keys):], g.accs)
+	rb := bs[len(a.spec.Keys):]
+	if !a.codec.flat {
+		a.fold.appendResults(rb, *g.accs)
+		return nil
+	}
+	for j := range a.res {
+		appendScalar(rb[j], a.fold.defs[j].call.T, &a.res[j])
+	}
+	return nil
 }
 
 func (a *windowAggOp) builders() []array.Builder {
