@@ -434,6 +434,28 @@ func (f *aggFold) newAccs(accs []accumulator) []accumulator {
 	return accs
 }
 
+// input is row i's input to aggregate j: whether its FILTER (if any)
+// accepts the row and its argument (if any) is not NULL, and then the
+// argument, loaded (nil for COUNT(*)).
+func (f *aggFold) input(j, i int) (*aggValue, bool) {
+	d := &f.defs[j]
+	if d.call.HasFilter {
+		r := &f.filR[j]
+		if r.isNull(i) || !r.bl.Value(i) {
+			return nil, false
+		}
+	}
+	if d.call.Arg < 0 {
+		return nil, true
+	}
+	r := &f.argR[j]
+	if r.isNull(i) {
+		return nil, false
+	}
+	f.v.load(r, i, d.cls)
+	return &f.v, true
+}
+
 // add folds row i into accs with sign; x locates the group's value sets
 // (x.sets nil: none).
 func (f *aggFold) add(accs []accumulator, x *foldCtx, i int, sign int64) error {
@@ -442,20 +464,9 @@ func (f *aggFold) add(accs []accumulator, x *foldCtx, i int, sign int64) error {
 		if d.share >= 0 {
 			continue
 		}
-		if d.call.HasFilter {
-			r := &f.filR[j]
-			if r.isNull(i) || !r.bl.Value(i) {
-				continue
-			}
-		}
-		var v *aggValue
-		if d.call.Arg >= 0 {
-			r := &f.argR[j]
-			if r.isNull(i) {
-				continue
-			}
-			f.v.load(r, i, d.cls)
-			v = &f.v
+		v, ok := f.input(j, i)
+		if !ok {
+			continue
 		}
 		x.idx = j
 		if err := accs[j].add(x, v, sign); err != nil {

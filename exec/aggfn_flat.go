@@ -258,20 +258,9 @@ func (f *aggFold) addFlat(w []uint64, x *foldCtx, i int, sign int64) error {
 		if d.flat == flatRows {
 			continue // the caller counts the row
 		}
-		if d.call.HasFilter {
-			r := &f.filR[j]
-			if r.isNull(i) || !r.bl.Value(i) {
-				continue
-			}
-		}
-		var v *aggValue
-		if d.call.Arg >= 0 {
-			r := &f.argR[j]
-			if r.isNull(i) {
-				continue
-			}
-			f.v.load(r, i, d.cls)
-			v = &f.v
+		v, ok := f.input(j, i)
+		if !ok {
+			continue
 		}
 		if d.flat == flatCount {
 			w[d.off] += uint64(sign)
