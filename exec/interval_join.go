@@ -625,15 +625,22 @@ func (s *ivState) load(k *ivKey) error {
 	k.loaded = true
 	s.loaded++
 	s.rows += len(k.rows)
-	for i := range k.rows {
-		s.rowBytes += ivRowBytes(&k.rows[i])
-	}
+	s.rowBytes += ivRowsBytes(k.rows)
 	return nil
 }
 
 // ivRowBytes is about the memory of a row in memory: its ivRow in the
 // key's slice and its columns.
 func ivRowBytes(r *ivRow) int64 { return int64(unsafe.Sizeof(ivRow{})) + int64(len(r.row)) }
+
+// ivRowsBytes is ivRowBytes of every row of rows.
+func ivRowsBytes(rows []ivRow) int64 {
+	var n int64
+	for i := range rows {
+		n += ivRowBytes(&rows[i])
+	}
+	return n
+}
 
 // ivKeyBytes is about the memory of a key in the index: its ivKey, its
 // key string, its map entry and its timer.
@@ -686,9 +693,7 @@ func (s *ivState) list(k *ivKey) {
 // removeFront drops k's first n rows (expired, their store entries listed
 // in deletes already).
 func (s *ivState) removeFront(k *ivKey, n int) {
-	for i := range k.rows[:n] {
-		s.rowBytes -= ivRowBytes(&k.rows[i])
-	}
+	s.rowBytes -= ivRowsBytes(k.rows[:n])
 	clear(k.rows[:n])
 	k.rows = k.rows[n:]
 	k.n -= n
@@ -795,17 +800,15 @@ func (s *ivState) drop(rowBytes int64, loaded int) error {
 		return err
 	}
 	// After the flush every key has rows, so a timer.
-	for i := len(s.timers) - 1; i >= 0; i-- {
-		k := s.timers[i].k
+	for t := len(s.timers) - 1; t >= 0; t-- {
+		k := s.timers[t].k
 		if s.rowBytes <= rowBytes && s.loaded <= loaded {
 			break
 		}
 		if !k.loaded {
 			continue
 		}
-		for i := range k.rows {
-			s.rowBytes -= ivRowBytes(&k.rows[i])
-		}
+		s.rowBytes -= ivRowsBytes(k.rows)
 		s.rows -= len(k.rows)
 		s.loaded--
 		k.rows, k.loaded = nil, false
