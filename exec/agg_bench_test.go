@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -10,9 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -100,23 +97,7 @@ func BenchmarkGroupAgg(b *testing.B) {
 				{Func: planner.AggCount, Arg: -1, T: types.T{Kind: types.BigInt, NotNull: true}, Name: "n", Text: "COUNT(*)"},
 				{Func: planner.AggSum, Arg: 1, T: types.BigIntType, ArgT: types.BigIntType, Name: "s", Text: "SUM(v)"},
 			}}
-			op := &planner.Operator{ID: "g", Parallelism: 1, Schema: agg.Schema(), Spec: &planner.GroupAggSpec{Agg: agg}}
-			job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
-			job.opts.ensureDefaults()
-			job.opts.StateCacheEntries = 10 * keys
-			sink := &subtask{inbox: make(chan Element, 1<<12)}
-			sender := &subtask{job: job, op: op, outputs: []*output{{partition: planner.Forward, targets: []target{{task: sink}}}}}
-			em := sender.emitter()
-			a, err := newGroupAgg(sender)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tc := &taskContext{ctx: job.ctx, op: op, job: job, mem: memory.DefaultAllocator,
-				fctx: &functions.Context{Mem: memory.DefaultAllocator}, batchSize: 1024, store: state.NewMemory()}
-			if err := a.open(tc); err != nil {
-				b.Fatal(err)
-			}
-			defer tc.closeOperator(a)
+			a, em, sink := openTestGroupAgg(b, agg, 10*keys)
 			sch := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
 			nb := max(64, keys/1024+1)
 			batches := make([]Batch, nb)

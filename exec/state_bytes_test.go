@@ -40,13 +40,7 @@ func TestGroupBytesMatchHeap(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			real, est := groupHeapBytes(t, []planner.AggCall{count, c.agg})
-			t.Logf("a cached group: %.0f bytes on the heap, %.0f estimated", real, est)
-			if est < 0.75*real || est > 1.25*real {
-				t.Errorf("a cached group holds %.0f bytes of heap, the budget counts %.0f", real, est)
-			}
-			if c.most > 0 && real > c.most {
-				t.Errorf("a cached group holds %.0f bytes of heap, more than %.0f", real, c.most)
-			}
+			checkHeapBytes(t, "a cached group", real, est, c.most)
 		})
 	}
 }
@@ -58,25 +52,9 @@ func groupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float64) {
 	const keys = 200_000
 	in := types.Schema{{Name: "k", Type: types.BigIntType}, {Name: "v", Type: types.BigIntType}}
 	agg := &planner.Aggregate{Input: &planner.Values{Cols: in}, Keys: []int{0}, Aggs: aggs}
-	op := &planner.Operator{ID: "g", Parallelism: 1, Schema: agg.Schema(), Spec: &planner.GroupAggSpec{Agg: agg}}
-	job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
-	job.opts.ensureDefaults()
-	job.opts.StateCacheEntries = 10 * keys
-	sink := &subtask{inbox: make(chan Element, 1<<12)}
-	sender := &subtask{job: job, op: op, outputs: []*output{{partition: planner.Forward, targets: []target{{task: sink}}}}}
-	em := sender.emitter()
-	a, err := newGroupAgg(sender)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The groups stay in the cache, never written to the store, so the
 	// heap they add is theirs (and their place in the dirty list).
-	tc := &taskContext{ctx: job.ctx, op: op, job: job, mem: memory.DefaultAllocator,
-		fctx: &functions.Context{Mem: memory.DefaultAllocator}, batchSize: 1024, store: state.NewMemory()}
-	if err := a.open(tc); err != nil {
-		t.Fatal(err)
-	}
-	defer tc.closeOperator(a)
+	a, em, sink := openTestGroupAgg(t, agg, 10*keys)
 	drain := func() {
 		for {
 			select {
@@ -182,13 +160,7 @@ func TestWindowGroupBytesMatchHeap(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			real, est := windowGroupHeapBytes(t, c.aggs)
-			t.Logf("a cached window group: %.0f bytes on the heap, %.0f estimated", real, est)
-			if est < 0.75*real || est > 1.25*real {
-				t.Errorf("a cached window group holds %.0f bytes of heap, the budget counts %.0f", real, est)
-			}
-			if c.most > 0 && real > c.most {
-				t.Errorf("a cached window group holds %.0f bytes of heap, more than %.0f", real, c.most)
-			}
+			checkHeapBytes(t, "a cached window group", real, est, c.most)
 		})
 	}
 }
@@ -267,4 +239,42 @@ func windowGroupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float
 	n := float64(a.cache.Len() - 4*1024)
 	runtime.KeepAlive(a)
 	return float64(after-before) / n, float64(afterEst-beforeEst) / n
+}
+
+// openTestGroupAgg opens a group aggregate subtask computing agg over an
+// in-memory store, its cache bounded to cacheEntries keys and no bytes,
+// emitting into sink's inbox; the test closes it at its end.
+func openTestGroupAgg(tb testing.TB, agg *planner.Aggregate, cacheEntries int) (*groupAggOp, *emitter, *subtask) {
+	tb.Helper()
+	op := &planner.Operator{ID: "g", Parallelism: 1, Schema: agg.Schema(), Spec: &planner.GroupAggSpec{Agg: agg}}
+	job := &Job{graph: &planner.Graph{MaxParallelism: 128}, ctx: context.Background()}
+	job.opts.ensureDefaults()
+	job.opts.StateCacheEntries = cacheEntries
+	sink := &subtask{inbox: make(chan Element, 1<<12)}
+	sender := &subtask{job: job, op: op, outputs: []*output{{partition: planner.Forward, targets: []target{{task: sink}}}}}
+	a, err := newGroupAgg(sender)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tc := &taskContext{ctx: job.ctx, op: op, job: job, mem: memory.DefaultAllocator,
+		fctx: &functions.Context{Mem: memory.DefaultAllocator}, batchSize: 1024, store: state.NewMemory()}
+	if err := a.open(tc); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { tc.closeOperator(a) })
+	return a, sender.emitter(), sink
+}
+
+// checkHeapBytes checks that what takes real bytes of heap, which its
+// cache estimates at est (within a quarter), and at most most (0: not
+// checked).
+func checkHeapBytes(t *testing.T, what string, real, est, most float64) {
+	t.Helper()
+	t.Logf("%s: %.0f bytes on the heap, %.0f estimated", what, real, est)
+	if est < 0.75*real || est > 1.25*real {
+		t.Errorf("%s holds %.0f bytes of heap, the budget counts %.0f", what, real, est)
+	}
+	if most > 0 && real > most {
+		t.Errorf("%s holds %.0f bytes of heap, more than %.0f", what, real, most)
+	}
 }
