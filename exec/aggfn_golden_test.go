@@ -182,8 +182,8 @@ func goldenStates(t *testing.T) map[string][]byte {
 		}
 	}
 	w[ga.nw-1] = 1_700_000_000_123 // last written (state TTL)
-	out["group/v2"] = groupCodec{a: ga, owner: "golden"}.EncodeKeyed(nil, goldenKey, &g)
-	out["group-fixed/v2"] = goldenFixedGroup(t, rec)
+	out["group/v3"] = groupCodec{a: ga, owner: "golden"}.EncodeKeyed(nil, goldenKey, &g)
+	out["group-fixed/v3"] = goldenFixedGroup(t, rec)
 
 	// Window and session aggregates (inline DISTINCT sets).
 	wf, err := newAggFold(goldenAppendOnly(), aggMode{})
@@ -200,8 +200,8 @@ func goldenStates(t *testing.T) map[string][]byte {
 		}
 	}
 	keyT := []types.T{types.StringType}
-	out["window/v1"] = goldenWindow(t, rec)
-	out["window-fixed/v1"] = goldenFixedWindow(t, rec)
+	out["window/v2"] = goldenWindow(t, rec)
+	out["window-fixed/v2"] = goldenFixedWindow(t, rec)
 	ss := sessions{key: []types.Value{"k"}, list: []session{{start: 1, end: 2, g: wg}}}
 	out["session/v1"] = sessionCodec{fold: wf, keyT: keyT, owner: "golden"}.Encode(nil, &ss)
 
@@ -282,13 +282,13 @@ func TestStateGolden(t *testing.T) {
 		var again []byte
 		var err error
 		switch name {
-		case "group/v1", "group/v2":
+		case "group/v1", "group/v2", "group/v3":
 			var g aggGroup
 			c := groupCodec{a: ga, owner: "golden"}
 			if err = c.DecodeKeyed(b, goldenKey, &g); err == nil {
 				again = c.EncodeKeyed(nil, goldenKey, &g)
 			}
-		case "group-fixed/v2":
+		case "group-fixed/v2", "group-fixed/v3":
 			fa := &groupAggOp{spec: &planner.Aggregate{Aggs: goldenFixedAggs()}, keyT: goldenFixedKeyT, ttl: 1}
 			if err = fa.init(); err != nil {
 				break
@@ -299,9 +299,9 @@ func TestStateGolden(t *testing.T) {
 			if err = c.DecodeKeyed(b, key, &g); err == nil {
 				again = c.EncodeKeyed(nil, key, &g)
 			}
-		case "window/v1", "window-fixed/v1":
+		case "window/v1", "window-fixed/v1", "window/v2", "window-fixed/v2":
 			c, key := goldenWindowCodec(t, goldenAppendOnly(), keyT), goldenWindowKey(goldenKey)
-			if name == "window-fixed/v1" {
+			if strings.HasPrefix(name, "window-fixed/") {
 				c, key = goldenWindowCodec(t, goldenFixedAggs(), goldenFixedKeyT), goldenWindowKey(goldenFixedKey(t))
 			}
 			var g aggGroup

@@ -165,43 +165,10 @@ func formatKey(keyT []types.T, key string) string {
 	return strings.Join(parts, ", ")
 }
 
-// appendKeyState appends the key's values as appendKey appends those of
-// types.ValueAt: the state's encoding of a group's key.
-func appendKeyState(dst []byte, keyT []types.T, key string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(keyT)))
-	for _, t := range keyT {
-		v, rest, ok := readKeyCol(t, key)
-		if !ok {
-			panic("exec: a group key does not decode")
-		}
-		key = rest
-		switch {
-		case v.null:
-			dst = append(dst, tagNull)
-		case t.Kind == types.Boolean:
-			dst = append(dst, tagBool, byte(v.i&1))
-		case t.Kind == types.Date || t.Kind == types.Time:
-			dst = binary.BigEndian.AppendUint32(append(dst, tagInt32), uint32(v.i))
-		case t.Kind == types.String || t.Kind == types.Bytes:
-			tag := tagString
-			if t.Kind == types.Bytes {
-				tag = tagBytes
-			}
-			dst = append(binary.AppendUvarint(append(dst, tag), uint64(len(v.s))), v.s...)
-		case class(t.Kind) == 'f':
-			dst = binary.BigEndian.AppendUint64(append(dst, tagFloat64), math.Float64bits(v.f))
-		case class(t.Kind) == 'd':
-			dst = binary.BigEndian.AppendUint64(append(dst, tagDecimal), uint64(v.d.HighBits()))
-			dst = binary.BigEndian.AppendUint64(dst, v.d.LowBits())
-		default:
-			dst = binary.BigEndian.AppendUint64(append(dst, tagInt64), uint64(v.i))
-		}
-	}
-	return dst
-}
-
 // skipKey reads key values written by appendKey, checking their number
-// and types against keyT, without keeping them.
+// and types against keyT, without keeping them: the group and window
+// entries of versions before groupStateVersion 3 and windowStateVersion 2
+// held them.
 func (d *decoder) skipKey(keyT []types.T) {
 	n := d.uvarint()
 	if d.err != nil {

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"errors"
 	"testing"
 
@@ -61,8 +60,8 @@ func keyTestColumn(t *testing.T, kt types.T) arrow.Array {
 
 // TestGroupKeyColumns: a group aggregate's key, held as its cache key
 // (colReader.encodeKey), gives back the values of every key type: in the
-// rows emitted, in the state written (the bytes appendKey writes of
-// types.ValueAt's values, which skipKey reads) and in error messages.
+// rows emitted and in error messages; and skipKey reads past the key
+// values of state written before version 3 (groupStateVersion).
 func TestGroupKeyColumns(t *testing.T) {
 	for _, kt := range []types.T{
 		{}, types.BooleanType, {Kind: types.TinyInt}, {Kind: types.SmallInt}, types.IntType, types.BigIntType,
@@ -78,11 +77,7 @@ func TestGroupKeyColumns(t *testing.T) {
 			key := string(r.encodeKey(r.encodeKey(nil, i), i))
 			keyT := []types.T{kt, kt}
 			v := types.ValueAt(col, i)
-			want := appendKey(nil, []types.Value{v, v})
-			if got := appendKeyState(nil, keyT, key); !bytes.Equal(got, want) {
-				t.Errorf("%s row %d: state key %x, want %x", kt, i, got, want)
-			}
-			d := decoder{src: want}
+			d := decoder{src: appendKey(nil, []types.Value{v, v})}
 			d.skipKey(keyT)
 			d.end()
 			if d.err != nil {
