@@ -373,9 +373,17 @@ func (a *groupAggOp) onTimer(out *emitter) error {
 }
 
 // shrink bounds the memory of the cached groups and of the value sets
-// together: when the cache drops groups, the sets go too.
+// together: when the cache drops groups, the sets go too; when the
+// DISTINCT sets hold more than half of the subtask's share of the budget
+// (few groups with many values each, as q16's), they go first, and later
+// rows read their values from the store one by one.
 func (a *groupAggOp) shrink() error {
-	dropped, err := trimCache(a.t, a.cache, 0)
+	if a.dsets.Bytes() > a.t.share.Limit()/2 {
+		if err := a.dsets.Drop(); err != nil {
+			return err
+		}
+	}
+	dropped, err := trimCache(a.t, a.cache, a.dsets.Bytes())
 	if err != nil || !dropped {
 		return err
 	}
@@ -479,7 +487,9 @@ func (a *groupAggOp) dropSets(e *state.Entry[aggGroup]) error {
 		if err != nil {
 			return err
 		}
-		a.dsets.empty(set)
+		if err := a.dsets.empty(set); err != nil {
+			return err
+		}
 	}
 	for j := range a.fold.defs {
 		if !a.fold.defs[j].spaced || a.fold.defs[j].share >= 0 {

@@ -41,11 +41,14 @@ type distinctRef struct {
 	epoch uint64
 }
 
-// distinctSets are the shared DISTINCT sets of a group aggregate subtask,
-// loaded from their key space on first use (a prefix scan of the owner),
-// kept in memory and written back, their changed values only, by Flush.
-// As state.CountedSets: between flushes the store is never read again for
-// a loaded set. Used by one goroutine.
+// distinctSets are the shared DISTINCT sets of a group aggregate subtask.
+// A set holds in memory the values its group's rows brought since it was
+// made; while the store may hold others (after a restore, or once Drop
+// forgot the sets to bound memory) a value the set lacks is read from the
+// store, one key, never the whole set: a group's set may hold millions of
+// values (q16's bidders of a day), more than the memory budget. Changed
+// values are written back by Flush (at a checkpoint barrier) and Drop.
+// Used by one goroutine.
 type distinctSets struct {
 	space    *state.KeySpace
 	owner    string // the operator, for errors
@@ -53,19 +56,29 @@ type distinctSets struct {
 	dirty    []*distinctSet
 	epoch    uint64
 	complete bool
-	batch    state.WriteBatch
-	buf      []byte
-	vbuf     []byte
+	// bytes is what the sets take in memory, as estimated (Bytes).
+	bytes int64
+	batch state.WriteBatch
+	buf   []byte
+	vbuf  []byte
 }
 
 // distinctSet is one group's set of one column: values in slots, m
 // counts per slot. Values of 8-byte encodings (integers, floats) are
-// keyed by their bits, others by their bytes.
+// keyed by their bits, others by their bytes. A value whose counts went
+// to 0 stays in the maps, not live, until Flush writes its delete: so a
+// set the store may hold more of (not complete) does not read the value
+// back from the store before then.
 type distinctSet struct {
 	owner string
 	kg    int
 	m     int
 	fixed bool
+	// complete: every value of the set is in memory (the store held
+	// none of it when it was made), so a value it lacks is new.
+	complete bool
+	// bytes is the set's part of distinctSets.bytes.
+	bytes int64
 	ints  map[uint64]int32
 	strs  map[string]int32
 	ivals []uint64 // by slot, when fixed
@@ -86,6 +99,16 @@ const (
 	slotStored             // the store holds the value
 )
 
+// Estimated bytes of memory of a set and of a value's slot besides its
+// counts (8 bytes each): its place in the map from value to slot (at the
+// maps' average load), in the slices by slot, and, for a value of another
+// width, its string header and allocation (plus its bytes).
+const (
+	distinctSetBytes       = 256
+	distinctFixedSlotBytes = 40
+	distinctBytesSlotBytes = 88
+)
+
 func newDistinctSets(space *state.KeySpace, owner string) *distinctSets {
 	return &distinctSets{space: space, owner: owner, sets: map[string]*distinctSet{}}
 }
@@ -93,46 +116,69 @@ func newDistinctSets(space *state.KeySpace, owner string) *distinctSets {
 // StartsEmpty: the store holds no value yet (a job that did not restore).
 func (c *distinctSets) StartsEmpty() { c.complete = true }
 
+// Bytes is the memory the sets take, as estimated.
+func (c *distinctSets) Bytes() int64 { return c.bytes }
+
 // lookup returns the set of owner (m counts per value, of class cls) in
-// key group kg, loading it when it is not in memory, and points ref at it.
+// key group kg, making it when it is not in memory (it reads nothing),
+// and points ref at it.
 func (c *distinctSets) lookup(ref *distinctRef, kg int, owner []byte, m int, cls byte) (*distinctSet, error) {
 	if ref.set != nil && ref.epoch == c.epoch {
 		return ref.set, nil
 	}
 	s, ok := c.sets[string(owner)]
 	if !ok {
-		s = &distinctSet{owner: string(owner), kg: kg, m: m, fixed: cls == 'i' || cls == 'f'}
+		s = &distinctSet{owner: string(owner), kg: kg, m: m, fixed: cls == 'i' || cls == 'f', complete: c.complete, bytes: distinctSetBytes}
 		if s.fixed {
 			s.ints = map[uint64]int32{}
 		} else {
 			s.strs = map[string]int32{}
 		}
-		if !c.complete {
-			if err := c.load(s); err != nil {
-				return nil, err
-			}
-		}
 		c.sets[s.owner] = s
+		c.bytes += s.bytes
 	}
 	ref.set, ref.epoch = s, c.epoch
 	return s, nil
 }
 
-func (c *distinctSets) load(s *distinctSet) error {
-	return c.space.ScanPrefix(s.kg, []byte(s.owner), func(k, v []byte) error {
-		d, err := newStateDecoder(v, c.owner)
-		if err != nil {
-			return err
+// find returns the slot of value v of s, reading it from the store when
+// s is not complete and lacks it; ok false: the set holds no v.
+func (c *distinctSets) find(s *distinctSet, v []byte) (slot int32, ok bool, err error) {
+	if slot, ok = s.find(v); ok || s.complete {
+		return slot, ok, nil
+	}
+	c.buf = append(append(c.buf[:0], s.owner...), v...)
+	raw, ok, err := c.space.Get(s.kg, c.buf)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	d, err := newStateDecoder(raw, c.owner)
+	if err != nil {
+		return 0, false, err
+	}
+	slot = c.insert(s, v)
+	decodeDistinctCounts(&d, s.counts(slot))
+	s.flags[slot] |= slotStored
+	return slot, true, d.err
+}
+
+// insert adds v (not in s) with zero counts, counting its bytes.
+func (c *distinctSets) insert(s *distinctSet, v []byte) int32 {
+	n := len(s.flags)
+	slot := s.insert(v)
+	var b int64
+	if len(s.flags) > n {
+		b = distinctFixedSlotBytes + 8*int64(s.m)
+		if !s.fixed {
+			b = distinctBytesSlotBytes + 8*int64(s.m)
 		}
-		val := k[len(s.owner):]
-		if s.fixed && len(val) != 8 {
-			return fmt.Errorf("%w: %s: DISTINCT value of %d bytes", errCorrupt, c.owner, len(val))
-		}
-		slot := s.insert(val)
-		decodeDistinctCounts(&d, s.counts(slot))
-		s.flags[slot] |= slotStored
-		return d.err
-	})
+	}
+	if !s.fixed {
+		b += int64(len(v))
+	}
+	s.bytes += b
+	c.bytes += b
+	return slot
 }
 
 // appendDistinctCounts appends the value of a shared set's entry: the
@@ -178,7 +224,8 @@ func (s *distinctSet) find(v []byte) (int32, bool) {
 	return slot, ok
 }
 
-// insert adds v (not in the set) with zero counts and returns its slot.
+// insert adds v (not in the set) with zero counts and returns its slot
+// (distinctSets.insert counts its bytes).
 func (s *distinctSet) insert(v []byte) int32 {
 	var slot int32
 	if k := len(s.free); k > 0 {
@@ -216,7 +263,8 @@ func (s *distinctSet) insert(v []byte) int32 {
 func (s *distinctSet) counts(slot int32) []int64 { return s.n[int(slot)*s.m : int(slot+1)*s.m] }
 
 // touch marks slot changed, for the next flush; a slot whose counts are
-// all 0 leaves the set (its slot is reused after the flush).
+// all 0 leaves the set (the flush deletes it from the maps and reuses
+// its slot).
 func (c *distinctSets) touch(s *distinctSet, slot int32) {
 	live := false
 	for _, n := range s.counts(slot) {
@@ -228,11 +276,6 @@ func (c *distinctSets) touch(s *distinctSet, slot int32) {
 	if !live && s.flags[slot]&slotLive != 0 {
 		s.flags[slot] &^= slotLive
 		s.live--
-		if s.fixed {
-			delete(s.ints, s.ivals[slot])
-		} else {
-			delete(s.strs, s.svals[slot])
-		}
 	}
 	if s.flags[slot]&slotDirty == 0 {
 		s.flags[slot] |= slotDirty
@@ -244,14 +287,39 @@ func (c *distinctSets) touch(s *distinctSet, slot int32) {
 	}
 }
 
-// empty removes every value of s (a group whose state TTL passed).
-func (c *distinctSets) empty(s *distinctSet) {
+// empty removes every value of s (a group whose state TTL passed): those
+// in memory, and when s is not complete those only the store holds.
+func (c *distinctSets) empty(s *distinctSet) error {
+	if !s.complete {
+		var gone []string
+		err := c.space.ScanPrefix(s.kg, []byte(s.owner), func(k, _ []byte) error {
+			if _, ok := s.find(k[len(s.owner):]); !ok {
+				gone = append(gone, string(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		var b state.WriteBatch
+		for _, k := range gone {
+			c.space.Delete(&b, s.kg, []byte(k))
+			if err := c.space.ApplyPart(&b); err != nil {
+				return err
+			}
+		}
+		if err := c.space.Store().Apply(&b); err != nil {
+			return err
+		}
+		s.complete = true
+	}
 	for slot := range s.flags {
 		if s.flags[slot]&slotLive != 0 {
 			clear(s.counts(int32(slot)))
 			c.touch(s, int32(slot))
 		}
 	}
+	return nil
 }
 
 // value appends slot's value, as ordered() encodes it.
@@ -293,7 +361,12 @@ func (c *distinctSets) Flush() error {
 				c.batch.Reset()
 			}
 			if f&slotLive == 0 {
-				if !s.fixed {
+				if s.fixed {
+					delete(s.ints, s.ivals[slot])
+				} else {
+					delete(s.strs, s.svals[slot])
+					s.bytes -= int64(len(s.svals[slot]))
+					c.bytes -= int64(len(s.svals[slot]))
 					s.svals[slot] = ""
 				}
 				s.free = append(s.free, slot)
@@ -303,6 +376,7 @@ func (c *distinctSets) Flush() error {
 		s.dirty, s.listed = s.dirty[:0], false
 		if s.live == 0 {
 			delete(c.sets, s.owner)
+			c.bytes -= s.bytes
 			forgot = true
 		}
 	}
@@ -326,6 +400,7 @@ func (c *distinctSets) Drop() error {
 	clear(c.sets)
 	c.epoch++
 	c.complete = false
+	c.bytes = 0
 	return nil
 }
 
@@ -339,15 +414,23 @@ func (f *aggFold) addShared(accs []accumulator, x *foldCtx, sh *distinctShare, p
 		return err
 	}
 	k := v.ordered()
-	slot, ok := set.find(k)
-	if !ok {
+	slot, ok, err := x.dsets.find(set, k)
+	if err != nil {
+		return err
+	}
+	if !ok || set.flags[slot]&slotLive == 0 {
 		if sign < 0 {
 			if x.lenient {
 				return nil
 			}
 			return fmt.Errorf("retraction of a DISTINCT value never added")
 		}
-		slot = set.insert(k)
+		if ok { // counted to 0 since the last flush
+			set.flags[slot] |= slotLive
+			set.live++
+		} else {
+			slot = x.dsets.insert(set, k)
+		}
 	}
 	cs := set.counts(slot)
 	for m, j := range sh.members {

@@ -49,12 +49,51 @@ func TestGroupBytesMatchHeap(t *testing.T) {
 // aggregate computing aggs over (k BIGINT, v BIGINT) GROUP BY k takes,
 // measured over 200,000 groups, and those its cache counts.
 func groupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float64) {
-	const keys = 200_000
+	return aggHeapBytes(t, aggs, func(i int) (int64, int64) { return int64(i) * 7919, int64(i % 1000) },
+		func(a *groupAggOp) (int64, int) { return a.cache.Bytes(), a.cache.Len() })
+}
+
+// TestDistinctBytesMatchHeap: the bytes the shared DISTINCT sets report
+// to the state memory budget (distinctSets.Bytes) are what their values
+// hold on the heap, within a quarter, so that the sets of a few groups
+// with millions of values each (q16's) are bounded by the budget too.
+func TestDistinctBytesMatchHeap(t *testing.T) {
+	bigint := types.T{Kind: types.BigInt, NotNull: true}
+	for _, c := range []struct {
+		name string
+		aggs []planner.AggCall
+	}{
+		{"COUNT(DISTINCT)", []planner.AggCall{
+			{Func: planner.AggCount, Arg: 1, ArgT: types.BigIntType, T: bigint, Distinct: true, Name: "d", Text: "COUNT(DISTINCT v)"}}},
+		{"COUNT and SUM of DISTINCT v", []planner.AggCall{
+			{Func: planner.AggCount, Arg: 1, ArgT: types.BigIntType, T: bigint, Distinct: true, Name: "d", Text: "COUNT(DISTINCT v)"},
+			{Func: planner.AggSum, Arg: 1, ArgT: types.BigIntType, T: types.BigIntType, Distinct: true, Name: "s", Text: "SUM(DISTINCT v)"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			real, est := aggHeapBytes(t, c.aggs, func(i int) (int64, int64) { return int64(i % 2), int64(i) * 7919 },
+				func(a *groupAggOp) (int64, int) {
+					n := 0
+					for _, s := range a.dsets.sets {
+						n += s.live
+					}
+					return a.dsets.Bytes(), n
+				})
+			checkHeapBytes(t, "a DISTINCT value", real, est, 0)
+		})
+	}
+}
+
+// aggHeapBytes returns the heap bytes an item of a group aggregate
+// computing aggs over (k BIGINT, v BIGINT) GROUP BY k takes, measured
+// over 200,000 rows, row i being kv(i), and those the aggregate counts
+// for it; size returns the bytes counted and the items.
+func aggHeapBytes(t *testing.T, aggs []planner.AggCall, kv func(i int) (k, v int64), size func(*groupAggOp) (int64, int)) (real, est float64) {
+	const rows = 200_000
 	in := types.Schema{{Name: "k", Type: types.BigIntType}, {Name: "v", Type: types.BigIntType}}
 	agg := &planner.Aggregate{Input: &planner.Values{Cols: in}, Keys: []int{0}, Aggs: aggs}
-	// The groups stay in the cache, never written to the store, so the
-	// heap they add is theirs (and their place in the dirty list).
-	a, em, sink := openTestGroupAgg(t, agg, 10*keys)
+	// The state stays in memory, never written to the store, so the heap
+	// it adds is its own (and its place in the dirty lists).
+	a, em, sink := openTestGroupAgg(t, agg, 10*rows)
 	drain := func() {
 		for {
 			select {
@@ -70,9 +109,10 @@ func groupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float64) {
 		kb, vb := array.NewInt64Builder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
 		defer kb.Release()
 		defer vb.Release()
-		for k := from; k < from+1024; k++ {
-			kb.Append(int64(k) * 7919)
-			vb.Append(int64(k % 1000))
+		for i := from; i < from+1024; i++ {
+			k, v := kv(i)
+			kb.Append(k)
+			vb.Append(v)
 		}
 		kc, vc := kb.NewArray(), vb.NewArray()
 		defer kc.Release()
@@ -86,18 +126,19 @@ func groupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float64) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
-	// Warm up the operator's buffers, then count what the groups add.
-	for k := 0; k < 4*1024; k += 1024 {
-		b := batch(-1 - k - 1024)
+	// Warm up the operator's buffers, then count what the items add.
+	for i := 0; i < 4*1024; i += 1024 {
+		b := batch(-1 - i - 1024)
 		if err := a.process(0, b, em); err != nil {
 			t.Fatal(err)
 		}
 		b.Rec.Release()
 		drain()
 	}
-	before, beforeEst := heap(), a.cache.Bytes()
-	for k := 0; k < keys; k += 1024 {
-		b := batch(k)
+	before := heap()
+	beforeEst, beforeN := size(a)
+	for i := 0; i < rows; i += 1024 {
+		b := batch(i)
 		if err := a.process(0, b, em); err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +146,9 @@ func groupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float64) {
 		drain()
 	}
 	drain()
-	after, afterEst := heap(), a.cache.Bytes()
-	n := float64(a.cache.Len() - 4*1024)
+	after := heap()
+	afterEst, afterN := size(a)
+	n := float64(afterN - beforeN)
 	runtime.KeepAlive(a)
 	return float64(after-before) / n, float64(afterEst-beforeEst) / n
 }
