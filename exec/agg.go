@@ -280,6 +280,9 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	if err := a.cache.Prefetch(a.kgs, a.kkeys); err != nil {
 		return err
 	}
+	if err := a.dsets.prefetch(a.fold, a.kgs, a.kkeys); err != nil {
+		return err
+	}
 	for i := 0; i < n; i++ {
 		kg := a.kgs[i]
 		e, created, err := a.cache.Get(kg, a.kkeys[i])

@@ -1,8 +1,11 @@
 package exec
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/state"
@@ -61,6 +64,16 @@ type distinctSets struct {
 	batch state.WriteBatch
 	buf   []byte
 	vbuf  []byte
+	// The reads of prefetch: keys (owner and value) in kbuf, ending at
+	// kend, with their key groups and sets; order sorts them.
+	kbuf  []byte
+	kend  []int
+	kgs   []int
+	ksets []*distinctSet
+	order []int32
+	mkgs  []int
+	mkeys [][]byte
+	msets []*distinctSet
 }
 
 // distinctSet is one group's set of one column: values in slots, m
@@ -160,6 +173,92 @@ func (c *distinctSets) find(s *distinctSet, v []byte) (slot int32, ok bool, err 
 	decodeDistinctCounts(&d, s.counts(slot))
 	s.flags[slot] |= slotStored
 	return slot, true, d.err
+}
+
+// prefetch reads, in key order, the stored values that the shared sets
+// of a batch's rows lack (rows 0 to len(keys)-1 of the batch f read,
+// keys[i] the group key of row i, in key group kgs[i]), so that the fold
+// that follows finds each in memory: one pass over the store in key
+// order rather than a random read per value, as Cache.Prefetch does for
+// the groups. A value the store lacks is remembered as absent (a slot
+// not live), so that the fold does not read it again.
+func (c *distinctSets) prefetch(f *aggFold, kgs []int, keys [][]byte) error {
+	if c.complete || len(f.shares) == 0 {
+		return nil
+	}
+	c.kbuf, c.kend, c.kgs, c.ksets = c.kbuf[:0], c.kend[:0], c.kgs[:0], c.ksets[:0]
+	var ref distinctRef
+	for k := range f.shares {
+		sh := &f.shares[k]
+		r := &f.argR[sh.leader]
+		for i, key := range keys {
+			if r.isNull(i) {
+				continue
+			}
+			start := len(c.kbuf)
+			c.kbuf = append(append(c.kbuf, key...), byte(sh.leader))
+			ref = distinctRef{}
+			s, err := c.lookup(&ref, kgs[i], c.kbuf[start:], len(sh.members), sh.cls)
+			if err != nil {
+				return err
+			}
+			f.v.load(r, i, sh.cls)
+			v := f.v.ordered()
+			if _, ok := s.find(v); ok || s.complete {
+				c.kbuf = c.kbuf[:start]
+				continue
+			}
+			c.kbuf = append(c.kbuf, v...)
+			c.kend, c.kgs, c.ksets = append(c.kend, len(c.kbuf)), append(c.kgs, kgs[i]), append(c.ksets, s)
+		}
+	}
+	if len(c.kend) == 0 {
+		return nil
+	}
+	key := func(j int32) []byte {
+		start := 0
+		if j > 0 {
+			start = c.kend[j-1]
+		}
+		return c.kbuf[start:c.kend[j]]
+	}
+	c.order = c.order[:0]
+	for j := range c.kend {
+		c.order = append(c.order, int32(j))
+	}
+	slices.SortFunc(c.order, func(x, y int32) int {
+		if d := cmp.Compare(c.kgs[x], c.kgs[y]); d != 0 {
+			return d
+		}
+		return bytes.Compare(key(x), key(y))
+	})
+	c.mkgs, c.mkeys, c.msets = c.mkgs[:0], c.mkeys[:0], c.msets[:0]
+	for _, j := range c.order {
+		if n := len(c.mkeys); n > 0 && c.kgs[j] == c.mkgs[n-1] && bytes.Equal(key(j), c.mkeys[n-1]) {
+			continue // a repeat of the value before it
+		}
+		c.mkgs, c.mkeys, c.msets = append(c.mkgs, c.kgs[j]), append(c.mkeys, key(j)), append(c.msets, c.ksets[j])
+	}
+	err := c.space.GetSorted(c.mkgs, c.mkeys, func(j int, raw []byte, ok bool) error {
+		s := c.msets[j]
+		slot := c.insert(s, c.mkeys[j][len(s.owner):])
+		if !ok {
+			s.flags[slot] &^= slotLive
+			s.live--
+			return nil
+		}
+		d, err := newStateDecoder(raw, c.owner)
+		if err != nil {
+			return err
+		}
+		decodeDistinctCounts(&d, s.counts(slot))
+		s.flags[slot] |= slotStored
+		return d.err
+	})
+	clear(c.mkeys)
+	clear(c.msets)
+	clear(c.ksets)
+	return err
 }
 
 // insert adds v (not in s) with zero counts, counting its bytes.
