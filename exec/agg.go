@@ -63,12 +63,8 @@ type groupAggOp struct {
 	outSch   types.Schema
 	arrowSch *arrow.Schema
 	maxPar   int
-	// kbuf holds the keys of the batch being processed, kkeys[i] row i's
-	// (a slice of kbuf) and kgs[i] its key group.
-	kbuf  []byte
-	kkeys [][]byte
-	kgs   []int
-	kend  []int
+	// bk are the keys of the batch being processed, row i's the i-th.
+	bk batchKeys
 
 	fold   *aggFold
 	owner  string
@@ -264,28 +260,23 @@ func (a *groupAggOp) process(_ int, b Batch, out *emitter) error {
 	}
 	// The batch's keys, encoded once; those the cache lacks are read from
 	// the store together, in key order, before the rows are folded.
-	a.kbuf, a.kkeys, a.kgs, a.kend = a.kbuf[:0], a.kkeys[:0], a.kgs[:0], a.kend[:0]
+	a.bk.reset()
 	for i := 0; i < n; i++ {
 		for j := range a.keyR {
-			a.kbuf = a.keyR[j].encodeKey(a.kbuf, i)
+			a.bk.buf = a.keyR[j].encodeKey(a.bk.buf, i)
 		}
-		a.kgs = append(a.kgs, state.KeyGroup(h[i], a.maxPar))
-		a.kend = append(a.kend, len(a.kbuf))
+		a.bk.add(state.KeyGroup(h[i], a.maxPar))
 	}
-	start := 0
-	for _, end := range a.kend {
-		a.kkeys = append(a.kkeys, a.kbuf[start:end:end])
-		start = end
-	}
-	if err := a.cache.Prefetch(a.kgs, a.kkeys); err != nil {
+	a.bk.seal()
+	if err := a.cache.Prefetch(a.bk.kgs, a.bk.keys); err != nil {
 		return err
 	}
-	if err := a.dsets.prefetch(a.fold, a.kgs, a.kkeys); err != nil {
+	if err := a.dsets.prefetch(a.fold, a.bk.kgs, a.bk.keys); err != nil {
 		return err
 	}
 	for i := 0; i < n; i++ {
-		kg := a.kgs[i]
-		e, created, err := a.cache.Get(kg, a.kkeys[i])
+		kg := a.bk.kgs[i]
+		e, created, err := a.cache.Get(kg, a.bk.keys[i])
 		if err != nil {
 			return err
 		}

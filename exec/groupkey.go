@@ -256,3 +256,34 @@ func tagName(tag byte) string {
 	}
 	return "value of an unknown tag"
 }
+
+// batchKeys are the state keys of a batch's rows (or of its rows'
+// windows), encoded into one buffer before the batch is folded, so that
+// those a cache lacks are read from the store together (Cache.Prefetch).
+// Append a key's bytes to buf, then call add with its key group; seal
+// makes keys.
+type batchKeys struct {
+	buf  []byte
+	end  []int
+	keys [][]byte // keys[i]: the i-th key, a slice of buf
+	kgs  []int    // kgs[i]: its key group
+}
+
+func (k *batchKeys) reset() {
+	clear(k.keys)
+	k.buf, k.end, k.keys, k.kgs = k.buf[:0], k.end[:0], k.keys[:0], k.kgs[:0]
+}
+
+// add ends the key appended to buf since the last add.
+func (k *batchKeys) add(kg int) {
+	k.end, k.kgs = append(k.end, len(k.buf)), append(k.kgs, kg)
+}
+
+// seal makes keys, once every key is added.
+func (k *batchKeys) seal() {
+	start := 0
+	for _, end := range k.end {
+		k.keys = append(k.keys, k.buf[start:end:end])
+		start = end
+	}
+}
