@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -181,6 +182,10 @@ func (h *opHarness) emitted() string {
 	for {
 		select {
 		case el := <-h.recv.inbox:
+			if el.Kind == KindWatermark {
+				batches = append(batches, "watermark "+time.UnixMicro(el.Watermark).UTC().Format("15:04:05.000"))
+				continue
+			}
 			rec := el.Batch.Rec
 			var lines []string
 			for i := 0; i < int(rec.NumRows()); i++ {
