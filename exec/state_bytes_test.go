@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -49,7 +50,7 @@ func TestGroupBytesMatchHeap(t *testing.T) {
 // aggregate computing aggs over (k BIGINT, v BIGINT) GROUP BY k takes,
 // measured over 200,000 groups, and those its cache counts.
 func groupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float64) {
-	return aggHeapBytes(t, aggs, func(i int) (int64, int64) { return int64(i) * 7919, int64(i % 1000) },
+	return aggHeapBytes(t, aggs, false, func(i int) (int64, int64) { return int64(i) * 7919, int64(i % 1000) },
 		func(a *groupAggOp) (int64, int) { return a.cache.Bytes(), a.cache.Len() })
 }
 
@@ -61,16 +62,19 @@ func TestDistinctBytesMatchHeap(t *testing.T) {
 	bigint := types.T{Kind: types.BigInt, NotNull: true}
 	for _, c := range []struct {
 		name string
+		str  bool // v is a STRING of 12 bytes
 		aggs []planner.AggCall
 	}{
-		{"COUNT(DISTINCT)", []planner.AggCall{
+		{"COUNT(DISTINCT)", false, []planner.AggCall{
 			{Func: planner.AggCount, Arg: 1, ArgT: types.BigIntType, T: bigint, Distinct: true, Name: "d", Text: "COUNT(DISTINCT v)"}}},
-		{"COUNT and SUM of DISTINCT v", []planner.AggCall{
+		{"COUNT and SUM of DISTINCT v", false, []planner.AggCall{
 			{Func: planner.AggCount, Arg: 1, ArgT: types.BigIntType, T: bigint, Distinct: true, Name: "d", Text: "COUNT(DISTINCT v)"},
 			{Func: planner.AggSum, Arg: 1, ArgT: types.BigIntType, T: types.BigIntType, Distinct: true, Name: "s", Text: "SUM(DISTINCT v)"}}},
+		{"COUNT(DISTINCT) of a STRING", true, []planner.AggCall{
+			{Func: planner.AggCount, Arg: 1, ArgT: types.StringType, T: bigint, Distinct: true, Name: "d", Text: "COUNT(DISTINCT v)"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			real, est := aggHeapBytes(t, c.aggs, func(i int) (int64, int64) { return int64(i % 2), int64(i) * 7919 },
+			real, est := aggHeapBytes(t, c.aggs, c.str, func(i int) (int64, int64) { return int64(i % 2), int64(i) * 7919 },
 				func(a *groupAggOp) (int64, int) {
 					n := 0
 					for _, s := range a.dsets.sets {
@@ -86,10 +90,15 @@ func TestDistinctBytesMatchHeap(t *testing.T) {
 // aggHeapBytes returns the heap bytes an item of a group aggregate
 // computing aggs over (k BIGINT, v BIGINT) GROUP BY k takes, measured
 // over 200,000 rows, row i being kv(i), and those the aggregate counts
-// for it; size returns the bytes counted and the items.
-func aggHeapBytes(t *testing.T, aggs []planner.AggCall, kv func(i int) (k, v int64), size func(*groupAggOp) (int64, int)) (real, est float64) {
+// for it; size returns the bytes counted and the items. With str, v is
+// a STRING: kv's v in 12 digits.
+func aggHeapBytes(t *testing.T, aggs []planner.AggCall, str bool, kv func(i int) (k, v int64), size func(*groupAggOp) (int64, int)) (real, est float64) {
 	const rows = 200_000
 	in := types.Schema{{Name: "k", Type: types.BigIntType}, {Name: "v", Type: types.BigIntType}}
+	vType := arrow.DataType(arrow.PrimitiveTypes.Int64)
+	if str {
+		in[1].Type, vType = types.StringType, arrow.BinaryTypes.String
+	}
 	agg := &planner.Aggregate{Input: &planner.Values{Cols: in}, Keys: []int{0}, Aggs: aggs}
 	// The state stays in memory, never written to the store, so the heap
 	// it adds is its own (and its place in the dirty lists).
@@ -104,15 +113,19 @@ func aggHeapBytes(t *testing.T, aggs []planner.AggCall, kv func(i int) (k, v int
 			}
 		}
 	}
-	sch := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	sch := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: vType}}, nil)
 	batch := func(from int) Batch {
-		kb, vb := array.NewInt64Builder(memory.DefaultAllocator), array.NewInt64Builder(memory.DefaultAllocator)
+		kb, vb := array.NewInt64Builder(memory.DefaultAllocator), array.NewBuilder(memory.DefaultAllocator, vType)
 		defer kb.Release()
 		defer vb.Release()
 		for i := from; i < from+1024; i++ {
 			k, v := kv(i)
 			kb.Append(k)
-			vb.Append(v)
+			if str {
+				vb.(*array.StringBuilder).Append(fmt.Sprintf("%012d", v))
+			} else {
+				vb.(*array.Int64Builder).Append(v)
+			}
 		}
 		kc, vc := kb.NewArray(), vb.NewArray()
 		defer kc.Release()
