@@ -64,11 +64,9 @@ type distinctSets struct {
 	batch state.WriteBatch
 	buf   []byte
 	vbuf  []byte
-	// The reads of prefetch: keys (owner and value) in kbuf, ending at
-	// kend, with their key groups and sets; order sorts them.
-	kbuf  []byte
-	kend  []int
-	kgs   []int
+	// The reads of prefetch: keys (owner and value) with their key
+	// groups and sets; order sorts them.
+	bk    batchKeys
 	ksets []*distinctSet
 	order []int32
 	mkgs  []int
@@ -187,7 +185,8 @@ func (c *distinctSets) prefetch(f *aggFold, kgs []int, keys [][]byte) error {
 	if c.complete || len(f.shares) == 0 {
 		return nil
 	}
-	c.kbuf, c.kend, c.kgs, c.ksets = c.kbuf[:0], c.kend[:0], c.kgs[:0], c.ksets[:0]
+	c.bk.reset()
+	c.ksets = c.ksets[:0]
 	var ref distinctRef
 	for k := range f.shares {
 		sh := &f.shares[k]
@@ -196,49 +195,45 @@ func (c *distinctSets) prefetch(f *aggFold, kgs []int, keys [][]byte) error {
 			if r.isNull(i) {
 				continue
 			}
-			start := len(c.kbuf)
-			c.kbuf = append(append(c.kbuf, key...), byte(sh.leader))
+			start := len(c.bk.buf)
+			c.bk.buf = append(append(c.bk.buf, key...), byte(sh.leader))
 			ref = distinctRef{}
-			s, err := c.lookup(&ref, kgs[i], c.kbuf[start:], len(sh.members), sh.cls)
+			s, err := c.lookup(&ref, kgs[i], c.bk.buf[start:], len(sh.members), sh.cls)
 			if err != nil {
 				return err
 			}
 			f.v.load(r, i, sh.cls)
 			v := f.v.ordered()
 			if _, ok := s.find(v); ok || s.complete {
-				c.kbuf = c.kbuf[:start]
+				c.bk.buf = c.bk.buf[:start]
 				continue
 			}
-			c.kbuf = append(c.kbuf, v...)
-			c.kend, c.kgs, c.ksets = append(c.kend, len(c.kbuf)), append(c.kgs, kgs[i]), append(c.ksets, s)
+			c.bk.buf = append(c.bk.buf, v...)
+			c.bk.add(kgs[i])
+			c.ksets = append(c.ksets, s)
 		}
 	}
-	if len(c.kend) == 0 {
+	if len(c.ksets) == 0 {
 		return nil
 	}
-	key := func(j int32) []byte {
-		start := 0
-		if j > 0 {
-			start = c.kend[j-1]
-		}
-		return c.kbuf[start:c.kend[j]]
-	}
+	c.bk.seal()
+	bkeys, bkgs := c.bk.keys, c.bk.kgs
 	c.order = c.order[:0]
-	for j := range c.kend {
+	for j := range bkeys {
 		c.order = append(c.order, int32(j))
 	}
 	slices.SortFunc(c.order, func(x, y int32) int {
-		if d := cmp.Compare(c.kgs[x], c.kgs[y]); d != 0 {
+		if d := cmp.Compare(bkgs[x], bkgs[y]); d != 0 {
 			return d
 		}
-		return bytes.Compare(key(x), key(y))
+		return bytes.Compare(bkeys[x], bkeys[y])
 	})
 	c.mkgs, c.mkeys, c.msets = c.mkgs[:0], c.mkeys[:0], c.msets[:0]
 	for _, j := range c.order {
-		if n := len(c.mkeys); n > 0 && c.kgs[j] == c.mkgs[n-1] && bytes.Equal(key(j), c.mkeys[n-1]) {
+		if n := len(c.mkeys); n > 0 && bkgs[j] == c.mkgs[n-1] && bytes.Equal(bkeys[j], c.mkeys[n-1]) {
 			continue // a repeat of the value before it
 		}
-		c.mkgs, c.mkeys, c.msets = append(c.mkgs, c.kgs[j]), append(c.mkeys, key(j)), append(c.msets, c.ksets[j])
+		c.mkgs, c.mkeys, c.msets = append(c.mkgs, bkgs[j]), append(c.mkeys, bkeys[j]), append(c.msets, c.ksets[j])
 	}
 	err := c.space.GetSorted(c.mkgs, c.mkeys, func(j int, raw []byte, ok bool) error {
 		s := c.msets[j]

@@ -200,10 +200,9 @@ type windowAggOp struct {
 	wins []int64
 	late int64
 	// The groups of a batch's rows, one per row and window, as process
-	// reads them: their keys, rows and windows' ends.
+	// reads them: their keys (window end first) and rows.
 	bk   batchKeys
 	krow []int32
-	kwin []int64
 	// gauge is the size of the state, for Metrics.
 	gauge windowGauge
 	// spare holds the words and accumulators of fired groups (those the
@@ -282,7 +281,7 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 	// before the rows are folded (a point read each cost most of Nexmark
 	// q5's time once its cache had dropped groups).
 	a.bk.reset()
-	a.krow, a.kwin = a.krow[:0], a.kwin[:0]
+	a.krow = a.krow[:0]
 	for i := 0; i < n; i++ {
 		if !noNulls && tcol.IsNull(i) {
 			a.lateRow(i) // in no window: as late as can be
@@ -312,7 +311,7 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 				a.bk.buf = a.keyR[j].encodeKey(a.bk.buf, i)
 			}
 			a.bk.add(kg)
-			a.krow, a.kwin = append(a.krow, int32(i)), append(a.kwin, end)
+			a.krow = append(a.krow, int32(i))
 		}
 	}
 	a.bk.seal()
@@ -320,7 +319,7 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		return err
 	}
 	for k, key := range a.bk.keys {
-		i, end := int(a.krow[k]), a.kwin[k]
+		i, end := int(a.krow[k]), int64(binary.BigEndian.Uint64(key))
 		e, created, err := a.cache.Get(a.bk.kgs[k], key)
 		if err != nil {
 			return err
