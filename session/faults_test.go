@@ -195,10 +195,14 @@ func TestDiskFullFailsJob(t *testing.T) {
 				"SET 'execution.checkpointing.timeout' = '5s'",
 				"SET 'execution.checkpointing.tolerable-failed-checkpoints' = '"+tc.tolerable+"'",
 				"SET 'restart-strategy.type' = 'none'",
-				// Room for every group in memory: a write-back of groups
-				// evicted between checkpoints would meet the failed store
-				// and fail the job, which "stops" must keep running.
-				"SET 'taskmanager.memory.managed.size' = '2 gb'")
+				// Room for every group in memory, by bytes and by count: a
+				// group evicted between checkpoints would have to be read
+				// back (or written back) through the failed store and fail
+				// the job, which "stops" must keep running. The disk fills
+				// at a few million groups, later the smaller each group's
+				// state is.
+				"SET 'taskmanager.memory.managed.size' = '2 gb'",
+				"SET 'state.backend.cache.max-entries' = '100000000'")
 			defer s.StopJobs()
 			start := time.Now()
 			execAll(t, s, faultInsert)
