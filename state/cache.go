@@ -103,6 +103,10 @@ type Entry[V any] struct {
 	Mark bool
 }
 
+// Stored reports whether the store may hold e's key (it was read from
+// or written to the store).
+func (e *Entry[V]) Stored() bool { return e.stored }
+
 // KG is the key group of the entry's key.
 func (e *Entry[V]) KG() int { return int(e.kg) }
 
@@ -293,6 +297,15 @@ func (c *Cache[V]) Delete(e *Entry[V]) {
 		c.gone = append(c.gone, e)
 	}
 	c.MarkDirty(e)
+}
+
+// Discard removes e's state as Delete does, but never writes a delete of
+// it to the store: the caller removes the store's copy itself, with one
+// KeySpace.DeleteRange for many keys (the groups of a window that fired).
+// A later Get of the key makes a new entry, written back as any.
+func (c *Cache[V]) Discard(e *Entry[V]) {
+	e.stored = false
+	c.Delete(e)
 }
 
 // Evict drops the entries deleted since the last Evict or Flush from the

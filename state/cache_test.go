@@ -222,6 +222,54 @@ func TestCacheEvict(t *testing.T) {
 	}
 }
 
+// TestCacheDiscard: a discarded entry leaves the cache as a deleted one
+// does, but the cache writes nothing for it; the caller's range delete
+// removes the store's copy, and a later Get finds the key gone.
+func TestCacheDiscard(t *testing.T) {
+	s := NewMemory()
+	ks := NewKeySpace(s, 1, "test")
+	c := NewSpaceCache[int](ks, intCodec{})
+	for k := byte(1); k <= 4; k++ {
+		e, _, err := c.Get(7, []byte{'w', k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Value = int(k)
+		c.MarkDirty(e)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for k := byte(1); k <= 3; k++ {
+		e, _, err := c.Get(7, []byte{'w', k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Discard(e)
+	}
+	if err := c.Evict(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := scanString(t, s); len(strings.Split(strings.TrimSpace(got), "\n")) != 4 {
+		t.Fatalf("store after discarding 3 keys:\n%s\nthe cache wrote deletes (want all 4 kept)", got)
+	}
+	if err := ks.DeleteRange(7, []byte{'w', 1}, []byte{'w', 4}); err != nil {
+		t.Fatal(err)
+	}
+	for k := byte(1); k <= 4; k++ {
+		e, created, err := c.Get(7, []byte{'w', k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := k < 4; created != want || (!created && e.Value != int(k)) {
+			t.Fatalf("Get(w%d) after the range delete: created %v value %d, want created %v", k, created, e.Value, want)
+		}
+	}
+}
+
 // countingStore counts the Gets that reach the store.
 type countingStore struct {
 	Store

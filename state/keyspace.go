@@ -137,6 +137,26 @@ func (s *KeySpace) ScanRange(kg int, start, end []byte, fn func(key, value []byt
 	return s.store.ScanRange(kg, lo, hi, func(k, v []byte) error { return fn(k[len(s.prefix):], v) })
 }
 
+// DeleteRange deletes every entry of the space in key group kg whose key
+// is in [start, end) (keys without the space's prefix; end nil: to the
+// end of the space), as Store.DeleteRange.
+func (s *KeySpace) DeleteRange(kg int, start, end []byte) error {
+	lo := append(append([]byte(nil), s.prefix...), start...)
+	var hi []byte
+	if end != nil {
+		hi = append(append([]byte(nil), s.prefix...), end...)
+	} else if s.prefix != nil {
+		hi = PrefixEnd(s.prefix)
+	}
+	return s.store.DeleteRange(kg, lo, hi)
+}
+
+// DeletePrefix deletes every entry of the space in key group kg whose key
+// starts with prefix (without the space's prefix), as one DeleteRange.
+func (s *KeySpace) DeletePrefix(kg int, prefix []byte) error {
+	return s.DeleteRange(kg, prefix, PrefixEnd(prefix))
+}
+
 // PrefixEnd is the first key after every key that starts with prefix (nil
 // when there is none: prefix is all 0xff).
 func PrefixEnd(prefix []byte) []byte {

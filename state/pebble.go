@@ -429,6 +429,34 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 	return nil
 }
 
+// DeleteRange writes one range tombstone over [start, end) of key group
+// kg (end nil: to the end of the key group), without syncing.
+func (s *PebbleStore) DeleteRange(kg int, start, end []byte) error {
+	if err := checkKeyGroup(kg); err != nil {
+		return err
+	}
+	lo := append(binary.BigEndian.AppendUint16(nil, uint16(kg)), start...)
+	hi := kgPrefix(kg + 1)
+	if end != nil {
+		hi = append(binary.BigEndian.AppendUint16(nil, uint16(kg)), end...)
+	} else if hi == nil {
+		// The last key group has no first key after it (jobs use at most
+		// 32768 key groups, so none reaches it).
+		return fmt.Errorf("state: DeleteRange to the end of key group %d", kg)
+	}
+	if bytes.Compare(lo, hi) >= 0 {
+		return nil
+	}
+	if err := s.call(func() error { return s.db.DeleteRange(lo, hi, pebble.NoSync) }); err != nil {
+		if errors.Is(err, ErrFailed) {
+			return err
+		}
+		return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
+	}
+	s.dirty = true
+	return nil
+}
+
 // Scan calls fn for every entry in key group then key order. key and value
 // are valid only during the call.
 func (s *PebbleStore) Scan(fn func(kg int, key, value []byte) error) error {

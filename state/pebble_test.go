@@ -110,6 +110,25 @@ func (h *pebbleHarness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return "ok"
 
+	case "delrange":
+		// delrange store=S kg=N start=K [end=K]: without end, to the end
+		// of the key group.
+		s := h.store(t, td)
+		var kg int
+		var start string
+		td.ScanArgs(t, "kg", &kg)
+		td.ScanArgs(t, "start", &start)
+		var end []byte
+		if td.HasArg("end") {
+			var e string
+			td.ScanArgs(t, "end", &e)
+			end = []byte(e)
+		}
+		if err := s.DeleteRange(kg, []byte(start), end); err != nil {
+			return h.errString(err)
+		}
+		return "ok"
+
 	case "get":
 		s := h.store(t, td)
 		var kg int
@@ -976,6 +995,20 @@ func crossCheck(t *testing.T, seed int64) {
 				for bi := range backends {
 					if err := stores[bi][i].Apply(&b); err != nil {
 						t.Fatal(err)
+					}
+				}
+				// Now and then a range of a key group deleted at once
+				// (to the end of the key group, or an empty range).
+				if rng.Intn(3) == 0 {
+					kg := start + rng.Intn(end-start+1)
+					lo, hi := []byte(keys[rng.Intn(len(keys))]), []byte(keys[rng.Intn(len(keys))])
+					if rng.Intn(4) == 0 {
+						hi = nil
+					}
+					for bi := range backends {
+						if err := stores[bi][i].DeleteRange(kg, lo, hi); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
 				// Point reads agree too, present keys or not.

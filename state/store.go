@@ -35,6 +35,13 @@ type Store interface {
 	// whose key is in [start, end) (end nil: no upper bound). fn must not
 	// keep key or value; an error it returns ends the scan and is returned.
 	ScanRange(kg int, start, end []byte, fn func(key, value []byte) error) error
+	// DeleteRange deletes every entry of key group kg whose key is in
+	// [start, end) (end nil: to the end of the key group), at once and
+	// not atomically with any batch: a window's state, say, when the
+	// window fires. The Pebble store writes one range tombstone where a
+	// delete per key would leave a tombstone each for compactions to
+	// carry down the levels.
+	DeleteRange(kg int, start, end []byte) error
 	// Checkpoint writes a durable copy of everything applied so far into
 	// dir, which must not exist yet. Backends may share unchanged files with
 	// earlier checkpoints (hard links), which IncrementalSize accounts for.
@@ -291,6 +298,30 @@ func (m *Memory) ScanRange(kg int, start, end []byte, fn func(key, value []byte)
 		if err := fn([]byte(k), v); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func (m *Memory) DeleteRange(kg int, start, end []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	g := m.groups[kg]
+	if g == nil {
+		return nil
+	}
+	hi := btreemap.Max[string]()
+	if end != nil {
+		hi = btreemap.LT(string(end))
+	}
+	var keys []string
+	for k := range g.Ascend(btreemap.GE(string(start)), hi) {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		g.Delete(k)
 	}
 	return nil
 }
