@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -215,11 +216,13 @@ type windowAggOp struct {
 	// codec encodes the groups and lays out their words. Firing a window
 	// from the store (windowTimers.scan): a group decoded (its words and
 	// accumulators reused from one to the next), a chunk of its entries
-	// read, their deletes.
+	// read.
 	codec   windowCodec
 	scratch aggGroup
 	chunk   []storedEntry
-	dels    state.WriteBatch
+	// stored are the key groups in which the store holds groups of the
+	// window firing (scratch of fire).
+	stored []int
 }
 
 // storedEntry is an entry read from the store (copies of its bytes).
@@ -440,6 +443,10 @@ func (a *windowAggOp) fire(out *emitter) error {
 			a.timers.fired(end)
 			continue
 		}
+		// The window's groups leave the cache without a delete each: the
+		// key groups where the store may hold some lose the window's keys
+		// with one range delete.
+		a.stored = a.stored[:0]
 		for _, tk := range a.timers.keys[end] {
 			a.buf = append(a.buf[:0], tk.key...)
 			e, created, err := a.cache.Get(tk.kg, a.buf)
@@ -447,20 +454,27 @@ func (a *windowAggOp) fire(out *emitter) error {
 				releaseAll(bs)
 				return err
 			}
+			if e.Stored() && (len(a.stored) == 0 || a.stored[len(a.stored)-1] != tk.kg) {
+				a.stored = append(a.stored, tk.kg)
+			}
 			if !created {
 				start := int64(be64(e.Key[8:16]))
-				// The deleted entry keeps its value until Evict (in
+				// The discarded entry keeps its value until Evict (in
 				// flush), which zeroes it; nothing reads it before, and
 				// no group is made (from spare) before.
-				a.cache.Delete(e)
+				a.cache.Discard(e)
 				if err := emit(end, start, e.Key, &e.Value); err != nil {
 					releaseAll(bs)
 					return err
 				}
 				a.keepSpare(e.Value)
 			} else {
-				a.cache.Delete(e)
+				a.cache.Discard(e)
 			}
+		}
+		if err := a.deleteWindow(end, a.stored); err != nil {
+			releaseAll(bs)
+			return err
 		}
 		a.timers.fired(end)
 	}
@@ -496,6 +510,7 @@ func (a *windowAggOp) keepSpare(g aggGroup) {
 // calls no store method inside: the in-memory store holds its lock).
 func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, key string, g *aggGroup) error) error {
 	space := a.cache.Space()
+	a.stored = a.stored[:0]
 	prefix := binary.BigEndian.AppendUint64(nil, uint64(end))
 	stop := state.PrefixEnd(prefix)
 	lo, hi := state.KeyGroupRange(a.t.subtask, a.maxPar, a.t.op.Parallelism)
@@ -525,7 +540,7 @@ func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, key stri
 				}
 				start := int64(binary.BigEndian.Uint64(c.k[8:16]))
 				if e := a.cache.Peek(c.k); e != nil {
-					a.cache.Delete(e)
+					a.cache.Discard(e)
 					if err := emit(end, start, e.Key, &e.Value); err != nil {
 						return err
 					}
@@ -538,13 +553,12 @@ func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, key stri
 				if err := a.codec.DecodeKeyed(c.v, key, &a.scratch); err != nil {
 					return err
 				}
-				space.Delete(&a.dels, kg, c.k)
 				if err := emit(end, start, key, &a.scratch); err != nil {
 					return err
 				}
 			}
-			if err := space.ApplyPart(&a.dels); err != nil {
-				return err
+			if n > 0 && (len(a.stored) == 0 || a.stored[len(a.stored)-1] != kg) {
+				a.stored = append(a.stored, kg)
 			}
 			if err != errChunkFull {
 				break
@@ -552,12 +566,23 @@ func (a *windowAggOp) fireStored(end int64, emit func(end, start int64, key stri
 			from = append(append(from[:0:0], a.chunk[n-1].k...), 0)
 		}
 	}
-	if a.dels.Len() == 0 {
-		return nil
+	return a.deleteWindow(end, a.stored)
+}
+
+// deleteWindow deletes the groups of the window ending at end from the
+// store, one range delete in each of the key groups kgs (in which the
+// store may hold some, in any order, with repeats).
+func (a *windowAggOp) deleteWindow(end int64, kgs []int) error {
+	var prefix [8]byte
+	binary.BigEndian.PutUint64(prefix[:], uint64(end))
+	space := a.cache.Space()
+	slices.Sort(kgs)
+	for _, kg := range slices.Compact(kgs) {
+		if err := space.DeletePrefix(kg, prefix[:]); err != nil {
+			return err
+		}
 	}
-	err := space.Store().Apply(&a.dels)
-	a.dels.Reset()
-	return err
+	return nil
 }
 
 // errChunkFull stops a scan once a chunk holds a batch of entries.

@@ -75,6 +75,8 @@ type windowJoinOp struct {
 	offs   []int // row i's columns are buf[offs[i]:offs[i+1]]
 	koffs  []int // row i's key starts at keyBuf[koffs[i]]; -1: a NULL key
 	sbuf   []byte
+	// kgs are the key groups of a firing window's stored rows.
+	kgs []int
 }
 
 // wjInput is what the window join knows of one input.
@@ -563,31 +565,36 @@ func (j *windowJoinOp) fireWindow(w *wjWindow, out *emitter) error {
 	if err := e.flushOut(); err != nil {
 		return err
 	}
-	// Delete the window's stored rows.
-	var wb state.WriteBatch
+	// Delete the window's stored rows: one range delete of the window's
+	// keys in each side and key group that stored some.
+	var prefix [16]byte
+	binary.BigEndian.PutUint64(prefix[:8], uint64(w.end))
+	binary.BigEndian.PutUint64(prefix[8:], uint64(w.start))
 	for s := range j.space {
+		j.kgs = j.kgs[:0]
 		for _, g := range w.groups {
 			for _, r := range g.rows[s] {
 				j.rows--
 				if r.stored {
-					j.sbuf = j.storeKey(j.sbuf[:0], w, g, r.seq)
-					j.space[s].Delete(&wb, g.kg, j.sbuf)
+					j.kgs = append(j.kgs, g.kg)
 				}
 			}
 		}
 		for _, r := range w.nullRows[s] {
 			j.rows--
 			if r.stored {
-				j.sbuf = j.storeKey(j.sbuf[:0], w, nil, r.seq)
-				j.space[s].Delete(&wb, r.kg, j.sbuf)
+				j.kgs = append(j.kgs, r.kg)
+			}
+		}
+		slices.Sort(j.kgs)
+		for _, kg := range slices.Compact(j.kgs) {
+			if err := j.space[s].DeletePrefix(kg, prefix[:]); err != nil {
+				return err
 			}
 		}
 	}
 	j.spill(w) // its rows are gone: drop them from memory (and the count)
-	if wb.Len() == 0 {
-		return nil
-	}
-	return j.t.store.Apply(&wb)
+	return nil
 }
 
 // wjEmitter collects a window's output: the candidate pairs (evaluated by
