@@ -65,9 +65,9 @@ type joinSideState struct {
 	// side of a join that is no semi or anti join), whose new rows are
 	// added to partial keys (joinKey.partial) without reading the store.
 	lazy bool
-	// dataBytes is the bytes of the data of the keys in memory
-	// (joinKey.data), for bytes.
-	dataBytes int64
+	// room is the bytes the keys in memory have allocated for their
+	// rows (joinKey.room, as last counted: joinKey.counted), for bytes.
+	room int64
 	owner     string
 	// ttl (milliseconds; 0: none) and now (the batch's processing time,
 	// Unix milliseconds): a row written before now - ttl has expired.
@@ -141,7 +141,9 @@ type joinKey struct {
 	rows []joinRow
 	data []byte
 
-	garbage int
+	garbage int32
+	// counted is the key's room as the side last counted it (recount).
+	counted int32
 	// byID indexes rows by identity once there are more than
 	// joinScanRows (fewer are compared in turn); never on append-only
 	// sides.
@@ -174,11 +176,6 @@ type joinRow struct {
 	stored bool
 }
 
-// joinFirstRows is the rows a key's storage has room for when its first
-// row comes, on a side that may hold several per key (one grown row by
-// row would be copied at each of its first doublings).
-const joinFirstRows = 4
-
 // joinInlineKey is the longest key encoding kept in its joinKey record
 // (a BIGINT key takes 9 bytes).
 const joinInlineKey = 16
@@ -208,28 +205,19 @@ func (s *joinSideState) put(k *joinKey, cols, id []byte) joinRow {
 	if s.rowIsID() {
 		id = nil
 	}
-	if k.data == nil {
-		n := len(cols) + len(id)
-		if s.spec != planner.JoinKeyContainsUniqueKey {
-			n *= joinFirstRows
-		}
-		k.data = make([]byte, 0, max(64, n))
-	}
 	r := joinRow{off: len(k.data), size: uint32(len(cols)), idSize: uint32(len(id))}
 	k.data = append(append(k.data, cols...), id...)
-	s.dataBytes += int64(len(cols) + len(id))
 	return r
 }
 
 // release counts r's bytes, of k, as garbage, and rewrites k's data
 // without the garbage when it is most of it.
 func (s *joinSideState) release(k *joinKey, r *joinRow) {
-	k.garbage += int(r.size) + int(r.idSize)
-	if k.garbage < 256 || 2*k.garbage < len(k.data) {
+	k.garbage += int32(r.size) + int32(r.idSize)
+	if k.garbage < 256 || 2*int(k.garbage) < len(k.data) {
 		return
 	}
-	s.dataBytes -= int64(k.garbage)
-	data := make([]byte, 0, len(k.data)-k.garbage)
+	data := make([]byte, 0, len(k.data)-int(k.garbage))
 	for i := range k.rows {
 		r := &k.rows[i]
 		n := int(r.size) + int(r.idSize)
@@ -353,6 +341,7 @@ func (s *joinSideState) lookupHash(kg int, key []byte, h uint64, create bool) (*
 	k.ref = true
 	s.keys[h] = k
 	s.nkeys++
+	s.recount(k)
 	return k, nil
 }
 
@@ -373,27 +362,48 @@ func (s *joinSideState) load(k *joinKey) error {
 		}
 	}
 	s.rows -= len(k.rows)
-	s.dataBytes -= int64(len(k.data))
 	k.rows, k.data, k.garbage, k.entries = k.rows[:0], k.data[:0], 0, k.entries[:0]
 	k.partial = false
 	key := []byte(k.key)
-	return s.space.ScanPrefix(int(k.kg), key, func(sk, v []byte) error {
+	err := s.space.ScanPrefix(int(k.kg), key, func(sk, v []byte) error {
 		k.entries = appendBytes(k.entries, sk[len(key):])
 		return s.decodeEntry(v, k)
 	})
+	s.recount(k)
+	return err
 }
 
-// joinRowBytes and joinKeyBytes are the memory a row and a key take
-// besides their data, for bytes: the records, and a key's place in the
-// map and the dirty list.
+// joinRowBytes is the memory a row's record takes in its key's rows;
+// joinKeyBytes what a key takes besides its rows: its record, and its
+// place in the map and the dirty list; joinIndexBytes what a row's entry
+// in its key's index (joinKey.byID) takes besides its identity's bytes.
 const (
-	joinRowBytes = int64(unsafe.Sizeof(joinRow{}))
-	joinKeyBytes = int64(unsafe.Sizeof(joinKey{})) + 48
+	joinRowBytes   = int64(unsafe.Sizeof(joinRow{}))
+	joinKeyBytes   = int64(unsafe.Sizeof(joinKey{})) + 48
+	joinIndexBytes = 48
 )
+
+// room is the memory k's rows take: the room allocated for their records,
+// their bytes, the index and the lists of stored identities, as allocated
+// rather than as used (a key's data that doubled holds up to half again).
+func (k *joinKey) room() int64 {
+	n := int64(cap(k.data)) + int64(cap(k.rows))*joinRowBytes + int64(cap(k.gone)+cap(k.entries))
+	if k.byID != nil {
+		n += int64(len(k.byID))*joinIndexBytes + int64(len(k.data)) - int64(k.garbage)
+	}
+	return n
+}
+
+// recount counts k's room again, after a change to its rows.
+func (s *joinSideState) recount(k *joinKey) {
+	n := int32(min(k.room(), math.MaxInt32)) // a key past 2 GiB counts 2 GiB
+	s.room += int64(n) - int64(k.counted)
+	k.counted = n
+}
 
 // bytes is about the memory the side's keys in memory take.
 func (s *joinSideState) bytes() int64 {
-	return s.dataBytes + int64(s.rows)*joinRowBytes + int64(s.nkeys)*joinKeyBytes
+	return s.room + int64(s.nkeys)*joinKeyBytes
 }
 
 // evict writes every change back (flush), then drops keys from memory
@@ -415,7 +425,6 @@ func (s *joinSideState) evict(maxBytes int64, maxKeys int) error {
 					k.ref = false
 				} else {
 					s.rows -= len(k.rows)
-					s.dataBytes -= int64(len(k.data))
 					s.forget(k)
 					k.peer = nil
 					s.complete = false
@@ -459,6 +468,8 @@ func (s *joinSideState) forget(k *joinKey) {
 	k.next = nil
 	s.nkeys--
 	s.gen++
+	s.room -= int64(k.counted)
+	k.counted = 0
 }
 
 // peerOf returns the other side's (o's) rows of mine's key (encoded as
@@ -631,11 +642,9 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 			}
 			r.ts = s.now
 			s.touch(k, i)
+			s.recount(k)
 			return
 		}
-	}
-	if k.rows == nil && s.spec != planner.JoinKeyContainsUniqueKey {
-		k.rows = make([]joinRow, 0, joinFirstRows)
 	}
 	r := s.put(k, row, id)
 	r.n, r.matches, r.ts = 1, matches, s.now
@@ -643,6 +652,7 @@ func (s *joinSideState) add(k *joinKey, id, row []byte, matches int64) {
 	s.indexRow(k, len(k.rows)-1)
 	s.rows++
 	s.touch(k, len(k.rows)-1)
+	s.recount(k)
 }
 
 // remove takes one row of identity id out of k; false when k has none.
@@ -689,6 +699,7 @@ func (s *joinSideState) removeAt(k *joinKey, i int) {
 	k.rows = k.rows[:last]
 	s.rows--
 	s.release(k, &r)
+	s.recount(k)
 }
 
 // flush writes the changed rows to the store and forgets the keys left
@@ -706,6 +717,8 @@ func (s *joinSideState) flush() error {
 		k.listed = false
 		if len(k.rows) == 0 {
 			s.forget(k)
+		} else {
+			s.recount(k)
 		}
 	}
 	clear(s.dirty)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
@@ -331,5 +332,61 @@ func checkHeapBytes(t *testing.T, what string, real, est, most float64) {
 	}
 	if most > 0 && real > most {
 		t.Errorf("%s holds %.0f bytes of heap, more than %.0f", what, real, most)
+	}
+}
+
+// TestJoinSideBytesMatchHeap: the bytes a regular join's side reports to
+// the state memory budget (joinSideState.bytes) are what its keys and
+// rows hold on the heap, within a quarter, for keys of one row each (a
+// join on a near-unique column, as q7's bids by price), of a few, and of
+// many: the slices' room as allocated, not only what they hold.
+func TestJoinSideBytesMatchHeap(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		appendOnly bool
+		perKey     int
+	}{
+		{"append-only, one row a key", true, 1},
+		{"append-only, three rows a key", true, 3},
+		{"append-only, fifty rows a key", true, 50},
+		{"updating, one row a key", false, 1},
+		{"updating, twenty rows a key", false, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const rows = 200_000
+			space := state.NewKeySpace(state.NewMemory(), 1, "join")
+			s := newJoinSideState(space, planner.NoUniqueKey, c.appendOnly, false, "test", true)
+			heap := func() uint64 {
+				runtime.GC()
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				return ms.HeapAlloc
+			}
+			var key, row, id []byte
+			before, beforeEst := heap(), s.bytes()
+			for i := 0; i < rows; i++ {
+				key = binary.BigEndian.AppendUint64(append(key[:0], 1), uint64(i/c.perKey)*7919)
+				k, err := s.lookup(i%128, key, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A bid's row: auction, price, bidder, time, a short extra.
+				row = binary.BigEndian.AppendUint64(append(row[:0], 1), uint64(i))
+				row = binary.BigEndian.AppendUint64(append(row, 1), uint64(i%5000))
+				row = binary.BigEndian.AppendUint64(append(row, 1), uint64(i%777))
+				row = binary.BigEndian.AppendUint64(append(row, 1), uint64(i)*1000)
+				row = append(row, 1, 12, 0, 0, 0)
+				row = append(row, "abcdefghijkl"...)
+				id = row
+				if c.appendOnly {
+					id = s.nextID(id[:0:0])
+				}
+				s.add(k, id, row, 0)
+			}
+			after, afterEst := heap(), s.bytes()
+			runtime.KeepAlive(s)
+			checkHeapBytes(t, "a join row", float64(after-before)/rows, float64(afterEst-beforeEst)/rows, 0)
+		})
 	}
 }
