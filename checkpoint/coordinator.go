@@ -290,6 +290,12 @@ func (c *Coordinator) completeIfAllAckedLocked(p *pendingCheckpoint) {
 	delete(c.pending, p.id)
 	p.timer.Stop()
 	c.mu.Unlock()
+	if c.cfg.Storage.Remote() != "" {
+		// The upload is the checkpoint's asynchronous part: the subtask
+		// whose ack was the last goes on with its records meanwhile.
+		go c.complete(p)
+		return
+	}
 	c.complete(p)
 }
 
@@ -354,7 +360,13 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	for _, o := range md.Operators {
 		sort.Slice(o.Subtasks, func(i, j int) bool { return o.Subtasks[i].Subtask < o.Subtasks[j].Subtask })
 	}
-	if err := WriteMetadata(p.dir, md); err != nil {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if c.cfg.Options.Timeout > 0 {
+		ctx, cancel = context.WithDeadline(ctx, p.started.Add(c.cfg.Options.Timeout))
+	}
+	_, err := c.cfg.Storage.Complete(ctx, md)
+	cancel()
+	if err != nil {
 		c.fail(p, fmt.Errorf("checkpoint %d: writing metadata: %w", p.id, err), true)
 		return
 	}
