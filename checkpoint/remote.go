@@ -373,6 +373,9 @@ func getFiles(ctx context.Context, store objstore.Store, jobs []fileJob) error {
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
+		if errors.Is(err, objstore.ErrCorrupt) {
+			err = fmt.Errorf("%w: %s/%s: %w", ErrDamagedFile, store, j.key, err)
+		}
 		if err == nil && (n != j.sum.Size || h.Sum32() != j.sum.CRC32C) {
 			err = fmt.Errorf("%w: %s/%s: %d bytes of CRC-32C %08x, its _metadata lists %d bytes of CRC-32C %08x",
 				ErrDamagedFile, store, j.key, n, h.Sum32(), j.sum.Size, j.sum.CRC32C)

@@ -109,7 +109,24 @@ func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 		}
 		return nil, fmt.Errorf("%s: get %s: %w", s, key, err)
 	}
-	return out.Body, nil
+	return &checkedBody{ReadCloser: out.Body, where: s.String() + "/" + key}, nil
+}
+
+// checkedBody marks the client's checksum failure of an object's content
+// as ErrCorrupt. The client validates the CRC the service stored at the
+// upload as the body is read, and fails the read that ends it with an
+// error of an unexported type, known only by its message.
+type checkedBody struct {
+	io.ReadCloser
+	where string
+}
+
+func (b *checkedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && strings.Contains(err.Error(), "checksum did not match") {
+		err = fmt.Errorf("%s: %w: %w", b.where, ErrCorrupt, err)
+	}
+	return n, err
 }
 
 // List implements Store.

@@ -20,6 +20,10 @@ var ErrNotFound = errors.New("object not found")
 // an object.
 var ErrExists = errors.New("object already exists")
 
+// ErrCorrupt is returned (wrapped) by a read of an object whose content
+// does not match the checksum the service stored with it.
+var ErrCorrupt = errors.New("object damaged: checksum mismatch")
+
 // ErrBadURI is returned (wrapped) by Open and ParseURI for a location they
 // do not take.
 var ErrBadURI = errors.New("bad storage location")
@@ -40,7 +44,9 @@ type Store interface {
 	// error wrapping ErrExists. Of two concurrent calls at most one wins.
 	PutIfAbsent(ctx context.Context, key string, data []byte) error
 	// Get opens the object key; the caller closes it. An absent object is
-	// an error wrapping ErrNotFound and os.ErrNotExist.
+	// an error wrapping ErrNotFound and os.ErrNotExist; a read of an
+	// object whose content the service finds damaged, one wrapping
+	// ErrCorrupt.
 	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	// List returns every object whose key starts with prefix, in key
 	// order.

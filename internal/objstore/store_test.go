@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -220,4 +221,37 @@ func listed(objs []Object) string {
 		fmt.Fprintf(&b, "%s:%d", o.Key, o.Size)
 	}
 	return b.String()
+}
+
+// TestS3DamagedObject: an object damaged on the server's disk (a byte
+// flipped in the file its POSIX backend keeps) is read as an error
+// wrapping ErrCorrupt, found by the checksum the client sent at the upload.
+func TestS3DamagedObject(t *testing.T) {
+	ctx := context.Background()
+	prefix := fmt.Sprintf("damaged-%d", time.Now().UnixNano())
+	s, err := NewS3(ctx, testenv.S3Bucket, prefix, s3Options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("sstable block "), 1000)
+	if err := s.Put(ctx, "shared/000001.sst", bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(testenv.S3(t).Dir, "data", testenv.S3Bucket, prefix, "shared", "000001.sst")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Get(ctx, "shared/000001.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := io.ReadAll(r); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("reading a damaged object: %v, want ErrCorrupt", err)
+	}
 }

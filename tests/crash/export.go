@@ -12,3 +12,9 @@ func CheckAgg(dir string, n int64) error { return checkAgg(dir, n) }
 // CheckIDs checks that the committed csv part files in dir hold every id
 // in 1..n exactly once.
 func CheckIDs(dir string, n int64) error { return checkIDs(dir, n, false) }
+
+// CheckAggFinal reads agg_out's committed changelog in dir as an upsert
+// stream keyed by k and checks that the last row of every key is the
+// aggregate of the ids 1..n (changes committed twice, after a fallback to
+// an older checkpoint, are accepted).
+func CheckAggFinal(dir string, n int64) error { return checkAggFinal(dir, n) }

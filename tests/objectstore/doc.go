@@ -29,6 +29,13 @@
 //     directory with -s s3://... restores the savepoint (its files
 //     downloaded and verified) and runs to the end; the output must be
 //     exact.
+//   - TestDamagedObjectFallback: with two checkpoints retained, a state
+//     object that only the newest lists is damaged on the server's disk;
+//     a new machine warns that the newest cannot be restored (the client
+//     finds the object's checksum wrong), restores the older one and runs
+//     to the end; the aggregate's final values are exact (its changes
+//     after the older checkpoint are committed again), the pass-through
+//     job's output exact.
 //
 // Nothing is skipped: the server is installed by the script if missing.
 package objectstore

@@ -1,10 +1,13 @@
 package objectstore
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,7 +54,7 @@ const (
 // jobFile writes the job file into dir: checkpoints every 200ms into
 // chkURI, savepoints (if spURI is not empty) into spURI, the outputs under
 // dir/agg and dir/ids.
-func jobFile(t *testing.T, srv *testenv.S3Server, dir, chkURI, spURI string) string {
+func jobFile(t *testing.T, srv *testenv.S3Server, dir, chkURI, spURI string, extra ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '%d', 'rows-per-second' = '%d',
   'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%d');
@@ -64,6 +67,9 @@ SET 's3.path.style.access' = 'true';
 `, rows, rate, rows, filepath.Join(dir, "agg"), filepath.Join(dir, "ids"), chkURI, srv.Endpoint)
 	if spURI != "" {
 		fmt.Fprintf(&b, "SET 'state.savepoints.dir' = '%s';\n", spURI)
+	}
+	for _, e := range extra {
+		fmt.Fprintf(&b, "SET %s;\n", e)
 	}
 	b.WriteString(`SET 'pipeline.name' = 'agg';
 INSERT INTO agg_out SELECT id % 1000, COUNT(*), SUM(id) FROM gen GROUP BY id % 1000;
@@ -249,4 +255,141 @@ func TestSavepointOnS3(t *testing.T) {
 		t.Errorf("want \"restored job agg from %s\"; output:\n%s", agg, p.Output())
 	}
 	checkExact(t, dir)
+}
+
+// completedInBucket are the ids of job's checkpoints whose _metadata is in
+// the bucket under prefix, newest first.
+func completedInBucket(t *testing.T, srv *testenv.S3Server, prefix, job string) []int64 {
+	ents, err := os.ReadDir(filepath.Join(srv.Dir, "data", testenv.S3Bucket, prefix, job))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, e := range ents {
+		n, ok := strings.CutPrefix(e.Name(), "chk-")
+		if !ok {
+			continue
+		}
+		id, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(srv.Dir, "data", testenv.S3Bucket, prefix, job, e.Name(), "_metadata")); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	slices.Reverse(ids)
+	return ids
+}
+
+// stateObjects are the files of the server that hold the state files the
+// _metadata of checkpoint id of job lists (the bucket's layout,
+// docs/DESIGN.md: shared/<subtask dir>/<name>.<crc32c>.<size>).
+func stateObjects(t *testing.T, srv *testenv.S3Server, prefix, job string, id int64) []string {
+	root := filepath.Join(srv.Dir, "data", testenv.S3Bucket, prefix, job)
+	data, err := os.ReadFile(filepath.Join(root, fmt.Sprintf("chk-%d", id), "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, _ := bytes.Cut(data, []byte("\nsha256 "))
+	var md struct {
+		Operators []struct {
+			Subtasks []struct {
+				Dir   string
+				Files []struct {
+					Name   string
+					Size   int64
+					CRC32C uint32
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(body, &md); err != nil {
+		t.Fatalf("checkpoint %d's _metadata: %v", id, err)
+	}
+	var out []string
+	for _, o := range md.Operators {
+		for _, st := range o.Subtasks {
+			for _, f := range st.Files {
+				out = append(out, filepath.Join(root, "shared", st.Dir, fmt.Sprintf("%s.%08x.%d", f.Name, f.CRC32C, f.Size)))
+			}
+		}
+	}
+	return out
+}
+
+// TestDamagedObjectFallback: a state object that only the newest
+// checkpoint in the bucket lists is damaged (a byte flipped in the
+// server's file); a new machine warns that it cannot restore that
+// checkpoint, restores the older one (two are retained) and runs to the
+// end. The aggregate's final values are exact (the sink had committed the
+// changes up to the newest checkpoint, which it emits again); the
+// pass-through job, undamaged, is exact.
+func TestDamagedObjectFallback(t *testing.T) {
+	srv := testenv.S3(t)
+	dir := t.TempDir()
+	prefix := fmt.Sprintf("damaged-%d", time.Now().UnixNano())
+	file := jobFile(t, srv, dir, "s3://"+testenv.S3Bucket+"/"+prefix, "", "'state.checkpoints.num-retained' = '2'")
+	p := start(t, srv, filepath.Join(dir, "machine-a"), file)
+	tick := time.NewTicker(10 * time.Millisecond)
+	for two := false; !two; {
+		select {
+		case <-p.Done():
+			t.Fatalf("the run ended by itself (%v) before it was killed; output:\n%s", p.Err, p.Output())
+		case <-tick.C:
+		}
+		two = len(completedInBucket(t, srv, prefix, "agg")) >= 2
+	}
+	tick.Stop()
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	ids := completedInBucket(t, srv, prefix, "agg")
+	if len(ids) != 2 {
+		t.Fatalf("checkpoints of agg in the bucket after the kill: %v, want the two retained", ids)
+	}
+	newest, older := ids[0], ids[1]
+	inOlder := map[string]bool{}
+	for _, o := range stateObjects(t, srv, prefix, "agg", older) {
+		inOlder[o] = true
+	}
+	var damaged string
+	for _, o := range stateObjects(t, srv, prefix, "agg", newest) {
+		if !inOlder[o] {
+			damaged = o
+		}
+	}
+	if damaged == "" {
+		t.Fatalf("checkpoint %d lists no state object that checkpoint %d does not", newest, older)
+	}
+	b, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x10
+	if err := os.WriteFile(damaged, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("flipped a bit of %s, listed by checkpoint %d only", damaged, newest)
+
+	p = start(t, srv, filepath.Join(dir, "machine-b"), file)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("the run after the damage: %v; output:\n%s", err, p.Output())
+	}
+	out := p.Output()
+	warning := fmt.Sprintf("WARNING: checkpoint %d of job agg cannot be restored", newest)
+	if !strings.Contains(out, warning) || !strings.Contains(out, filepath.Base(damaged)) {
+		t.Errorf("want %q naming %s; output:\n%s", warning, filepath.Base(damaged), out)
+	}
+	if got := restoredFrom(out)["agg"]; got != older {
+		t.Errorf("job agg restored from checkpoint %d, want %d (the older one); output:\n%s", got, older, out)
+	}
+	if err := crash.CheckAggFinal(filepath.Join(dir, "agg"), rows); err != nil {
+		t.Error(err)
+	}
+	if err := crash.CheckIDs(filepath.Join(dir, "ids"), rows); err != nil {
+		t.Error(err)
+	}
 }
