@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,5 +256,105 @@ func TestOptionsDir(t *testing.T) {
 		if got != c.want {
 			t.Errorf("ParseOptions(%v): %q (%v), want %q", c.m, got, err, c.want)
 		}
+	}
+}
+
+// gatedStore is a store whose Puts of state files wait for gate to close
+// (and then fail with fail, if set).
+type gatedStore struct {
+	objstore.Store
+	gate    chan struct{}
+	started chan struct{}
+	once    sync.Once
+	fail    error
+}
+
+func (g *gatedStore) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	g.once.Do(func() { close(g.started) })
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if g.fail != nil {
+		return g.fail
+	}
+	return g.Store.Put(ctx, key, r, size)
+}
+
+// TestUploadIsAsynchronous: with an object store, the ack that completes a
+// checkpoint returns while its files upload (the subtask goes on with its
+// records); the checkpoint completes, and its _metadata is in the store,
+// only once they are uploaded. A failed upload fails the checkpoint, which
+// counts, and leaves no trace in the store or on disk.
+func TestUploadIsAsynchronous(t *testing.T) {
+	for _, failUpload := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail=%v", failUpload), func(t *testing.T) {
+			g := &gatedStore{Store: objstore.NewFS(t.TempDir()), gate: make(chan struct{}), started: make(chan struct{})}
+			if failUpload {
+				g.fail = errors.New("injected: 503 SlowDown")
+			}
+			st := NewRemoteStorage(t.TempDir(), g)
+			task := Task{Operator: "op", Name: "GroupAggregate", Parallelism: 1}
+			var failed atomic.Int64
+			c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: st,
+				Options: Options{Timeout: time.Minute, MaxConcurrent: 1, NumRetained: 1, TolerableFailures: 5},
+				Tasks:   []Task{task},
+				Failed:  func(int64, error, int) { failed.Add(1) },
+			})
+			defer c.Close()
+			p, err := c.trigger(false, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			content := "sstable"
+			if err := os.MkdirAll(filepath.Join(p.dir, "op-0"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p.dir, "op-0", "000001.sst"), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			acked := make(chan struct{})
+			go func() {
+				c.Ack(p.id, task, SubtaskState{Dir: "op-0", Files: []FileSum{{Name: "000001.sst", Size: int64(len(content)),
+					CRC32C: crc32.Checksum([]byte(content), crc32.MakeTable(crc32.Castagnoli))}}})
+				close(acked)
+			}()
+			select {
+			case <-acked:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the last ack waited for the upload")
+			}
+			<-g.started
+			select {
+			case r := <-p.done:
+				t.Fatalf("checkpoint ended (%v) before its upload did", r.err)
+			default:
+			}
+			if got := keys(t, g); got != "" {
+				t.Fatalf("objects before the upload ended:\n%s", got)
+			}
+			close(g.gate)
+			r := <-p.done
+			if failUpload {
+				if r.err == nil || !strings.Contains(r.err.Error(), "503 SlowDown") || failed.Load() != 1 {
+					t.Fatalf("checkpoint with a failing upload: %v (failures counted: %d)", r.err, failed.Load())
+				}
+				if got := keys(t, g); got != "" {
+					t.Errorf("objects after a failed upload:\n%s", got)
+				}
+				if _, err := os.Stat(p.dir); !os.IsNotExist(err) {
+					t.Errorf("the failed checkpoint's working copy is still there: %v", err)
+				}
+				return
+			}
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			want := "chk-1/_metadata\n" + sharedName("000001.sst", content)
+			if got := keys(t, g); got != want {
+				t.Fatalf("objects after the checkpoint:\n%s\nwant\n%s", got, want)
+			}
+		})
 	}
 }
