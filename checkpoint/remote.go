@@ -441,9 +441,24 @@ func (s *Storage) Fetch(ctx context.Context, m *Metadata) error {
 	if s.remote == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, remoteCallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout(m))
 	defer cancel()
 	return fetch(ctx, s.remote.store, m, sharedKey)
+}
+
+// fetchTimeout bounds the download of checkpoint m: remoteCallTimeout,
+// plus a second per MiB of its state files (a stalled server fails a
+// restore rather than hang it; a large state is not cut short).
+func fetchTimeout(m *Metadata) time.Duration {
+	var total int64
+	for _, o := range m.Operators {
+		for _, st := range o.Subtasks {
+			for _, f := range st.Files {
+				total += f.Size
+			}
+		}
+	}
+	return remoteCallTimeout + time.Duration(total>>20)*time.Second
 }
 
 // WriteSavepointTo writes completed checkpoint m as a self-contained
@@ -511,7 +526,7 @@ func LoadFrom(ctx context.Context, path string, o objstore.S3Options, workDir st
 		}
 		return Load(loc.Dir)
 	}
-	ctx, cancel := context.WithTimeout(ctx, remoteCallTimeout)
+	mctx, cancel := context.WithTimeout(ctx, remoteCallTimeout)
 	defer cancel()
 	uri := strings.TrimSuffix(strings.TrimSuffix(path, "/"+MetadataFile), "/")
 	loc, err := objstore.ParseURI(uri)
@@ -526,19 +541,21 @@ func LoadFrom(ctx context.Context, path string, o objstore.S3Options, workDir st
 	metaKey, keyOf := MetadataFile, savepointKey
 	if regexp.MustCompile(`^chk-[0-9]+$`).MatchString(base) {
 		// A checkpoint: its files are in the job's shared/ beside it.
-		if store, err = objstore.Open(ctx, strings.TrimSuffix(uri, "/"+base), o); err != nil {
+		if store, err = objstore.Open(mctx, strings.TrimSuffix(uri, "/"+base), o); err != nil {
 			return nil, err
 		}
 		metaKey, keyOf = base+"/"+MetadataFile, sharedKey
-	} else if store, err = objstore.Open(ctx, uri, o); err != nil {
+	} else if store, err = objstore.Open(mctx, uri, o); err != nil {
 		return nil, err
 	}
-	m, err := readMeta(ctx, store, metaKey)
+	m, err := readMeta(mctx, store, metaKey)
 	if err != nil {
 		return nil, err
 	}
 	m.Dir = filepath.Join(workDir, base)
-	if err := fetch(ctx, store, m, keyOf); err != nil {
+	fctx, fcancel := context.WithTimeout(ctx, fetchTimeout(m))
+	defer fcancel()
+	if err := fetch(fctx, store, m, keyOf); err != nil {
 		return nil, err
 	}
 	return m, nil
