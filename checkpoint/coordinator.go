@@ -364,7 +364,7 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	if c.cfg.Options.Timeout > 0 {
 		ctx, cancel = context.WithDeadline(ctx, p.started.Add(c.cfg.Options.Timeout))
 	}
-	_, err := c.cfg.Storage.Complete(ctx, md)
+	uploaded, err := c.cfg.Storage.Complete(ctx, md)
 	cancel()
 	if err != nil {
 		c.fail(p, fmt.Errorf("checkpoint %d: writing metadata: %w", p.id, err), true)
@@ -380,7 +380,7 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	c.stats.LastSize, c.stats.LastIncremental = total, incr
 	c.stats.Durations.observe(md.Duration)
 	rec := Record{ID: p.id, Savepoint: p.savepoint, Status: StatusCompleted, Triggered: p.started,
-		Duration: md.Duration, Size: total, Incremental: incr, Alignment: maxAlignment(p.acks)}
+		Duration: md.Duration, Size: total, Incremental: incr, Uploaded: uploaded, Alignment: maxAlignment(p.acks)}
 	c.recordLocked(rec)
 	// Older pending checkpoints (a savepoint forced past one still
 	// aligning) are subsumed: they end before Retain removes their

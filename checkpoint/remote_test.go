@@ -353,6 +353,9 @@ func TestUploadIsAsynchronous(t *testing.T) {
 			if got := keys(t, g); got != want {
 				t.Fatalf("objects after the checkpoint:\n%s\nwant\n%s", got, want)
 			}
+			if h := c.History(); len(h) != 1 || h[0].Uploaded != int64(len(content)) {
+				t.Errorf("history after the checkpoint: %+v, want one record of %d bytes uploaded", h, len(content))
+			}
 		})
 	}
 }
