@@ -482,7 +482,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		if !failed {
 			e.finish(err)
 			if stopped && !keep && jp.checkpointing() && !jp.opts.Checkpoint.Options.RetainOnCancel {
-				os.RemoveAll(jp.storage.Root())
+				jp.storage.Clear() // its objects in an object store too
 			}
 			return
 		}
