@@ -107,6 +107,9 @@ type Coordinator struct {
 	// storage, so no completion removes the directory of another that is
 	// still writing into it.
 	completeMu sync.Mutex
+	// uploading counts the completions running on goroutines of their own
+	// (with an object store); Close waits for them.
+	uploading sync.WaitGroup
 }
 
 type pendingCheckpoint struct {
@@ -293,7 +296,7 @@ func (c *Coordinator) completeIfAllAckedLocked(p *pendingCheckpoint) {
 	if c.cfg.Storage.Remote() != "" {
 		// The upload is the checkpoint's asynchronous part: the subtask
 		// whose ack was the last goes on with its records meanwhile.
-		go c.complete(p)
+		c.uploading.Go(func() { c.complete(p) })
 		return
 	}
 	c.complete(p)
@@ -458,7 +461,11 @@ func (c *Coordinator) Stats() Stats {
 	return st
 }
 
-// Close stops triggering and discards pending checkpoints.
+// Close stops triggering and discards pending checkpoints. A checkpoint
+// that every task acknowledged and that is uploading to an object store
+// is not pending: Close waits until it completes or fails (within the
+// checkpoint timeout), so nothing writes a job's checkpoints once its
+// coordinator is closed.
 func (c *Coordinator) Close() {
 	c.mu.Lock()
 	c.closed = true
@@ -471,4 +478,5 @@ func (c *Coordinator) Close() {
 		}
 		c.cfg.Storage.Discard(p.id)
 	}
+	c.uploading.Wait()
 }
