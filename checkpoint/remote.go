@@ -71,7 +71,10 @@ func sharedKey(dir string, f FileSum) string {
 // savepoint's directory, as on disk.
 func savepointKey(dir string, f FileSum) string { return path.Join(filepath.ToSlash(dir), f.Name) }
 
-var chkKey = regexp.MustCompile(`^chk-([0-9]+)/`)
+var (
+	chkKey  = regexp.MustCompile(`^chk-([0-9]+)/`)
+	chkName = regexp.MustCompile(`^chk-[0-9]+$`)
+)
 
 // ids returns the checkpoint ids with any object in the store, and those
 // with a _metadata object, highest first.
@@ -539,7 +542,7 @@ func LoadFrom(ctx context.Context, path string, o objstore.S3Options, workDir st
 	}
 	var store objstore.Store
 	metaKey, keyOf := MetadataFile, savepointKey
-	if regexp.MustCompile(`^chk-[0-9]+$`).MatchString(base) {
+	if chkName.MatchString(base) {
 		// A checkpoint: its files are in the job's shared/ beside it.
 		if store, err = objstore.Open(mctx, strings.TrimSuffix(uri, "/"+base), o); err != nil {
 			return nil, err
