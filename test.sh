@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README: "Run all tests"). It needs Go, Java 17
-# and Maven (for the Apache Kafka broker), and installs kcat and chromium from
+# and Maven (for the Apache Kafka broker), curl (for the S3 server's script), and installs kcat and chromium from
 # Debian if missing; the conformance suites are read from
 # ../shared/conformance.
 set -euo pipefail
@@ -26,6 +26,10 @@ for tool in java mvn; do
   command -v "$tool" >/dev/null 2>&1 || { echo "test.sh: $tool is needed for the Apache Kafka runs of the Kafka tests" >&2; exit 1; }
 done
 scripts/apache-kafka.sh resolve
+# The tests of checkpoints on object storage run against an S3-compatible
+# server (versitygw, scripts/s3-server.sh), installed once with go install
+# into ~/.cache/streamsql; each test binary that needs it starts its own.
+scripts/s3-server.sh resolve
 go vet ./...
 # The crash and Kafka packages run many engine processes each: on a busy
 # 2-core machine one package can take longer than go test's default

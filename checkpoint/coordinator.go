@@ -107,6 +107,9 @@ type Coordinator struct {
 	// storage, so no completion removes the directory of another that is
 	// still writing into it.
 	completeMu sync.Mutex
+	// uploading counts the completions running on goroutines of their own
+	// (with an object store); Close waits for them.
+	uploading sync.WaitGroup
 }
 
 type pendingCheckpoint struct {
@@ -290,6 +293,12 @@ func (c *Coordinator) completeIfAllAckedLocked(p *pendingCheckpoint) {
 	delete(c.pending, p.id)
 	p.timer.Stop()
 	c.mu.Unlock()
+	if c.cfg.Storage.Remote() != "" {
+		// The upload is the checkpoint's asynchronous part: the subtask
+		// whose ack was the last goes on with its records meanwhile.
+		c.uploading.Go(func() { c.complete(p) })
+		return
+	}
 	c.complete(p)
 }
 
@@ -354,7 +363,13 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	for _, o := range md.Operators {
 		sort.Slice(o.Subtasks, func(i, j int) bool { return o.Subtasks[i].Subtask < o.Subtasks[j].Subtask })
 	}
-	if err := WriteMetadata(p.dir, md); err != nil {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if c.cfg.Options.Timeout > 0 {
+		ctx, cancel = context.WithDeadline(ctx, p.started.Add(c.cfg.Options.Timeout))
+	}
+	uploaded, err := c.cfg.Storage.Complete(ctx, md)
+	cancel()
+	if err != nil {
 		c.fail(p, fmt.Errorf("checkpoint %d: writing metadata: %w", p.id, err), true)
 		return
 	}
@@ -368,7 +383,7 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	c.stats.LastSize, c.stats.LastIncremental = total, incr
 	c.stats.Durations.observe(md.Duration)
 	rec := Record{ID: p.id, Savepoint: p.savepoint, Status: StatusCompleted, Triggered: p.started,
-		Duration: md.Duration, Size: total, Incremental: incr, Alignment: maxAlignment(p.acks)}
+		Duration: md.Duration, Size: total, Incremental: incr, Uploaded: uploaded, Alignment: maxAlignment(p.acks)}
 	c.recordLocked(rec)
 	// Older pending checkpoints (a savepoint forced past one still
 	// aligning) are subsumed: they end before Retain removes their
@@ -446,7 +461,11 @@ func (c *Coordinator) Stats() Stats {
 	return st
 }
 
-// Close stops triggering and discards pending checkpoints.
+// Close stops triggering and discards pending checkpoints. A checkpoint
+// that every task acknowledged and that is uploading to an object store
+// is not pending: Close waits until it completes or fails (within the
+// checkpoint timeout), so nothing writes a job's checkpoints once its
+// coordinator is closed.
 func (c *Coordinator) Close() {
 	c.mu.Lock()
 	c.closed = true
@@ -459,4 +478,5 @@ func (c *Coordinator) Close() {
 		}
 		c.cfg.Storage.Discard(p.id)
 	}
+	c.uploading.Wait()
 }

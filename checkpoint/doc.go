@@ -6,6 +6,7 @@
 // damaged ones), and restart strategies.
 //
 // The coordinator drives a job through the Job interface defined here; it
-// never imports the runtime. Of ours it imports only internal/failpoint and
-// internal/fsutil.
+// never imports the runtime. Of ours it imports only internal/failpoint,
+// internal/fsutil, internal/config, internal/objstore (checkpoints and
+// savepoints kept in an object store: remote.go) and types.
 package checkpoint

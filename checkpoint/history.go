@@ -16,6 +16,10 @@ type Record struct {
 	// Size and Incremental are the state's full and newly written bytes
 	// (completed only).
 	Size, Incremental int64
+	// Uploaded is the bytes of state files the checkpoint put into the
+	// object store (0 without one; completed only): those no earlier
+	// checkpoint there had.
+	Uploaded int64
 	// Alignment is the longest time a subtask held input channels back
 	// until every channel had delivered the barrier (exactly-once
 	// alignment; 0 in at-least-once mode and for subtasks with one input).

@@ -1,9 +1,12 @@
 package checkpoint
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/streamsql/streamsql/internal/config"
+	"github.com/streamsql/streamsql/internal/objstore"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -53,6 +56,13 @@ type Options struct {
 	RetainOnCancel bool
 	// NumRetained completed checkpoints kept ('state.checkpoints.num-retained', default 1).
 	NumRetained int
+	// Dir is where a job's checkpoints are kept, in a folder of the job's
+	// own ('execution.checkpointing.dir'; the session takes Flink 1's name
+	// 'state.checkpoints.dir' for it): s3://bucket/prefix, file:///path or
+	// a path; "" is the job's folder in the data directory.
+	Dir string
+	// S3 is how to reach the object store of an s3:// location ('s3.*').
+	S3 objstore.S3Options
 }
 
 // Option keys.
@@ -65,7 +75,32 @@ const (
 	KeyTolerable     = "execution.checkpointing.tolerable-failed-checkpoints"
 	KeyRetention     = "execution.checkpointing.externalized-checkpoint-retention"
 	KeyNumRetained   = "state.checkpoints.num-retained"
+	KeyDir           = "execution.checkpointing.dir"
+	KeyS3Endpoint    = "s3.endpoint"
+	KeyS3PathStyle   = "s3.path.style.access"
+	KeyS3AccessKey   = "s3.access-key"
+	KeyS3SecretKey   = "s3.secret-key"
 )
+
+// LocationAllowed is what a checkpoint or savepoint location may be, as
+// option definitions say it (with ValidLocation).
+const LocationAllowed = locationAllowed
+
+// ValidLocation reports whether v is a checkpoint or savepoint location
+// this build reads ("" too: the default).
+func ValidLocation(v string) bool { return validLocation(v) }
+
+// validLocation reports whether v is a location objstore.ParseURI takes.
+func validLocation(v string) bool {
+	if v == "" {
+		return true
+	}
+	_, err := objstore.ParseURI(v)
+	return err == nil
+}
+
+// locationAllowed is what a checkpoint or savepoint location may be.
+const locationAllowed = "s3://bucket/prefix, file:///path or a path"
 
 // The checkpointing options' definitions (Flink's keys and defaults).
 var (
@@ -83,11 +118,26 @@ var (
 		map[string]string{"NO_EXTERNALIZED_CHECKPOINTS": "DELETE_ON_CANCELLATION"},
 		"whether a stopped job's checkpoints are kept (so that running the statement again resumes) or deleted")
 	OptNumRetained = config.Int(KeyNumRetained, 1, 1, config.MaxInt, "completed checkpoints kept; older ones are deleted")
+	OptDir         = config.String(KeyDir, "",
+		"where jobs keep their checkpoints, each in a folder named as its folder in the data directory: s3://bucket/prefix (an object store: the data directory keeps the working copy, each checkpoint is uploaded before it completes, and a job started on an empty data directory restores from there), file:///path or a path").
+		ShowDefault("<data-dir>/jobs/<job>/checkpoints").Where(locationAllowed, validLocation)
+	OptS3Endpoint = config.String(KeyS3Endpoint, "",
+		"the URL of the S3-compatible service of s3:// locations, such as http://127.0.0.1:9000 (default: AWS's own, by region)").
+		Where("an http:// or https:// URL", func(v string) bool {
+			return v == "" || strings.HasPrefix(v, "http://") || strings.HasPrefix(v, "https://")
+		})
+	OptS3PathStyle = config.Bool(KeyS3PathStyle, false,
+		"address buckets as <endpoint>/<bucket> rather than <bucket>.<endpoint> (most S3-compatible servers want true)")
+	OptS3AccessKey = config.String(KeyS3AccessKey, "",
+		"the access key of s3:// locations (default: the AWS environment variables and files, AWS_ACCESS_KEY_ID, ~/.aws/credentials...)")
+	OptS3SecretKey = config.String(KeyS3SecretKey, "",
+		"the secret key of 's3.access-key' (default: the AWS environment variables and files); SET shows it, so prefer AWS_SECRET_ACCESS_KEY")
 )
 
 // OptionDefs lists the checkpointing options ParseOptions reads.
 func OptionDefs() []config.Def {
-	return []config.Def{OptInterval, OptMode, OptTimeout, OptMaxConcurrent, OptMinPause, OptTolerable, OptRetention, OptNumRetained}
+	return []config.Def{OptInterval, OptMode, OptTimeout, OptMaxConcurrent, OptMinPause, OptTolerable, OptRetention, OptNumRetained,
+		OptDir, OptS3Endpoint, OptS3PathStyle, OptS3AccessKey, OptS3SecretKey}
 }
 
 // ParseOptions reads the checkpointing options from a session's SET map
@@ -97,6 +147,11 @@ func ParseOptions(m map[string]string) (Options, error) {
 	var o Options
 	var mode, retention string
 	err := config.Collect(
+		config.Into(&o.Dir, OptDir, m),
+		config.Into(&o.S3.Endpoint, OptS3Endpoint, m),
+		config.Into(&o.S3.PathStyle, OptS3PathStyle, m),
+		config.Into(&o.S3.AccessKey, OptS3AccessKey, m),
+		config.Into(&o.S3.SecretKey, OptS3SecretKey, m),
 		config.Into(&o.Interval, OptInterval, m),
 		config.Into(&mode, OptMode, m),
 		config.Into(&o.Timeout, OptTimeout, m),
@@ -108,6 +163,9 @@ func ParseOptions(m map[string]string) (Options, error) {
 	)
 	if err != nil {
 		return Options{}, err
+	}
+	if (o.S3.AccessKey == "") != (o.S3.SecretKey == "") {
+		return Options{}, fmt.Errorf("'%s' and '%s' are set together or not at all", KeyS3AccessKey, KeyS3SecretKey)
 	}
 	if mode == "AT_LEAST_ONCE" {
 		o.Mode = AtLeastOnce

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/internal/fsutil"
+	"github.com/streamsql/streamsql/internal/objstore"
 )
 
 // ErrNoCheckpoint is returned when a job has no completed checkpoint.
@@ -20,12 +22,55 @@ var ErrNoCheckpoint = errors.New("no completed checkpoint")
 // It is safe for use by one coordinator at a time. Its writes go through
 // the filesystem fsutil.For returns for dir (the operating system's, unless
 // a test injects failures there).
+//
+// A Storage with an object store (NewRemoteStorage) makes each checkpoint
+// under dir as before, its working copy, and Complete uploads it: the
+// store is then where its checkpoints are, which Completed lists, NextID
+// numbers after, Retain prunes and Fetch downloads from.
 type Storage struct {
-	dir string
+	dir    string
+	remote *remote
 }
 
 // NewStorage returns the storage of checkpoints under dir (created on demand).
 func NewStorage(dir string) *Storage { return &Storage{dir: dir} }
+
+// NewRemoteStorage returns the storage of checkpoints made under dir and
+// kept in store (the job's own root in it: its checkpoint directory joined
+// with its folder).
+func NewRemoteStorage(dir string, store objstore.Store) *Storage {
+	return &Storage{dir: dir, remote: &remote{store: store}}
+}
+
+// Remote is the location of the object store the checkpoints are kept in
+// ("" when they are kept in Root only).
+func (s *Storage) Remote() string {
+	if s.remote == nil {
+		return ""
+	}
+	return s.remote.store.String()
+}
+
+// Complete makes checkpoint m complete: with an object store, it uploads
+// the state files of m.Dir the store lacks and then m's _metadata
+// (create-if-absent: an error wrapping ErrCheckpointExists if another
+// process wrote that checkpoint), within ctx; then it writes m.Dir's
+// _metadata (WriteMetadata). Only after it returns is the checkpoint
+// complete; if it fails, the caller discards it. It returns the bytes
+// uploaded.
+func (s *Storage) Complete(ctx context.Context, m *Metadata) (int64, error) {
+	var n int64
+	if s.remote != nil {
+		data, err := encodeForStore(m)
+		if err != nil {
+			return 0, err
+		}
+		if n, err = s.remote.upload(ctx, m, data); err != nil {
+			return n, fmt.Errorf("uploading to %s: %w", s.remote.store, err)
+		}
+	}
+	return n, WriteMetadata(m.Dir, m)
+}
 
 // Root is the directory holding the chk-<n> directories.
 func (s *Storage) Root() string { return s.dir }
@@ -42,10 +87,17 @@ func (s *Storage) Prepare(id int64) (string, error) {
 	return d, nil
 }
 
-// Discard removes checkpoint id (a failed or expired one).
+// Discard removes checkpoint id (a failed or expired one), from the
+// object store too.
 func (s *Storage) Discard(id int64) error {
 	d := s.Dir(id)
-	return fsutil.For(d).RemoveAll(d)
+	err := fsutil.For(d).RemoveAll(d)
+	if s.remote != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
+		defer cancel()
+		err = errors.Join(err, s.remote.discard(ctx, id))
+	}
+	return err
 }
 
 // ids returns the ids of the chk-<n> directories present, highest first.
@@ -73,15 +125,34 @@ func (s *Storage) ids() ([]int64, error) {
 // so ids keep increasing across restarts.
 func (s *Storage) NextID() (int64, error) {
 	ids, err := s.ids()
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return 1, err
+	}
+	if s.remote != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
+		defer cancel()
+		all, _, err := s.remote.ids(ctx)
+		if err != nil {
+			return 1, err
+		}
+		ids = append(ids, all...)
+		sort.Slice(ids, func(i, j int) bool { return ids[i] > ids[j] })
+	}
+	if len(ids) == 0 {
+		return 1, nil
 	}
 	return ids[0] + 1, nil
 }
 
 // Completed returns the checkpoints with valid metadata, newest first, and
-// a warning for each damaged one it skipped.
+// a warning for each damaged one it skipped. With an object store they are
+// those of the store, and each one's Dir is where Fetch puts its files.
 func (s *Storage) Completed() ([]*Metadata, []string, error) {
+	if s.remote != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
+		defer cancel()
+		return s.remote.completed(ctx, s.Dir)
+	}
 	ids, err := s.ids()
 	if err != nil {
 		return nil, nil, err
@@ -103,7 +174,9 @@ func (s *Storage) Completed() ([]*Metadata, []string, error) {
 }
 
 // Retain deletes all but the n newest completed checkpoints, and every
-// incomplete directory older than the newest completed one.
+// incomplete directory older than the newest completed one. With an object
+// store it does so there too, and deletes the shared objects no retained
+// checkpoint lists.
 func (s *Storage) Retain(n int) error {
 	done, _, err := s.Completed()
 	if err != nil || len(done) == 0 {
@@ -113,6 +186,13 @@ func (s *Storage) Retain(n int) error {
 	for i, m := range done {
 		if i < n {
 			keep[m.ID] = true
+		}
+	}
+	if s.remote != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
+		defer cancel()
+		if err := s.remote.prune(ctx, done[0].ID, done[:min(n, len(done))]); err != nil {
+			return err
 		}
 	}
 	ids, err := s.ids()

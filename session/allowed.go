@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/streamsql/streamsql/checkpoint"
 )
 
 // fileOptions are the table options, by connector, that name a file or
@@ -59,7 +61,8 @@ func (s *Session) AllowedPaths() []string {
 // checkPathLocked says whether path, named by what (an option), lies under
 // an allowed directory; s.mu is held.
 func (s *Session) checkPathLocked(what, path string) error {
-	if s.allowed == nil || path == "" {
+	if s.allowed == nil || path == "" || checkpoint.IsRemote(path) {
+		// An object store location is no file of this machine.
 		return nil
 	}
 	refuse := func(why string) error {

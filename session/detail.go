@@ -101,7 +101,7 @@ func (s *Session) Savepoint(ctx context.Context, id string) (string, error) {
 	if root == "" {
 		root = s.path("savepoints")
 	}
-	return checkpoint.WriteSavepoint(md, root)
+	return s.writeSavepoint(ctx, md, root)
 }
 
 // subtaskMetrics are the job's subtask counters: those of its ended

@@ -555,7 +555,7 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	if root == "" {
 		root = s.path("savepoints")
 	}
-	path, err := checkpoint.WriteSavepoint(md, root)
+	path, err := s.writeSavepoint(ctx, md, root)
 	if err != nil {
 		return "", err
 	}
@@ -564,6 +564,16 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 	e.mu.Unlock()
 	e.stop()
 	return path, nil
+}
+
+// writeSavepoint writes savepoint md under root, a directory or an object
+// store location (reached with the session's 's3.*' options).
+func (s *Session) writeSavepoint(ctx context.Context, md *checkpoint.Metadata, root string) (string, error) {
+	cpo, err := checkpoint.ParseOptions(s.Options())
+	if err != nil {
+		return "", err
+	}
+	return checkpoint.WriteSavepointTo(ctx, md, root, cpo.S3)
 }
 
 // discardStaged removes savepoint md of a job without checkpointing from

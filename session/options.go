@@ -62,9 +62,11 @@ var (
 		"keys a stateful subtask keeps in memory above its store, whatever their bytes; beyond it the least recently used are written back and evicted")
 	optManagedMemory = config.Bytes(OptManagedMemory, DefaultManagedMemory, 64<<20,
 		"the memory of keyed state, shared by every stateful subtask of the process (Flink's managed memory): half for the state operators hold in memory, a quarter for Pebble's block cache, a quarter for its memtables (docs/DESIGN.md); jobs submitted next use it")
-	optSavepointDir = config.String(OptSavepointDir, "", "where STOP JOB ... WITH SAVEPOINT writes savepoints").
-			ShowDefault("<data-dir>/savepoints")
-	optRecoveryPath    = config.String(OptRecoveryPath, "", "a checkpoint or savepoint the jobs submitted next start from")
+	optSavepointDir = config.String(OptSavepointDir, "", "where STOP JOB ... WITH SAVEPOINT writes savepoints: a directory, or s3://bucket/prefix").
+			ShowDefault("<data-dir>/savepoints").Where(checkpoint.LocationAllowed, checkpoint.ValidLocation)
+	optRecoveryPath = config.String(OptRecoveryPath, "",
+		"a checkpoint or savepoint the jobs submitted next start from: its directory (or its _metadata), local or s3://bucket/prefix/...").
+		Where(checkpoint.LocationAllowed, checkpoint.ValidLocation)
 	optIgnoreUnclaimed = config.Bool(OptIgnoreUnclaimed, false,
 		"a restore may drop the state of operators the plan no longer has (else it is an error)")
 	optSavepointOnStop = config.Bool(OptSavepointOnStop, false,
@@ -169,6 +171,7 @@ var aliases = map[string]string{
 	"state.backend.type":                         OptStateBackend,
 	"execution.checkpointing.savepoint-dir":      OptSavepointDir,
 	"execution.checkpointing.num-retained":       checkpoint.KeyNumRetained,
+	"state.checkpoints.dir":                      checkpoint.KeyDir,
 }
 
 // refused are keys of Flink that are known but not implemented: SET of

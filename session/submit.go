@@ -200,12 +200,19 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 		}
 	}()
 	jobDir := s.path("jobs", folder)
+	storage, err := checkpoint.OpenStorage(ctx, cpo, filepath.Join(jobDir, "checkpoints"), folder)
+	if err != nil {
+		return nil, sql.Errorf(st.Pos(), "job %s: %v", name, err)
+	}
 	if s.Fresh {
+		if err := storage.Clear(); err != nil {
+			return nil, fmt.Errorf("job %s: --fresh: discarding its checkpoints: %w", name, err)
+		}
 		if err := os.RemoveAll(jobDir); err != nil {
 			return nil, err
 		}
 	}
-	jp := &jobPlan{name: name, graph: g, restart: restart, storage: checkpoint.NewStorage(filepath.Join(jobDir, "checkpoints")),
+	jp := &jobPlan{name: name, graph: g, restart: restart, storage: storage,
 		dir: jobDir, text: st.Text()}
 	if jp.opts, err = s.execOptions(nil); err != nil {
 		return nil, err
@@ -249,7 +256,13 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 	}
 	switch {
 	case path != "":
-		md, err := checkpoint.Load(path)
+		// One in an object store is downloaded into the job's folder
+		// (restore/), replacing what an earlier restore left there.
+		restoreDir := filepath.Join(jobDir, "restore")
+		if err := os.RemoveAll(restoreDir); err != nil {
+			return nil, err
+		}
+		md, err := checkpoint.LoadFrom(ctx, path, cpo.S3, restoreDir)
 		if err != nil {
 			return nil, sql.Errorf(st.Pos(), "cannot restore from '%s': %v", path, err)
 		}
@@ -393,6 +406,15 @@ func (jp *jobPlan) startLatest() (*exec.Job, int64, []string, error) {
 					jp.name, md.ID, diff, startOver, OptIgnoreUnclaimed)
 			}
 		}
+		// A checkpoint in an object store is downloaded first (the files
+		// the working copy lacks), every file verified.
+		if err := jp.storage.Fetch(context.Background(), md); err != nil {
+			if !errors.Is(err, checkpoint.ErrDamagedFile) && !errors.Is(err, checkpoint.ErrCorrupt) {
+				return nil, 0, warnings, fmt.Errorf("cannot restore job %s from checkpoint %d in %s: %w", jp.name, md.ID, jp.storage.Remote(), err)
+			}
+			warnings = append(warnings, fmt.Sprintf("WARNING: checkpoint %d of job %s cannot be restored (%v); trying an older one", md.ID, jp.name, err))
+			continue
+		}
 		o := jp.opts
 		o.Restore = md
 		job, err := exec.Start(context.Background(), jp.graph, o)
@@ -460,7 +482,7 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		if !failed {
 			e.finish(err)
 			if stopped && !keep && jp.checkpointing() && !jp.opts.Checkpoint.Options.RetainOnCancel {
-				os.RemoveAll(jp.storage.Root())
+				jp.storage.Clear() // its objects in an object store too
 			}
 			return
 		}

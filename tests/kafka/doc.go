@@ -16,6 +16,12 @@
 //     key is the true count. 4M clicks rather than the 1M first planned:
 //     the engine reads 1M in about three 200ms checkpoint intervals, too
 //     short a job for ten random kills to land in.
+//   - TestUpsertCountsNewMachines: the same count with its checkpoints in
+//     the bucket of a real S3-compatible server (versitygw, started with
+//     scripts/s3-server.sh by internal/testenv) and every run on a new,
+//     empty data directory, as on a new machine: each run restores the
+//     newest checkpoint in the bucket, and the counts are exact. 2M clicks,
+//     kafka-dev's two protocols.
 //   - TestPassThrough: SELECT * into an exactly-once kafka json table: every
 //     click id exactly once.
 //   - TestAtLeastOnce: the same with 'sink.delivery-guarantee' =

@@ -3,6 +3,7 @@ package kafka
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -173,6 +174,12 @@ type jobRun struct {
 	// firsts are the times from a run's start to its first completed
 	// checkpoint, of the runs that got there.
 	firsts []time.Duration
+	// s3, when set, is the S3 server whose bucket holds the job's
+	// checkpoints under s3Prefix (the job file sets
+	// 'execution.checkpointing.dir'): every run starts on a new, empty
+	// data directory, as on a new machine.
+	s3       *testenv.S3Server
+	s3Prefix string
 }
 
 func newJobRun(t *testing.T, b *broker, spec jobSpec) *jobRun {
@@ -183,7 +190,12 @@ func newJobRun(t *testing.T, b *broker, spec jobSpec) *jobRun {
 	return r
 }
 
-func (r *jobRun) latest() int64 { return latestCheckpoint(r.t, r.dataDir, r.spec.name) }
+func (r *jobRun) latest() int64 {
+	if r.s3 != nil {
+		return latestInBucket(r.t, r.s3, r.s3Prefix, r.spec.name)
+	}
+	return latestCheckpoint(r.t, r.dataDir, r.spec.name)
+}
 
 // progress is the share of the input the job has committed.
 func (r *jobRun) progress() float64 {
@@ -195,6 +207,12 @@ func (r *jobRun) progress() float64 {
 func (r *jobRun) start(env []string, args ...string) *proc {
 	r.runs++
 	r.b.alive(r.t)
+	if r.s3 != nil {
+		if err := os.RemoveAll(r.dataDir); err != nil {
+			r.t.Fatal(err)
+		}
+		env = append(append([]string(nil), env...), r.s3.Env...)
+	}
 	p := startEngine(r.t, r.dataDir, r.file, env, args...)
 	p.watchCheckpoints(r.dataDir, r.spec.name, r.latest())
 	return p

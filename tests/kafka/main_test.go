@@ -54,7 +54,9 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kafka tests:", err)
 		return 1
 	}
-	return kafkatest.Main(m) // stops the shared Apache Kafka broker
+	code := kafkatest.Main(m) // stops the shared Apache Kafka broker
+	testenv.StopS3()          // and the S3 server, if a test started it
+	return code
 }
 
 // protocols are the two transaction protocols kafka-dev serves; every test
