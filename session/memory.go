@@ -39,14 +39,23 @@ func (s *Session) managedMemory() (*state.ManagedMemory, error) {
 }
 
 // goMemoryLimit is the Go runtime's soft memory limit for managed memory
-// of size bytes: size plus memLimitOverhead. With cgo, Pebble's half (its
-// block cache and memtables) is allocated by C, outside the Go heap, so
-// this lets the heap grow past the operators' half; a limit of that half
-// plus the overhead kept the RSS of a 4M-key group-by 300 MiB lower, but
-// the heap holds more than the operators account for (batches in flight,
-// a join's and a window's structures), and Nexmark q7's collector then ran
-// without pause: 61K events per CPU second over 4M events against 136K.
-func goMemoryLimit(size int64) int64 { return size + memLimitOverhead }
+// of size bytes. Without cgo it is size plus memLimitOverhead: Pebble's
+// half of the budget (its block cache and memtables) is on the Go heap
+// too. With cgo Pebble allocates that half with C's allocator, outside the
+// heap, so the heap holds the operators' half (what they account for),
+// what the budget does not count (memLimitOverhead), and room for the
+// collector: a quarter of size. Without that room the collector ran
+// without pause once the live heap neared the limit; with all of
+// Pebble's half as its room (the limit size plus the overhead), the heap
+// grew to twice what was live and the RSS of Nexmark q9 and q18 over 10M
+// events to 950-1000 MiB for 512 MiB of managed memory. With a quarter:
+// 767-885 MiB, at 0.9-0.97 of the events per CPU second (bench/STATE.md).
+func goMemoryLimit(size int64) int64 {
+	if pebbleOffHeap {
+		return size/2 + size/4 + memLimitOverhead
+	}
+	return size + memLimitOverhead
+}
 
 // memLimitOverhead is what the process may take besides its managed
 // memory before the Go runtime's soft limit: the batches in flight
