@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -286,20 +287,26 @@ func (m *Memory) ScanRange(kg int, start, end []byte, fn func(key, value []byte)
 	if m.closed {
 		return ErrClosed
 	}
-	g := m.groups[kg]
-	if g == nil {
-		return nil
-	}
-	hi := btreemap.Max[string]()
-	if end != nil {
-		hi = btreemap.LT(string(end))
-	}
-	for k, v := range g.Ascend(btreemap.GE(string(start)), hi) {
+	for k, v := range m.span(kg, start, end) {
 		if err := fn([]byte(k), v); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// span is the entries of key group kg in [start, end) (end nil: to the end
+// of the key group), in key order. The caller holds m.mu.
+func (m *Memory) span(kg int, start, end []byte) iter.Seq2[string, []byte] {
+	g := m.groups[kg]
+	if g == nil {
+		return func(func(string, []byte) bool) {}
+	}
+	hi := btreemap.Max[string]()
+	if end != nil {
+		hi = btreemap.LT(string(end))
+	}
+	return g.Ascend(btreemap.GE(string(start)), hi)
 }
 
 func (m *Memory) DeleteRange(kg int, start, end []byte) error {
@@ -308,20 +315,12 @@ func (m *Memory) DeleteRange(kg int, start, end []byte) error {
 	if m.closed {
 		return ErrClosed
 	}
-	g := m.groups[kg]
-	if g == nil {
-		return nil
-	}
-	hi := btreemap.Max[string]()
-	if end != nil {
-		hi = btreemap.LT(string(end))
-	}
 	var keys []string
-	for k := range g.Ascend(btreemap.GE(string(start)), hi) {
+	for k := range m.span(kg, start, end) {
 		keys = append(keys, k)
 	}
 	for _, k := range keys {
-		g.Delete(k)
+		m.groups[kg].Delete(k)
 	}
 	return nil
 }
