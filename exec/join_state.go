@@ -67,8 +67,8 @@ type joinSideState struct {
 	lazy bool
 	// room is the bytes the keys in memory have allocated for their
 	// rows (joinKey.room, as last counted: joinKey.counted), for bytes.
-	room int64
-	owner     string
+	room  int64
+	owner string
 	// ttl (milliseconds; 0: none) and now (the batch's processing time,
 	// Unix milliseconds): a row written before now - ttl has expired.
 	ttl, now int64
