@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/planner"
 	"github.com/streamsql/streamsql/state"
@@ -75,8 +74,12 @@ type windowJoinOp struct {
 	offs   []int // row i's columns are buf[offs[i]:offs[i+1]]
 	koffs  []int // row i's key starts at keyBuf[koffs[i]]; -1: a NULL key
 	sbuf   []byte
+	vbuf   []byte
 	// kgs are the key groups of a firing window's stored rows.
 	kgs []int
+	// held and chunkRows are a spilled window's rows as it fires: one
+	// key's right rows, a chunk of its left rows (fireSpilled).
+	held, chunkRows []wjRow
 }
 
 // wjInput is what the window join knows of one input.
@@ -184,7 +187,7 @@ func (j *windowJoinOp) open(t *taskContext) error {
 		return nil
 	}
 	for s := range j.space {
-		err := j.space[s].Scan(func(kg int, k, v []byte) error { return j.loadRow(s, kg, k, v, nil) })
+		err := j.space[s].Scan(func(kg int, k, v []byte) error { return j.loadRow(s, kg, k, v) })
 		if err != nil {
 			return err
 		}
@@ -193,10 +196,9 @@ func (j *windowJoinOp) open(t *taskContext) error {
 	return nil
 }
 
-// loadRow adds the stored row k, v of side s in key group kg to its
-// window: in (a window read back when it fires), or the open window it
-// names, made when there is none (restore).
-func (j *windowJoinOp) loadRow(s, kg int, k, v []byte, in *wjWindow) error {
+// loadRow adds the stored row k, v of side s in key group kg to the open
+// window it names, made when there is none (restore).
+func (j *windowJoinOp) loadRow(s, kg int, k, v []byte) error {
 	if len(k) < 25 {
 		return fmt.Errorf("%w: %s: window join key of %d bytes", errCorrupt, j.owner, len(k))
 	}
@@ -214,10 +216,7 @@ func (j *windowJoinOp) loadRow(s, kg int, k, v []byte, in *wjWindow) error {
 		return d.err
 	}
 	j.seq = max(j.seq, seq)
-	w := in
-	if w == nil {
-		w = j.window(start, end)
-	}
+	w := j.window(start, end)
 	r := wjRow{row: row, seq: seq, kg: kg, stored: true}
 	if key[0] == 0 {
 		w.nullRows[s] = append(w.nullRows[s], r)
@@ -284,61 +283,6 @@ func (j *windowJoinOp) spill(w *wjWindow) {
 		w.nullRows[s] = nil
 	}
 	w.spilled = true
-}
-
-// unspill reads the rows of w, a spilled window that fires (no longer
-// among the open windows), back from the store: those stored, then those
-// it holds that are not stored yet.
-func (j *windowJoinOp) unspill(w *wjWindow) error {
-	type newRow struct {
-		s   int
-		key string
-		g   bool
-		r   wjRow
-	}
-	var fresh []newRow
-	for _, g := range w.groups {
-		for s := range g.rows {
-			for _, r := range g.rows[s] {
-				if !r.stored {
-					fresh = append(fresh, newRow{s: s, key: g.key, g: true, r: r})
-				}
-			}
-		}
-	}
-	for s := range w.nullRows {
-		for _, r := range w.nullRows[s] {
-			if !r.stored {
-				fresh = append(fresh, newRow{s: s, r: r})
-			}
-		}
-	}
-	held := j.rows
-	j.spill(w)
-	var prefix [16]byte
-	binary.BigEndian.PutUint64(prefix[:8], uint64(w.end))
-	binary.BigEndian.PutUint64(prefix[8:], uint64(w.start))
-	lo, hi := state.KeyGroupRange(j.t.subtask, j.maxPar, j.t.op.Parallelism)
-	for s := range j.space {
-		for kg := lo; kg <= hi; kg++ {
-			err := j.space[s].ScanPrefix(kg, prefix[:], func(k, v []byte) error { return j.loadRow(s, kg, k, v, w) })
-			if err != nil {
-				return err
-			}
-		}
-	}
-	for _, f := range fresh {
-		if f.g {
-			g := j.group(w, f.r.kg, f.key)
-			g.rows[f.s] = append(g.rows[f.s], f.r)
-		} else {
-			w.nullRows[f.s] = append(w.nullRows[f.s], f.r)
-		}
-		j.bytes += int64(len(f.r.row)) + wjRowBytes
-	}
-	// Every row read back was counted as held already.
-	j.rows, w.spilled = held, false
-	return nil
 }
 
 // window returns the open window ending at end, made on first use.
@@ -520,13 +464,14 @@ func (j *windowJoinOp) fire(out *emitter) error {
 // fireWindow joins window w's rows and emits the result, then deletes its
 // stored rows.
 func (j *windowJoinOp) fireWindow(w *wjWindow, out *emitter) error {
-	if w.spilled {
-		if err := j.unspill(w); err != nil {
-			return err
-		}
-	}
 	e := wjEmitter{j: j, out: out}
 	defer e.release()
+	if w.spilled {
+		if err := j.fireSpilled(w, &e); err != nil {
+			return err
+		}
+		return e.flushOut()
+	}
 	for _, g := range w.groups {
 		for li := range g.rows[0] {
 			for ri := range g.rows[1] {
@@ -765,10 +710,7 @@ func (j *windowJoinOp) storeNew() error {
 			r = &ref.w.nullRows[ref.side][ref.i]
 		}
 		j.sbuf = j.storeKey(j.sbuf[:0], ref.w, ref.g, r.seq)
-		v := checkpoint.AppendStateHeader(nil, stateVersion)
-		v = binary.AppendUvarint(v, uint64(len(r.row)))
-		v = append(v, r.row...)
-		j.space[ref.side].Put(&wb, ref.kg, j.sbuf, v)
+		j.space[ref.side].Put(&wb, ref.kg, j.sbuf, j.rowValue(r))
 		r.stored = true
 		if err := j.space[ref.side].ApplyPart(&wb); err != nil {
 			return err

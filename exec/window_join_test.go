@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/hex"
 	"fmt"
+	"math/rand"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ import (
 //	checkpoint               snapshot into a checkpoint and keep it
 //	restore                  a new operator restored from the last checkpoint
 //	state                    rows in the store, open windows and rows held
+//	spill                    every open window's rows to the store, none held (they fire from the store)
 //	late                     the late records counted so far
 //	dump                     the stored rows: "kg key value" in hex, in key order
 //	load                     a new operator restored from rows given as dump prints them (and this build's layout entry)
@@ -118,6 +120,17 @@ func (h *wjHarness) run(t *testing.T, d *datadriven.TestData) string {
 			return nil
 		})
 		return fmt.Sprintf("stored left=%d right=%d; open windows=%d rows held=%d\n", stored[0], stored[1], len(op.ends), op.rows)
+	case "spill":
+		// Every open window's rows written to the store and dropped from
+		// memory, as shrink does past the share: they fire from the store.
+		op := h.op.(*windowJoinOp)
+		if err := op.storeNew(); err != nil {
+			return h.result(err)
+		}
+		for _, w := range op.windows {
+			op.spill(w)
+		}
+		return "ok\n"
 	case "dump":
 		var lines []string
 		h.op.(*windowJoinOp).t.store.Scan(func(kg int, k, v []byte) error {
@@ -154,4 +167,81 @@ func (h *wjHarness) run(t *testing.T, d *datadriven.TestData) string {
 		return "ok\n"
 	}
 	return h.command(t, d)
+}
+
+// TestWindowJoinSpilledFires: a window whose rows went to the store fires
+// from it a chunk at a time (fireSpilled) with the output of the same
+// window fired from memory (fireWindow), for every join type, over random
+// rows: keys of several rows a side, keys of one side only, NULL keys, and
+// spills after some of the batches.
+func TestWindowJoinSpilledFires(t *testing.T) {
+	types := []string{"inner", "left", "right", "full", "semi", "anti"}
+	for seed := int64(1); seed <= 4; seed++ {
+		for _, typ := range types {
+			rng := rand.New(rand.NewSource(seed))
+			var batches []struct {
+				side  string
+				input string
+			}
+			for b := 0; b < 8; b++ {
+				var lines []string
+				for i, n := 0, 1+rng.Intn(6); i < n; i++ {
+					k := []string{"a", "b", "c", "d", "e", "null"}[rng.Intn(6)]
+					lines = append(lines, fmt.Sprintf("%s %d 00:0%d:%02d", k, rng.Intn(100), rng.Intn(2), rng.Intn(60)))
+				}
+				side := []string{"left", "right"}[rng.Intn(2)]
+				batches = append(batches, struct {
+					side  string
+					input string
+				}{side, strings.Join(lines, "\n")})
+			}
+			spillAt := map[int]bool{rng.Intn(8): true, rng.Intn(8): true}
+			run := func(spill bool) []string {
+				h := &opHarness{t: t, dir: t.TempDir()}
+				defer h.close()
+				wj := &wjHarness{opHarness: h}
+				h.id, h.batchSize = "wj", 2
+				h.newOp = func(s *subtask) (operator, error) { return newWindowJoin(s) }
+				do := func(cmd, input string) string {
+					d := &datadriven.TestData{Cmd: cmd, Input: input}
+					if f := strings.Fields(cmd); len(f) > 1 {
+						d.Cmd = f[0]
+						kv := strings.SplitN(f[1], "=", 2)
+						if len(kv) == 2 {
+							d.CmdArgs = []datadriven.CmdArg{{Key: kv[0], Vals: []string{kv[1]}}}
+						} else {
+							d.CmdArgs = []datadriven.CmdArg{{Key: f[1]}}
+						}
+					}
+					return wj.run(t, d)
+				}
+				do("init type="+typ, "")
+				var out []string
+				for i, b := range batches {
+					out = append(out, do("batch side="+b.side, b.input))
+					if spill && spillAt[i] {
+						do("spill", "")
+					}
+				}
+				out = append(out, do("watermark 00:00:59.999", ""), do("end", ""))
+				var rows []string
+				for _, o := range out {
+					for _, l := range strings.Split(strings.TrimSpace(o), "\n") {
+						if l != "(nothing)" && l != "" {
+							rows = append(rows, l)
+						}
+					}
+				}
+				sort.Strings(rows)
+				if st := do("state", ""); !strings.HasPrefix(st, "stored left=0 right=0; open windows=0 rows held=0") {
+					t.Errorf("seed %d %s (spill %v): after the last window: %s", seed, typ, spill, st)
+				}
+				return rows
+			}
+			want, got := run(false), run(true)
+			if strings.Join(want, "\n") != strings.Join(got, "\n") {
+				t.Errorf("seed %d %s: fired from the store\n%s\nfrom memory\n%s", seed, typ, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		}
+	}
 }
