@@ -43,7 +43,7 @@ func (e *FileError) Unwrap() error { return e.Err }
 // either a flat key ("execution.checkpointing.interval: 10 s") or nested
 // maps whose keys join with dots ("execution: {checkpointing: {interval:
 // 10 s}}"); the two forms mean the same and mix freely. Every value must
-// be a scalar: a list, an empty map or a null is an error, so nothing in
+// be a non-empty scalar: a list, an empty map or a null is an error, so nothing in
 // the file is accepted and ignored, and so is a key given twice, in
 // whatever form. Values are returned as their text; checking the keys and
 // values against the options' definitions is the caller's. An empty file
@@ -112,7 +112,7 @@ func (p *flattener) mapping(prefix string, m *yaml.Node) error {
 		case yaml.SequenceNode:
 			return &FileError{File: p.file, Line: v.Line, Err: fmt.Errorf("option '%s' takes one value, not a list", key)}
 		case yaml.ScalarNode:
-			if v.Tag == "!!null" {
+			if v.Tag == "!!null" || strings.TrimSpace(v.Value) == "" {
 				return &FileError{File: p.file, Line: k.Line, Err: fmt.Errorf("option '%s' has no value", key)}
 			}
 			if first, ok := p.lines[key]; ok {
