@@ -40,8 +40,8 @@ func listing(t *testing.T, s *Server) map[string]string {
 
 // TestConfigFileIsEveryClientsBase: the data dir's config.yaml is the
 // base of the server's session: listed with its file and line, overridden
-// by a client's SET (kept across a restart in options.json), and what a
-// RESET returns to.
+// by a client's SET (kept across a restart in options.json, and still a
+// SET after the restart resumed a job), and what a RESET returns to.
 func TestConfigFileIsEveryClientsBase(t *testing.T) {
 	data := t.TempDir()
 	file := filepath.Join(data, "config.yaml")
@@ -65,6 +65,12 @@ func TestConfigFileIsEveryClientsBase(t *testing.T) {
 		t.Fatalf("SET: %d %v", code, out)
 	}
 	want(s, "parallelism.default", "3 from SET")
+	// A running job, resumed by the next start under the same options.
+	if code, out := post(t, s, context.Background(), `CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');
+CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT id FROM ticks;`); code != 200 {
+		t.Fatalf("INSERT: %d %v", code, out)
+	}
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +80,12 @@ func TestConfigFileIsEveryClientsBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Shutdown(context.Background())
+	if jobs := s.sess.Jobs(); len(jobs) != 1 || jobs[0].Status != "RUNNING" {
+		t.Fatalf("the job was not resumed: %+v", jobs)
+	}
 	want(s, "parallelism.default", "3 from SET")
 	want(s, "execution.checkpointing.interval", "10 s from "+file+":3")
+	want(s, "table.dml-sync", "false from default")
 	if code, out := post(t, s, context.Background(), "RESET 'parallelism.default';"); code != 200 {
 		t.Fatalf("RESET: %d %v", code, out)
 	}

@@ -280,7 +280,10 @@ func (s *Server) resume() error {
 	if err := json.Unmarshal(data, &jobs); err != nil {
 		return fmt.Errorf("%s: %w", s.registryPath(), err)
 	}
-	base := s.sess.Options()
+	// What clients SET, put back once the jobs are resumed: not the
+	// effective options, or the defaults and the configuration file's
+	// values would become SETs.
+	base := s.sess.SetOptions()
 	for _, j := range jobs {
 		// The savepoint it was stopped with, else its latest checkpoint:
 		// never the path it was first restored from.
