@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -26,6 +27,8 @@ import (
 //	                 the error
 //	exec             the input's statements on the session: each result,
 //	                 or the error
+//	parallelism      EXPLAIN of the input's query: the parallelisms of its
+//	                 physical plan ("parallelism=N", each once)
 func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	var s *Session
@@ -99,8 +102,55 @@ func TestConfigFile(t *testing.T) {
 				writeResult(&b, r)
 			}
 			return clean(b.String())
+		case "parallelism":
+			rs, err := s.Execute(context.Background(), "EXPLAIN "+d.Input)
+			if err != nil {
+				return "error: " + err.Error() + "\n"
+			}
+			seen := map[string]bool{}
+			var b strings.Builder
+			for _, m := range parallelismRe.FindAllString(rs[0].Text, -1) {
+				if !seen[m] {
+					seen[m] = true
+					b.WriteString(m + "\n")
+				}
+			}
+			return b.String()
 		}
 		d.Fatalf(t, "unknown directive %s", d.Cmd)
 		return ""
 	})
+}
+
+var parallelismRe = regexp.MustCompile(`parallelism=[0-9]+`)
+
+// TestConfigFileOnce: ReadConfig is refused a second time, and a
+// SetDefault (streamsql test's) is listed as a default, over the file.
+func TestConfigFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(file, []byte("table.dml-sync: false\nparallelism.default: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ReadConfig(file); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadConfig(file); err == nil || !strings.Contains(err.Error(), "was read already") {
+		t.Errorf("a second ReadConfig: %v", err)
+	}
+	if err := s.SetDefault(OptDMLSync, "true"); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, want := range map[string]string{OptDMLSync: "true default", OptParallelism: "2 " + file + ":2"} {
+		if got := s.effective()[key] + " " + s.sourceLocked(key); got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+	}
 }
