@@ -154,3 +154,38 @@ func TestConfigFileOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsConfigExamples: every ```yaml block of README.md and docs/ is a
+// configuration file ReadConfig takes.
+func TestDocsConfigExamples(t *testing.T) {
+	docs, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	n := 0
+	for _, doc := range append(docs, "../README.md") {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllStringSubmatch(string(data), -1) {
+			n++
+			file := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(file, []byte(m[1]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ReadConfig(file); err != nil {
+				t.Errorf("%s: the example's %v", doc, err)
+			}
+			s.Close()
+		}
+	}
+	if n == 0 {
+		t.Fatal("no yaml example found in README.md or docs/")
+	}
+}
