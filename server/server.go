@@ -45,6 +45,11 @@ type Options struct {
 	// Pprof serves Go's profiles under /debug/pprof/ (default off: they
 	// show the process's command line and let a client stall it).
 	Pprof bool
+	// ConfigFile is the configuration file whose options are the base of
+	// the session every client's statements run in (session.ReadConfig):
+	// a SET overrides one, a RESET returns to it. Default:
+	// <DataDir>/config.yaml when it exists. A bad one stops Open.
+	ConfigFile string
 }
 
 // TokenEnv is the environment variable the server and its clients take the
@@ -150,6 +155,16 @@ func Open(o Options) (*Server, error) {
 	if err := sess.SetAllowedPaths(allowed); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("%w: --allowed-paths: %v", ErrBadOptions, err)
+	}
+	// The file is the base under what clients SET (options.json), and
+	// under the jobs resumed below.
+	read, err := sess.ReadConfig(o.ConfigFile)
+	if err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("%w: %v", ErrBadOptions, err)
+	}
+	if read != "" {
+		s.log.Info("configuration read", "file", sess.ConfigFile())
 	}
 	s.metrics = newCollector(s)
 	sess.OnJobEvent(s.jobEvent)
@@ -265,7 +280,10 @@ func (s *Server) resume() error {
 	if err := json.Unmarshal(data, &jobs); err != nil {
 		return fmt.Errorf("%s: %w", s.registryPath(), err)
 	}
-	base := s.sess.Options()
+	// What clients SET, put back once the jobs are resumed: not the
+	// effective options, or the defaults and the configuration file's
+	// values would become SETs.
+	base := s.sess.SetOptions()
 	for _, j := range jobs {
 		// The savepoint it was stopped with, else its latest checkpoint:
 		// never the path it was first restored from.

@@ -28,6 +28,28 @@ one is refused with one message naming the key, the value and what is allowed, e
 are written as Flink writes them: '500 ms', '5 s', '1 min', '2 h'; a number alone is
 milliseconds. Booleans are 'true' or 'false'; choices are compared without regard to case.
 
+## The configuration file
+
+The session's, job's, checkpointing and restart options (not the table options) may also be
+given in a file in Flink 2's ` + "`config.yaml`" + ` layout: ` + "`streamsql --config FILE`" + ` (the shell,
+` + "`-f`" + ` and ` + "`streamsql server`" + `), else ` + "`<data-dir>/config.yaml`" + ` when it exists. It is one YAML
+map; a key is flat (` + "`execution.checkpointing.interval: 10 s`" + `) or nested maps whose keys join
+with dots (` + "`execution: {checkpointing: {interval: 10 s}}`" + `), and the two forms mix. Each
+value is checked by the option's definition as at ` + "`SET`" + `, and every error names the file and
+line:
+
+    config.yaml:4: option 'execution.checkpointing.interval' must be a non-negative duration such as '30 s' or '500 ms', got 'soon'
+
+An unknown key, a list, an empty value, or one option given twice (flat and nested, or under two
+of its names) is an error too; nothing in the file is accepted and ignored, and a file with an
+error is not applied at all (the shell, ` + "`-f`" + ` and the server do not start). The file's values
+are the session's base: a ` + "`SET`" + ` overrides one for the session, and ` + "`RESET`" + ` returns to the
+file's value, not the default. ` + "`SET;`" + ` (no arguments) lists each option's value with its
+source: ` + "`default`" + `, the file's ` + "`path:line`" + `, or ` + "`SET`" + `. On the server, the file is the base
+of the one session every client's statements run in (docs/API.md). ` + "`SET;`" + ` shows every value
+to whoever may run statements, so keep credentials (` + "`s3.secret-key`" + `) in the AWS variables or
+files rather than in the configuration file.
+
 `)
 	section := func(title, text string, defs []config.Def) {
 		b.WriteString("## " + title + "\n\n" + text + "\n\n" + config.Markdown(defs) + "\n")

@@ -51,8 +51,15 @@ type Session struct {
 
 	mu sync.Mutex
 	// opts are the options SET; base the session's own defaults
-	// (SetDefault), which RESET returns to.
+	// (SetDefault) and the configuration file's options (ReadConfig),
+	// which RESET returns to.
 	opts, base map[string]string
+	// baseFrom is, for each key of base from the configuration file, its
+	// "path:line" (sourceLocked).
+	baseFrom map[string]string
+	// configFile is the absolute path of the configuration file read ("":
+	// none).
+	configFile string
 	// settings are the session's own options parsed from opts and base,
 	// kept current by update.
 	settings Settings
@@ -78,7 +85,11 @@ func (s *Session) SetDefault(key, value string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.update(k, value, true)
+	if err := s.update(k, value, true); err != nil {
+		return err
+	}
+	delete(s.baseFrom, k)
+	return nil
 }
 
 // Open opens (creating it if needed) the data directory dir and its catalog.
@@ -222,6 +233,9 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 			return nil, sql.Errorf(st.Pos(), "%v", err)
 		}
 		if st.Key == "" {
+			if s.ConfigFile() != "" {
+				return &Result{Message: "[INFO] All session properties have been set to the configuration file's values and their defaults."}, nil
+			}
 			return &Result{Message: "[INFO] All session properties have been set to their default values."}, nil
 		}
 		return &Result{Message: "[INFO] Session property has been reset."}, nil
@@ -466,10 +480,15 @@ func (s *Session) drop(st *sql.Drop) (*Result, error) {
 
 func (s *Session) set(st *sql.Set) (*Result, error) {
 	if st.Key == "" {
-		opts := s.Options()
-		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "key", Type: types.StringType}, {Name: "value", Type: types.StringType}}}
+		// Every option set, and those of shownDefaults, with where its
+		// value comes from: the default, the configuration file or SET.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		opts := s.effective()
+		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "key", Type: types.StringType},
+			{Name: "value", Type: types.StringType}, {Name: "source", Type: types.StringType}}}
 		for _, k := range sortedKeys(opts) {
-			r.Rows = append(r.Rows, []types.Value{k, opts[k]})
+			r.Rows = append(r.Rows, []types.Value{k, opts[k], s.sourceLocked(k)})
 		}
 		return r, nil
 	}

@@ -73,11 +73,15 @@ type rootOptions struct {
 	progress, noProgress bool
 	// cpuProfile is where the run's CPU profile goes (--cpuprofile).
 	cpuProfile string
+	// config is the configuration file (--config; "": the data dir's
+	// config.yaml when it exists).
+	config string
 }
 
 func newRootFlags(o *rootOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("streamsql", flag.ContinueOnError)
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir, "the data directory: catalog, table data, job state")
+	fs.StringVar(&o.config, "config", "", "the configuration `FILE` (Flink's config.yaml layout: docs/OPTIONS.md): the session's options until SET; default: DIR/"+session.ConfigFileName+" of --data-dir when it exists")
 	fs.StringVar(&o.file, "f", "", "run the statements of `FILE` instead of the shell")
 	fs.StringVar(&o.file, "file", "", "same as -f")
 	fs.BoolVar(&o.dmlSync, "sync", false, "make INSERT wait for its job to finish (SET 'table.dml-sync' = 'true')")
@@ -99,11 +103,13 @@ func newRootFlags(o *rootOptions) *flag.FlagSet {
 // usage prints how to call streamsql.
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, `usage:
-  streamsql [--data-dir DIR] [--sync]               the interactive shell
-  streamsql [--data-dir DIR] [--sync] -f FILE.sql   run a file of statements, then wait for its jobs
+  streamsql [--data-dir DIR] [--config FILE] [--sync]
+                                                    the interactive shell
+  streamsql [--data-dir DIR] [--config FILE] [--sync] -f FILE.sql
+                                                    run a file of statements, then wait for its jobs
   streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
                                                     run sqllogictest files
-  streamsql server [--data-dir DIR] [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE]
+  streamsql server [--data-dir DIR] [--config FILE] [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE]
                    [--allowed-paths DIR,...] [--pprof] [--savepoint-on-stop] [--log-format text|json]
                                                     run jobs behind a REST API (docs/API.md)
   streamsql --server URL [--token-file FILE] [--tls-ca FILE] [-s PATH] -f FILE.sql [--wait]
@@ -125,6 +131,12 @@ time: the shell and -f lock it (DIR/LOCK) until they exit, and a second
 streamsql on it exits with an error naming the owner's pid. "test" runs each
 file in a new temporary directory of its own (under --data-dir if given) and
 never uses DIR itself; version, help and kafka-dev use no data directory.
+
+The shell, -f and server read their options from --config FILE, else from
+DIR/config.yaml when it exists (Flink's config.yaml: flat keys such as
+"execution.checkpointing.interval: 10 s" or nested maps); SET overrides
+them for the session and RESET returns to them. An unknown key or a bad
+value stops the start with an error naming the file and line.
 
 flags:
 `)
@@ -152,7 +164,7 @@ func runRoot(args []string) int {
 		var local []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "data-dir", "sync", "fresh", "allow-older-restore", "savepoint-on-stop", "progress", "no-progress", "cpuprofile":
+			case "data-dir", "config", "sync", "fresh", "allow-older-restore", "savepoint-on-stop", "progress", "no-progress", "cpuprofile":
 				local = append(local, "--"+f.Name)
 			}
 		})
@@ -193,6 +205,11 @@ func runRoot(args []string) int {
 		return 1
 	}
 	defer sess.Close()
+	// The file first: the flags below are SETs, which override it.
+	if _, err := sess.ReadConfig(o.config); err != nil {
+		fmt.Fprintf(os.Stderr, "[ERROR] %v\n", err)
+		return 1
+	}
 	sess.Fresh = o.fresh
 	sess.RestoreNext = o.restore
 	sess.AllowOlderRestore = o.allowOlder

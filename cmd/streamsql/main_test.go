@@ -334,7 +334,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if r.code != 0 {
 		t.Errorf("-h: exit code %d", r.code)
 	}
-	mustContain(t, "-h", r.stdout+r.stderr, "streamsql test", "streamsql kafka-dev", "streamsql server", "-data-dir", "-f FILE", "-sync")
+	mustContain(t, "-h", r.stdout+r.stderr, "streamsql test", "streamsql kafka-dev", "streamsql server", "-data-dir", "-config FILE", "-f FILE", "-sync")
 	r = runBinary(t, t.TempDir(), "", "--no-such-flag")
 	if r.code != 2 {
 		t.Errorf("unknown flag: exit code %d", r.code)

@@ -24,6 +24,7 @@ func runServer(args []string) int {
 	var format string
 	fs := flag.NewFlagSet("streamsql server", flag.ContinueOnError)
 	fs.StringVar(&o.DataDir, "data-dir", defaultDataDir, "the data directory the server owns")
+	fs.StringVar(&o.ConfigFile, "config", "", "the configuration `FILE` (Flink's config.yaml layout: docs/OPTIONS.md) whose options are the base of every client's session; default: DIR/config.yaml of --data-dir when it exists")
 	fs.StringVar(&o.HTTPAddr, "http", "127.0.0.1:8081", "the `ADDR` (host:port) of the REST API and /metrics")
 	fs.BoolVar(&o.SavepointOnStop, "savepoint-on-stop", false, "on SIGINT/SIGTERM, stop jobs with a savepoint (else with a final checkpoint)")
 	fs.StringVar(&format, "log-format", server.LogText, "the log's `FORMAT` on stderr: text or json (log/slog's)")

@@ -54,7 +54,7 @@ const helpText = `Statements (end each with ';'; a statement may span several li
   STOP JOB '<job id>' [WITH SAVEPOINT];
   SET 'sql-client.execution.result-mode' = 'tableau';         table, tableau or changelog
   SET 'table.dml-sync' = 'true';                              INSERT waits for its job
-  SET;   RESET 'key';   RESET;
+  SET;   RESET 'key';   RESET;                               options and their source: default, config file or SET
 Shell commands (on a line of their own):
   help, \h      this help
   quit, exit    leave the shell (also Ctrl-D, \q)

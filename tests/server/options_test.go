@@ -7,6 +7,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // setOptions is what "SET;" lists on the server.
@@ -92,5 +95,50 @@ SET 'execution.checkpointing.interval' = '100ms';`)
 	}
 	if strings.Contains(second, "restored") {
 		t.Errorf("the second job of the request restored the savepoint too: %q", second)
+	}
+}
+
+// TestConfigFileFlag: `streamsql server --config FILE` makes the file's
+// options the base of its session: SET lists them with the file and line,
+// and a job submitted without any SET checkpoints by the file's interval.
+// A file with an unknown key stops the server before it serves, the error
+// naming the file and line.
+func TestConfigFileFlag(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "flink.yaml")
+	if err := os.WriteFile(file, []byte("execution:\n  checkpointing:\n    interval: 100 ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	api := "http://" + addr + "/api/v1"
+	srv := startServer(t, filepath.Join(dir, "data"), addr, "--config", file)
+	defer func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	}()
+	if opts := setOptions(t, api); !strings.Contains(opts, "execution.checkpointing.interval 100 ms "+file+":3") {
+		t.Fatalf("SET on the server: %s", opts)
+	}
+	submitOK(t, api+"/statements", `CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '50');
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');`)
+	id := submit(t, api, "INSERT INTO out SELECT id FROM ticks;")
+	waitFor(t, "a checkpoint of a job by the file's interval", func() bool {
+		var cp struct {
+			Counts struct{ Completed int } `json:"counts"`
+		}
+		getJSON(t, api+"/jobs/"+id+"/checkpoints", &cp)
+		return cp.Counts.Completed > 0
+	})
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("parallelism.default: 2\njobmanager.rpc.address: localhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := testenv.StartProc(t, time.Minute, nil, bin, "server", "--data-dir", filepath.Join(dir, "data2"), "--http", freeAddr(t), "--config", bad)
+	if err := p.Wait(); err == nil {
+		t.Fatalf("the server started with an unknown key in its configuration file:\n%s", p.Output())
+	}
+	if !strings.Contains(p.Output(), bad+":2: unknown option 'jobmanager.rpc.address'") {
+		t.Fatalf("the server's error does not name the file and line:\n%s", p.Output())
 	}
 }
