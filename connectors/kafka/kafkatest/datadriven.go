@@ -51,12 +51,15 @@ import (
 //	table name=T          input: the schema, then key=value options;
 //	                      CREATE TABLE through a catalog
 //	scan table=T [parallelism=P] [subtasks=i,j] [batch=N] [fields=a,b|none]
-//	     [sort] [restore-after=K] [idle=N]
+//	     [sort|sort-each] [restore-after=K] [idle=N]
 //	                      reads each subtask to its end (io.EOF, or N
 //	                      polls in a row without data: default 3); with
 //	                      restore-after, snapshots after K batches, closes
 //	                      and restores a new instance; sort prints the rows
-//	                      of all subtasks sorted, without the end marks
+//	                      of all subtasks sorted, without the end marks;
+//	                      sort-each sorts each subtask's rows (a subtask
+//	                      reading several partitions interleaves them as
+//	                      their fetches come)
 //	source-open name=S table=T [subtask=I] [parallelism=P] [batch=N]
 //	     [fields=a,b] [restore=STATE] [restore-rescaled=STATE0,STATE1...]
 //	                      restore-rescaled passes the snapshots of every old
@@ -544,6 +547,13 @@ func (h *harness) scan(ctx context.Context, d *datadriven.TestData) (string, err
 		} else {
 			if len(subtasks) > 1 {
 				fmt.Fprintf(&out, "subtask %d:\n", st)
+			}
+			if arg(d, "sort-each", "") != "" {
+				sort.SliceStable(lines, func(a, b int) bool {
+					// The end mark stays last; rows sort among themselves.
+					return lines[b] == "(end)" && lines[a] != "(end)" ||
+						lines[a] != "(end)" && lines[b] != "(end)" && lines[a] < lines[b]
+				})
 			}
 			out.WriteString(joinLines(lines))
 		}
