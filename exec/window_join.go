@@ -186,8 +186,11 @@ func (j *windowJoinOp) open(t *taskContext) error {
 	if t.restored == nil {
 		return nil
 	}
+	// The restored windows' rows stay in the store: each window is made
+	// spilled, so that it fires from the store (fireSpilled), whatever
+	// its size; rows that come after are held until the next spill.
 	for s := range j.space {
-		err := j.space[s].Scan(func(kg int, k, v []byte) error { return j.loadRow(s, kg, k, v) })
+		err := j.space[s].Scan(func(kg int, k, _ []byte) error { return j.restoreRow(k) })
 		if err != nil {
 			return err
 		}
@@ -196,36 +199,17 @@ func (j *windowJoinOp) open(t *taskContext) error {
 	return nil
 }
 
-// loadRow adds the stored row k, v of side s in key group kg to the open
-// window it names, made when there is none (restore).
-func (j *windowJoinOp) loadRow(s, kg int, k, v []byte) error {
+// restoreRow counts the stored row of key k in the window it names, made
+// spilled when there is none (restore).
+func (j *windowJoinOp) restoreRow(k []byte) error {
 	if len(k) < 25 {
 		return fmt.Errorf("%w: %s: window join key of %d bytes", errCorrupt, j.owner, len(k))
 	}
 	end := int64(binary.BigEndian.Uint64(k))
 	start := int64(binary.BigEndian.Uint64(k[8:]))
-	seq := binary.BigEndian.Uint64(k[len(k)-8:])
-	key := k[16 : len(k)-8]
-	d, err := newStateDecoder(v, j.owner)
-	if err != nil {
-		return err
-	}
-	row := string(d.bytes())
-	d.end()
-	if d.err != nil {
-		return d.err
-	}
-	j.seq = max(j.seq, seq)
-	w := j.window(start, end)
-	r := wjRow{row: row, seq: seq, kg: kg, stored: true}
-	if key[0] == 0 {
-		w.nullRows[s] = append(w.nullRows[s], r)
-	} else {
-		g := j.group(w, kg, string(key[1:]))
-		g.rows[s] = append(g.rows[s], r)
-	}
+	j.seq = max(j.seq, binary.BigEndian.Uint64(k[len(k)-8:]))
+	j.window(start, end).spilled = true
 	j.rows++
-	j.bytes += int64(len(row)) + wjRowBytes
 	return nil
 }
 

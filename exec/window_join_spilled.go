@@ -94,8 +94,46 @@ func (j *windowJoinOp) rowValue(r *wjRow) []byte {
 
 // mergeSpilled merges the two sides' rows of one key group of a spilled
 // window by join key (cursors cur[0], left, and cur[1], right).
+//
+// A row's mark (matched) is final once all its pairs are evaluated: a
+// left row's when it has been paired with its key's right rows (all read
+// before its left rows), a right row's when its key's last left row has.
+// Rows wait in two arenas (j.chunkRows, left, and j.held, right: the
+// finished keys' rows, then the current key's from curKey) until a flush
+// evaluates the pairs made so far and emits the final rows alone where
+// their side is padded: a batch at a time, not a key at a time, so that
+// a window of many small keys makes batches of its size. A flush comes
+// before an arena would move (the pairs point into them: each has room
+// for a batch, and grows only after a flush, for a key with more right
+// rows than that), once a batch of rows waits, and at the end.
 func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 	left, right := &cur[0], &cur[1]
+	if cap(j.chunkRows) < j.t.batchSize {
+		j.chunkRows = make([]wjRow, 0, j.t.batchSize)
+	}
+	if cap(j.held) < j.t.batchSize {
+		j.held = make([]wjRow, 0, j.t.batchSize)
+	}
+	j.chunkRows, j.held = j.chunkRows[:0], j.held[:0]
+	curKey := 0 // j.held[curKey:] are the current key's right rows
+	flush := func() error {
+		if err := e.flushPairs(); err != nil {
+			return err
+		}
+		for i := range j.chunkRows {
+			if err := j.emitAlone(e, 0, &j.chunkRows[i]); err != nil {
+				return err
+			}
+		}
+		for i := range j.held[:curKey] {
+			if err := j.emitAlone(e, 1, &j.held[i]); err != nil {
+				return err
+			}
+		}
+		n := copy(j.held, j.held[curKey:])
+		j.chunkRows, j.held, curKey = j.chunkRows[:0], j.held[:n], 0
+		return nil
+	}
 	var key []byte
 	for {
 		lk, lok, err := left.peekKey()
@@ -107,7 +145,7 @@ func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 			return err
 		}
 		if !lok && !rok {
-			return nil
+			return flush()
 		}
 		switch {
 		case !rok || (lok && bytes.Compare(lk, rk) < 0):
@@ -117,8 +155,7 @@ func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 		}
 		// A NULL key (marker 0) joins nothing: its rows are only padded.
 		null := key[0] == 0
-		// The key's right rows, held while its left rows pass.
-		j.held = j.held[:0]
+		curKey = len(j.held)
 		for {
 			k, ok, err := right.peekKey()
 			if err != nil {
@@ -131,60 +168,47 @@ func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 			if err != nil {
 				return err
 			}
+			if len(j.held) == cap(j.held) {
+				// The pairs point into j.held: evaluate them before it
+				// moves (after a flush it may grow, none pointing in).
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 			j.held = append(j.held, r)
 		}
-		if null {
-			for i := range j.held {
-				if err := j.emitAlone(e, 1, &j.held[i]); err != nil {
-					return err
-				}
-			}
-		}
-		// The key's left rows, a chunk at a time.
 		for {
-			j.chunkRows = j.chunkRows[:0]
-			for len(j.chunkRows) < j.t.batchSize {
-				k, ok, err := left.peekKey()
-				if err != nil {
-					return err
-				}
-				if !ok || !bytes.Equal(k, key) {
-					break
-				}
-				r, err := left.next()
-				if err != nil {
-					return err
-				}
-				j.chunkRows = append(j.chunkRows, r)
+			k, ok, err := left.peekKey()
+			if err != nil {
+				return err
 			}
-			if len(j.chunkRows) == 0 {
+			if !ok || !bytes.Equal(k, key) {
 				break
 			}
-			if !null {
-				for li := range j.chunkRows {
-					for ri := range j.held {
-						if err := e.pair(&j.chunkRows[li], &j.held[ri]); err != nil {
-							return err
-						}
-					}
-				}
-				// The marks of the chunk's rows are final once its pairs
-				// are evaluated.
-				if err := e.flushPairs(); err != nil {
+			r, err := left.next()
+			if err != nil {
+				return err
+			}
+			if len(j.chunkRows) == cap(j.chunkRows) {
+				if err := flush(); err != nil {
 					return err
 				}
 			}
-			for i := range j.chunkRows {
-				if err := j.emitAlone(e, 0, &j.chunkRows[i]); err != nil {
+			j.chunkRows = append(j.chunkRows, r)
+			if null {
+				continue
+			}
+			l := &j.chunkRows[len(j.chunkRows)-1]
+			for ri := curKey; ri < len(j.held); ri++ {
+				if err := e.pair(l, &j.held[ri]); err != nil {
 					return err
 				}
 			}
 		}
-		if !null {
-			for i := range j.held {
-				if err := j.emitAlone(e, 1, &j.held[i]); err != nil {
-					return err
-				}
+		curKey = len(j.held) // the key's right rows are final
+		if len(j.chunkRows)+len(j.held) >= j.t.batchSize {
+			if err := flush(); err != nil {
+				return err
 			}
 		}
 	}
