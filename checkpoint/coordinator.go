@@ -54,7 +54,9 @@ type Config struct {
 	MaxParallelism int
 	// FirstID is the id of the first checkpoint (above any on disk).
 	FirstID int64
-	// Fail is called once when the job must fail (too many checkpoint failures).
+	// Fail is called when the job must fail: too many checkpoint failures
+	// in a row, or a checkpoint that failed with ErrFenced (at once: it
+	// does not count against the tolerable failures).
 	Fail func(error)
 	// Failed, if set, is told of every checkpoint failure that counts
 	// against the tolerable failures (not of declines), with the number of
@@ -432,7 +434,7 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 	c.recordLocked(rec)
 	tooMany, inRow := false, 0
 	// A failed savepoint is the caller's error: the job goes on as it was.
-	count = count && !p.savepoint
+	count = count && !p.savepoint && !errors.Is(err, ErrFenced)
 	if count {
 		c.stats.Failed++
 		c.failuresInRow++
@@ -447,7 +449,13 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 	if count && c.cfg.Failed != nil {
 		c.cfg.Failed(p.id, err, inRow)
 	}
-	if tooMany && c.cfg.Fail != nil {
+	switch {
+	case c.cfg.Fail == nil:
+	case errors.Is(err, ErrFenced):
+		// Another process took the job over: no later checkpoint can
+		// complete, so the job fails now, whatever it tolerates.
+		c.cfg.Fail(err)
+	case tooMany:
 		c.cfg.Fail(fmt.Errorf("%w (%d): %w", ErrTooManyFailures, c.cfg.Options.TolerableFailures, err))
 	}
 }

@@ -58,6 +58,9 @@ type remote struct {
 	mu sync.Mutex
 	// known are the shared objects in the store (nil until listed once).
 	known map[string]bool
+	// owner is this process's claim on the job's checkpoints (Claim;
+	// epoch 0: none, nothing is fenced).
+	owner Owner
 }
 
 func metaKey(id int64) string { return fmt.Sprintf("chk-%d/%s", id, MetadataFile) }
@@ -128,7 +131,18 @@ func readMeta(ctx context.Context, store objstore.Store, key string) (*Metadata,
 // completed returns the checkpoints in the store with valid metadata,
 // newest first, each with Dir set to dirOf(id) (where Fetch puts its
 // files), and a warning for each damaged one it skipped.
+//
+// A checkpoint that a superseded owner wrote after a later owner's claim
+// is left out (claims.valid): it was never committed, and is no state to
+// resume. A process whose own claim is superseded gets ErrFenced.
 func (r *remote) completed(ctx context.Context, dirOf func(int64) string) ([]*Metadata, []string, error) {
+	if err := r.checkOwner(ctx); err != nil {
+		return nil, nil, err
+	}
+	cl, err := claimsIn(ctx, r.store)
+	if err != nil {
+		return nil, nil, err
+	}
 	_, ids, err := r.ids(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -144,6 +158,8 @@ func (r *remote) completed(ctx context.Context, dirOf func(int64) string) ([]*Me
 			warnings = append(warnings, fmt.Sprintf("skipping checkpoint %d: %v", id, err))
 		case err != nil:
 			return nil, warnings, err
+		case !cl.valid(m.ID, m.Owner):
+			// Written by a superseded owner after it was superseded.
 		default:
 			m.Dir = dirOf(id)
 			out = append(out, m)
@@ -204,11 +220,25 @@ func (r *remote) upload(ctx context.Context, m *Metadata, data []byte) (int64, e
 		r.mu.Unlock()
 		return n, err
 	}
+	// Fenced before the write: a superseded owner writes nothing more.
+	if err := r.checkOwner(ctx); err != nil {
+		return n, err
+	}
 	if err := r.store.PutIfAbsent(ctx, metaKey(m.ID), data); err != nil {
 		if errors.Is(err, objstore.ErrExists) {
+			if ferr := r.checkOwner(ctx); ferr != nil {
+				return n, ferr
+			}
 			return n, fmt.Errorf("checkpoint %d of job %s: %w (%s): another process writes this job's checkpoints there",
 				m.ID, m.Job, ErrCheckpointExists, r.store)
 		}
+		return n, err
+	}
+	// And after it: a claim made before this check may have restored
+	// from an older checkpoint, so this one must not be committed. One
+	// made after it listed this checkpoint (Claim lists after claiming),
+	// and its owner resumes from it.
+	if err := r.checkOwner(ctx); err != nil {
 		return n, err
 	}
 	return n, nil
@@ -247,6 +277,11 @@ func (r *remote) prune(ctx context.Context, newest int64, keep []*Metadata) erro
 	if err != nil {
 		return err
 	}
+	// Checked after the listing: an owner that claimed after this check
+	// uploaded nothing that the listing holds.
+	if err := r.checkOwnerLocked(ctx); err != nil {
+		return err
+	}
 	var drop []string
 	for _, o := range objs {
 		if !used[o.Key] {
@@ -265,10 +300,16 @@ func (r *remote) discard(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	// A superseded owner deletes nothing: the id may be its successor's.
+	if err := r.checkOwner(ctx); err != nil {
+		return err
+	}
 	// _metadata first: a checkpoint half deleted is no checkpoint.
-	keys := []string{metaKey(id)}
+	var keys []string
 	for _, o := range objs {
-		if o.Key != metaKey(id) {
+		if o.Key == metaKey(id) {
+			keys = append([]string{o.Key}, keys...)
+		} else {
 			keys = append(keys, o.Key)
 		}
 	}
@@ -607,6 +648,10 @@ func (s *Storage) Clear() error {
 		objs, lerr := s.remote.store.List(ctx, "")
 		if lerr != nil {
 			return errors.Join(err, lerr)
+		}
+		// A superseded owner leaves the bucket to its successor.
+		if ferr := s.remote.checkOwner(ctx); ferr != nil {
+			return errors.Join(err, ferr)
 		}
 		// _metadata objects first: a checkpoint half deleted is none.
 		sort.SliceStable(objs, func(i, j int) bool {

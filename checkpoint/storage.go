@@ -54,13 +54,17 @@ func (s *Storage) Remote() string {
 // Complete makes checkpoint m complete: with an object store, it uploads
 // the state files of m.Dir the store lacks and then m's _metadata
 // (create-if-absent: an error wrapping ErrCheckpointExists if another
-// process wrote that checkpoint), within ctx; then it writes m.Dir's
+// process wrote that checkpoint), within ctx, checking this process's
+// claim (Claim) before and after that write: a superseded claim is a
+// *FencedError (ErrFenced), and the checkpoint must not be committed;
+// then it writes m.Dir's
 // _metadata (WriteMetadata). Only after it returns is the checkpoint
 // complete; if it fails, the caller discards it. It returns the bytes
 // uploaded.
 func (s *Storage) Complete(ctx context.Context, m *Metadata) (int64, error) {
 	var n int64
 	if s.remote != nil {
+		m.Owner = s.Owner().Epoch
 		data, err := encodeForStore(m)
 		if err != nil {
 			return 0, err
