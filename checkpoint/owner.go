@@ -25,7 +25,7 @@ var ErrFenced = errors.New("fenced: another process took over the job")
 type Owner struct {
 	// Epoch numbers the claims of a job, from 1; a higher epoch supersedes
 	// every lower one.
-	Epoch int64 `json:"epoch"`
+	Epoch int64  `json:"epoch"`
 	Host  string `json:"host"`
 	PID   int    `json:"pid"`
 	// ProcessStart is when the process that claimed started.
