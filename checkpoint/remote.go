@@ -31,6 +31,22 @@ var ErrDamagedFile = errors.New("checkpoint file damaged or missing")
 // that id for the same job.
 var ErrCheckpointExists = errors.New("checkpoint already exists in the object store")
 
+// ErrUnreachable is matched (errors.Is) by the error of a listing, read
+// or download of the checkpoints in an object store that failed for the
+// service (down, paused, answering errors), not for what it holds: trying
+// again later may succeed.
+var ErrUnreachable = errors.New("checkpoint storage unreachable")
+
+// unreachable marks err, a failed call to the object store, as
+// ErrUnreachable (unless it is about the job's owner or a damaged object).
+func unreachable(err error) error {
+	if err == nil || errors.Is(err, ErrFenced) || errors.Is(err, ErrDamagedFile) || errors.Is(err, ErrCorrupt) ||
+		errors.Is(err, ErrIncompatibleState) || errors.Is(err, ErrUnreachable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnreachable, err)
+}
+
 // remoteCallTimeout bounds the object store calls made outside a
 // checkpoint (listing and reading on restore, pruning, discarding), which
 // have no checkpoint timeout of their own.
@@ -479,15 +495,15 @@ func fetch(ctx context.Context, store objstore.Store, m *Metadata, keyOf func(st
 // a local checkpoint in m.Dir: it downloads the state files that m.Dir
 // lacks (or holds with another size or checksum), verifying each, and
 // writes m's _metadata there. A missing or damaged object is an error
-// wrapping ErrDamagedFile: fall back to an older checkpoint. Without an
-// object store it does nothing.
+// wrapping ErrDamagedFile: fall back to an older checkpoint; a failure of
+// the service, ErrUnreachable. Without an object store it does nothing.
 func (s *Storage) Fetch(ctx context.Context, m *Metadata) error {
 	if s.remote == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout(m))
 	defer cancel()
-	return fetch(ctx, s.remote.store, m, sharedKey)
+	return unreachable(fetch(ctx, s.remote.store, m, sharedKey))
 }
 
 // fetchTimeout bounds the download of checkpoint m: remoteCallTimeout,

@@ -125,8 +125,9 @@ func (s *Storage) ids() ([]int64, error) {
 	return out, nil
 }
 
-// NextID is the id to use for the next checkpoint: above every id on disk,
-// so ids keep increasing across restarts.
+// NextID is the id to use for the next checkpoint: above every id on disk
+// (and in the object store: its failure is ErrUnreachable), so ids keep
+// increasing across restarts.
 func (s *Storage) NextID() (int64, error) {
 	ids, err := s.ids()
 	if err != nil {
@@ -137,7 +138,7 @@ func (s *Storage) NextID() (int64, error) {
 		defer cancel()
 		all, _, err := s.remote.ids(ctx)
 		if err != nil {
-			return 1, err
+			return 1, unreachable(err)
 		}
 		ids = append(ids, all...)
 		sort.Slice(ids, func(i, j int) bool { return ids[i] > ids[j] })
@@ -150,12 +151,14 @@ func (s *Storage) NextID() (int64, error) {
 
 // Completed returns the checkpoints with valid metadata, newest first, and
 // a warning for each damaged one it skipped. With an object store they are
-// those of the store, and each one's Dir is where Fetch puts its files.
+// those of the store, and each one's Dir is where Fetch puts its files; a
+// failure of the service is ErrUnreachable, a superseded claim ErrFenced.
 func (s *Storage) Completed() ([]*Metadata, []string, error) {
 	if s.remote != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
 		defer cancel()
-		return s.remote.completed(ctx, s.Dir)
+		done, warnings, err := s.remote.completed(ctx, s.Dir)
+		return done, warnings, unreachable(err)
 	}
 	ids, err := s.ids()
 	if err != nil {

@@ -445,7 +445,9 @@ func (jp *jobPlan) startLatest() (*exec.Job, int64, []string, error) {
 
 // supervise waits for each attempt of a job and restarts it from its
 // latest completed checkpoint while the restart strategy allows, and while
-// the failures are not the same one MaxRepeatedFailures times in a row.
+// the failures are not the same one MaxRepeatedFailures times in a row. A
+// restart that cannot read the checkpoints (checkpoint.ErrUnreachable) is
+// tried again after the strategy's next delay, while it allows.
 // Every failure and restart is recorded (SHOW JOBS) and emitted
 // (OnJobEvent).
 func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
@@ -531,6 +533,28 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			return
 		}
 		next, from, _, serr := jp.startLatest()
+		for errors.Is(serr, checkpoint.ErrUnreachable) && !errors.Is(serr, checkpoint.ErrFenced) {
+			// The checkpoints cannot be read now (their object store is
+			// down or paused): another try after the strategy's delay, as
+			// for a failed attempt, rather than failing the job for good.
+			e.mu.Lock()
+			e.lastErr, e.lastFailure = serr, time.Now()
+			stopping := e.stopped
+			e.mu.Unlock()
+			delay, ok := jp.restart.Next(time.Now())
+			if stopping || !ok {
+				break
+			}
+			s.jobs.emit(JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(),
+				Err: fmt.Errorf("restarting: %w", serr), Delay: delay, Restarts: restarts, Repeated: 1})
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-e.stopc:
+				t.Stop()
+			}
+			next, from, _, serr = jp.startLatest()
+		}
 		e.mu.Lock()
 		if e.stopped {
 			e.mu.Unlock()
