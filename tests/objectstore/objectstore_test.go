@@ -393,3 +393,80 @@ func TestDamagedObjectFallback(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestServerFaults: the S3 server paused (SIGSTOP) or killed for three
+// seconds while jobs checkpoint to it, with a checkpoint timeout of one
+// second: the checkpoints that cannot be written fail within it, fail the
+// jobs ('tolerable-failed-checkpoints' 0), which restart by their
+// strategy, trying again while the checkpoints cannot be listed; once the
+// server is back they resume from the bucket and finish, with the cause
+// shown, and the output is exact.
+func TestServerFaults(t *testing.T) {
+	for _, fault := range []string{"paused", "killed"} {
+		t.Run(fault, func(t *testing.T) {
+			srv := testenv.S3(t)
+			dir := t.TempDir()
+			prefix := fmt.Sprintf("fault-%s-%d", fault, time.Now().UnixNano())
+			file := jobFile(t, srv, dir, "s3://"+testenv.S3Bucket+"/"+prefix, "",
+				"'execution.checkpointing.timeout' = '1s'", "'restart-strategy.type' = 'fixed-delay'",
+				"'restart-strategy.fixed-delay.attempts' = '1000'", "'restart-strategy.fixed-delay.delay' = '100ms'")
+			p := start(t, srv, filepath.Join(dir, "data"), file)
+			deadline := time.Now().Add(60 * time.Second)
+			for newestInBucket(t, srv, prefix, "agg") < 2 || newestInBucket(t, srv, prefix, "ids") < 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("no 2 checkpoints of each job in the bucket after 60 s; output:\n%s", p.Output())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			pidText, err := os.ReadFile(filepath.Join(srv.Dir, "server.pid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fault == "paused" {
+				err = syscall.Kill(pid, syscall.SIGSTOP)
+			} else {
+				err = srv.Stop()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The outage: three times the checkpoint timeout. (Not a wait
+			// for a condition: the server is down for this long.)
+			time.Sleep(3 * time.Second)
+			if fault == "paused" {
+				err = syscall.Kill(pid, syscall.SIGCONT)
+			} else {
+				err = srv.Start()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Wait()
+			out := p.Output()
+			if err != nil {
+				t.Fatalf("the run ended with %v; output:\n%s", err, out)
+			}
+			if !strings.Contains(out, "restarted from checkpoint") || !strings.Contains(out, "failed") {
+				t.Errorf("the run shows no failed checkpoint and restart; output:\n%s", out)
+			}
+			t.Logf("%s for 3 s; the run took %v; its failures:\n%s", fault, p.Took(), failureLines(out))
+			checkExact(t, dir)
+		})
+	}
+}
+
+// failureLines are the lines of out that say a job failed (the first
+// few).
+func failureLines(out string) string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "failed") && len(ls) < 6 {
+			ls = append(ls, l)
+		}
+	}
+	return strings.Join(ls, "\n")
+}
