@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/internal/objstore"
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // twoOwners opens the storage of one job's checkpoints in the real S3
@@ -222,5 +225,34 @@ func TestOwnerConcurrentClaims(t *testing.T) {
 		case <-deadline:
 			t.Fatal("claims did not return")
 		}
+	}
+}
+
+// TestUnreachable: the checkpoints of a store whose server does not answer
+// (nothing listens on its port) cannot be listed or numbered, and say so
+// with ErrUnreachable, which a restart tries again; a damaged checkpoint
+// is no such error.
+func TestUnreachable(t *testing.T) {
+	ctx := context.Background()
+	o, _ := testS3(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Endpoint = "http://" + l.Addr().String()
+	l.Close()
+	store, err := objstore.Open(ctx, "s3://"+testenv.S3Bucket+"/unreachable", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewRemoteStorage(t.TempDir(), store)
+	if _, _, err := s.Completed(); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("Completed: %v, want ErrUnreachable", err)
+	}
+	if _, err := s.NextID(); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("NextID: %v, want ErrUnreachable", err)
+	}
+	if err := unreachable(fmt.Errorf("x: %w", ErrDamagedFile)); errors.Is(err, ErrUnreachable) {
+		t.Errorf("a damaged file marked unreachable: %v", err)
 	}
 }
