@@ -429,7 +429,11 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 			}
 			attrs := jobAttrs(res.JobID, d.Name)
 			s.logNotes(res.Message, attrs...)
-			s.log.Info("job submitted", append(attrs, "status", d.Status, "statement", oneLine(st.Text()))...)
+			attrs = append(attrs, "status", d.Status)
+			if d.OwnerEpoch > 0 {
+				attrs = append(attrs, "owner_epoch", d.OwnerEpoch)
+			}
+			s.log.Info("job submitted", append(attrs, "statement", oneLine(st.Text()))...)
 			if d.Status != "FINISHED" && d.Status != "FAILED" {
 				s.track(runningJob{ID: res.JobID, Name: d.Name, Statement: st.Text(), Options: s.sess.SetOptions()})
 			}
