@@ -256,3 +256,36 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("a damaged file marked unreachable: %v", err)
 	}
 }
+
+// TestOwnerClearKeepsClaims: clearing the checkpoints before a claim (a
+// job started with --fresh) keeps the claims, so the new claim still
+// fences the owner that ran the job; the owner clearing its own job (a
+// stop that deletes its checkpoints) deletes them too.
+func TestOwnerClearKeepsClaims(t *testing.T) {
+	ctx := context.Background()
+	a, b, store := twoOwners(t)
+	if _, err := a.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Complete(ctx, makeCheckpoint(t, a, 1, map[string]string{"000001.sst": "a"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, store); got != ownerKey(1)+"\n"+baseKey(1) {
+		t.Fatalf("objects after a clear before any claim:\n%s\nwant only the claim of epoch 1", got)
+	}
+	if ob, err := b.Claim(ctx); err != nil || ob.Epoch != 2 {
+		t.Fatalf("the claim after the clear: %+v, %v; want epoch 2", ob, err)
+	}
+	if err := a.CheckOwner(ctx); !errors.Is(err, ErrFenced) {
+		t.Errorf("the first owner after the clear and the new claim: %v, want ErrFenced", err)
+	}
+	if err := b.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, store); got != "" {
+		t.Errorf("objects after the owner's own clear:\n%s\nwant none", got)
+	}
+}

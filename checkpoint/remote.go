@@ -655,7 +655,11 @@ func OpenStorage(ctx context.Context, o Options, localDir, folder string) (*Stor
 }
 
 // Clear deletes every checkpoint of the storage: its directory, and its
-// objects in the object store.
+// objects in the object store. The owners' claims (Claim) go too when this
+// process holds the newest (a stopped job's cleanup); without a claim of
+// its own (--fresh, before the job claims) they stay, so that the next
+// claim still supersedes an earlier owner that may be running. A
+// superseded owner deletes nothing there (ErrFenced).
 func (s *Storage) Clear() error {
 	err := fsutil.For(s.dir).RemoveAll(s.dir)
 	if s.remote != nil {
@@ -673,9 +677,12 @@ func (s *Storage) Clear() error {
 		sort.SliceStable(objs, func(i, j int) bool {
 			return path.Base(objs[i].Key) == MetadataFile && path.Base(objs[j].Key) != MetadataFile
 		})
-		keys := make([]string, len(objs))
-		for i, o := range objs {
-			keys[i] = o.Key
+		claimed := s.Owner().Epoch > 0
+		var keys []string
+		for _, o := range objs {
+			if claimed || !strings.HasPrefix(o.Key, "owner/") {
+				keys = append(keys, o.Key)
+			}
 		}
 		err = errors.Join(err, s.remote.store.Delete(ctx, keys...))
 		s.remote.mu.Lock()
