@@ -425,7 +425,13 @@ func (c *Coordinator) abort(id int64, err error, count bool) {
 }
 
 func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
-	c.cfg.Storage.Discard(p.id)
+	// Within the checkpoint's timeout: an object store that does not
+	// answer fails the checkpoint once, not again through its cleanup.
+	limit := remoteCallTimeout
+	if c.cfg.Options.Timeout > 0 {
+		limit = c.cfg.Options.Timeout
+	}
+	c.cfg.Storage.discardWithin(p.id, limit)
 	c.cfg.Job.NotifyAborted(p.id)
 	c.mu.Lock()
 	c.lastEnd = c.cfg.Now()

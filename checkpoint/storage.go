@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/internal/objstore"
@@ -92,12 +93,19 @@ func (s *Storage) Prepare(id int64) (string, error) {
 }
 
 // Discard removes checkpoint id (a failed or expired one), from the
-// object store too.
-func (s *Storage) Discard(id int64) error {
+// object store too (within two minutes).
+func (s *Storage) Discard(id int64) error { return s.discardWithin(id, remoteCallTimeout) }
+
+// discardWithin is Discard with the object store's part bounded by
+// limit: a checkpoint that failed because the store does not answer is
+// not held up longer than its own timeout by the cleanup. Objects left
+// behind are no checkpoint (no _metadata), and the pruning after the next
+// completed checkpoint deletes them.
+func (s *Storage) discardWithin(id int64, limit time.Duration) error {
 	d := s.Dir(id)
 	err := fsutil.For(d).RemoveAll(d)
 	if s.remote != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), min(limit, remoteCallTimeout))
 		defer cancel()
 		err = errors.Join(err, s.remote.discard(ctx, id))
 	}

@@ -590,7 +590,14 @@ func (jp *jobPlan) fenced(err error) error {
 	if errors.Is(err, checkpoint.ErrFenced) || jp.storage.Remote() == "" || !jp.checkpointing() {
 		return err
 	}
-	ferr := jp.storage.CheckOwner(context.Background())
+	// Within the checkpoint timeout: a store that does not answer (the
+	// likely cause of the failure) does not hold the failure back longer.
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if d := jp.opts.Checkpoint.Options.Timeout; d > 0 {
+		ctx, cancel = context.WithTimeout(ctx, d)
+	}
+	defer cancel()
+	ferr := jp.storage.CheckOwner(ctx)
 	if !errors.Is(ferr, checkpoint.ErrFenced) {
 		return err
 	}

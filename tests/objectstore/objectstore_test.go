@@ -437,6 +437,12 @@ func TestServerFaults(t *testing.T) {
 			// The outage: three times the checkpoint timeout. (Not a wait
 			// for a condition: the server is down for this long.)
 			time.Sleep(3 * time.Second)
+			// A checkpoint failed while the server was still down: its
+			// upload and its cleanup are bounded by its timeout, not by
+			// the server coming back.
+			if during := p.Output(); !strings.Contains(during, "failed (1 in a row") {
+				t.Errorf("no checkpoint failed during the %s server's three seconds; output so far:\n%s", fault, during)
+			}
 			if fault == "paused" {
 				err = syscall.Kill(pid, syscall.SIGCONT)
 			} else {
