@@ -42,6 +42,9 @@
 //     ('tolerable-failed-checkpoints' 0) and restart by their strategy,
 //     trying again while the bucket cannot be listed, resume from it once
 //     the server is back and run to the end; the output must be exact.
+//   - TestSlowServer: the same with the server reached through a proxy
+//     that, for three seconds, forwards 512 bytes every 300 ms: a server
+//     that answers, too slowly for the checkpoints' timeout.
 //
 // The fencing of two owners of one job is tested in tests/kafka
 // (TestFencedOwnerTakeover), where the job's sinks are Kafka topics

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -475,4 +477,100 @@ func failureLines(out string) string {
 		}
 	}
 	return strings.Join(ls, "\n")
+}
+
+// slowProxy forwards TCP connections to target; while slow is set, every
+// chunk of at most 512 bytes it forwards, either way, waits 300 ms first:
+// a server that answers, slowly.
+type slowProxy struct {
+	l      net.Listener
+	target string
+	slow   atomic.Bool
+}
+
+func startSlowProxy(t *testing.T, target string) *slowProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &slowProxy{l: l, target: target}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *slowProxy) serve(c net.Conn) {
+	defer c.Close()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		buf := make([]byte, 512)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if p.slow.Load() {
+					time.Sleep(300 * time.Millisecond)
+				}
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		done <- struct{}{}
+	}
+	go pipe(s, c)
+	go pipe(c, s)
+	<-done
+}
+
+// TestSlowServer: the S3 server reached through a proxy that, for three
+// seconds, forwards 512 bytes every 300 ms: the checkpoints whose uploads
+// cannot finish within the one-second timeout fail within it, the jobs
+// restart by their strategy, and once the server answers at its speed
+// again they resume from the bucket and finish with exact output.
+func TestSlowServer(t *testing.T) {
+	srv := testenv.S3(t)
+	proxy := startSlowProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"))
+	via := *srv
+	via.Endpoint = "http://" + proxy.l.Addr().String()
+	dir := t.TempDir()
+	prefix := fmt.Sprintf("slow-%d", time.Now().UnixNano())
+	file := jobFile(t, &via, dir, "s3://"+testenv.S3Bucket+"/"+prefix, "",
+		"'execution.checkpointing.timeout' = '1s'", "'restart-strategy.type' = 'fixed-delay'",
+		"'restart-strategy.fixed-delay.attempts' = '1000'", "'restart-strategy.fixed-delay.delay' = '100ms'")
+	p := start(t, srv, filepath.Join(dir, "data"), file)
+	deadline := time.Now().Add(60 * time.Second)
+	for newestInBucket(t, srv, prefix, "agg") < 2 || newestInBucket(t, srv, prefix, "ids") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 2 checkpoints of each job in the bucket after 60 s; output:\n%s", p.Output())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	proxy.slow.Store(true)
+	// Three seconds of a slow server (not a wait for a condition).
+	time.Sleep(3 * time.Second)
+	if during := p.Output(); !strings.Contains(during, "failed (1 in a row") || !strings.Contains(during, "context deadline exceeded") {
+		t.Errorf("no checkpoint failed for its timeout while the server was slow; output so far:\n%s", during)
+	}
+	proxy.slow.Store(false)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("the run ended with %v; output:\n%s", err, p.Output())
+	}
+	t.Logf("the run took %v; its failures:\n%s", p.Took(), failureLines(p.Output()))
+	checkExact(t, dir)
 }
