@@ -68,8 +68,10 @@ type claims struct {
 	bases  map[int64]int64
 }
 
-// claimsIn lists the claims in store.
-func claimsIn(ctx context.Context, store objstore.Store) (claims, error) {
+// claimsIn lists the claims in store, and reads the bases of those above
+// epoch basesAbove (one small read each; -1: none; the newest epoch alone
+// is one listing).
+func claimsIn(ctx context.Context, store objstore.Store, basesAbove int64) (claims, error) {
 	objs, err := store.List(ctx, "owner/")
 	if err != nil {
 		return claims{}, err
@@ -84,6 +86,9 @@ func claimsIn(ctx context.Context, store objstore.Store) (claims, error) {
 		}
 		if !isBase {
 			c.newest = max(c.newest, e)
+			continue
+		}
+		if basesAbove < 0 || e <= basesAbove {
 			continue
 		}
 		b, err := readSmall(ctx, store, o.Key)
@@ -145,7 +150,7 @@ func (s *Storage) Claim(ctx context.Context) (Owner, error) {
 	host, _ := os.Hostname()
 	r := s.remote
 	for attempt := 0; ; attempt++ {
-		c, err := claimsIn(ctx, r.store)
+		c, err := claimsIn(ctx, r.store, -1)
 		if err != nil {
 			return Owner{}, fmt.Errorf("claiming the job's checkpoints in %s: %w", r.store, err)
 		}
@@ -217,7 +222,7 @@ func (r *remote) checkOwnerAs(ctx context.Context, mine Owner) error {
 	if mine.Epoch == 0 {
 		return nil
 	}
-	c, err := claimsIn(ctx, r.store)
+	c, err := claimsIn(ctx, r.store, -1)
 	if err != nil {
 		return fmt.Errorf("checking the job's owner in %s: %w", r.store, err)
 	}

@@ -155,16 +155,13 @@ func (r *remote) completed(ctx context.Context, dirOf func(int64) string) ([]*Me
 	if err := r.checkOwner(ctx); err != nil {
 		return nil, nil, err
 	}
-	cl, err := claimsIn(ctx, r.store)
-	if err != nil {
-		return nil, nil, err
-	}
 	_, ids, err := r.ids(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []*Metadata
+	var read []*Metadata
 	var warnings []string
+	oldest := int64(-1) // the lowest owner epoch of a checkpoint
 	for _, id := range ids {
 		m, err := readMeta(ctx, r.store, metaKey(id))
 		switch {
@@ -174,10 +171,25 @@ func (r *remote) completed(ctx context.Context, dirOf func(int64) string) ([]*Me
 			warnings = append(warnings, fmt.Sprintf("skipping checkpoint %d: %v", id, err))
 		case err != nil:
 			return nil, warnings, err
-		case !cl.valid(m.ID, m.Owner):
-			// Written by a superseded owner after it was superseded.
 		default:
 			m.Dir = dirOf(id)
+			read = append(read, m)
+			if oldest < 0 || m.Owner < oldest {
+				oldest = m.Owner
+			}
+		}
+	}
+	if len(read) == 0 {
+		return nil, warnings, nil
+	}
+	// Only the claims after the oldest owner of a checkpoint rule any out.
+	cl, err := claimsIn(ctx, r.store, oldest)
+	if err != nil {
+		return nil, warnings, err
+	}
+	var out []*Metadata
+	for _, m := range read {
+		if cl.valid(m.ID, m.Owner) { // else written by a superseded owner after it was superseded
 			out = append(out, m)
 		}
 	}
