@@ -403,7 +403,12 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 		c.fail(q, fmt.Errorf("checkpoint %d: %w (%d)", q.id, ErrSubsumed, p.id), false)
 	}
 	c.cfg.Job.NotifyComplete(p.id)
-	c.cfg.Storage.Retain(c.cfg.Options.NumRetained)
+	// Bounded by the checkpoint timeout (the next completion waits).
+	retainLimit := remoteCallTimeout
+	if c.cfg.Options.Timeout > 0 {
+		retainLimit = c.cfg.Options.Timeout
+	}
+	c.cfg.Storage.retainWithin(c.cfg.Options.NumRetained, retainLimit)
 	if c.cfg.Recorded != nil {
 		c.cfg.Recorded(rec)
 	}

@@ -102,11 +102,16 @@ func (s *Storage) Discard(id int64) error { return s.discardWithin(id, remoteCal
 // behind are no checkpoint (no _metadata), and the pruning after the next
 // completed checkpoint deletes them.
 func (s *Storage) discardWithin(id int64, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), min(limit, remoteCallTimeout))
+	defer cancel()
+	return s.discard(ctx, id)
+}
+
+// discard is Discard with the object store's part within ctx.
+func (s *Storage) discard(ctx context.Context, id int64) error {
 	d := s.Dir(id)
 	err := fsutil.For(d).RemoveAll(d)
 	if s.remote != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), min(limit, remoteCallTimeout))
-		defer cancel()
 		err = errors.Join(err, s.remote.discard(ctx, id))
 	}
 	return err
@@ -162,9 +167,14 @@ func (s *Storage) NextID() (int64, error) {
 // those of the store, and each one's Dir is where Fetch puts its files; a
 // failure of the service is ErrUnreachable, a superseded claim ErrFenced.
 func (s *Storage) Completed() ([]*Metadata, []string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
+	defer cancel()
+	return s.completed(ctx)
+}
+
+// completed is Completed with the object store's calls within ctx.
+func (s *Storage) completed(ctx context.Context) ([]*Metadata, []string, error) {
 	if s.remote != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
-		defer cancel()
 		done, warnings, err := s.remote.completed(ctx, s.Dir)
 		return done, warnings, unreachable(err)
 	}
@@ -192,8 +202,16 @@ func (s *Storage) Completed() ([]*Metadata, []string, error) {
 // incomplete directory older than the newest completed one. With an object
 // store it does so there too, and deletes the shared objects no retained
 // checkpoint lists.
-func (s *Storage) Retain(n int) error {
-	done, _, err := s.Completed()
+func (s *Storage) Retain(n int) error { return s.retainWithin(n, remoteCallTimeout) }
+
+// retainWithin is Retain with the object store's calls bounded by limit
+// in all: the pruning after a checkpoint, which holds up the completion of
+// the next, takes no longer than a checkpoint may. What it leaves, the
+// next one deletes.
+func (s *Storage) retainWithin(n int, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), min(limit, remoteCallTimeout))
+	defer cancel()
+	done, _, err := s.completed(ctx)
 	if err != nil || len(done) == 0 {
 		return err
 	}
@@ -204,8 +222,6 @@ func (s *Storage) Retain(n int) error {
 		}
 	}
 	if s.remote != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
-		defer cancel()
 		if err := s.remote.prune(ctx, done[0].ID, done[:min(n, len(done))]); err != nil {
 			return err
 		}
@@ -217,7 +233,7 @@ func (s *Storage) Retain(n int) error {
 	newest := done[0].ID
 	for _, id := range ids {
 		if id < newest && !keep[id] {
-			if err := s.Discard(id); err != nil {
+			if err := s.discard(ctx, id); err != nil {
 				return err
 			}
 		}
