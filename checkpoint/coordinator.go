@@ -54,7 +54,9 @@ type Config struct {
 	MaxParallelism int
 	// FirstID is the id of the first checkpoint (above any on disk).
 	FirstID int64
-	// Fail is called once when the job must fail (too many checkpoint failures).
+	// Fail is called when the job must fail: too many checkpoint failures
+	// in a row, or a checkpoint that failed with ErrFenced (at once: it
+	// does not count against the tolerable failures).
 	Fail func(error)
 	// Failed, if set, is told of every checkpoint failure that counts
 	// against the tolerable failures (not of declines), with the number of
@@ -401,7 +403,12 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 		c.fail(q, fmt.Errorf("checkpoint %d: %w (%d)", q.id, ErrSubsumed, p.id), false)
 	}
 	c.cfg.Job.NotifyComplete(p.id)
-	c.cfg.Storage.Retain(c.cfg.Options.NumRetained)
+	// Bounded by the checkpoint timeout (the next completion waits).
+	retainLimit := remoteCallTimeout
+	if c.cfg.Options.Timeout > 0 {
+		retainLimit = c.cfg.Options.Timeout
+	}
+	c.cfg.Storage.retainWithin(c.cfg.Options.NumRetained, retainLimit)
 	if c.cfg.Recorded != nil {
 		c.cfg.Recorded(rec)
 	}
@@ -423,7 +430,13 @@ func (c *Coordinator) abort(id int64, err error, count bool) {
 }
 
 func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
-	c.cfg.Storage.Discard(p.id)
+	// Within the checkpoint's timeout: an object store that does not
+	// answer fails the checkpoint once, not again through its cleanup.
+	limit := remoteCallTimeout
+	if c.cfg.Options.Timeout > 0 {
+		limit = c.cfg.Options.Timeout
+	}
+	c.cfg.Storage.discardWithin(p.id, limit)
 	c.cfg.Job.NotifyAborted(p.id)
 	c.mu.Lock()
 	c.lastEnd = c.cfg.Now()
@@ -432,7 +445,7 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 	c.recordLocked(rec)
 	tooMany, inRow := false, 0
 	// A failed savepoint is the caller's error: the job goes on as it was.
-	count = count && !p.savepoint
+	count = count && !p.savepoint && !errors.Is(err, ErrFenced)
 	if count {
 		c.stats.Failed++
 		c.failuresInRow++
@@ -447,7 +460,13 @@ func (c *Coordinator) fail(p *pendingCheckpoint, err error, count bool) {
 	if count && c.cfg.Failed != nil {
 		c.cfg.Failed(p.id, err, inRow)
 	}
-	if tooMany && c.cfg.Fail != nil {
+	switch {
+	case c.cfg.Fail == nil:
+	case errors.Is(err, ErrFenced):
+		// Another process took the job over: no later checkpoint can
+		// complete, so the job fails now, whatever it tolerates.
+		c.cfg.Fail(err)
+	case tooMany:
 		c.cfg.Fail(fmt.Errorf("%w (%d): %w", ErrTooManyFailures, c.cfg.Options.TolerableFailures, err))
 	}
 }

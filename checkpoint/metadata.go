@@ -70,7 +70,11 @@ type Metadata struct {
 	Triggered      time.Time
 	Duration       time.Duration
 	MaxParallelism int
-	Operators      []*OperatorState
+	// Owner is the owner epoch of the process that completed the
+	// checkpoint in an object store (Storage.Claim; from version 3 on, 0
+	// for a checkpoint kept only on disk).
+	Owner     int64 `json:",omitempty"`
+	Operators []*OperatorState
 	// Dir is the directory the metadata was read from (not stored).
 	Dir string `json:"-"`
 }
@@ -102,11 +106,11 @@ func (m *Metadata) Operator(id string) *OperatorState {
 func (m *Metadata) HasFileSums() bool { return m.Version >= 2 }
 
 // The versions of the metadata format: 1, the first; 2 adds
-// SubtaskState.Files. Versions from minMetadataVersion to metadataVersion
-// are read; WriteMetadata writes metadataVersion.
+// SubtaskState.Files; 3 adds Owner. Versions from minMetadataVersion to
+// metadataVersion are read; WriteMetadata writes metadataVersion.
 const (
 	minMetadataVersion = 1
-	metadataVersion    = 2
+	metadataVersion    = 3
 )
 
 // The file is the JSON document followed by a line "sha256 <hex>" of it, so

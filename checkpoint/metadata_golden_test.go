@@ -26,6 +26,9 @@ func goldenMetadata(version int) *Metadata {
 	if version == 1 {
 		m.Operators[0].Subtasks[0].Files = nil
 	}
+	if version >= 3 {
+		m.Owner = 4
+	}
 	return m
 }
 
@@ -70,7 +73,7 @@ func TestMetadataIncompatible(t *testing.T) {
 		body, want  string
 		unsupported bool
 	}{
-		{`{"Version": 3, "Job": "j", "ID": 4, "Future": true}`, "version 3 (this streamsql reads versions 1 to 2", true},
+		{`{"Version": 4, "Job": "j", "ID": 4, "Future": true}`, "version 4 (this streamsql reads versions 1 to 3", true},
 		{`{"Version": 0, "Job": "j", "ID": 4}`, "version 0", true},
 		{`{"Version": 2, "Job": "j", "ID": 4, "Watermarks": [1, 2]}`, `unknown field "Watermarks"`, false},
 		{`{"Version": 2, "Job": "j", "ID": 4, "Operators": [{"ID": "op", "Subtasks": [{"Subtask": 0, "Epoch": 3}]}]}`, `unknown field "Epoch"`, false},

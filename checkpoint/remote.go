@@ -31,6 +31,22 @@ var ErrDamagedFile = errors.New("checkpoint file damaged or missing")
 // that id for the same job.
 var ErrCheckpointExists = errors.New("checkpoint already exists in the object store")
 
+// ErrUnreachable is matched (errors.Is) by the error of a listing, read
+// or download of the checkpoints in an object store that failed for the
+// service (down, paused, answering errors), not for what it holds: trying
+// again later may succeed.
+var ErrUnreachable = errors.New("checkpoint storage unreachable")
+
+// unreachable marks err, a failed call to the object store, as
+// ErrUnreachable (unless it is about the job's owner or a damaged object).
+func unreachable(err error) error {
+	if err == nil || errors.Is(err, ErrFenced) || errors.Is(err, ErrDamagedFile) || errors.Is(err, ErrCorrupt) ||
+		errors.Is(err, ErrIncompatibleState) || errors.Is(err, ErrUnreachable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnreachable, err)
+}
+
 // remoteCallTimeout bounds the object store calls made outside a
 // checkpoint (listing and reading on restore, pruning, discarding), which
 // have no checkpoint timeout of their own.
@@ -58,6 +74,9 @@ type remote struct {
 	mu sync.Mutex
 	// known are the shared objects in the store (nil until listed once).
 	known map[string]bool
+	// owner is this process's claim on the job's checkpoints (Claim;
+	// epoch 0: none, nothing is fenced).
+	owner Owner
 }
 
 func metaKey(id int64) string { return fmt.Sprintf("chk-%d/%s", id, MetadataFile) }
@@ -128,13 +147,21 @@ func readMeta(ctx context.Context, store objstore.Store, key string) (*Metadata,
 // completed returns the checkpoints in the store with valid metadata,
 // newest first, each with Dir set to dirOf(id) (where Fetch puts its
 // files), and a warning for each damaged one it skipped.
+//
+// A checkpoint that a superseded owner wrote after a later owner's claim
+// is left out (claims.valid): it was never committed, and is no state to
+// resume. A process whose own claim is superseded gets ErrFenced.
 func (r *remote) completed(ctx context.Context, dirOf func(int64) string) ([]*Metadata, []string, error) {
+	if err := r.checkOwner(ctx); err != nil {
+		return nil, nil, err
+	}
 	_, ids, err := r.ids(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []*Metadata
+	var read []*Metadata
 	var warnings []string
+	oldest := int64(-1) // the lowest owner epoch of a checkpoint
 	for _, id := range ids {
 		m, err := readMeta(ctx, r.store, metaKey(id))
 		switch {
@@ -146,6 +173,23 @@ func (r *remote) completed(ctx context.Context, dirOf func(int64) string) ([]*Me
 			return nil, warnings, err
 		default:
 			m.Dir = dirOf(id)
+			read = append(read, m)
+			if oldest < 0 || m.Owner < oldest {
+				oldest = m.Owner
+			}
+		}
+	}
+	if len(read) == 0 {
+		return nil, warnings, nil
+	}
+	// Only the claims after the oldest owner of a checkpoint rule any out.
+	cl, err := claimsIn(ctx, r.store, oldest)
+	if err != nil {
+		return nil, warnings, err
+	}
+	var out []*Metadata
+	for _, m := range read {
+		if cl.valid(m.ID, m.Owner) { // else written by a superseded owner after it was superseded
 			out = append(out, m)
 		}
 	}
@@ -204,11 +248,25 @@ func (r *remote) upload(ctx context.Context, m *Metadata, data []byte) (int64, e
 		r.mu.Unlock()
 		return n, err
 	}
+	// Fenced before the write: a superseded owner writes nothing more.
+	if err := r.checkOwner(ctx); err != nil {
+		return n, err
+	}
 	if err := r.store.PutIfAbsent(ctx, metaKey(m.ID), data); err != nil {
 		if errors.Is(err, objstore.ErrExists) {
+			if ferr := r.checkOwner(ctx); ferr != nil {
+				return n, ferr
+			}
 			return n, fmt.Errorf("checkpoint %d of job %s: %w (%s): another process writes this job's checkpoints there",
 				m.ID, m.Job, ErrCheckpointExists, r.store)
 		}
+		return n, err
+	}
+	// And after it: a claim made before this check may have restored
+	// from an older checkpoint, so this one must not be committed. One
+	// made after it listed this checkpoint (Claim lists after claiming),
+	// and its owner resumes from it.
+	if err := r.checkOwner(ctx); err != nil {
 		return n, err
 	}
 	return n, nil
@@ -247,6 +305,11 @@ func (r *remote) prune(ctx context.Context, newest int64, keep []*Metadata) erro
 	if err != nil {
 		return err
 	}
+	// Checked after the listing: an owner that claimed after this check
+	// uploaded nothing that the listing holds.
+	if err := r.checkOwnerLocked(ctx); err != nil {
+		return err
+	}
 	var drop []string
 	for _, o := range objs {
 		if !used[o.Key] {
@@ -265,10 +328,16 @@ func (r *remote) discard(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	// A superseded owner deletes nothing: the id may be its successor's.
+	if err := r.checkOwner(ctx); err != nil {
+		return err
+	}
 	// _metadata first: a checkpoint half deleted is no checkpoint.
-	keys := []string{metaKey(id)}
+	var keys []string
 	for _, o := range objs {
-		if o.Key != metaKey(id) {
+		if o.Key == metaKey(id) {
+			keys = append([]string{o.Key}, keys...)
+		} else {
 			keys = append(keys, o.Key)
 		}
 	}
@@ -438,15 +507,15 @@ func fetch(ctx context.Context, store objstore.Store, m *Metadata, keyOf func(st
 // a local checkpoint in m.Dir: it downloads the state files that m.Dir
 // lacks (or holds with another size or checksum), verifying each, and
 // writes m's _metadata there. A missing or damaged object is an error
-// wrapping ErrDamagedFile: fall back to an older checkpoint. Without an
-// object store it does nothing.
+// wrapping ErrDamagedFile: fall back to an older checkpoint; a failure of
+// the service, ErrUnreachable. Without an object store it does nothing.
 func (s *Storage) Fetch(ctx context.Context, m *Metadata) error {
 	if s.remote == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout(m))
 	defer cancel()
-	return fetch(ctx, s.remote.store, m, sharedKey)
+	return unreachable(fetch(ctx, s.remote.store, m, sharedKey))
 }
 
 // fetchTimeout bounds the download of checkpoint m: remoteCallTimeout,
@@ -598,7 +667,11 @@ func OpenStorage(ctx context.Context, o Options, localDir, folder string) (*Stor
 }
 
 // Clear deletes every checkpoint of the storage: its directory, and its
-// objects in the object store.
+// objects in the object store. The owners' claims (Claim) go too when this
+// process holds the newest (a stopped job's cleanup); without a claim of
+// its own (--fresh, before the job claims) they stay, so that the next
+// claim still supersedes an earlier owner that may be running. A
+// superseded owner deletes nothing there (ErrFenced).
 func (s *Storage) Clear() error {
 	err := fsutil.For(s.dir).RemoveAll(s.dir)
 	if s.remote != nil {
@@ -608,13 +681,20 @@ func (s *Storage) Clear() error {
 		if lerr != nil {
 			return errors.Join(err, lerr)
 		}
+		// A superseded owner leaves the bucket to its successor.
+		if ferr := s.remote.checkOwner(ctx); ferr != nil {
+			return errors.Join(err, ferr)
+		}
 		// _metadata objects first: a checkpoint half deleted is none.
 		sort.SliceStable(objs, func(i, j int) bool {
 			return path.Base(objs[i].Key) == MetadataFile && path.Base(objs[j].Key) != MetadataFile
 		})
-		keys := make([]string, len(objs))
-		for i, o := range objs {
-			keys[i] = o.Key
+		claimed := s.Owner().Epoch > 0
+		var keys []string
+		for _, o := range objs {
+			if claimed || !strings.HasPrefix(o.Key, "owner/") {
+				keys = append(keys, o.Key)
+			}
 		}
 		err = errors.Join(err, s.remote.store.Delete(ctx, keys...))
 		s.remote.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/internal/objstore"
@@ -54,13 +55,17 @@ func (s *Storage) Remote() string {
 // Complete makes checkpoint m complete: with an object store, it uploads
 // the state files of m.Dir the store lacks and then m's _metadata
 // (create-if-absent: an error wrapping ErrCheckpointExists if another
-// process wrote that checkpoint), within ctx; then it writes m.Dir's
+// process wrote that checkpoint), within ctx, checking this process's
+// claim (Claim) before and after that write: a superseded claim is a
+// *FencedError (ErrFenced), and the checkpoint must not be committed;
+// then it writes m.Dir's
 // _metadata (WriteMetadata). Only after it returns is the checkpoint
 // complete; if it fails, the caller discards it. It returns the bytes
 // uploaded.
 func (s *Storage) Complete(ctx context.Context, m *Metadata) (int64, error) {
 	var n int64
 	if s.remote != nil {
+		m.Owner = s.Owner().Epoch
 		data, err := encodeForStore(m)
 		if err != nil {
 			return 0, err
@@ -88,13 +93,25 @@ func (s *Storage) Prepare(id int64) (string, error) {
 }
 
 // Discard removes checkpoint id (a failed or expired one), from the
-// object store too.
-func (s *Storage) Discard(id int64) error {
+// object store too (within two minutes).
+func (s *Storage) Discard(id int64) error { return s.discardWithin(id, remoteCallTimeout) }
+
+// discardWithin is Discard with the object store's part bounded by
+// limit: a checkpoint that failed because the store does not answer is
+// not held up longer than its own timeout by the cleanup. Objects left
+// behind are no checkpoint (no _metadata), and the pruning after the next
+// completed checkpoint deletes them.
+func (s *Storage) discardWithin(id int64, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), min(limit, remoteCallTimeout))
+	defer cancel()
+	return s.discard(ctx, id)
+}
+
+// discard is Discard with the object store's part within ctx.
+func (s *Storage) discard(ctx context.Context, id int64) error {
 	d := s.Dir(id)
 	err := fsutil.For(d).RemoveAll(d)
 	if s.remote != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
-		defer cancel()
 		err = errors.Join(err, s.remote.discard(ctx, id))
 	}
 	return err
@@ -121,8 +138,9 @@ func (s *Storage) ids() ([]int64, error) {
 	return out, nil
 }
 
-// NextID is the id to use for the next checkpoint: above every id on disk,
-// so ids keep increasing across restarts.
+// NextID is the id to use for the next checkpoint: above every id on disk
+// (and in the object store: its failure is ErrUnreachable), so ids keep
+// increasing across restarts.
 func (s *Storage) NextID() (int64, error) {
 	ids, err := s.ids()
 	if err != nil {
@@ -133,7 +151,7 @@ func (s *Storage) NextID() (int64, error) {
 		defer cancel()
 		all, _, err := s.remote.ids(ctx)
 		if err != nil {
-			return 1, err
+			return 1, unreachable(err)
 		}
 		ids = append(ids, all...)
 		sort.Slice(ids, func(i, j int) bool { return ids[i] > ids[j] })
@@ -146,12 +164,19 @@ func (s *Storage) NextID() (int64, error) {
 
 // Completed returns the checkpoints with valid metadata, newest first, and
 // a warning for each damaged one it skipped. With an object store they are
-// those of the store, and each one's Dir is where Fetch puts its files.
+// those of the store, and each one's Dir is where Fetch puts its files; a
+// failure of the service is ErrUnreachable, a superseded claim ErrFenced.
 func (s *Storage) Completed() ([]*Metadata, []string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
+	defer cancel()
+	return s.completed(ctx)
+}
+
+// completed is Completed with the object store's calls within ctx.
+func (s *Storage) completed(ctx context.Context) ([]*Metadata, []string, error) {
 	if s.remote != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
-		defer cancel()
-		return s.remote.completed(ctx, s.Dir)
+		done, warnings, err := s.remote.completed(ctx, s.Dir)
+		return done, warnings, unreachable(err)
 	}
 	ids, err := s.ids()
 	if err != nil {
@@ -177,8 +202,16 @@ func (s *Storage) Completed() ([]*Metadata, []string, error) {
 // incomplete directory older than the newest completed one. With an object
 // store it does so there too, and deletes the shared objects no retained
 // checkpoint lists.
-func (s *Storage) Retain(n int) error {
-	done, _, err := s.Completed()
+func (s *Storage) Retain(n int) error { return s.retainWithin(n, remoteCallTimeout) }
+
+// retainWithin is Retain with the object store's calls bounded by limit
+// in all: the pruning after a checkpoint, which holds up the completion of
+// the next, takes no longer than a checkpoint may. What it leaves, the
+// next one deletes.
+func (s *Storage) retainWithin(n int, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), min(limit, remoteCallTimeout))
+	defer cancel()
+	done, _, err := s.completed(ctx)
 	if err != nil || len(done) == 0 {
 		return err
 	}
@@ -189,8 +222,6 @@ func (s *Storage) Retain(n int) error {
 		}
 	}
 	if s.remote != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), remoteCallTimeout)
-		defer cancel()
 		if err := s.remote.prune(ctx, done[0].ID, done[:min(n, len(done))]); err != nil {
 			return err
 		}
@@ -202,7 +233,7 @@ func (s *Storage) Retain(n int) error {
 	newest := done[0].ID
 	for _, id := range ids {
 		if id < newest && !keep[id] {
-			if err := s.Discard(id); err != nil {
+			if err := s.discard(ctx, id); err != nil {
 				return err
 			}
 		}

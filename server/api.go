@@ -164,10 +164,13 @@ type jobSummary struct {
 	DurationMs   int64     `json:"duration_ms"`
 	Restarts     int       `json:"restarts"`
 	RestoredFrom int64     `json:"restored_from_checkpoint"`
-	RecordsIn    int64     `json:"records_in"`
-	RecordsOut   int64     `json:"records_out"`
-	LateDropped  int64     `json:"late_dropped"`
-	LateRouted   int64     `json:"late_routed"`
+	// OwnerEpoch is the owner epoch this server claimed on the job's
+	// checkpoints in an object store, absent when they are kept on disk.
+	OwnerEpoch  int64 `json:"owner_epoch,omitempty"`
+	RecordsIn   int64 `json:"records_in"`
+	RecordsOut  int64 `json:"records_out"`
+	LateDropped int64 `json:"late_dropped"`
+	LateRouted  int64 `json:"late_routed"`
 	// Watermark is the output's event time (RFC 3339), absent without one.
 	Watermark string `json:"watermark,omitempty"`
 	Error     string `json:"error,omitempty"`
@@ -178,7 +181,7 @@ type jobSummary struct {
 
 func summary(j session.JobInfo) jobSummary {
 	s := jobSummary{ID: j.ID, Name: j.Name, Status: j.Status, Start: j.Start, DurationMs: j.Duration.Milliseconds(),
-		Restarts: j.Restarts, RestoredFrom: j.RestoredFrom, RecordsIn: j.RecordsIn, RecordsOut: j.RecOut,
+		Restarts: j.Restarts, RestoredFrom: j.RestoredFrom, OwnerEpoch: j.OwnerEpoch, RecordsIn: j.RecordsIn, RecordsOut: j.RecOut,
 		LateDropped: j.Late, LateRouted: j.LateRouted, Watermark: watermarkText(j.Watermark), Waiting: j.Waiting}
 	if j.Err != nil {
 		s.Error = j.Err.Error()
@@ -426,7 +429,11 @@ func (s *Server) statements(w http.ResponseWriter, r *http.Request) {
 			}
 			attrs := jobAttrs(res.JobID, d.Name)
 			s.logNotes(res.Message, attrs...)
-			s.log.Info("job submitted", append(attrs, "status", d.Status, "statement", oneLine(st.Text()))...)
+			attrs = append(attrs, "status", d.Status)
+			if d.OwnerEpoch > 0 {
+				attrs = append(attrs, "owner_epoch", d.OwnerEpoch)
+			}
+			s.log.Info("job submitted", append(attrs, "statement", oneLine(st.Text()))...)
 			if d.Status != "FINISHED" && d.Status != "FAILED" {
 				s.track(runningJob{ID: res.JobID, Name: d.Name, Statement: st.Text(), Options: s.sess.SetOptions()})
 			}

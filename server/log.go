@@ -18,8 +18,8 @@ import (
 // /api/v1/jobs says it). The events:
 //
 //	server started             url, data_dir
-//	job submitted              job, name, status, statement
-//	job resumed                job, name, status, previous_job, from (checkpoint|savepoint|start), checkpoint?, savepoint?, plan
+//	job submitted              job, name, status, owner_epoch?, statement
+//	job resumed                job, name, status, previous_job, owner_epoch?, from (checkpoint|savepoint|start), checkpoint?, savepoint?, plan
 //	job not resumed            job, name, error                                        (ERROR)
 //	job failed                 job, name, status RESTARTING, error, restart, delay_ms  (WARN)
 //	job failed                 job, name, status FAILED, error                         (ERROR)

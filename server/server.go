@@ -313,6 +313,9 @@ func (s *Server) resume() error {
 		s.logNotes(r.Message, attrs...)
 		info, _ := s.sess.JobDetail(r.JobID)
 		attrs = append(attrs, "status", info.Status, "previous_job", j.ID)
+		if info.OwnerEpoch > 0 {
+			attrs = append(attrs, "owner_epoch", info.OwnerEpoch)
+		}
 		switch {
 		case j.Savepoint != "":
 			attrs = append(attrs, "from", "savepoint", "savepoint", j.Savepoint)

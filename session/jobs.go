@@ -52,6 +52,10 @@ type JobInfo struct {
 	Restarts  int
 	// RestoredFrom is the checkpoint the job started from (0: fresh).
 	RestoredFrom int64
+	// OwnerEpoch is the owner epoch this process claimed on the job's
+	// checkpoints in an object store (checkpoint.Storage.Claim; 0 when
+	// they are kept on disk).
+	OwnerEpoch int64
 	// Checkpoints are the statistics of its checkpoints (zero without).
 	Checkpoints checkpoint.Stats
 	// Err is why the job failed for good (Status FAILED), else nil.
@@ -173,9 +177,12 @@ type jobEntry struct {
 	stopped  bool
 	restarts int
 	restored int64
-	in, out  int64 // records of finished attempts
-	skipped  int64
-	late     int64
+	// owner is the owner epoch claimed on the job's checkpoints in an
+	// object store (0: none).
+	owner   int64
+	in, out int64 // records of finished attempts
+	skipped int64
+	late    int64
 	// tombstones is the last ended attempt's count (restored from the
 	// checkpoint by the next one).
 	tombstones int64
@@ -237,7 +244,7 @@ func (e *jobEntry) stop() {
 func (e *jobEntry) info() JobInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored,
+	info := JobInfo{ID: e.id, Name: e.name, Start: e.start, Restarts: e.restarts, RestoredFrom: e.restored, OwnerEpoch: e.owner,
 		RecordsIn: e.in, RecOut: e.out, Skipped: e.skipped, Tombstones: e.tombstones, Late: e.late, LateRouted: e.routed, StateExpired: e.expired, Checkpoints: e.lastStats,
 		Watermark: e.watermark, LastErr: e.lastErr, LastFailure: e.lastFailure}
 	if e.cur != nil {
@@ -355,7 +362,7 @@ func (r *jobRegistry) stopAll() {
 
 // jobColumns are the columns of SHOW JOBS: those that fit a terminal.
 // DESCRIBE JOB 'id' shows every field of jobFields.
-var jobColumns = []string{"job id", "job name", "status", "start time", "duration", "restarts", "records in", "records out"}
+var jobColumns = []string{"job id", "job name", "status", "start time", "duration", "restarts", "owner epoch", "records in", "records out"}
 
 // table is SHOW JOBS: one row a job, of the jobColumns.
 func (r *jobRegistry) table() *Result {
@@ -420,11 +427,16 @@ func jobFields(j JobInfo) []jobField {
 	}
 	str := func(n string, v any) jobField { return jobField{n, types.StringType, v} }
 	num := func(n string, v int64) jobField { return jobField{n, types.BigIntType, v} }
+	// owner epoch: NULL for a job whose checkpoints are kept on disk.
+	owner := jobField{"owner epoch", types.BigIntType, nil}
+	if j.OwnerEpoch > 0 {
+		owner.value = j.OwnerEpoch
+	}
 	return []jobField{
 		str("job id", j.ID), str("job name", j.Name), str("status", status),
 		str("start time", j.Start.Format("2006-01-02 15:04:05")),
 		str("duration", j.Duration.Round(time.Millisecond).String()), num("restarts", int64(j.Restarts)),
-		str("last checkpoint", cp), num("records in", j.RecordsIn), num("records out", j.RecOut),
+		str("last checkpoint", cp), owner, num("records in", j.RecordsIn), num("records out", j.RecOut),
 		num("skipped", j.Skipped), num("tombstones", j.Tombstones), num("late dropped", j.Late),
 		num("late routed", j.LateRouted), num("state expired", j.StateExpired),
 		str("watermark", watermarkText(j.Watermark)), str("last failure", failedAt), str("error", errText),

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/internal/testenv"
 )
 
@@ -103,4 +105,69 @@ func TestCheckpointsOnS3(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestFencedOwner: two sessions on two data directories run the same job
+// with its checkpoints in one place of the bucket, as two machines would.
+// The second claims owner epoch 2 and restores the first's newest
+// checkpoint; the first's job fails at once with checkpoint.ErrFenced
+// naming the second's claim, is not restarted by its strategy, and says so
+// in DESCRIBE JOB; the second's job shows owner epoch 2 and completes
+// checkpoints.
+func TestFencedOwner(t *testing.T) {
+	srv := testenv.S3(t)
+	prefix := fmt.Sprintf("fenced-%d", time.Now().UnixNano())
+	open := func() *Session {
+		s, err := Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		execAll(t, s, ckptDDL,
+			"SET 'execution.checkpointing.dir' = 's3://"+testenv.S3Bucket+"/"+prefix+"'",
+			"SET 's3.endpoint' = '"+srv.Endpoint+"'", "SET 's3.path.style.access' = 'true'",
+			"SET 's3.access-key' = '"+srv.Var("AWS_ACCESS_KEY_ID")+"'", "SET 's3.secret-key' = '"+srv.Var("AWS_SECRET_ACCESS_KEY")+"'",
+			"SET 'pipeline.name' = 'fenced'", "SET 'restart-strategy.type' = 'fixed-delay'",
+			"SET 'restart-strategy.fixed-delay.attempts' = '100'", "SET 'restart-strategy.fixed-delay.delay' = '10ms'")
+		return s
+	}
+	const insert = "INSERT INTO counts SELECT k, COUNT(*), SUM(id) FROM gen GROUP BY k"
+	a := open()
+	execAll(t, a, insert)
+	waitRunning(t, a, "2 checkpoints", func(j JobInfo) bool { return j.Checkpoints.LastID >= 2 })
+	if ja := a.Jobs()[0]; ja.OwnerEpoch != 1 {
+		t.Fatalf("the first owner's job: owner epoch %d, want 1", ja.OwnerEpoch)
+	}
+	b := open()
+	rs := execAll(t, b, insert)
+	if !strings.Contains(rs[0].Message, "restored job fenced from checkpoint") {
+		t.Fatalf("the second owner did not restore from the bucket: %q", rs[0].Message)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var ja JobInfo
+	for ja = a.Jobs()[0]; ja.Status == "RUNNING" || ja.Status == "RESTARTING"; ja = a.Jobs()[0] {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first owner's job still %s 20 s after the second claimed it", ja.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ja.Status != "FAILED" || !errors.Is(ja.Err, checkpoint.ErrFenced) || ja.Restarts != 0 ||
+		!strings.Contains(ja.Err.Error(), fmt.Sprintf("owner epoch 2 (host %s, pid %d", host(t), os.Getpid())) {
+		t.Fatalf("the first owner's job: %s after %d restarts, %v; want FAILED with ErrFenced naming owner epoch 2, not restarted", ja.Status, ja.Restarts, ja.Err)
+	}
+	if d := describeJob(t, a, "fenced"); d["owner epoch"] != "1" || !strings.Contains(fmt.Sprint(d["error"]), "fenced") {
+		t.Errorf("DESCRIBE JOB of the fenced job: %v", d)
+	}
+	waitRunning(t, b, "a checkpoint of the second owner", func(j JobInfo) bool { return j.Checkpoints.Completed > 0 })
+	if jb := b.Jobs()[0]; jb.OwnerEpoch != 2 {
+		t.Errorf("the second owner's job: owner epoch %d, want 2", jb.OwnerEpoch)
+	}
+}
+
+func host(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

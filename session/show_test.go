@@ -180,21 +180,27 @@ func TestShowJobsCompact(t *testing.T) {
 	for _, c := range show.Columns {
 		cols = append(cols, c.Name)
 	}
-	if want := "job id,job name,status,start time,duration,restarts,records in,records out"; strings.Join(cols, ",") != want {
+	if want := "job id,job name,status,start time,duration,restarts,owner epoch,records in,records out"; strings.Join(cols, ",") != want {
 		t.Fatalf("SHOW JOBS columns: %v, want %s", cols, want)
 	}
 	row := show.Rows[len(show.Rows)-1]
 	for _, ref := range []string{rs[1].JobID, "copy"} {
 		d := describeJob(t, s, ref)
-		if len(d) != 17 {
-			t.Errorf("DESCRIBE JOB '%s' has %d fields, want 17: %v", ref, len(d), d)
+		if len(d) != 18 {
+			t.Errorf("DESCRIBE JOB '%s' has %d fields, want 18: %v", ref, len(d), d)
 		}
 		for i, c := range show.Columns {
+			if row[i] == nil {
+				if d[c.Name] != nil {
+					t.Errorf("DESCRIBE JOB '%s' %s = %v, SHOW JOBS says NULL", ref, c.Name, d[c.Name])
+				}
+				continue
+			}
 			if want := types.Format(c.Type, row[i]); d[c.Name] != want {
 				t.Errorf("DESCRIBE JOB '%s' %s = %v, SHOW JOBS says %s", ref, c.Name, d[c.Name], want)
 			}
 		}
-		if d["records out"] != "3" || d["status"] != "FINISHED" || d["error"] != nil {
+		if d["records out"] != "3" || d["status"] != "FINISHED" || d["error"] != nil || d["owner epoch"] != nil {
 			t.Errorf("DESCRIBE JOB '%s': %v", ref, d)
 		}
 	}

@@ -212,6 +212,15 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 			return nil, err
 		}
 	}
+	// A job whose checkpoints are in an object store is claimed there
+	// before they are listed: a process that ran it before (paused, or
+	// on another machine) is fenced from then on.
+	var owner checkpoint.Owner
+	if storage.Remote() != "" && cpo.Interval > 0 {
+		if owner, err = storage.Claim(ctx); err != nil {
+			return nil, sql.Errorf(st.Pos(), "job %s: %v", name, err)
+		}
+	}
 	jp := &jobPlan{name: name, graph: g, restart: restart, storage: storage,
 		dir: jobDir, text: st.Text()}
 	if jp.opts, err = s.execOptions(nil); err != nil {
@@ -302,7 +311,7 @@ func (s *Session) submit(ctx context.Context, st sql.Statement, inserts []*sql.I
 		}
 	}
 	e := &jobEntry{id: id, name: name, folder: folder, checkpointing: jp.checkpointing(), pos: st.Pos(), text: st.Text(), graph: g, start: start,
-		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, watermark: exec.NoWatermark}
+		done: make(chan struct{}), stopc: make(chan struct{}), cur: job, restored: restoredFrom, owner: owner.Epoch, watermark: exec.NoWatermark}
 	s.jobs.add(e)
 	submitted = true
 	if once {
@@ -436,7 +445,9 @@ func (jp *jobPlan) startLatest() (*exec.Job, int64, []string, error) {
 
 // supervise waits for each attempt of a job and restarts it from its
 // latest completed checkpoint while the restart strategy allows, and while
-// the failures are not the same one MaxRepeatedFailures times in a row.
+// the failures are not the same one MaxRepeatedFailures times in a row. A
+// restart that cannot read the checkpoints (checkpoint.ErrUnreachable) is
+// tried again after the strategy's next delay, while it allows.
 // Every failure and restart is recorded (SHOW JOBS) and emitted
 // (OnJobEvent).
 func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
@@ -445,6 +456,9 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 	for {
 		cur := e.attempt()
 		err := s.await(e, cur)
+		if err != nil && !errors.Is(err, exec.ErrStopped) {
+			err = jp.fenced(err)
+		}
 		m := cur.Metrics()
 		subs := e.subtaskMetrics()
 		progressed := false
@@ -487,6 +501,13 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			return
 		}
 		ev := JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Err: err, Restarts: restarts, Repeated: repeated}
+		if errors.Is(err, checkpoint.ErrFenced) {
+			// Another process runs the job now: never restarted here.
+			ev.Final = true
+			e.finish(err)
+			s.jobs.emit(ev)
+			return
+		}
 		if repeated >= MaxRepeatedFailures {
 			err = fmt.Errorf("%w (the same failure %d times in a row: not restarted again)", err, repeated)
 			ev.Err, ev.Final = err, true
@@ -512,6 +533,28 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 			return
 		}
 		next, from, _, serr := jp.startLatest()
+		for errors.Is(serr, checkpoint.ErrUnreachable) && !errors.Is(serr, checkpoint.ErrFenced) {
+			// The checkpoints cannot be read now (their object store is
+			// down or paused): another try after the strategy's delay, as
+			// for a failed attempt, rather than failing the job for good.
+			e.mu.Lock()
+			e.lastErr, e.lastFailure = serr, time.Now()
+			stopping := e.stopped
+			e.mu.Unlock()
+			delay, ok := jp.restart.Next(time.Now())
+			if stopping || !ok {
+				break
+			}
+			s.jobs.emit(JobEvent{Kind: JobFailed, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(),
+				Err: fmt.Errorf("restarting: %w", serr), Delay: delay, Restarts: restarts, Repeated: 1})
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-e.stopc:
+				t.Stop()
+			}
+			next, from, _, serr = jp.startLatest()
+		}
 		e.mu.Lock()
 		if e.stopped {
 			e.mu.Unlock()
@@ -535,6 +578,30 @@ func (s *Session) supervise(e *jobEntry, jp *jobPlan) {
 		e.mu.Unlock()
 		s.jobs.emit(JobEvent{Kind: JobRestarted, ID: e.id, Name: e.name, Pos: e.pos, Time: time.Now(), Restarts: restarts, Checkpoint: from})
 	}
+}
+
+// fenced returns the error of a failed attempt of the job: err, or, when
+// another process has taken over the job's checkpoints in the object store
+// (checkpoint.ErrFenced), the fenced error that names it, with err as the
+// attempt's cause. A fenced job is not restarted: a failure of its sink
+// (its Kafka transactions fenced by the new owner's) comes from the same
+// takeover.
+func (jp *jobPlan) fenced(err error) error {
+	if errors.Is(err, checkpoint.ErrFenced) || jp.storage.Remote() == "" || !jp.checkpointing() {
+		return err
+	}
+	// Within the checkpoint timeout: a store that does not answer (the
+	// likely cause of the failure) does not hold the failure back longer.
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if d := jp.opts.Checkpoint.Options.Timeout; d > 0 {
+		ctx, cancel = context.WithTimeout(ctx, d)
+	}
+	defer cancel()
+	ferr := jp.storage.CheckOwner(ctx)
+	if !errors.Is(ferr, checkpoint.ErrFenced) {
+		return err
+	}
+	return fmt.Errorf("job %s: %w (the job failed with: %v)", jp.name, ferr, err)
 }
 
 // waitingCheck is how often a running attempt is asked what its sources

@@ -40,6 +40,10 @@ type Sink struct {
 	// restore, which tells where the old instances stood.
 	restored  []handle
 	recovered bool
+	// superseded are the transactional ids recover cleaned, which sweep
+	// keeps clean; lastSweep is when it last did.
+	superseded map[[2]string]*scope
+	lastSweep  time.Time
 
 	// topicID is the id of the sink topic when the sink first saw it
 	// (zero: not yet, or a broker without topic ids); started is set by
@@ -330,6 +334,9 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 	if err := s.recover(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.sweep(ctx, false); err != nil {
+		return nil, err
+	}
 	if t := s.cur; t != nil {
 		if err := t.cl.Flush(ctx); err != nil {
 			return nil, s.errorf("flushing transaction %s for checkpoint %d: %v", t.ID, checkpointID, err)
@@ -476,6 +483,9 @@ func (s *Sink) Finish(ctx context.Context) error {
 		return s.failed()
 	}
 	if err := s.recover(ctx); err != nil {
+		return err
+	}
+	if err := s.sweep(ctx, true); err != nil {
 		return err
 	}
 	if t := s.cur; t != nil {

@@ -171,7 +171,13 @@ type scope struct {
 	prefix  string
 	subtask int
 	from    int64
+	// to, if not 0, ends the range (exclusive).
+	to int64
 }
+
+// sweepEvery is how often, at most, a restored sink aborts again the
+// transactions opened under the ids of the instances it took over (sweep).
+const sweepEvery = time.Second
 
 // recover runs once, before the sink's first transaction, after the
 // restored handles (if any) were committed. It aborts every transaction
@@ -218,7 +224,38 @@ func (s *Sink) recover(ctx context.Context) error {
 	s.seq = max(next, time.Now().UnixMilli())
 	s.recovered = true
 	s.restored = nil
+	// From now on no instance of this job uses the ids of scopes but this
+	// one, from s.seq on: sweep aborts whatever another opens below.
+	scopes[own].to = s.seq
+	s.superseded, s.lastSweep = scopes, time.Now()
 	return nil
+}
+
+// sweep aborts again the open transactions of the ids recover cleaned, up
+// to this instance's first (at most every sweepEvery unless now). The
+// instance it took over may still run: a process paused while another
+// took over its job from the checkpoints in an object store, and woken
+// since. Its transactions open at the takeover were aborted by recover,
+// but each of its transactions has an id of its own, and those it opens
+// after are fenced by nobody: it never commits them (its checkpoints fail
+// with checkpoint.ErrFenced), but an open transaction holds back every
+// read_committed reader of its partitions until the transaction timeout.
+// A broker without ListTransactions is not swept (probing would take the
+// ids it probes).
+func (s *Sink) sweep(ctx context.Context, now bool) error {
+	if s.superseded == nil || (!now && time.Since(s.lastSweep) < sweepEvery) {
+		return nil
+	}
+	s.lastSweep = time.Now()
+	adm, err := s.admin()
+	if err != nil {
+		return err
+	}
+	if !s.canListTransactions(ctx, adm) {
+		s.superseded = nil
+		return nil
+	}
+	return s.abortLingering(ctx, s.superseded)
 }
 
 // abortLingering aborts the open transactions of scopes.
@@ -240,7 +277,7 @@ func (s *Sink) abortLingering(ctx context.Context, scopes map[[2]string]*scope) 
 		}
 		for _, sc := range scopes {
 			seq, ok := seqOf(t.TxnID, sc.prefix, sc.subtask)
-			if !ok || seq < sc.from {
+			if !ok || seq < sc.from || (sc.to > 0 && seq >= sc.to) {
 				continue
 			}
 			if _, err := s.fence(ctx, t.TxnID); err != nil {

@@ -261,3 +261,50 @@ func TestExactlyOnceNeedsCheckpointsAndALongerTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExactlyOnceSweepsSupersededOwner: the instance a restore took over
+// is still running (a process paused while another took its job over,
+// then woken). A transaction it opens after the restore is on an id
+// nobody fenced; the restored sink aborts it at its next barrier, so it
+// does not hold back read_committed readers, and it is never committed.
+func TestExactlyOnceSweepsSupersededOwner(t *testing.T) {
+	eachProtocol(t, func(t *testing.T, opts []kfake.Opt) {
+		addr := startCluster(t, 1, []string{"out"}, opts...)
+		sch := mustSchema(t, "id BIGINT, name STRING")
+		sp := eoSpec(addr, sch)
+		a := openSink(t, sp)
+		defer a.Abandon()
+		write(t, a, sch, "1, a")
+		h1 := preCommit(t, a, 1)
+
+		// b restores checkpoint 1 and starts its own transaction, its
+		// sequence numbers from the wall clock in milliseconds on: a
+		// millisecond after a's, as any takeover is.
+		time.Sleep(2 * time.Millisecond)
+		b := openSink(t, sp)
+		defer b.Close()
+		commit(t, b, 1, h1)
+		write(t, b, sch, "2, b")
+
+		// a, woken, opens a transaction after b's restore.
+		write(t, a, sch, "3, superseded")
+		if err := a.cur.cl.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		stale := a.cur.ID
+		if o := ongoing(t, addr); !slices.Contains(o, stale) {
+			t.Fatalf("open transactions %v, want a's %s among them", o, stale)
+		}
+		b.lastSweep = time.Time{} // the next barrier sweeps, whatever the clock
+		h2 := preCommit(t, b, 2)
+		if o := ongoing(t, addr); slices.Contains(o, stale) || len(o) != 1 {
+			t.Fatalf("open transactions after b's barrier: %v, want only b's pending one, not a's %s", o, stale)
+		}
+		commit(t, b, 2, h2)
+		got := values(readTopic(t, addr, "out", true))
+		slices.Sort(got)
+		if want := []string{"<nil>|1,a", "<nil>|2,b"}; !slices.Equal(got, want) {
+			t.Fatalf("read_committed: got %q want %q", got, want)
+		}
+	})
+}

@@ -77,6 +77,9 @@ func (p *Proc) Args() []string { return p.cmd.Args }
 // Signal sends sig to the process.
 func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
 
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // KillAfter sends SIGKILL d after the start unless the process exits first.
 // It reports whether the signal killed a running process; either way the
 // process has exited when it returns.

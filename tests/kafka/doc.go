@@ -22,6 +22,13 @@
 //     empty data directory, as on a new machine: each run restores the
 //     newest checkpoint in the bucket, and the counts are exact. 2M clicks,
 //     kafka-dev's two protocols.
+//   - TestFencedOwnerTakeover: one process runs the count and a
+//     pass-through, both exactly-once, checkpointing to the S3 server; it
+//     is stopped with SIGSTOP, a second process on a new data directory
+//     takes the job over from the bucket, and the first, continued with
+//     SIGCONT, must fail with the fenced error naming the second's pid and
+//     not restart; read_committed, every click once in the pass-through
+//     and the true count per app. 600K clicks, both protocols.
 //   - TestPassThrough: SELECT * into an exactly-once kafka json table: every
 //     click id exactly once.
 //   - TestAtLeastOnce: the same with 'sink.delivery-guarantee' =

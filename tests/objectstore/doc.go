@@ -36,6 +36,19 @@
 //     to the end; the aggregate's final values are exact (its changes
 //     after the older checkpoint are committed again), the pass-through
 //     job's output exact.
+//   - TestServerFaults: the server paused with SIGSTOP, or killed, for
+//     three seconds (three checkpoint timeouts of one second) while both
+//     jobs run: their checkpoints fail within the timeout, the jobs fail
+//     ('tolerable-failed-checkpoints' 0) and restart by their strategy,
+//     trying again while the bucket cannot be listed, resume from it once
+//     the server is back and run to the end; the output must be exact.
+//   - TestSlowServer: the same with the server reached through a proxy
+//     that, for three seconds, forwards 512 bytes every 300 ms: a server
+//     that answers, too slowly for the checkpoints' timeout.
+//
+// The fencing of two owners of one job is tested in tests/kafka
+// (TestFencedOwnerTakeover), where the job's sinks are Kafka topics
+// written in transactions.
 //
 // Nothing is skipped: the server is installed by the script if missing.
 package objectstore

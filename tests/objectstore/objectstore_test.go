@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -392,4 +394,183 @@ func TestDamagedObjectFallback(t *testing.T) {
 	if err := crash.CheckIDs(filepath.Join(dir, "ids"), rows); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestServerFaults: the S3 server paused (SIGSTOP) or killed for three
+// seconds while jobs checkpoint to it, with a checkpoint timeout of one
+// second: the checkpoints that cannot be written fail within it, fail the
+// jobs ('tolerable-failed-checkpoints' 0), which restart by their
+// strategy, trying again while the checkpoints cannot be listed; once the
+// server is back they resume from the bucket and finish, with the cause
+// shown, and the output is exact.
+func TestServerFaults(t *testing.T) {
+	for _, fault := range []string{"paused", "killed"} {
+		t.Run(fault, func(t *testing.T) {
+			srv := testenv.S3(t)
+			dir := t.TempDir()
+			prefix := fmt.Sprintf("fault-%s-%d", fault, time.Now().UnixNano())
+			file := jobFile(t, srv, dir, "s3://"+testenv.S3Bucket+"/"+prefix, "",
+				"'execution.checkpointing.timeout' = '1s'", "'restart-strategy.type' = 'fixed-delay'",
+				"'restart-strategy.fixed-delay.attempts' = '1000'", "'restart-strategy.fixed-delay.delay' = '100ms'")
+			p := start(t, srv, filepath.Join(dir, "data"), file)
+			deadline := time.Now().Add(60 * time.Second)
+			for newestInBucket(t, srv, prefix, "agg") < 2 || newestInBucket(t, srv, prefix, "ids") < 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("no 2 checkpoints of each job in the bucket after 60 s; output:\n%s", p.Output())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			pidText, err := os.ReadFile(filepath.Join(srv.Dir, "server.pid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fault == "paused" {
+				err = syscall.Kill(pid, syscall.SIGSTOP)
+			} else {
+				err = srv.Stop()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The outage: three times the checkpoint timeout. (Not a wait
+			// for a condition: the server is down for this long.)
+			time.Sleep(3 * time.Second)
+			// A checkpoint failed while the server was still down: its
+			// upload and its cleanup are bounded by its timeout, not by
+			// the server coming back.
+			if during := p.Output(); !strings.Contains(during, "failed (1 in a row") {
+				t.Errorf("no checkpoint failed during the %s server's three seconds; output so far:\n%s", fault, during)
+			}
+			if fault == "paused" {
+				err = syscall.Kill(pid, syscall.SIGCONT)
+			} else {
+				err = srv.Start()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Wait()
+			out := p.Output()
+			if err != nil {
+				t.Fatalf("the run ended with %v; output:\n%s", err, out)
+			}
+			if !strings.Contains(out, "restarted from checkpoint") || !strings.Contains(out, "failed") {
+				t.Errorf("the run shows no failed checkpoint and restart; output:\n%s", out)
+			}
+			t.Logf("%s for 3 s; the run took %v; its failures:\n%s", fault, p.Took(), failureLines(out))
+			checkExact(t, dir)
+		})
+	}
+}
+
+// failureLines are the lines of out that say a job failed (the first
+// few).
+func failureLines(out string) string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "failed") && len(ls) < 6 {
+			ls = append(ls, l)
+		}
+	}
+	return strings.Join(ls, "\n")
+}
+
+// slowProxy forwards TCP connections to target; while slow is set, every
+// chunk of at most 512 bytes it forwards, either way, waits 300 ms first:
+// a server that answers, slowly.
+type slowProxy struct {
+	l      net.Listener
+	target string
+	slow   atomic.Bool
+}
+
+func startSlowProxy(t *testing.T, target string) *slowProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &slowProxy{l: l, target: target}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *slowProxy) serve(c net.Conn) {
+	defer c.Close()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		buf := make([]byte, 512)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if p.slow.Load() {
+					time.Sleep(300 * time.Millisecond)
+				}
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		done <- struct{}{}
+	}
+	go pipe(s, c)
+	go pipe(c, s)
+	<-done
+}
+
+// TestSlowServer: the S3 server reached through a proxy that, for three
+// seconds, forwards 512 bytes every 300 ms: the checkpoints whose uploads
+// cannot finish within the one-second timeout fail within it, the jobs
+// restart by their strategy, and once the server answers at its speed
+// again they resume from the bucket and finish with exact output.
+func TestSlowServer(t *testing.T) {
+	srv := testenv.S3(t)
+	proxy := startSlowProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"))
+	via := *srv
+	via.Endpoint = "http://" + proxy.l.Addr().String()
+	dir := t.TempDir()
+	prefix := fmt.Sprintf("slow-%d", time.Now().UnixNano())
+	file := jobFile(t, &via, dir, "s3://"+testenv.S3Bucket+"/"+prefix, "",
+		"'execution.checkpointing.timeout' = '1s'", "'restart-strategy.type' = 'fixed-delay'",
+		"'restart-strategy.fixed-delay.attempts' = '1000'", "'restart-strategy.fixed-delay.delay' = '100ms'")
+	p := start(t, srv, filepath.Join(dir, "data"), file)
+	deadline := time.Now().Add(60 * time.Second)
+	for newestInBucket(t, srv, prefix, "agg") < 2 || newestInBucket(t, srv, prefix, "ids") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 2 checkpoints of each job in the bucket after 60 s; output:\n%s", p.Output())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	proxy.slow.Store(true)
+	// Three seconds of a slow server (not a wait for a condition).
+	time.Sleep(3 * time.Second)
+	if during := p.Output(); !strings.Contains(during, "failed (1 in a row") || !strings.Contains(during, "context deadline exceeded") {
+		t.Errorf("no checkpoint failed for its timeout while the server was slow; output so far:\n%s", during)
+	}
+	proxy.slow.Store(false)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("the run ended with %v; output:\n%s", err, p.Output())
+	}
+	t.Logf("the run took %v; its failures:\n%s", p.Took(), failureLines(p.Output()))
+	checkExact(t, dir)
 }
