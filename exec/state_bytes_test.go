@@ -133,13 +133,6 @@ func aggHeapBytes(t *testing.T, aggs []planner.AggCall, str bool, kv func(i int)
 		defer vc.Release()
 		return Batch{Rec: array.NewRecordBatch(sch, []arrow.Array{kc, vc}, 1024)}
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	// Warm up the operator's buffers, then count what the items add.
 	for i := 0; i < 4*1024; i += 1024 {
 		b := batch(-1 - i - 1024)
@@ -149,7 +142,7 @@ func aggHeapBytes(t *testing.T, aggs []planner.AggCall, str bool, kv func(i int)
 		b.Rec.Release()
 		drain()
 	}
-	before := heap()
+	before := liveHeap()
 	beforeEst, beforeN := size(a)
 	for i := 0; i < rows; i += 1024 {
 		b := batch(i)
@@ -160,7 +153,7 @@ func aggHeapBytes(t *testing.T, aggs []planner.AggCall, str bool, kv func(i int)
 		drain()
 	}
 	drain()
-	after := heap()
+	after := liveHeap()
 	afterEst, afterN := size(a)
 	n := float64(afterN - beforeN)
 	runtime.KeepAlive(a)
@@ -267,13 +260,6 @@ func windowGroupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float
 		defer tcol.Release()
 		return Batch{Rec: array.NewRecordBatch(sch, []arrow.Array{kc, vc, tcol}, 1024)}
 	}
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
 	est0 := func() int64 { return a.cache.Bytes() + a.timers.bytes }
 	// Warm up the operator's buffers, then count what the groups add.
 	for k := 0; k < 4*1024; k += 1024 {
@@ -283,7 +269,7 @@ func windowGroupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float
 		}
 		b.Rec.Release()
 	}
-	before, beforeEst := heap(), est0()
+	before, beforeEst := liveHeap(), est0()
 	for k := 0; k < keys; k += 1024 {
 		b := batch(k)
 		if err := a.process(0, b, nil); err != nil {
@@ -291,7 +277,7 @@ func windowGroupHeapBytes(t *testing.T, aggs []planner.AggCall) (real, est float
 		}
 		b.Rec.Release()
 	}
-	after, afterEst := heap(), est0()
+	after, afterEst := liveHeap(), est0()
 	n := float64(a.cache.Len() - 4*1024)
 	runtime.KeepAlive(a)
 	return float64(after-before) / n, float64(afterEst-beforeEst) / n
@@ -356,15 +342,8 @@ func TestJoinSideBytesMatchHeap(t *testing.T) {
 			const rows = 200_000
 			space := state.NewKeySpace(state.NewMemory(), 1, "join")
 			s := newJoinSideState(space, planner.NoUniqueKey, c.appendOnly, false, "test", true)
-			heap := func() uint64 {
-				runtime.GC()
-				runtime.GC()
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				return ms.HeapAlloc
-			}
 			var key, row, id []byte
-			before, beforeEst := heap(), s.bytes()
+			before, beforeEst := liveHeap(), s.bytes()
 			for i := 0; i < rows; i++ {
 				key = binary.BigEndian.AppendUint64(append(key[:0], 1), uint64(i/c.perKey)*7919)
 				k, err := s.lookup(i%128, key, true)
@@ -384,9 +363,18 @@ func TestJoinSideBytesMatchHeap(t *testing.T) {
 				}
 				s.add(k, id, row, 0)
 			}
-			after, afterEst := heap(), s.bytes()
+			after, afterEst := liveHeap(), s.bytes()
 			runtime.KeepAlive(s)
 			checkHeapBytes(t, "a join row", float64(after-before)/rows, float64(afterEst-beforeEst)/rows, 0)
 		})
 	}
+}
+
+// liveHeap is the heap's live bytes: allocated after two collections.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

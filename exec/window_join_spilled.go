@@ -156,18 +156,7 @@ func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 		// A NULL key (marker 0) joins nothing: its rows are only padded.
 		null := key[0] == 0
 		curKey = len(j.held)
-		for {
-			k, ok, err := right.peekKey()
-			if err != nil {
-				return err
-			}
-			if !ok || !bytes.Equal(k, key) {
-				break
-			}
-			r, err := right.next()
-			if err != nil {
-				return err
-			}
+		err = right.each(key, func(r wjRow) error {
 			if len(j.held) == cap(j.held) {
 				// The pairs point into j.held: evaluate them before it
 				// moves (after a flush it may grow, none pointing in).
@@ -176,19 +165,12 @@ func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 				}
 			}
 			j.held = append(j.held, r)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		for {
-			k, ok, err := left.peekKey()
-			if err != nil {
-				return err
-			}
-			if !ok || !bytes.Equal(k, key) {
-				break
-			}
-			r, err := left.next()
-			if err != nil {
-				return err
-			}
+		err = left.each(key, func(r wjRow) error {
 			if len(j.chunkRows) == cap(j.chunkRows) {
 				if err := flush(); err != nil {
 					return err
@@ -196,7 +178,7 @@ func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 			}
 			j.chunkRows = append(j.chunkRows, r)
 			if null {
-				continue
+				return nil
 			}
 			l := &j.chunkRows[len(j.chunkRows)-1]
 			for ri := curKey; ri < len(j.held); ri++ {
@@ -204,6 +186,10 @@ func (j *windowJoinOp) mergeSpilled(cur *[2]wjCursor, e *wjEmitter) error {
 					return err
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		curKey = len(j.held) // the key's right rows are final
 		if len(j.chunkRows)+len(j.held) >= j.t.batchSize {
@@ -288,6 +274,23 @@ func (c *wjCursor) peekKey() ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("%w: %s: window join key of %d bytes", errCorrupt, c.owner, len(k))
 	}
 	return k[16 : len(k)-8], true, nil
+}
+
+// each calls fn with every next row of join key key, in order.
+func (c *wjCursor) each(key []byte, fn func(wjRow) error) error {
+	for {
+		k, ok, err := c.peekKey()
+		if err != nil || !ok || !bytes.Equal(k, key) {
+			return err
+		}
+		r, err := c.next()
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
 }
 
 // next returns the next row (peekKey found one).
