@@ -20,10 +20,13 @@ CREATE TABLE nothing (id BIGINT, c BIGINT, s BIGINT) WITH ('connector' = 'blackh
 SET 'execution.checkpointing.interval' = '200ms';
 SET 'execution.checkpointing.timeout' = '5s';
 SET 'execution.checkpointing.tolerable-failed-checkpoints' = '1000000';
--- Room for every group in memory: the groups fill the disk through the
--- checkpoints' flushes, not through write-backs of groups evicted between
--- checkpoints (which would fail the job at once).
+-- Room for every group in memory, by bytes and by count: the groups fill
+-- the disk through the checkpoints' flushes, not through write-backs of
+-- groups evicted between checkpoints, nor reads of them through the
+-- failed store (which would fail the job at once). The disk fills at
+-- about a million groups, past the default bound of the cached keys.
 SET 'taskmanager.memory.managed.size' = '2 gb';
+SET 'state.backend.cache.max-entries' = '100000000';
 INSERT INTO nothing SELECT id, COUNT(*), SUM(v) FROM gen GROUP BY id;
 `
 
