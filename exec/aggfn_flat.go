@@ -297,3 +297,50 @@ func (f *aggFold) decodeFlat(d *decoder, w []uint64) {
 		f.defs[j].flatDecode(d, w)
 	}
 }
+
+// flatMergeable reports whether d's words merge exactly (flatMerge): the
+// counts, integer sums and averages, MIN/MAX and BOOL_AND/OR. Float sums
+// and the statistics merge too, but in another order of additions than
+// folding the rows one by one, which rounds differently: a window
+// aggregation that would merge them keeps its windows whole.
+func (d *aggDef) flatMergeable() bool {
+	switch d.flat {
+	case flatCount, flatRows, flatSumInt, flatMinMax, flatBool:
+		return true
+	}
+	return false
+}
+
+// flatMerge folds the words src of another group into dst (both whole
+// groups: the row count first), as if dst had also folded src's rows;
+// every aggregate must be flatMergeable.
+func (f *aggFold) flatMerge(dst, src []uint64) error {
+	dst[0] += src[0]
+	for j := range f.defs {
+		d := &f.defs[j]
+		w, v := dst[d.off:], src[d.off:]
+		switch d.flat {
+		case flatRows:
+		case flatCount:
+			w[0] += v[0]
+		case flatSumInt:
+			s, ok := addInt(int64(w[1]), int64(v[1]), 1)
+			if !ok {
+				return accOverflow(d.call)
+			}
+			w[0], w[1] = w[0]+v[0], uint64(s)
+		case flatMinMax:
+			if v[0] != 0 {
+				a := minMaxIntAcc{isMax: d.isMax}
+				a.load(w)
+				a.offer(int64(v[1]))
+				a.store(w)
+			}
+		case flatBool:
+			w[0], w[1] = w[0]+v[0], w[1]+v[1]
+		default:
+			panic("exec: flatMerge of an aggregate that does not merge")
+		}
+	}
+	return nil
+}

@@ -223,6 +223,8 @@ type windowAggOp struct {
 	// stored are the key groups in which the store holds groups of the
 	// window firing (scratch of fire).
 	stored []int
+	// slices: a HOP window's groups are kept by slice (window_slices.go).
+	slices windowSlices
 }
 
 // storedEntry is an entry read from the store (copies of its bytes).
@@ -249,11 +251,27 @@ func newWindowAgg(t *subtask) (*windowAggOp, error) {
 func (a *windowAggOp) open(t *taskContext) error {
 	a.t = t
 	a.owner = stateOwner(t)
+	a.codec = newWindowCodec(a.fold, a.partT, a.owner)
+	if canSlice(a.spec.Window, a.codec) {
+		// Slices, unless the job restores the whole windows of an
+		// earlier build.
+		whole := a.layout
+		a.slices = newWindowSlices(a.spec.Window, a.fold, a.codec.nw)
+		a.layout = aggLayout("window aggregate "+a.spec.Window.Kind+" slices", a.partT, a.fold.defs)
+		if t.restored != nil {
+			got, ok, err := storedLayout(t, state.NewKeySpace(t.store, spaceMeta, "metadata"), a.maxPar, a.owner)
+			if err != nil {
+				return err
+			}
+			if ok && got == whole {
+				a.slices, a.layout = windowSlices{}, whole
+			}
+		}
+	}
 	st, err := t.declareState(stateDecl{Owner: a.owner, Layout: a.layout, Watermark: &a.wm})
 	if err != nil {
 		return err
 	}
-	a.codec = newWindowCodec(a.fold, a.partT, a.owner)
 	a.cache = declareKeyedCache[aggGroup](st, spaceGroups, "groups", a.codec)
 	a.cache.SetSizer(a.codec.windowGroupBytes)
 	if t.restored == nil {
@@ -293,19 +311,28 @@ func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
 		if b.Op(i) != Insert {
 			return fmt.Errorf("window aggregation received a %s row: its input must be append-only", b.Op(i))
 		}
-		if a.spec.Window.Attached {
+		var last int64 // the end of the row's last window
+		switch {
+		case a.spec.Window.Attached:
 			a.wins = append(a.wins[:0], a.startR.i64[i], a.tsR.i64[i])
-		} else {
+			last = a.wins[1]
+		case a.slices.on:
+			// The row's slice, which the windows not fired yet read.
+			end := a.slices.sliceEnd(a.tsR.i64[i])
+			a.wins = append(a.wins[:0], end-a.slices.slide, end)
+			last = a.slices.lastEnd(end)
+		default:
 			a.wins = a.asg.assign(a.tsR.i64[i], a.wins[:0])
+			last = a.wins[len(a.wins)-1]
 		}
-		if windowFired(a.wins[len(a.wins)-1], a.wm) {
+		if windowFired(last, a.wm) {
 			a.lateRow(i)
 			continue
 		}
 		kg := state.KeyGroup(h[i], a.maxPar)
 		for w := 0; w < len(a.wins); w += 2 {
 			start, end := a.wins[w], a.wins[w+1]
-			if windowFired(end, a.wm) {
+			if windowFired(end, a.wm) && !a.slices.on {
 				continue
 			}
 			a.bk.buf = binary.BigEndian.AppendUint64(a.bk.buf, uint64(end))
@@ -385,8 +412,14 @@ func (a *windowAggOp) watermark(wm int64, out *emitter) error {
 	if wm <= a.wm || (wm == maxWatermark && !a.spec.FiresAtEnd()) {
 		return nil
 	}
+	prev := a.wm
 	a.wm = wm
-	err := a.fire(out)
+	var err error
+	if a.slices.on {
+		err = a.fireSlices(prev, out)
+	} else {
+		err = a.fire(out)
+	}
 	a.gauge.set(a)
 	return err
 }
@@ -397,32 +430,9 @@ func (a *windowAggOp) fire(out *emitter) error {
 	if len(a.timers.ends) == 0 || !windowFired(a.timers.ends[0], a.wm) {
 		return nil
 	}
-	bs := a.builders()
-	rows := 0
-	flush := func() error {
-		if rows == 0 {
-			return nil
-		}
-		err := emitColumns(a.arrowSch, bs, rows, nil, out)
-		bs, rows = a.builders(), 0
-		if err != nil {
-			return err
-		}
-		// Forget the groups emitted so far, so that firing many windows
-		// at once (the end of the input) holds no more than a batch of
-		// them besides the cache.
-		return a.cache.Evict()
-	}
-	emit := func(end, start int64, key string, g *aggGroup) error {
-		if err := a.appendGroup(bs, end, start, key, g); err != nil {
-			return err
-		}
-		rows++
-		if rows >= a.t.batchSize {
-			return flush()
-		}
-		return nil
-	}
+	em := newWindowEmitter(a, out)
+	defer em.release()
+	emit := em.emit
 	flushed := false
 	for len(a.timers.ends) > 0 && windowFired(a.timers.ends[0], a.wm) {
 		end := heap.Pop(&a.timers).(int64)
@@ -431,13 +441,11 @@ func (a *windowAggOp) fire(out *emitter) error {
 			// cached ones back first.
 			if !flushed {
 				if err := a.cache.Flush(); err != nil {
-					releaseAll(bs)
 					return err
 				}
 				flushed = true
 			}
 			if err := a.fireStored(end, emit); err != nil {
-				releaseAll(bs)
 				return err
 			}
 			a.timers.fired(end)
@@ -451,7 +459,6 @@ func (a *windowAggOp) fire(out *emitter) error {
 			a.buf = append(a.buf[:0], tk.key...)
 			e, created, err := a.cache.Get(tk.kg, a.buf)
 			if err != nil {
-				releaseAll(bs)
 				return err
 			}
 			if e.Stored() && (len(a.stored) == 0 || a.stored[len(a.stored)-1] != tk.kg) {
@@ -464,7 +471,6 @@ func (a *windowAggOp) fire(out *emitter) error {
 				// no group is made (from spare) before.
 				a.cache.Discard(e)
 				if err := emit(end, start, e.Key, &e.Value); err != nil {
-					releaseAll(bs)
 					return err
 				}
 				a.keepSpare(e.Value)
@@ -473,25 +479,63 @@ func (a *windowAggOp) fire(out *emitter) error {
 			}
 		}
 		if err := a.deleteWindow(end, a.stored); err != nil {
-			releaseAll(bs)
 			return err
 		}
 		a.timers.fired(end)
 	}
-	if err := flush(); err != nil {
-		for _, b := range bs {
-			b.Release()
-		}
+	if err := em.flush(); err != nil {
 		return err
-	}
-	for _, b := range bs {
-		b.Release()
 	}
 	// Forget the fired groups now rather than at the next checkpoint, so
 	// that memory stays flat without checkpoints too; the open windows'
 	// groups stay in the cache until the checkpoint writes them.
 	return a.cache.Evict()
 }
+
+// windowEmitter builds the rows of fired windows into batches of the
+// subtask's batch size and emits each when full.
+type windowEmitter struct {
+	a    *windowAggOp
+	out  *emitter
+	bs   []array.Builder
+	rows int
+}
+
+func newWindowEmitter(a *windowAggOp, out *emitter) *windowEmitter {
+	return &windowEmitter{a: a, out: out, bs: a.builders()}
+}
+
+// emit appends the result row of group g, keyed key, of the window
+// [start, end).
+func (m *windowEmitter) emit(end, start int64, key string, g *aggGroup) error {
+	if err := m.a.appendGroup(m.bs, end, start, key, g); err != nil {
+		return err
+	}
+	m.rows++
+	if m.rows >= m.a.t.batchSize {
+		return m.flush()
+	}
+	return nil
+}
+
+// flush emits the rows built so far.
+func (m *windowEmitter) flush() error {
+	if m.rows == 0 {
+		return nil
+	}
+	err := emitColumns(m.a.arrowSch, m.bs, m.rows, nil, m.out)
+	m.bs, m.rows = m.a.builders(), 0
+	if err != nil {
+		return err
+	}
+	// Forget the groups emitted so far, so that firing many windows at
+	// once (the end of the input) holds no more than a batch of them
+	// besides the cache.
+	return m.a.cache.Evict()
+}
+
+// release releases the builders of rows not emitted.
+func (m *windowEmitter) release() { releaseAll(m.bs) }
 
 // maxSpareGroups bounds the fired groups kept for reuse (windowAggOp.spare).
 const maxSpareGroups = 4096
@@ -644,7 +688,11 @@ func (a *windowAggOp) endInput(out *emitter) error {
 	if !a.spec.FiresAtEnd() {
 		return nil
 	}
+	prev := a.wm
 	a.wm = maxWatermark
+	if a.slices.on {
+		return a.fireSlices(prev, out)
+	}
 	return a.fire(out)
 }
 
