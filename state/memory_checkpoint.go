@@ -23,6 +23,11 @@ const memoryFile = "entries"
 // count (8 bytes) and the CRC-32C of everything before it (4 bytes), so a
 // truncated or damaged file is detected on restore.
 func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
+	return writeEntries(m, dir)
+}
+
+// writeEntries writes every entry of s to dir/entries (Memory.Checkpoint).
+func writeEntries(s Store, dir string) (CheckpointInfo, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return CheckpointInfo{}, err
 	}
@@ -36,7 +41,7 @@ func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 	w := bufio.NewWriter(io.MultiWriter(f, crc, whole))
 	var n uint64
 	var buf []byte
-	err = m.Scan(func(kg int, key, value []byte) error {
+	err = s.Scan(func(kg int, key, value []byte) error {
 		buf = binary.AppendUvarint(buf[:0], uint64(kg))
 		buf = binary.AppendUvarint(buf, uint64(len(key)))
 		buf = append(buf, key...)
@@ -88,6 +93,9 @@ func (MemoryBackend) Restore(_ string, from []string, kgStart, kgEnd int) (Store
 	m := NewMemory()
 	var b WriteBatch
 	for _, dir := range from {
+		if !IsCanonical(dir) && isPebbleCheckpoint(dir) {
+			return nil, otherFormatErr(dir, "hashmap")
+		}
 		if err := readMemoryCheckpoint(filepath.Join(dir, memoryFile), func(kg int, k, v []byte) {
 			if kg >= kgStart && kg <= kgEnd {
 				b.Put(kg, k, v)
