@@ -52,9 +52,9 @@ func TestMetadataVersions(t *testing.T) {
 		t.Fatalf("version 1 metadata read as %+v (file sums: %v)", got.Operator("op").Subtasks[0], got.HasFileSums())
 	}
 
-	writeRaw(t, dir, `{"Version": 4, "Job": "j", "ID": 4}`)
+	writeRaw(t, dir, `{"Version": 5, "Job": "j", "ID": 4}`)
 	_, err = ReadMetadata(dir)
-	if !errors.Is(err, ErrUnsupportedVersion) || !strings.Contains(err.Error(), "version 4") || !strings.Contains(err.Error(), "versions 1 to 3") {
+	if !errors.Is(err, ErrUnsupportedVersion) || !strings.Contains(err.Error(), "version 5") || !strings.Contains(err.Error(), "versions 1 to 4") {
 		t.Fatalf("version 4 metadata: %v; want ErrUnsupportedVersion saying which versions are read", err)
 	}
 }
