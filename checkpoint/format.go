@@ -43,13 +43,15 @@ func (m *Metadata) StateFormat() Format {
 	return m.Format
 }
 
-// CheckBackend returns an error wrapping ErrIncompatibleState when m's
-// state is in the native format of a backend other than backend (a
-// state.backend value): only a canonical savepoint restores under
-// another backend. Metadata that does not name its backend (before
-// version 4) passes; the backend finds what it cannot read itself.
+// CheckBackend returns an error wrapping ErrIncompatibleState when m
+// holds store state (a subtask's Dir) in the native format of a backend
+// other than backend (a state.backend value): only a canonical savepoint
+// restores under another backend. Metadata that does not name its backend
+// (before version 4) passes; the backend finds what it cannot read itself.
+// So does metadata without store state (only sources' and sinks' inline
+// state, which no backend holds).
 func (m *Metadata) CheckBackend(backend string) error {
-	if m.StateFormat() == FormatCanonical || m.Backend == "" || m.Backend == backend {
+	if m.StateFormat() == FormatCanonical || m.Backend == "" || m.Backend == backend || !m.hasStoreState() {
 		return nil
 	}
 	what := fmt.Sprintf("checkpoint %d", m.ID)
@@ -58,4 +60,16 @@ func (m *Metadata) CheckBackend(backend string) error {
 	}
 	return fmt.Errorf("%w: %s at %s is in the native format of the '%s' state backend and cannot be restored under '%s': restore it with 'state.backend' = '%s', or take a canonical savepoint there (STOP JOB '<id>' WITH SAVEPOINT, whose default format is CANONICAL) and restore that",
 		ErrIncompatibleState, what, m.Dir, m.Backend, backend, m.Backend)
+}
+
+// hasStoreState reports whether a subtask of m has a store checkpoint.
+func (m *Metadata) hasStoreState() bool {
+	for _, o := range m.Operators {
+		for _, st := range o.Subtasks {
+			if st.Dir != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -85,11 +85,13 @@ func TestParseFormat(t *testing.T) {
 	}
 }
 
-// TestCheckBackend: native state restores only under the backend that
-// wrote it, with an error that says how to move it; canonical state, and
-// metadata that names no backend, under any.
+// TestCheckBackend: native store state restores only under the backend
+// that wrote it, with an error that says how to move it; canonical state,
+// metadata that names no backend, and state without stores, under any.
 func TestCheckBackend(t *testing.T) {
-	native := &Metadata{ID: 7, Savepoint: true, Format: FormatNative, Backend: "pebble", Dir: "/sp"}
+	stores := []*OperatorState{{ID: "op", Subtasks: []SubtaskState{{Subtask: 0, Dir: "op-0"}}}}
+	inline := []*OperatorState{{ID: "src", Subtasks: []SubtaskState{{Subtask: 0, Inline: []byte{1}}}}}
+	native := &Metadata{ID: 7, Savepoint: true, Format: FormatNative, Backend: "pebble", Dir: "/sp", Operators: stores}
 	if err := native.CheckBackend("pebble"); err != nil {
 		t.Errorf("same backend: %v", err)
 	}
@@ -98,11 +100,15 @@ func TestCheckBackend(t *testing.T) {
 		!strings.Contains(err.Error(), "take a canonical savepoint") {
 		t.Errorf("native under another backend: %v", err)
 	}
-	ckpt := &Metadata{ID: 3, Backend: "hashmap", Dir: "/chk-3"}
+	ckpt := &Metadata{ID: 3, Backend: "hashmap", Dir: "/chk-3", Operators: stores}
 	if err := ckpt.CheckBackend("pebble"); err == nil || !strings.Contains(err.Error(), "checkpoint 3 at /chk-3") {
 		t.Errorf("checkpoint under another backend: %v", err)
 	}
-	for _, md := range []*Metadata{{Format: FormatCanonical, Backend: "pebble"}, {Savepoint: true}} {
+	for _, md := range []*Metadata{
+		{Format: FormatCanonical, Backend: "pebble", Operators: stores},
+		{Savepoint: true, Operators: stores},
+		{ID: 4, Backend: "pebble", Operators: inline},
+	} {
 		if err := md.CheckBackend("hashmap"); err != nil {
 			t.Errorf("%+v: %v", md, err)
 		}
