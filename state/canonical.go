@@ -1,14 +1,23 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // ErrOtherFormat is returned by a backend's Restore from a checkpoint
@@ -63,56 +72,140 @@ func isPebbleCheckpoint(dir string) bool {
 	return false
 }
 
-// restoreCanonical writes the entries in [kgStart, kgEnd] of the canonical
-// checkpoint in src into s, in sorted batches of RestoreBatchBytes. The
-// entries must be in key group then key order (as WriteCanonical writes
-// them); one out of order is ErrCorrupt.
+// ingestTableBytes is the size (keys and values) at which a canonical
+// restore starts another sstable to ingest.
+var ingestTableBytes = 64 << 20
+
+// restoreCanonical puts the entries in [kgStart, kgEnd] of the canonical
+// checkpoint in src into s: it streams them into sstables of about
+// ingestTableBytes in the store's directory and, once the whole file was
+// read and its trailer's count and checksum hold, ingests them (Pebble
+// links them into the LSM), so nothing is written entry by entry and a
+// damaged file ingests nothing. The entries must be in key group then key
+// order, as WriteCanonical writes them; one out of order is ErrCorrupt.
 func (s *PebbleStore) restoreCanonical(src string, kgStart, kgEnd int) error {
-	pb := s.db.NewBatch()
-	defer func() { pb.Close() }()
-	commit := func() error {
-		if pb.Empty() {
+	path := filepath.Join(src, CanonicalFile)
+	var tables []string
+	defer func() {
+		for _, t := range tables {
+			_ = s.opts.FS.Remove(t)
+		}
+	}()
+	var w *sstable.Writer
+	var size int
+	closeTable := func() error {
+		if w == nil {
 			return nil
 		}
-		if err := pb.Commit(pebble.NoSync); err != nil {
-			return fmt.Errorf("state: restore pebble store %s: %w", s.dir, err)
-		}
-		s.dirty = true
-		pb.Reset()
-		return nil
+		err := w.Close()
+		w = nil
+		return err
 	}
-	path := filepath.Join(src, CanonicalFile)
 	var prev, k []byte
-	var werr error
-	err := readMemoryCheckpoint(path, func(kg int, key, v []byte) {
-		if werr != nil {
-			return
-		}
+	err := scanEntries(path, func(kg int, key, v []byte) error {
 		if kg < 0 || kg >= maxKeyGroups {
-			werr = fmt.Errorf("%w: %s: key group %d out of range", ErrCorrupt, path, kg)
-			return
+			return fmt.Errorf("%w: %s: key group %d out of range", ErrCorrupt, path, kg)
 		}
 		k = append(append(k[:0], kgPrefix(kg)...), key...)
 		if prev != nil && bytes.Compare(prev, k) >= 0 {
-			werr = fmt.Errorf("%w: %s: entries out of order", ErrCorrupt, path)
-			return
+			return fmt.Errorf("%w: %s: entries out of order", ErrCorrupt, path)
 		}
 		prev = append(prev[:0], k...)
 		if kg < kgStart || kg > kgEnd {
-			return
+			return nil
 		}
-		if werr = pb.Set(k, v, nil); werr != nil {
-			return
+		if w == nil || size >= ingestTableBytes {
+			if err := closeTable(); err != nil {
+				return err
+			}
+			t := filepath.Join(s.dir, fmt.Sprintf("restore-%06d.sst.tmp", len(tables)))
+			f, err := s.opts.FS.Create(t, vfs.WriteCategoryUnspecified)
+			if err != nil {
+				return err
+			}
+			tables = append(tables, t)
+			w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
+				TableFormat: s.db.TableFormat(), FilterPolicy: bloom.FilterPolicy(10)})
+			size = 0
 		}
-		if pb.Len() >= s.opts.RestoreBatchBytes {
-			werr = commit()
-		}
+		size += len(k) + len(v)
+		return w.Set(k, v)
 	})
-	if err == nil {
-		err = werr
+	if cerr := closeTable(); err == nil && cerr != nil {
+		err = fmt.Errorf("state: restore pebble store %s from %s: %w", s.dir, path, cerr)
 	}
+	if err != nil || len(tables) == 0 {
+		return err
+	}
+	if err := s.db.Ingest(context.Background(), tables); err != nil {
+		return fmt.Errorf("state: restore pebble store %s: ingest %s: %w", s.dir, path, pebbleError(err))
+	}
+	return nil
+}
+
+// scanEntries calls fn for every record of the entries file at path,
+// reading it as a stream, then checks the trailer's count and checksum: a
+// caller makes nothing of what fn got durable before it returns nil. An
+// error of fn ends the scan and is returned; a damaged file is ErrCorrupt.
+func scanEntries(path string, fn func(kg int, key, value []byte) error) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	return commit()
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	if size < 12 {
+		return fmt.Errorf("%w: %s is truncated", ErrCorrupt, path)
+	}
+	crc := crc32.New(castagnoli)
+	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(f, size-12), crc), 1<<20)
+	corrupt := func() error { return fmt.Errorf("%w: %s", ErrCorrupt, path) }
+	chunk := func(buf []byte) ([]byte, error) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > uint64(size) {
+			return nil, corrupt()
+		}
+		buf = slices.Grow(buf[:0], int(n))[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, corrupt()
+		}
+		return buf, nil
+	}
+	var key, val []byte
+	var n uint64
+	for {
+		kg, err := binary.ReadUvarint(r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil || kg >= maxKeyGroups {
+			return corrupt()
+		}
+		if key, err = chunk(key); err != nil {
+			return err
+		}
+		if val, err = chunk(val); err != nil {
+			return err
+		}
+		n++
+		if err := fn(int(kg), key, val); err != nil {
+			return err
+		}
+	}
+	var tr [12]byte
+	if _, err := io.ReadFull(f, tr[:]); err != nil {
+		return corrupt()
+	}
+	crc.Write(tr[:8])
+	if crc.Sum32() != binary.BigEndian.Uint32(tr[8:]) {
+		return fmt.Errorf("%w: %s fails its checksum", ErrCorrupt, path)
+	}
+	if want := binary.BigEndian.Uint64(tr[:8]); n != want {
+		return fmt.Errorf("%w: %s has %d entries, its trailer says %d", ErrCorrupt, path, n, want)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -20,7 +21,7 @@ import (
 // whichever backend wrote it.
 func TestCanonicalAcrossBackends(t *testing.T) {
 	const maxPar = 128
-	backends := []Backend{MemoryBackend{}, PebbleBackend{Options: PebbleOptions{RestoreBatchBytes: 4 << 10}}}
+	backends := []Backend{MemoryBackend{}, PebbleBackend{}}
 	var files [][]byte
 	for _, wbe := range backends {
 		root := t.TempDir()
@@ -192,4 +193,57 @@ func concatEntries(t *testing.T, a, b string) []byte {
 func appendTrailer(recs []byte, n uint64) []byte {
 	recs = binary.BigEndian.AppendUint64(recs, n)
 	return binary.BigEndian.AppendUint32(recs, crc32.Checksum(recs, castagnoli))
+}
+
+// TestCanonicalIngest: Pebble restores a canonical file by ingesting
+// sstables (several, with a small table size), leaves none of its
+// temporary files behind, and the restored store checkpoints natively and
+// restores from that as any other.
+func TestCanonicalIngest(t *testing.T) {
+	defer func(n int) { ingestTableBytes = n }(ingestTableBytes)
+	ingestTableBytes = 8 << 10
+	root := t.TempDir()
+	m := NewMemory()
+	putEntries(t, m, rand.New(rand.NewSource(3)), 5000, 128, 20)
+	want := entries(t, m)
+	canon := filepath.Join(root, "canon")
+	if _, err := WriteCanonical(m, canon); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "restored")
+	s, err := PebbleBackend{}.Restore(dir, []string{canon}, 0, 127)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, s); !equalEntries(got, want) {
+		t.Fatalf("restored %d entries, want %d", len(got), len(want))
+	}
+	ps := s.(*PebbleStore)
+	if n := ps.db.Metrics().Total().TablesCount; n < 10 {
+		t.Errorf("%d sstables after ingesting %d entries in tables of %d bytes: not ingested in several", n, len(want), ingestTableBytes)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file %s left in the store", e.Name())
+		}
+	}
+	native := filepath.Join(root, "native")
+	if _, err := s.Checkpoint(native); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := PebbleBackend{}.Restore(filepath.Join(root, "again"), []string{native}, 0, 127)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got := entries(t, again); !equalEntries(got, want) {
+		t.Fatalf("restored from the native checkpoint %d entries, want %d", len(got), len(want))
+	}
 }

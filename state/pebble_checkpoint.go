@@ -139,8 +139,8 @@ func checkpointSizes(dir string, prev map[string]sharedFile) (CheckpointInfo, ma
 // batches of RestoreBatchBytes. Entries of one key group are expected in
 // one checkpoint only; otherwise the later one in from wins. A checkpoint
 // in the canonical format (WriteCanonical: a savepoint, or the hashmap
-// backend's checkpoint) is read and its entries in range are written in
-// sorted batches of RestoreBatchBytes.
+// backend's checkpoint) is read through and its entries in range are
+// written into sstables that the new store ingests.
 func (b PebbleBackend) Restore(dir string, from []string, kgStart, kgEnd int) (Store, error) {
 	if kgStart < 0 || kgEnd >= maxKeyGroups || kgStart > kgEnd {
 		return nil, fmt.Errorf("state: restore key groups [%d, %d] out of range [0, %d)", kgStart, kgEnd, maxKeyGroups)
@@ -216,8 +216,8 @@ func (b PebbleBackend) restoreLinked(dir, src string, kgStart, kgEnd int) (*Pebb
 }
 
 // restoreFromCanonical restores checkpoints of which one or more are in
-// the canonical format: each canonical one is written into a new store in
-// sorted batches, each Pebble one copied as by restoreCopied.
+// the canonical format: each canonical one is ingested into a new store
+// (restoreCanonical), each Pebble one copied as by restoreCopied.
 func (b PebbleBackend) restoreFromCanonical(dir string, from []string, kgStart, kgEnd int) (*PebbleStore, error) {
 	s, err := openPebbleStore(dir, b.Options)
 	if err != nil {
