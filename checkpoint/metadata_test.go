@@ -39,7 +39,7 @@ func TestMetadataVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Version != metadataVersion || !got.HasFileSums() || !reflect.DeepEqual(got.Operator("op").Subtasks[0].Files, files) {
-		t.Fatalf("read back version %d, files %+v; want version 3 with %+v", got.Version, got.Operator("op").Subtasks[0].Files, files)
+		t.Fatalf("read back version %d, files %+v; want version %d with %+v", got.Version, got.Operator("op").Subtasks[0].Files, metadataVersion, files)
 	}
 
 	writeRaw(t, dir, `{"Version": 1, "Job": "j", "ID": 3, "MaxParallelism": 128,
