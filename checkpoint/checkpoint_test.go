@@ -247,11 +247,11 @@ func TestSavepointSubsumesPendingCheckpoint(t *testing.T) {
 		Tasks:   []Task{task},
 		Fail:    func(error) { failed.Add(1) },
 	})
-	first, err := c.trigger(false, true)
+	first, err := c.trigger(false, FormatNative, true)
 	if err != nil || first == nil {
 		t.Fatalf("checkpoint 1: %v", err)
 	}
-	sp, err := c.trigger(true, true)
+	sp, err := c.trigger(true, FormatCanonical, true)
 	if err != nil || sp == nil {
 		t.Fatalf("savepoint: %v", err)
 	}
@@ -291,7 +291,7 @@ func TestHistory(t *testing.T) {
 			recorded = append(recorded, r)
 			mu.Unlock()
 		}})
-	p, err := c.trigger(false, true)
+	p, err := c.trigger(false, FormatNative, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestHistory(t *testing.T) {
 	if r := <-p.done; r.err != nil {
 		t.Fatal(r.err)
 	}
-	q, err := c.trigger(false, true)
+	q, err := c.trigger(false, FormatNative, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("durations %+v: want one completed checkpoint counted", d)
 	}
 	for i := 0; i < HistorySize+5; i++ {
-		r, err := c.trigger(false, true)
+		r, err := c.trigger(false, FormatNative, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,6 +52,9 @@ type Config struct {
 	Options        Options
 	Tasks          []Task
 	MaxParallelism int
+	// Backend is the job's 'state.backend', recorded in every
+	// checkpoint's metadata (Metadata.Backend).
+	Backend string
 	// FirstID is the id of the first checkpoint (above any on disk).
 	FirstID int64
 	// Fail is called when the job must fail: too many checkpoint failures
@@ -102,8 +105,10 @@ type Coordinator struct {
 	stats    Stats
 	history  []Record
 	closed   bool
-	// suspended stops periodic triggers (stop-with-savepoint).
+	// suspended stops periodic triggers (stop-with-savepoint); so do
+	// holds, the savepoints being taken and copied (Savepoint).
 	suspended bool
+	holds     int
 	// completeMu serializes completions: one checkpoint at a time writes
 	// its metadata, subsumes the older pending ones and prunes the
 	// storage, so no completion removes the directory of another that is
@@ -117,6 +122,7 @@ type Coordinator struct {
 type pendingCheckpoint struct {
 	id        int64
 	savepoint bool
+	format    Format
 	started   time.Time
 	dir       string
 	acks      map[Task]SubtaskState
@@ -152,14 +158,40 @@ func (c *Coordinator) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			c.trigger(false, false)
+			c.trigger(false, FormatNative, false)
 		}
 	}
 }
 
-// Savepoint triggers a savepoint checkpoint and waits for it to complete.
-func (c *Coordinator) Savepoint(ctx context.Context) (*Metadata, error) {
-	return c.wait(ctx, true)
+// Savepoint triggers a savepoint checkpoint in format f ("": canonical)
+// and waits for it to complete. Periodic checkpoints pause from the
+// trigger until the caller calls the release function it returns (also
+// after an error), so that no later checkpoint prunes the savepoint's
+// directory while the caller copies it (WriteSavepoint).
+func (c *Coordinator) Savepoint(ctx context.Context, f Format) (*Metadata, func(), error) {
+	c.mu.Lock()
+	c.holds++
+	c.mu.Unlock()
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			c.mu.Lock()
+			c.holds--
+			c.mu.Unlock()
+		})
+	}
+	md, err := c.wait(ctx, true, f)
+	return md, release, err
+}
+
+// Canonical reports whether the subtasks write their state of pending
+// checkpoint id in the canonical format (a savepoint that asked for it);
+// false for a checkpoint, or an id no longer pending.
+func (c *Coordinator) Canonical(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[id]
+	return p != nil && p.format == FormatCanonical
 }
 
 // StopWithSavepoint stops periodic checkpoints, so that nothing the job
@@ -167,11 +199,11 @@ func (c *Coordinator) Savepoint(ctx context.Context) (*Metadata, error) {
 // cancels the job once it returns; what ran past the savepoint's barrier is
 // replayed by a job restored from it. If the savepoint fails, periodic
 // checkpoints resume.
-func (c *Coordinator) StopWithSavepoint(ctx context.Context) (*Metadata, error) {
+func (c *Coordinator) StopWithSavepoint(ctx context.Context, f Format) (*Metadata, error) {
 	c.mu.Lock()
 	c.suspended = true
 	c.mu.Unlock()
-	md, err := c.wait(ctx, true)
+	md, err := c.wait(ctx, true, f)
 	if err != nil {
 		c.mu.Lock()
 		c.suspended = false
@@ -184,11 +216,17 @@ func (c *Coordinator) StopWithSavepoint(ctx context.Context) (*Metadata, error) 
 // limits say, and waits for it to complete (the final checkpoint of a
 // bounded job).
 func (c *Coordinator) Checkpoint(ctx context.Context) (*Metadata, error) {
-	return c.wait(ctx, false)
+	return c.wait(ctx, false, FormatNative)
 }
 
-func (c *Coordinator) wait(ctx context.Context, savepoint bool) (*Metadata, error) {
-	p, err := c.trigger(savepoint, true)
+func (c *Coordinator) wait(ctx context.Context, savepoint bool, f Format) (*Metadata, error) {
+	if f == "" {
+		f = FormatCanonical
+	}
+	if !savepoint {
+		f = FormatNative
+	}
+	p, err := c.trigger(savepoint, f, true)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +239,7 @@ func (c *Coordinator) wait(ctx context.Context, savepoint bool) (*Metadata, erro
 }
 
 // trigger starts a checkpoint unless the limits forbid one now.
-func (c *Coordinator) trigger(savepoint, force bool) (*pendingCheckpoint, error) {
+func (c *Coordinator) trigger(savepoint bool, format Format, force bool) (*pendingCheckpoint, error) {
 	c.mu.Lock()
 	now := c.cfg.Now()
 	if c.closed {
@@ -209,7 +247,7 @@ func (c *Coordinator) trigger(savepoint, force bool) (*pendingCheckpoint, error)
 		return nil, errors.New("checkpoint coordinator is shut down")
 	}
 	if !force {
-		if c.suspended {
+		if c.suspended || c.holds > 0 {
 			c.mu.Unlock()
 			return nil, nil
 		}
@@ -220,7 +258,7 @@ func (c *Coordinator) trigger(savepoint, force bool) (*pendingCheckpoint, error)
 	}
 	id := c.nextID
 	c.nextID++
-	p := &pendingCheckpoint{id: id, savepoint: savepoint, started: now, acks: map[Task]SubtaskState{}, done: make(chan result, 1)}
+	p := &pendingCheckpoint{id: id, savepoint: savepoint, format: format, started: now, acks: map[Task]SubtaskState{}, done: make(chan result, 1)}
 	// Reserved, so that no other trigger starts meanwhile; the directory is
 	// made without the lock (a slow disk must not block acks and aborts).
 	c.pending[id] = p
@@ -349,7 +387,8 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	}
 	now := c.cfg.Now()
 	md := &Metadata{Job: c.cfg.JobName, ID: p.id, Savepoint: p.savepoint, Triggered: p.started,
-		Duration: now.Sub(p.started), MaxParallelism: c.cfg.MaxParallelism, Dir: p.dir}
+		Duration: now.Sub(p.started), MaxParallelism: c.cfg.MaxParallelism, Dir: p.dir,
+		Format: p.format, Backend: c.cfg.Backend}
 	byOp := map[string]*OperatorState{}
 	for t, st := range p.acks {
 		o := byOp[t.Operator]

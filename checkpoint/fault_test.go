@@ -49,7 +49,7 @@ func TestMetadataWriteFaults(t *testing.T) {
 				},
 			})
 			checkpoint := func() (*Metadata, error) {
-				p, err := c.trigger(false, true)
+				p, err := c.trigger(false, FormatNative, true)
 				if err != nil {
 					return nil, err
 				}

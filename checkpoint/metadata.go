@@ -73,7 +73,14 @@ type Metadata struct {
 	// Owner is the owner epoch of the process that completed the
 	// checkpoint in an object store (Storage.Claim; from version 3 on, 0
 	// for a checkpoint kept only on disk).
-	Owner     int64 `json:",omitempty"`
+	Owner int64 `json:",omitempty"`
+	// Format is the format of the state files (from version 4 on; ""
+	// before, which is FormatNative): a checkpoint's are native, a
+	// savepoint's canonical unless asked otherwise.
+	Format Format `json:",omitempty"`
+	// Backend is the 'state.backend' of the job that wrote the state
+	// (from version 4 on), which alone restores native state.
+	Backend   string `json:",omitempty"`
 	Operators []*OperatorState
 	// Dir is the directory the metadata was read from (not stored).
 	Dir string `json:"-"`
@@ -106,11 +113,11 @@ func (m *Metadata) Operator(id string) *OperatorState {
 func (m *Metadata) HasFileSums() bool { return m.Version >= 2 }
 
 // The versions of the metadata format: 1, the first; 2 adds
-// SubtaskState.Files; 3 adds Owner. Versions from minMetadataVersion to
+// SubtaskState.Files; 3 adds Owner; 4 adds Format and Backend. Versions from minMetadataVersion to
 // metadataVersion are read; WriteMetadata writes metadataVersion.
 const (
 	minMetadataVersion = 1
-	metadataVersion    = 3
+	metadataVersion    = 4
 )
 
 // The file is the JSON document followed by a line "sha256 <hex>" of it, so

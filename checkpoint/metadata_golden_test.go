@@ -29,6 +29,9 @@ func goldenMetadata(version int) *Metadata {
 	if version >= 3 {
 		m.Owner = 4
 	}
+	if version >= 4 {
+		m.Format, m.Backend = FormatNative, "pebble"
+	}
 	return m
 }
 
@@ -73,7 +76,7 @@ func TestMetadataIncompatible(t *testing.T) {
 		body, want  string
 		unsupported bool
 	}{
-		{`{"Version": 4, "Job": "j", "ID": 4, "Future": true}`, "version 4 (this streamsql reads versions 1 to 3", true},
+		{`{"Version": 5, "Job": "j", "ID": 4, "Future": true}`, "version 5 (this streamsql reads versions 1 to 4", true},
 		{`{"Version": 0, "Job": "j", "ID": 4}`, "version 0", true},
 		{`{"Version": 2, "Job": "j", "ID": 4, "Watermarks": [1, 2]}`, `unknown field "Watermarks"`, false},
 		{`{"Version": 2, "Job": "j", "ID": 4, "Operators": [{"ID": "op", "Subtasks": [{"Subtask": 0, "Epoch": 3}]}]}`, `unknown field "Epoch"`, false},

@@ -39,7 +39,7 @@ func TestMetadataVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Version != metadataVersion || !got.HasFileSums() || !reflect.DeepEqual(got.Operator("op").Subtasks[0].Files, files) {
-		t.Fatalf("read back version %d, files %+v; want version 3 with %+v", got.Version, got.Operator("op").Subtasks[0].Files, files)
+		t.Fatalf("read back version %d, files %+v; want version %d with %+v", got.Version, got.Operator("op").Subtasks[0].Files, metadataVersion, files)
 	}
 
 	writeRaw(t, dir, `{"Version": 1, "Job": "j", "ID": 3, "MaxParallelism": 128,
@@ -52,9 +52,9 @@ func TestMetadataVersions(t *testing.T) {
 		t.Fatalf("version 1 metadata read as %+v (file sums: %v)", got.Operator("op").Subtasks[0], got.HasFileSums())
 	}
 
-	writeRaw(t, dir, `{"Version": 4, "Job": "j", "ID": 4}`)
+	writeRaw(t, dir, `{"Version": 5, "Job": "j", "ID": 4}`)
 	_, err = ReadMetadata(dir)
-	if !errors.Is(err, ErrUnsupportedVersion) || !strings.Contains(err.Error(), "version 4") || !strings.Contains(err.Error(), "versions 1 to 3") {
+	if !errors.Is(err, ErrUnsupportedVersion) || !strings.Contains(err.Error(), "version 5") || !strings.Contains(err.Error(), "versions 1 to 4") {
 		t.Fatalf("version 4 metadata: %v; want ErrUnsupportedVersion saying which versions are read", err)
 	}
 }

@@ -300,7 +300,7 @@ func TestUploadIsAsynchronous(t *testing.T) {
 				Tasks:   []Task{task},
 			})
 			defer c.Close()
-			p, err := c.trigger(false, true)
+			p, err := c.trigger(false, FormatNative, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -109,7 +109,7 @@ func (j *Job) setupCheckpointing() error {
 	tolerable := co.Options.TolerableFailures
 	cp.coord = checkpoint.NewCoordinator(checkpoint.Config{
 		Job: j, JobName: co.JobName, Storage: co.Storage, Options: co.Options, Tasks: tasks,
-		MaxParallelism: j.graph.MaxParallelism, FirstID: first, Fail: j.fail,
+		MaxParallelism: j.graph.MaxParallelism, FirstID: first, Fail: j.fail, Backend: j.opts.Backend.Name(),
 		// Every counted failure is said on stderr, as it happens: a job
 		// whose checkpoints fail is not silently left without any.
 		Failed: func(id int64, err error, inRow int) {
@@ -269,7 +269,8 @@ func (t *subtask) snapshotOperator(id int64, alignment time.Duration) error {
 	if t.job.cp == nil {
 		return nil
 	}
-	sc := &snapshotContext{id: id, dir: t.job.cp.coord.Dir(id), rel: fmt.Sprintf("%s-%d", t.op.ID, t.index)}
+	sc := &snapshotContext{id: id, dir: t.job.cp.coord.Dir(id), rel: fmt.Sprintf("%s-%d", t.op.ID, t.index),
+		canonical: t.job.cp.coord.Canonical(id)}
 	st, err := t.tc.snapshot(t.impl, sc)
 	switch {
 	case errors.Is(err, errCannotSnapshot):
@@ -329,10 +330,16 @@ func (t *taskContext) closeOperator(impl operator) error {
 }
 
 // storeState checkpoints a subtask's store into its directory of
-// checkpoint cp and describes it for the metadata: where it is, its sizes,
-// and the size and checksum of each of its files.
+// checkpoint cp, in the backend's native format or, for a canonical
+// savepoint, as its logical entries (state.WriteCanonical), and describes
+// it for the metadata: where it is, its sizes, and the size and checksum
+// of each of its files.
 func storeState(s state.Store, cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	info, err := s.Checkpoint(filepath.Join(cp.dir, cp.rel))
+	write := s.Checkpoint
+	if cp.canonical {
+		write = func(dir string) (state.CheckpointInfo, error) { return state.WriteCanonical(s, dir) }
+	}
+	info, err := write(filepath.Join(cp.dir, cp.rel))
 	if err != nil {
 		return checkpoint.SubtaskState{}, err
 	}
@@ -403,6 +410,9 @@ var ErrUnclaimedState = errors.New("checkpoint has state that no operator of the
 // mapRestore assigns the restored checkpoint's state to the subtasks.
 func (j *Job) mapRestore() error {
 	md := j.opts.Restore
+	if err := md.CheckBackend(j.opts.Backend.Name()); err != nil {
+		return err
+	}
 	if md.MaxParallelism != 0 && md.MaxParallelism != j.graph.MaxParallelism {
 		return fmt.Errorf("checkpoint %d was taken with 'pipeline.max-parallelism' %d, the job has %d: key groups cannot move",
 			md.ID, md.MaxParallelism, j.graph.MaxParallelism)

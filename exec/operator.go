@@ -72,6 +72,9 @@ type snapshotContext struct {
 	// checkpoint into dir/rel and reports rel.
 	dir string
 	rel string
+	// canonical: write the store in the canonical format (a savepoint
+	// that asked for it), not the backend's own.
+	canonical bool
 }
 
 // committer is an operator that commits what it pre-committed for a

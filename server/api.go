@@ -310,10 +310,15 @@ func (s *Server) getExceptions(w http.ResponseWriter, r *http.Request) {
 func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	withSavepoint := r.URL.Query().Get("savepoint") == "true"
+	format, err := savepointFormat(r, withSavepoint)
+	if err != nil {
+		writeError(w, 400, err)
+		return
+	}
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
 	if withSavepoint {
-		path, err := s.sess.StopWithSavepoint(r.Context(), id)
+		path, err := s.sess.StopWithSavepoint(r.Context(), id, format)
 		if err != nil {
 			writeError(w, 409, err)
 			return
@@ -340,8 +345,30 @@ func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"status": "CANCELED"})
 }
 
+// savepointFormat is the request's formatType (Flink's name: CANONICAL,
+// the default, or NATIVE); one given without a savepoint is an error.
+func savepointFormat(r *http.Request, withSavepoint bool) (checkpoint.Format, error) {
+	v, given := r.URL.Query()["formatType"]
+	if !given {
+		return checkpoint.FormatCanonical, nil
+	}
+	if !withSavepoint {
+		return "", errors.New("formatType is the format of a savepoint: give it with savepoint=true")
+	}
+	f, err := checkpoint.ParseFormat(v[0])
+	if err != nil || v[0] == "" {
+		return "", fmt.Errorf("formatType: unknown savepoint format '%s' (CANONICAL or NATIVE)", v[0])
+	}
+	return f, nil
+}
+
 func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
-	path, err := s.sess.Savepoint(r.Context(), r.PathValue("id"))
+	format, err := savepointFormat(r, true)
+	if err != nil {
+		writeError(w, 400, err)
+		return
+	}
+	path, err := s.sess.Savepoint(r.Context(), r.PathValue("id"), format)
 	if err != nil {
 		writeError(w, 409, err)
 		return

@@ -68,5 +68,6 @@
 //
 // Every error of the API is JSON {"error": message} with the message the
 // shell prints; a statement's error adds its line and column. An unknown
-// job id is 404, a stop or savepoint that cannot be taken 409.
+// job id is 404, a stop or savepoint that cannot be taken 409, an unknown
+// savepoint formatType (CANONICAL or NATIVE, as Flink's) 400.
 package server

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/session"
 	"github.com/streamsql/streamsql/sql"
@@ -232,7 +233,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			continue
 		}
 		if s.opts.SavepointOnStop {
-			path, err := s.sess.StopWithSavepoint(ctx, j.ID)
+			path, err := s.sess.StopWithSavepoint(ctx, j.ID, checkpoint.FormatCanonical)
 			if err != nil {
 				s.log.Error("job stopped on shutdown", append(jobAttrs(j.ID, j.Name), "status", "CANCELED", "error", err.Error())...)
 				first = cmpErr(first, err)

@@ -81,9 +81,9 @@ func (s *Session) JobDone(id string) <-chan struct{} {
 	return e.done
 }
 
-// Savepoint takes a savepoint of a running job and leaves it running. It
-// returns the savepoint's path.
-func (s *Session) Savepoint(ctx context.Context, id string) (string, error) {
+// Savepoint takes a savepoint in format f ("": canonical) of a running job
+// and leaves it running. It returns the savepoint's path.
+func (s *Session) Savepoint(ctx context.Context, id string, f checkpoint.Format) (string, error) {
 	e := s.jobs.find(id)
 	if e == nil {
 		return "", fmt.Errorf("%w '%s'", ErrNoSuchJob, id)
@@ -92,7 +92,8 @@ func (s *Session) Savepoint(ctx context.Context, id string) (string, error) {
 	if cur == nil || cur.Coordinator() == nil {
 		return "", fmt.Errorf("job %s (%s) is not running: no savepoint taken", e.id, e.name)
 	}
-	md, err := cur.Coordinator().Savepoint(ctx)
+	md, release, err := cur.Coordinator().Savepoint(ctx, f)
+	defer release()
 	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s failed: %w", e.id, err)
 	}
@@ -165,14 +166,15 @@ func (s *Session) ReplaceOptions(opts map[string]string) error {
 	return nil
 }
 
-// StopWithSavepoint stops the job with the given id with a savepoint (STOP
-// JOB ... WITH SAVEPOINT) and returns the savepoint's path.
-func (s *Session) StopWithSavepoint(ctx context.Context, id string) (string, error) {
+// StopWithSavepoint stops the job with the given id with a savepoint in
+// format f ("": canonical; STOP JOB ... WITH SAVEPOINT [FORMAT f]) and
+// returns the savepoint's path.
+func (s *Session) StopWithSavepoint(ctx context.Context, id string, f checkpoint.Format) (string, error) {
 	e := s.jobs.find(id)
 	if e == nil {
 		return "", fmt.Errorf("%w '%s'", ErrNoSuchJob, id)
 	}
-	return s.savepointAndStop(ctx, e)
+	return s.savepointAndStop(ctx, e, f)
 }
 
 // StopWithCheckpoint takes a final checkpoint of the job with the given id

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/checkpoint"
 )
 
 // The golden savepoint: testdata/golden-savepoint holds a data directory
@@ -74,12 +76,53 @@ var goldenSettings = []string{
 
 func TestGoldenSavepoint(t *testing.T) {
 	if *goldenWrite {
-		writeGoldenSavepoint(t)
+		writeGoldenSavepoint(t, goldenDir, "NATIVE")
 	}
 	want := goldenFromScratch(t)
+	checkGoldenRestore(t, filepath.Join(goldenDir, "data"), want)
+}
 
+// The golden canonical savepoint: testdata/golden-canonical-savepoint is
+// the same job stopped with a savepoint in the canonical format (STOP JOB
+// ... WITH SAVEPOINT, its default) under 'pebble'. It must restore under
+// both backends, into the parallelism it was taken with and into others,
+// to exactly the tables a run from scratch produces.
+//
+// Regenerate (only when the job itself must change) with
+//
+//	go test ./session -run TestGoldenCanonicalSavepoint -golden-write
+const goldenCanonicalDir = "testdata/golden-canonical-savepoint"
+
+func TestGoldenCanonicalSavepoint(t *testing.T) {
+	if *goldenWrite {
+		writeGoldenSavepoint(t, goldenCanonicalDir, "CANONICAL")
+	}
+	dir := filepath.Join(goldenCanonicalDir, "data")
+	md, err := checkpoint.Load(filepath.Join(dir, "savepoints", goldenSavepointName(t, dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.StateFormat() != checkpoint.FormatCanonical || md.Backend != "pebble" {
+		t.Fatalf("the golden canonical savepoint says format %s, backend %q", md.StateFormat(), md.Backend)
+	}
+	want := goldenFromScratch(t)
+	for _, c := range []struct{ backend, parallelism string }{
+		{"pebble", "2"}, {"hashmap", "2"}, {"hashmap", "3"}, {"pebble", "1"},
+	} {
+		t.Run(c.backend+"-"+c.parallelism, func(t *testing.T) {
+			checkGoldenRestore(t, dir, want,
+				"SET 'state.backend' = '"+c.backend+"'", "SET 'parallelism.default' = '"+c.parallelism+"'")
+		})
+	}
+}
+
+// checkGoldenRestore restores the one savepoint of a copy of the golden
+// job's data dir src (with the settings after goldenSettings) and checks
+// that the job ends with the tables of want.
+func checkGoldenRestore(t *testing.T, src string, want map[string][]string, settings ...string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(goldenDir, "data"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatalf("copying the golden data dir: %v", err)
 	}
 	sp := filepath.Join(dir, "savepoints", goldenSavepointName(t, dir))
@@ -89,6 +132,7 @@ func TestGoldenSavepoint(t *testing.T) {
 	}
 	defer s.Close()
 	execAll(t, s, goldenSettings...)
+	execAll(t, s, settings...)
 	execAll(t, s, "SET 'execution.state-recovery.path' = '"+sp+"'", "SET 'table.dml-sync' = 'true'")
 	rs := execAll(t, s, goldenJob)
 	if !strings.Contains(rs[0].Message, "restored job golden from "+sp) {
@@ -167,43 +211,20 @@ func goldenSavepointName(t *testing.T, dir string) string {
 }
 
 // writeGoldenSavepoint runs the golden job on a fresh data dir, stops it
-// with a savepoint once two checkpoints completed and some windows fired
-// (so that state and sink tables are both non-empty), and replaces
-// testdata/golden-savepoint with that data dir, without its lock, job
-// folders and checkpoints.
-func writeGoldenSavepoint(t *testing.T) {
+// with a savepoint in format once two checkpoints completed and some
+// windows fired (so that state and sink tables are both non-empty), and
+// replaces golden with that data dir, without its lock, job folders and
+// checkpoints.
+func writeGoldenSavepoint(t *testing.T, golden, format string) {
 	dir := filepath.Join(t.TempDir(), "data")
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	execAll(t, s, goldenDDL)
-	execAll(t, s, goldenSettings...)
-	execAll(t, s, "SET 'state.savepoints.dir' = '"+filepath.Join(dir, "savepoints")+"'")
-	id := execAll(t, s, goldenJob)[0].JobID
-	deadline := time.Now().Add(time.Minute)
-	for {
-		j := s.Jobs()[0]
-		if j.Status != "RUNNING" || time.Now().After(deadline) {
-			t.Fatalf("the golden job ended or took too long before its savepoint: %+v", j)
-		}
-		if j.Checkpoints.LastID >= 2 && len(execAll(t, s, "SELECT * FROM tumble_out")[0].Rows) > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	msg := execAll(t, s, "STOP JOB '"+id+"' WITH SAVEPOINT")[0].Message
-	if !strings.Contains(msg, "savepoint ") {
-		t.Fatalf("no savepoint: %q", msg)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(goldenDir, "data")
+	msg := runGoldenToSavepoint(t, dir, func(s *Session, id string) string {
+		return execAll(t, s, "STOP JOB '"+id+"' WITH SAVEPOINT FORMAT "+format)[0].Message
+	})
+	dst := filepath.Join(golden, "data")
 	if err := os.RemoveAll(dst); err != nil {
 		t.Fatal(err)
 	}
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -227,4 +248,40 @@ func writeGoldenSavepoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s from %s (%s)", dst, dir, msg)
+}
+
+// runGoldenToSavepoint runs the golden job on a fresh data dir (with the
+// settings after goldenSettings) until two checkpoints completed and some
+// windows fired, then calls stop, which stops it with a savepoint under
+// dir/savepoints, and closes the session. It returns what stop returned.
+func runGoldenToSavepoint(t *testing.T, dir string, stop func(s *Session, id string) string, settings ...string) string {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, s, goldenDDL)
+	execAll(t, s, goldenSettings...)
+	execAll(t, s, settings...)
+	execAll(t, s, "SET 'state.savepoints.dir' = '"+filepath.Join(dir, "savepoints")+"'")
+	id := execAll(t, s, goldenJob)[0].JobID
+	deadline := time.Now().Add(time.Minute)
+	for {
+		j := s.Jobs()[0]
+		if j.Status != "RUNNING" || time.Now().After(deadline) {
+			t.Fatalf("the golden job ended or took too long before its savepoint: %+v", j)
+		}
+		if j.Checkpoints.LastID >= 2 && len(execAll(t, s, "SELECT * FROM tumble_out")[0].Rows) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	msg := stop(s, id)
+	if !strings.Contains(msg, "savepoint ") {
+		t.Fatalf("no savepoint: %q", msg)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return msg
 }

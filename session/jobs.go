@@ -518,7 +518,7 @@ func (s *Session) WaitJobs(ctx context.Context) error {
 // StopJobs stops every running job.
 func (s *Session) StopJobs() { s.jobs.stopAll() }
 
-// StopJobsWithSavepoint takes a savepoint of every running job, then stops
+// StopJobsWithSavepoint takes a canonical savepoint of every running job, then stops
 // it (a job whose savepoint failed keeps running). It returns the
 // savepoint paths.
 func (s *Session) StopJobsWithSavepoint(ctx context.Context) ([]string, error) {
@@ -530,7 +530,7 @@ func (s *Session) StopJobsWithSavepoint(ctx context.Context) ([]string, error) {
 			continue
 		default:
 		}
-		p, err := s.savepointAndStop(ctx, e)
+		p, err := s.savepointAndStop(ctx, e, checkpoint.FormatCanonical)
 		if err != nil && first == nil {
 			first = err
 		}
@@ -541,7 +541,7 @@ func (s *Session) StopJobsWithSavepoint(ctx context.Context) ([]string, error) {
 	return paths, first
 }
 
-func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, error) {
+func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry, f checkpoint.Format) (string, error) {
 	if info := e.info(); info.Status != "RUNNING" && info.Status != "RESTARTING" {
 		return "", fmt.Errorf("job %s (%s) has already ended (%s): no savepoint taken", e.id, e.name, info.Status)
 	}
@@ -553,7 +553,7 @@ func (s *Session) savepointAndStop(ctx context.Context, e *jobEntry) (string, er
 		return "", fmt.Errorf("job %s (%s) is restarting after a failure (%v): a savepoint can be taken once it runs again (the job keeps restarting)",
 			e.id, e.name, cause)
 	}
-	md, err := cur.Coordinator().StopWithSavepoint(ctx)
+	md, err := cur.Coordinator().StopWithSavepoint(ctx, f)
 	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s failed (the job keeps running): %w", e.id, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/internal/datadir"
 	"github.com/streamsql/streamsql/planner"
@@ -268,7 +269,11 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 			return nil, &sql.Error{Pos: st.Pos(), Msg: fmt.Sprintf("%v '%s'", ErrNoSuchJob, st.ID), Hint: "SHOW JOBS lists the job ids"}
 		}
 		if st.WithSavepoint {
-			path, err := s.savepointAndStop(ctx, e)
+			f, err := checkpoint.ParseFormat(st.Format)
+			if err != nil {
+				return nil, sql.Errorf(st.Pos(), "%v", err)
+			}
+			path, err := s.savepointAndStop(ctx, e, f)
 			if err != nil {
 				return nil, sql.Errorf(st.Pos(), "%v", err)
 			}

@@ -251,11 +251,14 @@ type Show struct {
 	Like *LikePattern
 }
 
-// StopJob is STOP JOB 'id' [WITH SAVEPOINT].
+// StopJob is STOP JOB 'id' [WITH SAVEPOINT [FORMAT CANONICAL | NATIVE]].
 type StopJob struct {
 	Span
 	ID            string
 	WithSavepoint bool
+	// Format is the savepoint's format as written, CANONICAL or NATIVE in
+	// upper case; "" when not given (the default, CANONICAL).
+	Format string
 }
 
 // Describe is DESCRIBE t (also DESC t).

@@ -80,7 +80,8 @@ func (p *stmtParser) parseReset() (Statement, *Error) {
 	return r, nil
 }
 
-// parseStopJob parses STOP JOB 'id' [WITH SAVEPOINT].
+// parseStopJob parses STOP JOB 'id' [WITH SAVEPOINT [FORMAT CANONICAL |
+// NATIVE]].
 func (p *stmtParser) parseStopJob() (Statement, *Error) {
 	s := &StopJob{Span: p.span(p.lo, p.hi)}
 	p.i++ // STOP
@@ -92,7 +93,22 @@ func (p *stmtParser) parseStopJob() (Statement, *Error) {
 		return nil, err
 	}
 	s.WithSavepoint = p.accept("WITH", "SAVEPOINT")
+	if s.WithSavepoint && p.accept("FORMAT") {
+		switch t := p.peek(); {
+		case t.is("CANONICAL"), t.is("NATIVE"):
+			s.Format = strings.ToUpper(t.val)
+			p.i++
+		default:
+			return nil, p.unexpected("expected CANONICAL or NATIVE: the savepoint formats")
+		}
+	}
 	if !p.atEnd() {
+		if s.WithSavepoint && s.Format == "" {
+			return nil, p.unexpected("expected FORMAT CANONICAL, FORMAT NATIVE or the end of the statement")
+		}
+		if s.WithSavepoint {
+			return nil, p.unexpected("expected the end of the statement")
+		}
 		return nil, p.unexpected("expected WITH SAVEPOINT or the end of the statement")
 	}
 	return s, nil

@@ -167,7 +167,7 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 	case *DescribeJob:
 		w("describe-job %q @%s", x.ID, x.Pos())
 	case *StopJob:
-		w("stop-job %q @%s savepoint=%v", x.ID, x.Pos(), x.WithSavepoint)
+		w("stop-job %q @%s savepoint=%v%s", x.ID, x.Pos(), x.WithSavepoint, formatSuffix(x.Format))
 	case *Describe:
 		w("describe %s @%s name@%s", x.Name, x.Pos(), x.NamePos)
 	case *Explain:
@@ -302,4 +302,12 @@ func dumpAlter(w func(string, ...any), x *AlterTable) {
 	if x.To.Name != "" {
 		w("  to %s @%s", x.To.Name, x.To.Pos)
 	}
+}
+
+// formatSuffix is " format=F" for a STOP JOB that names its savepoint's format.
+func formatSuffix(f string) string {
+	if f == "" {
+		return ""
+	}
+	return " format=" + f
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
@@ -23,6 +22,11 @@ const memoryFile = "entries"
 // count (8 bytes) and the CRC-32C of everything before it (4 bytes), so a
 // truncated or damaged file is detected on restore.
 func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
+	return writeEntries(m, dir)
+}
+
+// writeEntries writes every entry of s to dir/entries (Memory.Checkpoint).
+func writeEntries(s Store, dir string) (CheckpointInfo, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return CheckpointInfo{}, err
 	}
@@ -36,7 +40,7 @@ func (m *Memory) Checkpoint(dir string) (CheckpointInfo, error) {
 	w := bufio.NewWriter(io.MultiWriter(f, crc, whole))
 	var n uint64
 	var buf []byte
-	err = m.Scan(func(kg int, key, value []byte) error {
+	err = s.Scan(func(kg int, key, value []byte) error {
 		buf = binary.AppendUvarint(buf[:0], uint64(kg))
 		buf = binary.AppendUvarint(buf, uint64(len(key)))
 		buf = append(buf, key...)
@@ -88,60 +92,17 @@ func (MemoryBackend) Restore(_ string, from []string, kgStart, kgEnd int) (Store
 	m := NewMemory()
 	var b WriteBatch
 	for _, dir := range from {
-		if err := readMemoryCheckpoint(filepath.Join(dir, memoryFile), func(kg int, k, v []byte) {
+		if !IsCanonical(dir) && isPebbleCheckpoint(dir) {
+			return nil, otherFormatErr(dir, "hashmap")
+		}
+		if err := scanEntries(filepath.Join(dir, memoryFile), func(kg int, k, v []byte) error {
 			if kg >= kgStart && kg <= kgEnd {
 				b.Put(kg, k, v)
 			}
+			return nil
 		}); err != nil {
 			return nil, err
 		}
 	}
 	return m, m.Apply(&b)
-}
-
-func readMemoryCheckpoint(path string, fn func(kg int, k, v []byte)) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if len(data) < 12 {
-		return fmt.Errorf("%w: %s is truncated", ErrCorrupt, path)
-	}
-	body, sum := data[:len(data)-4], binary.BigEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return fmt.Errorf("%w: %s fails its checksum", ErrCorrupt, path)
-	}
-	want := binary.BigEndian.Uint64(body[len(body)-8:])
-	data = body[:len(body)-8]
-	var n uint64
-	for len(data) > 0 {
-		kg, k1 := binary.Uvarint(data)
-		if k1 <= 0 {
-			return fmt.Errorf("%w: %s", ErrCorrupt, path)
-		}
-		data = data[k1:]
-		key, rest, ok := readBytes(data)
-		if !ok {
-			return fmt.Errorf("%w: %s", ErrCorrupt, path)
-		}
-		val, rest, ok := readBytes(rest)
-		if !ok {
-			return fmt.Errorf("%w: %s", ErrCorrupt, path)
-		}
-		data = rest
-		fn(int(kg), key, val)
-		n++
-	}
-	if n != want {
-		return fmt.Errorf("%w: %s has %d entries, its trailer says %d", ErrCorrupt, path, n, want)
-	}
-	return nil
-}
-
-func readBytes(b []byte) ([]byte, []byte, bool) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || uint64(len(b)-k) < n {
-		return nil, nil, false
-	}
-	return b[k : k+int(n)], b[k+int(n):], true
 }

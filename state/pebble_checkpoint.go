@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -136,7 +137,10 @@ func checkpointSizes(dir string, prev map[string]sharedFile) (CheckpointInfo, ma
 // Pebble's compactions later reclaim. With several checkpoints (the job
 // was scaled down), the entries in range are copied into a new store in
 // batches of RestoreBatchBytes. Entries of one key group are expected in
-// one checkpoint only; otherwise the later one in from wins.
+// one checkpoint only; otherwise the later one in from wins. A checkpoint
+// in the canonical format (WriteCanonical: a savepoint, or the hashmap
+// backend's checkpoint) is read through and its entries in range are
+// written into sstables that the new store ingests.
 func (b PebbleBackend) Restore(dir string, from []string, kgStart, kgEnd int) (Store, error) {
 	if kgStart < 0 || kgEnd >= maxKeyGroups || kgStart > kgEnd {
 		return nil, fmt.Errorf("state: restore key groups [%d, %d] out of range [0, %d)", kgStart, kgEnd, maxKeyGroups)
@@ -146,7 +150,9 @@ func (b PebbleBackend) Restore(dir string, from []string, kgStart, kgEnd int) (S
 	}
 	var s *PebbleStore
 	var err error
-	if len(from) == 1 {
+	if canonical := slices.ContainsFunc(from, IsCanonical); canonical {
+		s, err = b.restoreFromCanonical(dir, from, kgStart, kgEnd)
+	} else if len(from) == 1 {
 		s, err = b.restoreLinked(dir, from[0], kgStart, kgEnd)
 	} else {
 		s, err = b.restoreCopied(dir, from, kgStart, kgEnd)
@@ -206,6 +212,28 @@ func (b PebbleBackend) restoreLinked(dir, src string, kgStart, kgEnd int) (*Pebb
 		return nil, fmt.Errorf("state: restore pebble store %s: %w", dir, err)
 	}
 	s.dirty = true
+	return s, nil
+}
+
+// restoreFromCanonical restores checkpoints of which one or more are in
+// the canonical format: each canonical one is ingested into a new store
+// (restoreCanonical), each Pebble one copied as by restoreCopied.
+func (b PebbleBackend) restoreFromCanonical(dir string, from []string, kgStart, kgEnd int) (*PebbleStore, error) {
+	s, err := openPebbleStore(dir, b.Options)
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range from {
+		if IsCanonical(src) {
+			err = s.restoreCanonical(src, kgStart, kgEnd)
+		} else {
+			err = s.copyFrom(src, kgStart, kgEnd)
+		}
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 

@@ -40,7 +40,7 @@ func TestRestoreFlagIsOneShot(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	sp, err := s.StopWithSavepoint(ctx, rs[0].JobID)
+	sp, err := s.StopWithSavepoint(ctx, rs[0].JobID, "")
 	if err != nil {
 		t.Fatal(err)
 	}

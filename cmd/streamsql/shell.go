@@ -51,7 +51,7 @@ const helpText = `Statements (end each with ';'; a statement may span several li
   USE default_database;   USE CATALOG default_catalog;        the only ones there are
   DESCRIBE t;
   SHOW JOBS;   DESCRIBE JOB '<job id>';                       every figure of one job
-  STOP JOB '<job id>' [WITH SAVEPOINT];
+  STOP JOB '<job id>' [WITH SAVEPOINT [FORMAT NATIVE]];       savepoints are CANONICAL unless NATIVE
   SET 'sql-client.execution.result-mode' = 'tableau';         table, tableau or changelog
   SET 'table.dml-sync' = 'true';                              INSERT waits for its job
   SET;   RESET 'key';   RESET;                               options and their source: default, config file or SET

@@ -25,10 +25,12 @@
 //     last run on a new data directory runs to the end; the output must be
 //     exact.
 //   - TestSavepointOnS3: a run with 'state.savepoints.dir' in the bucket
-//     is stopped with SIGTERM and --savepoint-on-stop; a run on a new data
-//     directory with -s s3://... restores the savepoint (its files
-//     downloaded and verified) and runs to the end; the output must be
-//     exact.
+//     is stopped with SIGTERM and --savepoint-on-stop, which writes a
+//     canonical savepoint (its _metadata says so, its state files are the
+//     stores' entries); a run on a new data directory under the other
+//     state backend ('hashmap') with -s s3://... restores the savepoint
+//     (its files downloaded and verified) and runs to the end; the output
+//     must be exact.
 //   - TestDamagedObjectFallback: with two checkpoints retained, a state
 //     object that only the newest lists is damaged on the server's disk;
 //     a new machine warns that the newest cannot be restored (the client

@@ -247,8 +247,22 @@ func TestSavepointOnS3(t *testing.T) {
 		t.Fatalf("no savepoint of job agg; output:\n%s", p.Output())
 	}
 	t.Logf("savepoints: %v", m)
+	// The savepoint is in the canonical format (the default): each store's
+	// entries, uploaded like any other state file.
+	spDir := filepath.Join(srv.Dir, "data", testenv.S3Bucket, strings.TrimPrefix(agg, "s3://"+testenv.S3Bucket+"/"))
+	data, err := os.ReadFile(filepath.Join(spDir, "_metadata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"Format": "CANONICAL"`)) || !bytes.Contains(data, []byte(`"Backend": "pebble"`)) ||
+		!bytes.Contains(data, []byte(`"Name": "entries"`)) || bytes.Contains(data, []byte(".sst")) {
+		t.Fatalf("the savepoint's _metadata is not of a canonical savepoint taken under pebble:\n%s", data)
+	}
 	// A new machine restores job agg from its savepoint (-s applies to the
-	// first job submitted) and ids from its checkpoint in the bucket.
+	// first job submitted) and ids from its checkpoint in the bucket, under
+	// the other state backend: a canonical savepoint restores under any
+	// (and ids, stateless, has no store state in its checkpoint).
+	file = jobFile(t, srv, dir, base+"/checkpoints", base+"/savepoints", "'state.backend' = 'hashmap'")
 	p = start(t, srv, filepath.Join(dir, "machine-b"), file, "-s", agg)
 	if err := p.Wait(); err != nil {
 		t.Fatalf("the run restoring %s: %v; output:\n%s", agg, err, p.Output())
