@@ -81,11 +81,27 @@ type sliceMerge struct {
 	index map[string]int32 // by key columns (a state key without its window bounds)
 	words []uint64
 	keys  []string
+	// arena holds the keys of groups read from the store, which keys and
+	// index reference until reset.
+	arena []byte
 }
 
 func (m *sliceMerge) reset() {
 	clear(m.index)
 	m.words, m.keys = m.words[:0], m.keys[:0]
+	m.arena = m.arena[:0]
+}
+
+// keep returns a string of k's bytes, valid until reset: a copy in the
+// arena, whose earlier strings keep the array they were made in when it
+// grows.
+func (m *sliceMerge) keep(k []byte) string {
+	if len(m.arena)+len(k) > cap(m.arena) {
+		m.arena = make([]byte, 0, max(64<<10, 2*cap(m.arena), len(k)))
+	}
+	n := len(m.arena)
+	m.arena = append(m.arena, k...)
+	return unsafeString(m.arena[n:len(m.arena):len(m.arena)])
 }
 
 // add merges the group of state key key, words w, into the window's.
@@ -262,7 +278,7 @@ func (a *windowAggOp) fireSliceStored(e int64, drop bool, emit func(end, start i
 			binary.BigEndian.PutUint64(prefix[:], uint64(se))
 			found := false
 			err := space.ScanRange(kg, prefix[:], state.PrefixEnd(prefix[:]), func(k, v []byte) error {
-				key := string(k)
+				key := s.merge.keep(k)
 				if err := a.codec.DecodeKeyed(v, key, &a.scratch); err != nil {
 					return err
 				}
