@@ -213,12 +213,32 @@ func (j *windowJoinOp) restoreRow(k []byte) error {
 	return nil
 }
 
-// wjRowBytes and wjGroupBytes are the memory a held row and a window's
-// key take besides their bytes, for the state memory budget.
+// The memory of the rows held, for the state memory budget: each row's
+// bytes; the lists of rows (a group's, a window's rows without a key, the
+// rows not stored yet) by the room they have allocated, wjRowSize or
+// wjRefSize an element, since a list grows by doubling; wjGroupBytes a
+// window's key besides its bytes.
 const (
-	wjRowBytes   = int64(unsafe.Sizeof(wjRow{})) + 16
+	wjRowSize    = int64(unsafe.Sizeof(wjRow{}))
+	wjRefSize    = int64(unsafe.Sizeof(wjRef{}))
 	wjGroupBytes = int64(unsafe.Sizeof(wjGroup{})) + 64
 )
+
+// hold appends r to the list *rows, counting the room it allocates.
+func (j *windowJoinOp) hold(rows *[]wjRow, r wjRow) {
+	c := cap(*rows)
+	*rows = append(*rows, r)
+	j.bytes += int64(len(r.row)) + int64(cap(*rows)-c)*wjRowSize
+}
+
+// release drops the list *rows from memory and from the count.
+func (j *windowJoinOp) release(rows *[]wjRow) {
+	for _, r := range *rows {
+		j.bytes -= int64(len(r.row))
+	}
+	j.bytes -= int64(cap(*rows)) * wjRowSize
+	*rows = nil
+}
 
 // shrink bounds the memory of the rows held: past the subtask's share of
 // the state memory budget, every row is written to the store (storeNew)
@@ -247,11 +267,7 @@ func (j *windowJoinOp) shrink() error {
 func (j *windowJoinOp) spill(w *wjWindow) {
 	for _, g := range w.groups {
 		for s := range g.rows {
-			for _, r := range g.rows[s] {
-				j.bytes -= int64(len(r.row)) + wjRowBytes
-			}
-			clear(g.rows[s])
-			g.rows[s] = g.rows[s][:0]
+			j.release(&g.rows[s])
 		}
 		j.bytes -= int64(len(g.key)) + wjGroupBytes
 		g.key = ""
@@ -261,10 +277,7 @@ func (j *windowJoinOp) spill(w *wjWindow) {
 	clear(w.groups)
 	w.groups = w.groups[:0]
 	for s := range w.nullRows {
-		for _, r := range w.nullRows[s] {
-			j.bytes -= int64(len(r.row)) + wjRowBytes
-		}
-		w.nullRows[s] = nil
+		j.release(&w.nullRows[s])
 	}
 	w.spilled = true
 }
@@ -366,14 +379,15 @@ func (j *windowJoinOp) process(input int, b Batch, out *emitter) error {
 			}
 			g := j.group(w, ref.kg, keys[j.koffs[i]:kend])
 			ref.g, ref.i = g, len(g.rows[input])
-			g.rows[input] = append(g.rows[input], r)
+			j.hold(&g.rows[input], r)
 		} else {
 			ref.i = len(w.nullRows[input])
-			w.nullRows[input] = append(w.nullRows[input], r)
+			j.hold(&w.nullRows[input], r)
 		}
+		c := cap(j.unstored)
 		j.unstored = append(j.unstored, ref)
+		j.bytes += int64(cap(j.unstored)-c) * wjRefSize
 		j.rows++
-		j.bytes += int64(len(r.row)) + wjRowBytes
 	}
 	if late > 0 {
 		j.t.job.lateRecords.Add(late)
@@ -700,8 +714,10 @@ func (j *windowJoinOp) storeNew() error {
 			return err
 		}
 	}
-	clear(j.unstored)
-	j.unstored = j.unstored[:0]
+	// The list goes with its room, which the rows of the next checkpoint
+	// interval allocate again as they come.
+	j.bytes -= int64(cap(j.unstored)) * wjRefSize
+	j.unstored = nil
 	if wb.Len() == 0 {
 		return nil
 	}
