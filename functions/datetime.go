@@ -434,8 +434,9 @@ func resolveToTimestampLTZ(args []types.T) (Resolved, error) {
 }
 
 // resolveUnixTimestamp: UNIX_TIMESTAMP() is the statement time in seconds;
-// UNIX_TIMESTAMP(s[, fmt]) parses s (default 'yyyy-MM-dd HH:mm:ss', UTC)
-// into seconds since the epoch, NULL when it does not parse.
+// UNIX_TIMESTAMP(s[, fmt]) parses s (default 'yyyy-MM-dd HH:mm:ss', UTC
+// unless s has a zone the pattern reads: z, Z, X) into seconds since the
+// epoch, NULL when it does not parse.
 func resolveUnixTimestamp(args []types.T) (Resolved, error) {
 	if err := nargs("UNIX_TIMESTAMP", args, 0, 2); err != nil {
 		return Resolved{}, err
@@ -476,12 +477,12 @@ func resolveUnixTimestamp(args []types.T) (Resolved, error) {
 				buf.Release()
 				return Vec{}, err
 			}
-			us, ok := p.parse(s.at(i))
+			us, off, ok := p.parseZoned(s.at(i))
 			if !ok {
 				val.setNull(mem, n, i)
 				continue
 			}
-			out[i] = floorDiv(us, usPerSec)
+			out[i] = floorDiv(us-off, usPerSec)
 		}
 		return finish(types.BigIntType, n, val, buf), nil
 	})}, nil

@@ -94,6 +94,9 @@
 //     case. DATE is yyyy-M-d, TIME H:m[:s[.f]], TIMESTAMP a date with an
 //     optional ' ' or 'T' and a time; fractions beyond the precision are
 //     truncated.
+//   - CAST from DECIMAL to FLOAT/DOUBLE (and the implicit one of DECIMAL
+//     and DOUBLE arithmetic) is the float nearest to the decimal, as Java's
+//     BigDecimal.doubleValue: CAST(3.8 AS DOUBLE) is 3.8.
 //   - CAST from FLOAT/DOUBLE to DECIMAL goes through the shortest decimal
 //     form of the float (as Java's BigDecimal.valueOf), so 1.005 rounds to
 //     1.01; ROUND on DOUBLE does the same (Flink: ROUND(2.675, 2) = 2.68).
@@ -126,7 +129,10 @@
 //   - TIMESTAMP is zone-less and the session zone is UTC: there is no
 //     TIMESTAMP_LTZ, so CURRENT_TIMESTAMP, NOW() and LOCALTIMESTAMP are all
 //     TIMESTAMP(3) of Context.Now, FROM_UNIXTIME/UNIX_TIMESTAMP work in
-//     UTC, and TO_TIMESTAMP_LTZ(epoch, 0|3) is a TIMESTAMP(3) in UTC.
+//     UTC (UNIX_TIMESTAMP(s, fmt) applies the offset s names where fmt has
+//     a z, Z or X field: +08, +0800, +08:00, Z, UTC, GMT+08:00; zone names
+//     such as PST are not read), and TO_TIMESTAMP_LTZ(epoch, 0|3) is a
+//     TIMESTAMP(3) in UTC.
 //   - TO_TIMESTAMP, TO_DATE and UNIX_TIMESTAMP(string) return NULL on input
 //     they cannot parse (as Flink); CAST fails instead.
 //   - CONCAT and CONCAT_WS take arguments of any type but BYTES and cast

@@ -182,11 +182,18 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 		if err != nil {
 			return nil, err
 		}
-		k, err := functions.Cast(x.Type(), t)
+		// TRY_CAST gives NULL where CAST fails, so its type is nullable.
+		try := sql.IsTryCast(b.stmt, e)
+		cast := functions.Cast
+		if try {
+			cast = functions.TryCast
+			t.NotNull = false
+		}
+		k, err := cast(x.Type(), t)
 		if err != nil {
 			return nil, errAt(ErrTypeMismatch, b.pos(e), "", "%v", err)
 		}
-		return b.castLength(e, &Cast{Arg: x, T: t, Kernel: k})
+		return b.castLength(e, &Cast{Arg: x, T: t, Try: try, Kernel: k})
 	case *ast.WindowFuncExpr:
 		if r, ok := b.over[e]; ok {
 			return r, nil
