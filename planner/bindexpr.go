@@ -311,6 +311,10 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 		if !strings.Contains(msg, name) {
 			msg = name + ": " + msg
 		}
+		if errors.Is(err, functions.ErrUnsupportedType) {
+			// A function whose result needs a type we lack (MAP, ARRAY).
+			return nil, errAt(ErrUnsupported, pos, "", "%s", strings.TrimSuffix(msg, ": "+functions.ErrUnsupportedType.Error()))
+		}
 		if errors.Is(err, functions.ErrInvalidArgument) {
 			// A literal argument that can never work (a bad pattern).
 			return nil, errAt(ErrTypeMismatch, pos, "", "%s", msg)

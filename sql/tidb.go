@@ -352,6 +352,22 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 			}
 			meta.tables[x] = a
 		}
+	case *ast.BetweenExpr:
+		if x.Left != nil && meta.symmetricAt[x.Left.OriginTextPosition()] {
+			// NOT BETWEEN SYMMETRIC: outside both ranges.
+			op := opcode.LogicOr
+			if x.Not {
+				op = opcode.LogicAnd
+			}
+			swapped := &ast.BetweenExpr{Expr: x.Expr, Left: x.Right, Right: x.Left, Not: x.Not}
+			swapped.SetOriginTextPosition(x.OriginTextPosition())
+			or := &ast.BinaryOperationExpr{Op: op, L: x, R: swapped}
+			or.SetOriginTextPosition(x.OriginTextPosition())
+			paren := &ast.ParenthesesExpr{Expr: or}
+			paren.SetOriginTextPosition(x.OriginTextPosition())
+			delete(meta.symmetricAt, x.Left.OriginTextPosition())
+			return paren, true
+		}
 	case *ast.BinaryOperationExpr:
 		if x.Op == opcode.NullEQ && x.R != nil && meta.distinctAt[x.R.OriginTextPosition()] {
 			not := &ast.UnaryOperationExpr{Op: opcode.Not, V: &ast.ParenthesesExpr{Expr: x}}
