@@ -53,6 +53,8 @@
 //	EXTRACT(unit FROM x)     EXTRACT('UNIT', x)
 //	TIMESTAMPADD(unit, n, t) TIMESTAMPADD('UNIT', n, t)  (TIMESTAMPDIFF too)
 //	FLOOR(t TO unit)         FLOOR(t, 'UNIT')            (CEIL too)
+//	OVERLAY(s PLACING r FROM a FOR n)   OVERLAY(s, r, a, n)
+//	x BETWEEN SYMMETRIC a AND b         OR(AND(>=(x, a), <=(x, b)), AND(>=(x, b), <=(x, a)))
 //	CURRENT_TIMESTAMP        CURRENT_TIMESTAMP()         (no parentheses in SQL)
 //
 // CASE, IF and COALESCE kernels evaluate all their arguments; the executor
@@ -147,7 +149,28 @@
 //     G; S is a fraction of a second (SSS milliseconds, SSSSSS
 //     microseconds) as in java.time. Other letters are an error.
 //   - Everything is UTF-8 and counted in characters (code points), not
-//     Java's UTF-16 units.
+//     Java's UTF-16 units (OVERLAY's positions and lengths too).
+//   - CHR(n) is the character of n modulo 256 (CHR(353) = 'a'), and ''
+//     for a negative n, as Flink's.
+//   - TRUNCATE(x[, d]) has ROUND's result types and cuts toward zero;
+//     a FLOAT or DOUBLE is cut in its shortest decimal form.
+//   - BIN and HEX of a negative integer give its 64-bit two's complement
+//     (Java's Long.toBinaryString / toHexString); HEX of a string gives
+//     its UTF-8 bytes.
+//   - FROM_BASE64 of a string that is no base64 fails the query naming
+//     the value (Flink's fails with Java's IllegalArgumentException); the
+//     padding may be left out, as Java's decoder allows.
+//   - URL_ENCODE/URL_DECODE are Java's URLEncoder/URLDecoder in UTF-8; a
+//     bad escape decodes to NULL, as Flink's.
+//   - PARSE_URL reads a URL as java.net.URL does for the schemes http,
+//     https, ftp and file; any other scheme, or none, gives NULL (Java's
+//     MalformedURLException, which Flink turns into NULL).
+//   - TYPEOF names types as Flink's asSummaryString (asSerializableString
+//     with TRUE), but of streamsql's types: a string literal is STRING NOT
+//     NULL where Flink says CHAR(n) NOT NULL, a column keeps no VARCHAR(n)
+//     length, and an INTERVAL is one of two types.
+//   - STR_TO_MAP and REGEXP_EXTRACT_ALL are refused at the call: there is
+//     no MAP or ARRAY type (ErrUnsupportedType).
 //
 // # Hashing
 //

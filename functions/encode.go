@@ -56,10 +56,10 @@ func init() {
 	f.resolveArgs = resolveTypeOf
 	register("STR_TO_MAP", func(args []types.T) (Resolved, error) {
 		return Resolved{}, fmt.Errorf("STR_TO_MAP returns a MAP, and the MAP type is not supported: %w", ErrUnsupportedType)
-	})
+	}).Refused = true
 	register("REGEXP_EXTRACT_ALL", func(args []types.T) (Resolved, error) {
 		return Resolved{}, fmt.Errorf("REGEXP_EXTRACT_ALL returns an ARRAY, and the ARRAY type is not supported: %w", ErrUnsupportedType)
-	})
+	}).Refused = true
 }
 
 // bytesOf views s as bytes without copying; the callee must not keep or
