@@ -150,8 +150,8 @@
 //     microseconds) as in java.time. Other letters are an error.
 //   - Everything is UTF-8 and counted in characters (code points), not
 //     Java's UTF-16 units (OVERLAY's positions and lengths too).
-//   - CHR(n) is the character of n modulo 256 (CHR(353) = 'a'), and ''
-//     for a negative n, as Flink's.
+//   - CHR(n) is the character of n modulo 256 (CHR(353) = 'a'), and the
+//     empty string for a negative n, as Flink's.
 //   - TRUNCATE(x[, d]) has ROUND's result types and cuts toward zero;
 //     a FLOAT or DOUBLE is cut in its shortest decimal form.
 //   - BIN and HEX of a negative integer give its 64-bit two's complement
