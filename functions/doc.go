@@ -169,8 +169,11 @@
 //     with TRUE), but of streamsql's types: a string literal is STRING NOT
 //     NULL where Flink says CHAR(n) NOT NULL, a column keeps no VARCHAR(n)
 //     length, and an INTERVAL is one of two types.
-//   - STR_TO_MAP and REGEXP_EXTRACT_ALL are refused at the call: there is
-//     no MAP or ARRAY type (ErrUnsupportedType).
+//   - STR_TO_MAP, SPLIT and REGEXP_EXTRACT_ALL are refused at the call:
+//     there is no MAP or ARRAY type (ErrUnsupportedType).
+//   - IS_ALPHA, IS_DIGIT and IS_DECIMAL take a STRING only (Flink's take
+//     any value); IS_DECIMAL is what Java's Double.parseDouble reads. MD5,
+//     SHA1, SHA2 and SHA224..SHA512 hash a STRING's UTF-8 bytes.
 //
 // # Hashing
 //

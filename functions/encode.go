@@ -57,6 +57,9 @@ func init() {
 	register("STR_TO_MAP", func(args []types.T) (Resolved, error) {
 		return Resolved{}, fmt.Errorf("STR_TO_MAP returns a MAP, and the MAP type is not supported: %w", ErrUnsupportedType)
 	}).Refused = true
+	register("SPLIT", func(args []types.T) (Resolved, error) {
+		return Resolved{}, fmt.Errorf("SPLIT returns an ARRAY, and the ARRAY type is not supported: %w", ErrUnsupportedType)
+	}).Refused = true
 	register("REGEXP_EXTRACT_ALL", func(args []types.T) (Resolved, error) {
 		return Resolved{}, fmt.Errorf("REGEXP_EXTRACT_ALL returns an ARRAY, and the ARRAY type is not supported: %w", ErrUnsupportedType)
 	}).Refused = true

@@ -283,8 +283,9 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 				p.meta.symmetricAt[toks[i+2].off] = true
 			}
 			i++
-		case up == "REGEXP" && next.isPunct("("):
-			// Flink's function REGEXP(s, pattern); an infix operator to MySQL.
+		case (up == "REGEXP" || up == "SPLIT") && next.isPunct("("):
+			// Flink's functions REGEXP(s, pattern) and SPLIT(s, sep); an
+			// infix operator and a keyword to MySQL.
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case up == "SESSION" && next.isPunct("("):
 			// Flink's group window SESSION(ts, gap); a keyword to MySQL.
