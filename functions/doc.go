@@ -55,6 +55,8 @@
 //	FLOOR(t TO unit)         FLOOR(t, 'UNIT')            (CEIL too)
 //	OVERLAY(s PLACING r FROM a FOR n)   OVERLAY(s, r, a, n)
 //	x BETWEEN SYMMETRIC a AND b         OR(AND(>=(x, a), <=(x, b)), AND(>=(x, b), <=(x, a)))
+//	(s0, x0) OVERLAPS (s1, x1)          OVERLAPS(s0, x0, s1, x1)
+//	INTERVAL '1' HOUR as an argument    an interval literal
 //	CURRENT_TIMESTAMP        CURRENT_TIMESTAMP()         (no parentheses in SQL)
 //
 // CASE, IF and COALESCE kernels evaluate all their arguments; the executor

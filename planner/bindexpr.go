@@ -487,6 +487,20 @@ func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, 
 		return x, err
 	}
 	name := strings.ToLower(e.FnName.L)
+	if _, ok := sql.IntervalOf(b.stmt, e); ok && name == "interval" && len(e.Args) == 2 {
+		// An interval where MySQL has no place for one (a function's
+		// argument: OVERLAPS(t, INTERVAL '1' HOUR, ...)) arrives as
+		// INTERVAL('1', 'HOUR').
+		q, err := b.bindExpr(e.Args[0], sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		u, err := b.bindExpr(e.Args[1], sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		return b.interval(q, u, b.pos(e))
+	}
 	if err := b.knownFunc(name, e); err != nil {
 		// Said before the arguments are bound, whose errors (a column
 		// neither grouped nor aggregated) would hide it.

@@ -38,7 +38,8 @@ import (
 //   - FLOOR(t TO unit) becomes FLOOR(t, 'UNIT') (CEIL too), OVERLAY(s
 //     PLACING r FROM a FOR n) becomes OVERLAY(s, r, a, n), and x BETWEEN
 //     SYMMETRIC a AND b loses SYMMETRIC, turned into (x BETWEEN a AND b) OR
-//     (x BETWEEN b AND a) after parsing (symmetricAt);
+//     (x BETWEEN b AND a) after parsing (symmetricAt), and (a, b) OVERLAPS
+//     (c, d) becomes the call OVERLAPS(a, b, c, d);
 //   - names MySQL reserves but Flink does not (key, index, ...) get
 //     backquotes;
 //   - x::type becomes CAST(x AS type), x IN () becomes x IN (NULL) with
@@ -283,6 +284,15 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 				p.meta.symmetricAt[toks[i+2].off] = true
 			}
 			i++
+		case up == "OVERLAPS" && i > lo && toks[i-1].isPunct(")") && next.isPunct("("):
+			// (s0, x0) OVERLAPS (s1, x1) becomes the call OVERLAPS(s0, x0, s1, x1).
+			open := p.opening(lo, i-1)
+			if open < 0 {
+				continue
+			}
+			edits = append(edits, edit{toks[open].off, toks[open].off, "`OVERLAPS`"})
+			edits = append(edits, edit{toks[i-1].off, next.end, pad(",", next.end-toks[i-1].off)})
+			i++
 		case (up == "REGEXP" || up == "SPLIT") && next.isPunct("("):
 			// Flink's functions REGEXP(s, pattern) and SPLIT(s, sep); an
 			// infix operator and a keyword to MySQL.
@@ -295,6 +305,23 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 	// The calls opened for NULLS FIRST/LAST enclose whatever else starts
 	// at their offset (the CAST( of x::type).
 	return append(opens, edits...), nil
+}
+
+// opening returns the index of the '(' that toks[close] closes, or -1.
+func (p *stmtParser) opening(lo, close int) int {
+	depth := 0
+	for j := close; j >= lo; j-- {
+		switch {
+		case p.sc.toks[j].isPunct(")"):
+			depth++
+		case p.sc.toks[j].isPunct("("):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // atDepthOne returns the indexes of the keywords kws found directly inside
