@@ -225,26 +225,20 @@ func urlPart(u, part string) (string, bool) {
 	if j := strings.IndexByte(rest, '#'); j >= 0 {
 		rest, ref, hasRef = rest[:j], rest[j+1:], true
 	}
-	query, hasQuery := "", false
+	// The query is cut off first, so a '?' ends the authority too.
+	base, query, hasQuery := rest, "", false
 	if j := strings.IndexByte(rest, '?'); j >= 0 {
-		query, hasQuery = rest[j+1:], true
+		base, query, hasQuery = rest[:j], rest[j+1:], true
 	}
 	authority, hasAuthority := "", false
-	pathAndQuery := rest
-	if strings.HasPrefix(rest, "//") {
-		a := rest[2:]
+	path, pathAndQuery := base, rest
+	if strings.HasPrefix(base, "//") {
+		a := base[2:]
 		end := strings.IndexByte(a, '/')
-		if end < 0 {
-			end = strings.IndexByte(a, '?')
-		}
 		if end < 0 {
 			end = len(a)
 		}
-		authority, hasAuthority, pathAndQuery = a[:end], true, a[end:]
-	}
-	path := pathAndQuery
-	if j := strings.IndexByte(path, '?'); j >= 0 {
-		path = path[:j]
+		authority, hasAuthority, path, pathAndQuery = a[:end], true, a[end:], rest[2+end:]
 	}
 	host, userinfo, hasUser := authority, "", false
 	if j := strings.IndexByte(authority, '@'); j >= 0 {
@@ -273,10 +267,7 @@ func urlPart(u, part string) (string, bool) {
 	case "PROTOCOL":
 		return strings.ToLower(scheme), true
 	case "FILE":
-		if hasQuery {
-			return path + "?" + query, true
-		}
-		return path, true
+		return pathAndQuery, true // the path, and '?' and the query if any
 	case "AUTHORITY":
 		return authority, hasAuthority
 	case "USERINFO":
