@@ -171,6 +171,8 @@
 //     with TRUE), but of streamsql's types: a string literal is STRING NOT
 //     NULL where Flink says CHAR(n) NOT NULL, a column keeps no VARCHAR(n)
 //     length, and an INTERVAL is one of two types.
+//   - REGEXP_COUNT, REGEXP_INSTR (in characters) and REGEXP_SUBSTR treat
+//     patterns as REGEXP_EXTRACT does, and allocate per row too.
 //   - STR_TO_MAP, SPLIT and REGEXP_EXTRACT_ALL are refused at the call:
 //     there is no MAP or ARRAY type (ErrUnsupportedType).
 //   - IS_ALPHA, IS_DIGIT and IS_DECIMAL take a STRING only (Flink's take
