@@ -160,6 +160,16 @@ func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, er
 	if err := p.checkPlaced(text, m); err != nil {
 		return nil, err
 	}
+	// Every BETWEEN SYMMETRIC was found in the AST, or it would be a plain
+	// BETWEEN: a wrong answer.
+	if len(text) > 0 {
+		lo, hi := m.script(0), m.script(len(text)-1)
+		for off := range p.meta.symmetricAt {
+			if lo <= off && off <= hi {
+				return nil, p.errAt(off, "BETWEEN SYMMETRIC is not supported here; write (x BETWEEN a AND b) OR (x BETWEEN b AND a)")
+			}
+		}
+	}
 	return stmts[0], nil
 }
 
