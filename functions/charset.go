@@ -14,6 +14,7 @@ func init() {
 	f.resolveArgs = func(args []Arg) (Resolved, error) { return resolveCharset("ENCODE", args) }
 	f = register("DECODE", func(args []types.T) (Resolved, error) { return resolveCharset("DECODE", argsOf(args)) })
 	f.resolveArgs = func(args []Arg) (Resolved, error) { return resolveCharset("DECODE", args) }
+	register("UNHEX", resolveUnhex)
 }
 
 // charsets are the character sets of Flink's ENCODE and DECODE, by Java's
@@ -187,4 +188,50 @@ func appendDecoded(dst []byte, b, cs string) []byte {
 		dst = utf8.AppendRune(dst, utf8.RuneError) // an odd last byte
 	}
 	return dst
+}
+
+// resolveUnhex: UNHEX(s) is the BYTES whose hex digits s holds, as Flink's:
+// an odd-length s has its first digit checked and dropped, leaving a zero
+// byte in its place; a character that is no hex digit gives NULL.
+func resolveUnhex(args []types.T) (Resolved, error) {
+	if err := nargs("UNHEX", args, 1, 1); err != nil {
+		return Resolved{}, err
+	}
+	if args[0].Kind != types.String && args[0].Kind != types.Null {
+		return Resolved{}, errArgs("UNHEX", args)
+	}
+	return Resolved{Ret: types.BytesType, ArgTypes: []types.T{types.StringType}, Infallible: true, Kernel: strict(types.BytesType, func(ctx *Context, args []Vec, n int) (Vec, error) {
+		mem := ctx.mem()
+		val := andValidity(mem, args, n)
+		s := newStrArg(args[0])
+		o := newStrOut(mem, types.BytesType, n, s.totalLen(n)/2+n)
+		o.withValidity(val)
+		for i := range n {
+			if !val.valid(i) {
+				o.endRow()
+				continue
+			}
+			v := s.at(i)
+			start := len(o.buf)
+			o.grow(len(v)/2 + 1)
+			ok := true
+			if len(v)%2 == 1 {
+				_, ok = unhex(v[0])
+				o.buf = append(o.buf, 0)
+				v = v[1:]
+			}
+			for j := 0; ok && j+1 < len(v); j += 2 {
+				hi, ok1 := unhex(v[j])
+				lo, ok2 := unhex(v[j+1])
+				ok = ok1 && ok2
+				o.buf = append(o.buf, hi<<4|lo)
+			}
+			if !ok {
+				o.buf = o.buf[:start]
+				o.setNullRow(i, n)
+			}
+			o.endRow()
+		}
+		return o.finish(), nil
+	})}, nil
 }
