@@ -173,6 +173,9 @@
 //     length, and an INTERVAL is one of two types.
 //   - REGEXP_COUNT, REGEXP_INSTR (in characters) and REGEXP_SUBSTR treat
 //     patterns as REGEXP_EXTRACT does, and allocate per row too.
+//   - RAND(seed) and RAND_INTEGER(seed, bound) are refused (a seeded
+//     sequence is not reproduced across subtasks and restarts); RAND(),
+//     RAND_INTEGER(bound) and UUID() give a new value for every row.
 //   - STR_TO_MAP, SPLIT and REGEXP_EXTRACT_ALL are refused at the call:
 //     there is no MAP or ARRAY type (ErrUnsupportedType).
 //   - IS_ALPHA, IS_DIGIT and IS_DECIMAL take a STRING only (Flink's take
