@@ -138,7 +138,8 @@
 //     such as PST are not read), and TO_TIMESTAMP_LTZ(epoch, 0|3) is a
 //     TIMESTAMP(3) in UTC.
 //   - TO_TIMESTAMP, TO_DATE and UNIX_TIMESTAMP(string) return NULL on input
-//     they cannot parse (as Flink); CAST fails instead.
+//     they cannot parse (as Flink's TO_TIMESTAMP and TO_DATE; Flink's
+//     UNIX_TIMESTAMP returns Long.MIN_VALUE); CAST fails instead.
 //   - CONCAT and CONCAT_WS take arguments of any type but BYTES and cast
 //     them to STRING; Flink wants strings.
 //   - CAST(x AS STRING) of a FLOAT prints the float's own shortest form
