@@ -315,7 +315,7 @@ func resolveOverlay(args []types.T) (Resolved, error) {
 		}
 		dst = append(dst, s[:runeOffset(s, start-1)]...)
 		dst = append(dst, rep...)
-		if n > 0 && start+n <= c {
+		if n > 0 && n <= c-start { // start+n <= c, without overflow
 			dst = append(dst, s[runeOffset(s, start-1+n):]...)
 		}
 		return dst, true, nil
