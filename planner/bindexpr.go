@@ -165,8 +165,11 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 			args = append(args, &Literal{Value: string(rune(e.Escape)), T: types.StringType})
 		}
 		name := "LIKE"
+		if sql.IsSimilar(b.stmt, e) {
+			name = "SIMILAR TO"
+		}
 		if e.Not {
-			name = "NOT LIKE"
+			name = "NOT " + name
 		}
 		return b.call(name, b.pos(e), args...)
 	case *ast.CaseExpr:

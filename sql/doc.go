@@ -105,6 +105,7 @@
 //   - FLOOR(t TO unit) and CEIL(t TO unit) are the calls FLOOR(t, 'UNIT')
 //     and CEIL(t, 'UNIT'); OVERLAY(s PLACING r FROM a [FOR n]) is the call
 //     OVERLAY(s, r, a[, n]).
+//   - x [NOT] SIMILAR TO p [ESCAPE e] is a LIKE for which IsSimilar holds.
 //   - x [NOT] BETWEEN SYMMETRIC a AND b is (x [NOT] BETWEEN a AND b) OR
 //     (AND, with NOT) (x [NOT] BETWEEN b AND a); BETWEEN ASYMMETRIC is
 //     BETWEEN.

@@ -92,6 +92,9 @@ type stmtMeta struct {
 	symmetricAt map[int]bool
 	// skipAt: offsets of keywords a rewrite of their call took care of.
 	skipAt map[int]bool
+	// similarAt: offsets of the pattern of SIMILAR TO, written as LIKE.
+	similarAt map[int]bool
+	similars  map[*ast.PatternLikeOrIlikeExpr]bool
 	placed map[string]bool // placeholder names found as tables in the AST
 	emitAt *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
 	// stateTTLAt are the STATE_TTL hints of the SELECTs, by the offset of
@@ -112,6 +115,7 @@ func newMeta() *stmtMeta {
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
 		tableAt: map[string]*tableNote{}, tables: map[*ast.TableName]*tableNote{}, distinctAt: map[int]bool{}, placed: map[string]bool{},
 		symmetricAt: map[int]bool{}, skipAt: map[int]bool{},
+		similarAt: map[int]bool{}, similars: map[*ast.PatternLikeOrIlikeExpr]bool{},
 		stateTTLAt: map[int][]Option{},
 	}
 }

@@ -38,8 +38,9 @@ import (
 //   - FLOOR(t TO unit) becomes FLOOR(t, 'UNIT') (CEIL too), OVERLAY(s
 //     PLACING r FROM a FOR n) becomes OVERLAY(s, r, a, n), and x BETWEEN
 //     SYMMETRIC a AND b loses SYMMETRIC, turned into (x BETWEEN a AND b) OR
-//     (x BETWEEN b AND a) after parsing (symmetricAt), and (a, b) OVERLAPS
-//     (c, d) becomes the call OVERLAPS(a, b, c, d);
+//     (x BETWEEN b AND a) after parsing (symmetricAt), (a, b) OVERLAPS
+//     (c, d) becomes the call OVERLAPS(a, b, c, d), and SIMILAR TO becomes
+//     LIKE (IsSimilar);
 //   - names MySQL reserves but Flink does not (key, index, ...) get
 //     backquotes;
 //   - x::type becomes CAST(x AS type), x IN () becomes x IN (NULL) with
@@ -275,6 +276,12 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 				edits = append(edits, edit{toks[j].off, toks[j].end, pad(",", toks[j].end-toks[j].off)})
 				p.meta.skipAt[toks[j].off] = true
 			}
+		case up == "SIMILAR" && next.is("TO") && i+2 < hi:
+			// x [NOT] SIMILAR TO p [ESCAPE e] is a LIKE for which IsSimilar
+			// holds.
+			edits = append(edits, edit{t.off, next.end, pad("LIKE", next.end-t.off)})
+			p.meta.similarAt[toks[i+2].off] = true
+			i++
 		case up == "BETWEEN" && (next.is("SYMMETRIC") || next.is("ASYMMETRIC")):
 			// x BETWEEN SYMMETRIC a AND b becomes (x BETWEEN a AND b) OR
 			// (x BETWEEN b AND a) after parsing (symmetricAt); ASYMMETRIC

@@ -169,6 +169,11 @@ func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, er
 				return nil, p.errAt(off, "BETWEEN SYMMETRIC is not supported here; write (x BETWEEN a AND b) OR (x BETWEEN b AND a)")
 			}
 		}
+		for off := range p.meta.similarAt {
+			if lo <= off && off <= hi {
+				return nil, p.errAt(off, "SIMILAR TO is not supported here; write REGEXP(x, '^(...)$')")
+			}
+		}
 	}
 	return stmts[0], nil
 }
@@ -361,6 +366,11 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 				x.AsOf = &ast.AsOfClause{TsExpr: a.asOf}
 			}
 			meta.tables[x] = a
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		if x.Pattern != nil && meta.similarAt[x.Pattern.OriginTextPosition()] {
+			meta.similars[x] = true
+			delete(meta.similarAt, x.Pattern.OriginTextPosition())
 		}
 	case *ast.BetweenExpr:
 		if x.Left != nil && meta.symmetricAt[x.Left.OriginTextPosition()] {
