@@ -95,8 +95,8 @@ type stmtMeta struct {
 	// similarAt: offsets of the pattern of SIMILAR TO, written as LIKE.
 	similarAt map[int]bool
 	similars  map[*ast.PatternLikeOrIlikeExpr]bool
-	placed map[string]bool // placeholder names found as tables in the AST
-	emitAt *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
+	placed    map[string]bool // placeholder names found as tables in the AST
+	emitAt    *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
 	// stateTTLAt are the STATE_TTL hints of the SELECTs, by the offset of
 	// the first select field (hints.go).
 	stateTTLAt map[int][]Option
