@@ -375,8 +375,11 @@ func castToFloat[T floating](from, to types.T) (Kernel, error) {
 	case types.Double:
 		return widen[float64, T](to), nil
 	case types.Decimal:
-		scale := int32(from.Scale)
-		return mapFixed(to, false, func(x decimal128.Num) (T, bool) { return T(x.ToFloat64(scale)), true }, nil), nil
+		scale, bits := from.Scale, 64
+		if to.Kind == types.Float {
+			bits = 32
+		}
+		return mapFixed(to, false, func(x decimal128.Num) (T, bool) { return T(decimalToFloat(x, scale, bits)), true }, nil), nil
 	case types.Boolean:
 		return boolToNum[T](to), nil
 	}
@@ -644,4 +647,32 @@ func printFixed[F fixed](to types.T, width int, app func([]byte, F) []byte) Kern
 		}
 		return o.finish(), nil
 	}
+}
+
+// exactPow10 are the powers of ten a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// decimalToFloat is the float (bitSize 64 or 32) nearest to the decimal x
+// of the given scale, as Java's BigDecimal.doubleValue: 3.8 is 3.8, not
+// 3.8 * 10^0 computed in floats (3.8000000000000003). An unscaled value
+// below 2^53 over an exact power of ten is one correctly rounded
+// division; anything else goes through strconv's exact parser (without
+// allocating when the unscaled value fits 64 bits).
+func decimalToFloat(x decimal128.Num, scale, bitSize int) float64 {
+	v, small := i64(x)
+	if small && bitSize == 64 && scale >= 0 && scale < len(exactPow10) && v > -(1<<53) && v < 1<<53 {
+		return float64(v) / exactPow10[scale]
+	}
+	var tmp [64]byte
+	var b []byte
+	if small {
+		b = strconv.AppendInt(tmp[:0], v, 10)
+	} else {
+		b = x.BigInt().Append(tmp[:0], 10)
+	}
+	b = append(b, 'e')
+	b = strconv.AppendInt(b, int64(-scale), 10)
+	f, _ := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), bitSize)
+	return f
 }

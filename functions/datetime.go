@@ -434,8 +434,9 @@ func resolveToTimestampLTZ(args []types.T) (Resolved, error) {
 }
 
 // resolveUnixTimestamp: UNIX_TIMESTAMP() is the statement time in seconds;
-// UNIX_TIMESTAMP(s[, fmt]) parses s (default 'yyyy-MM-dd HH:mm:ss', UTC)
-// into seconds since the epoch, NULL when it does not parse.
+// UNIX_TIMESTAMP(s[, fmt]) parses s (default 'yyyy-MM-dd HH:mm:ss', UTC
+// unless s has a zone the pattern reads: z, Z, X) into seconds since the
+// epoch, NULL when it does not parse.
 func resolveUnixTimestamp(args []types.T) (Resolved, error) {
 	if err := nargs("UNIX_TIMESTAMP", args, 0, 2); err != nil {
 		return Resolved{}, err
@@ -476,12 +477,12 @@ func resolveUnixTimestamp(args []types.T) (Resolved, error) {
 				buf.Release()
 				return Vec{}, err
 			}
-			us, ok := p.parse(s.at(i))
+			us, off, ok := p.parseZoned(s.at(i))
 			if !ok {
 				val.setNull(mem, n, i)
 				continue
 			}
-			out[i] = floorDiv(us, usPerSec)
+			out[i] = floorDiv(us-off, usPerSec)
 		}
 		return finish(types.BigIntType, n, val, buf), nil
 	})}, nil
@@ -778,6 +779,9 @@ func resolveCurrentWatermark(args []types.T) (Resolved, error) {
 // TIMESTAMP or DATE down (up) to a multiple of SECOND, MINUTE, HOUR, DAY,
 // or to the start of its WEEK (Monday), MONTH, QUARTER or YEAR.
 func resolveFloorCeilTemporal(name string, args []types.T) (Resolved, error) {
+	if len(args) == 2 && args[0].Kind == types.Time && args[1].Kind == types.String {
+		return resolveFloorCeilTime(name, args)
+	}
 	if len(args) != 2 || !(args[0].Kind == types.Timestamp || args[0].Kind == types.Date) || args[1].Kind != types.String {
 		return Resolved{}, errArgs(name, args)
 	}
@@ -909,6 +913,60 @@ func resolveDateTrunc(args []Arg) (Resolved, error) {
 			}
 			um, _ := unitMicros(u)
 			out[i] = floorTemporal(x.micros(i), u, um)
+		}
+		return finish(t, n, val, buf), nil
+	})}, nil
+}
+
+// resolveFloorCeilTime: FLOOR/CEIL(time TO unit) for a TIME, to an HOUR,
+// MINUTE, SECOND or MILLISECOND (FLOOR(TIME '12:44:31' TO MINUTE) is
+// 12:44:00); a CEIL past 23:59:59.999 (24:00:00) is an error.
+func resolveFloorCeilTime(name string, args []types.T) (Resolved, error) {
+	t := args[0].Nullable()
+	up := name == "CEIL"
+	return Resolved{Ret: nullableFrom(t, args[:1]), ArgTypes: []types.T{t, types.StringType}, Kernel: strict(t, func(ctx *Context, args []Vec, n int) (Vec, error) {
+		unit := newUnitArg(args[1], func(u string) error {
+			switch u {
+			case "HOUR", "MINUTE", "SECOND", "MILLISECOND":
+				return nil
+			}
+			return fmt.Errorf("unknown %s unit %s for a TIME (HOUR, MINUTE, SECOND or MILLISECOND)", name, u)
+		})
+		mem := ctx.mem()
+		var one [1]int32
+		x, xm := operand(args[0], &one)
+		val := andValidity(mem, args, n)
+		buf, out := newFixedBuf[int32](mem, n)
+		for i := range out {
+			if !val.valid(i) {
+				continue
+			}
+			u, err := unit.at(i)
+			if err != nil {
+				val.release()
+				buf.Release()
+				return Vec{}, err
+			}
+			um := int32(1)
+			switch u {
+			case "HOUR":
+				um = 3600000
+			case "MINUTE":
+				um = 60000
+			case "SECOND":
+				um = 1000
+			}
+			ms := x[i&xm]
+			f := ms / um * um
+			if up && f != ms {
+				f += um
+				if f >= 86400000 {
+					val.release()
+					buf.Release()
+					return Vec{}, fmt.Errorf("%s(%s TO %s) is 24:00:00, beyond the range of TIME", name, types.Format(t, ms), u)
+				}
+			}
+			out[i] = f
 		}
 		return finish(t, n, val, buf), nil
 	})}, nil

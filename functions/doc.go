@@ -53,6 +53,11 @@
 //	EXTRACT(unit FROM x)     EXTRACT('UNIT', x)
 //	TIMESTAMPADD(unit, n, t) TIMESTAMPADD('UNIT', n, t)  (TIMESTAMPDIFF too)
 //	FLOOR(t TO unit)         FLOOR(t, 'UNIT')            (CEIL too)
+//	OVERLAY(s PLACING r FROM a FOR n)   OVERLAY(s, r, a, n)
+//	x BETWEEN SYMMETRIC a AND b         OR(AND(>=(x, a), <=(x, b)), AND(>=(x, b), <=(x, a)))
+//	(s0, x0) OVERLAPS (s1, x1)          OVERLAPS(s0, x0, s1, x1)
+//	s SIMILAR TO p ESCAPE e             "SIMILAR TO"(s, p, e)  (NOT SIMILAR TO likewise)
+//	INTERVAL '1' HOUR as an argument    an interval literal
 //	CURRENT_TIMESTAMP        CURRENT_TIMESTAMP()         (no parentheses in SQL)
 //
 // CASE, IF and COALESCE kernels evaluate all their arguments; the executor
@@ -94,6 +99,9 @@
 //     case. DATE is yyyy-M-d, TIME H:m[:s[.f]], TIMESTAMP a date with an
 //     optional ' ' or 'T' and a time; fractions beyond the precision are
 //     truncated.
+//   - CAST from DECIMAL to FLOAT/DOUBLE (and the implicit one of DECIMAL
+//     and DOUBLE arithmetic) is the float nearest to the decimal, as Java's
+//     BigDecimal.doubleValue: CAST(3.8 AS DOUBLE) is 3.8.
 //   - CAST from FLOAT/DOUBLE to DECIMAL goes through the shortest decimal
 //     form of the float (as Java's BigDecimal.valueOf), so 1.005 rounds to
 //     1.01; ROUND on DOUBLE does the same (Flink: ROUND(2.675, 2) = 2.68).
@@ -126,9 +134,13 @@
 //   - TIMESTAMP is zone-less and the session zone is UTC: there is no
 //     TIMESTAMP_LTZ, so CURRENT_TIMESTAMP, NOW() and LOCALTIMESTAMP are all
 //     TIMESTAMP(3) of Context.Now, FROM_UNIXTIME/UNIX_TIMESTAMP work in
-//     UTC, and TO_TIMESTAMP_LTZ(epoch, 0|3) is a TIMESTAMP(3) in UTC.
+//     UTC (UNIX_TIMESTAMP(s, fmt) applies the offset s names where fmt has
+//     a z, Z or X field: +08, +0800, +08:00, Z, UTC, GMT+08:00; zone names
+//     such as PST are not read), and TO_TIMESTAMP_LTZ(epoch, 0|3) is a
+//     TIMESTAMP(3) in UTC.
 //   - TO_TIMESTAMP, TO_DATE and UNIX_TIMESTAMP(string) return NULL on input
-//     they cannot parse (as Flink); CAST fails instead.
+//     they cannot parse (as Flink's TO_TIMESTAMP and TO_DATE; Flink's
+//     UNIX_TIMESTAMP returns Long.MIN_VALUE); CAST fails instead.
 //   - CONCAT and CONCAT_WS take arguments of any type but BYTES and cast
 //     them to STRING; Flink wants strings.
 //   - CAST(x AS STRING) of a FLOAT prints the float's own shortest form
@@ -141,7 +153,36 @@
 //     G; S is a fraction of a second (SSS milliseconds, SSSSSS
 //     microseconds) as in java.time. Other letters are an error.
 //   - Everything is UTF-8 and counted in characters (code points), not
-//     Java's UTF-16 units.
+//     Java's UTF-16 units (OVERLAY's positions and lengths too).
+//   - CHR(n) is the character of n modulo 256 (CHR(353) = 'a'), and the
+//     empty string for a negative n, as Flink's.
+//   - TRUNCATE(x[, d]) has ROUND's result types and cuts toward zero;
+//     a FLOAT or DOUBLE is cut in its shortest decimal form.
+//   - BIN and HEX of a negative integer give its 64-bit two's complement
+//     (Java's Long.toBinaryString / toHexString); HEX of a string gives
+//     its UTF-8 bytes.
+//   - FROM_BASE64 of a string that is no base64 fails the query naming
+//     the value (Flink's fails with Java's IllegalArgumentException); the
+//     padding may be left out, as Java's decoder allows.
+//   - URL_ENCODE/URL_DECODE are Java's URLEncoder/URLDecoder in UTF-8; a
+//     bad escape decodes to NULL, as Flink's.
+//   - PARSE_URL reads a URL as java.net.URL does for the schemes http,
+//     https, ftp and file; any other scheme, or none, gives NULL (Java's
+//     MalformedURLException, which Flink turns into NULL).
+//   - TYPEOF names types as Flink's asSummaryString (asSerializableString
+//     with TRUE), but of streamsql's types: a string literal is STRING NOT
+//     NULL where Flink says CHAR(n) NOT NULL, a column keeps no VARCHAR(n)
+//     length, and an INTERVAL is one of two types.
+//   - REGEXP_COUNT, REGEXP_INSTR (in characters) and REGEXP_SUBSTR treat
+//     patterns as REGEXP_EXTRACT does, and allocate per row too.
+//   - RAND(seed) and RAND_INTEGER(seed, bound) are refused (a seeded
+//     sequence is not reproduced across subtasks and restarts); RAND(),
+//     RAND_INTEGER(bound) and UUID() give a new value for every row.
+//   - STR_TO_MAP, SPLIT and REGEXP_EXTRACT_ALL are refused at the call:
+//     there is no MAP or ARRAY type (ErrUnsupportedType).
+//   - IS_ALPHA, IS_DIGIT and IS_DECIMAL take a STRING only (Flink's take
+//     any value); IS_DECIMAL is what Java's Double.parseDouble reads. MD5,
+//     SHA1, SHA2 and SHA224..SHA512 hash a STRING's UTF-8 bytes.
 //
 // # Hashing
 //

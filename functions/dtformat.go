@@ -2,6 +2,7 @@ package functions
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 )
 
@@ -10,7 +11,8 @@ import (
 // and applied without allocation. Supported letters: y (yyyy, yy), M (M,
 // MM, MMM, MMMM), d, D (day of year), H, k, h, K, m, s, S (fraction of
 // second: SSS millis, SSSSSS micros), E (EEE, EEEE), a, u (ISO day of
-// week), w (ISO week), z/Z/X (always UTC). 'text' quotes literals.
+// week), w (ISO week), z/Z/X (printed as UTC; parsed as an offset, which
+// UNIX_TIMESTAMP applies). 'text' quotes literals.
 
 type dtField struct {
 	letter byte // 0 for a literal
@@ -213,8 +215,17 @@ func numericLetter(c byte) bool {
 }
 
 // parse reads s with p into micros since the epoch; ok is false when s
-// does not match. Missing fields default to 1970-01-01 00:00:00.
+// does not match. Missing fields default to 1970-01-01 00:00:00. A zone
+// in s is read and ignored (TO_TIMESTAMP's local date-time, as Flink's).
 func (p *dtPattern) parse(s string) (int64, bool) {
+	us, _, ok := p.parseZoned(s)
+	return us, ok
+}
+
+// parseZoned is parse that also returns the zone offset s names (z, Z or X
+// fields), in micros east of UTC (0 when s names none): the instant is
+// us - off.
+func (p *dtPattern) parseZoned(s string) (us, off int64, ok bool) {
 	y, mo, d := int64(1970), int64(1), int64(1)
 	var h, mi, sec, frac int64
 	pm, hasAmPm := false, false
@@ -222,7 +233,7 @@ func (p *dtPattern) parse(s string) (int64, bool) {
 	for fi, f := range p.fields {
 		if f.letter == 0 {
 			if len(s)-i < len(f.lit) || s[i:i+len(f.lit)] != f.lit {
-				return 0, false
+				return 0, 0, false
 			}
 			i += len(f.lit)
 			continue
@@ -251,7 +262,7 @@ func (p *dtPattern) parse(s string) (int64, bool) {
 			}
 			nd := i - start
 			if nd == 0 {
-				return 0, false
+				return 0, 0, false
 			}
 			if neg {
 				v = -v
@@ -302,7 +313,7 @@ func (p *dtPattern) parse(s string) (int64, bool) {
 				}
 			}
 			if !found {
-				return 0, false
+				return 0, 0, false
 			}
 		case 'E':
 			found := false
@@ -317,41 +328,104 @@ func (p *dtPattern) parse(s string) (int64, bool) {
 				}
 			}
 			if !found {
-				return 0, false
+				return 0, 0, false
 			}
 		case 'a':
 			if len(s)-i < 2 {
-				return 0, false
+				return 0, 0, false
 			}
 			switch {
 			case equalFold(s[i:i+2], "AM"):
 			case equalFold(s[i:i+2], "PM"):
 				pm = true
 			default:
-				return 0, false
+				return 0, 0, false
 			}
 			hasAmPm = true
 			i += 2
-		case 'z', 'Z', 'X', 'G':
-			// zone and era: accept UTC designators only
-			for _, z := range []string{"UTC", "+0000", "+00:00", "Z", "GMT", "AD"} {
-				if len(s)-i >= len(z) && s[i:i+len(z)] == z {
-					i += len(z)
-					break
-				}
+		case 'z', 'Z', 'X':
+			var zok bool
+			i, off, zok = parseZone(s, i, f.letter)
+			if !zok {
+				return 0, 0, false
+			}
+		case 'G':
+			if len(s)-i >= 2 && s[i:i+2] == "AD" {
+				i += 2
 			}
 		}
 	}
 	if i != len(s) {
-		return 0, false
+		return 0, 0, false
 	}
 	if hasAmPm && pm {
 		h += 12
 	}
 	if mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59 {
-		return 0, false
+		return 0, 0, false
 	}
-	return daysFromCivil(y, mo, d)*usPerDay + h*usPerHour + mi*usPerMin + sec*usPerSec + frac, true
+	return daysFromCivil(y, mo, d)*usPerDay + h*usPerHour + mi*usPerMin + sec*usPerSec + frac, off, true
+}
+
+// parseZone reads the zone at s[i:] for a z, Z or X pattern letter: as
+// Java's SimpleDateFormat, which Flink's UNIX_TIMESTAMP parses with, X
+// takes 'Z' or an ISO 8601 offset (+08, +0800, +08:00), Z an RFC 822 one
+// (+0800), z a name; all three take either offset form, and the names
+// UTC, GMT and GMT+08:00 (other zone names are not read). It returns the
+// index after the zone and its offset in micros east of UTC.
+func parseZone(s string, i int, letter byte) (int, int64, bool) {
+	rest := s[i:]
+	switch {
+	case letter == 'X' && strings.HasPrefix(rest, "Z"):
+		return i + 1, 0, true
+	case letter != 'X' && (strings.HasPrefix(rest, "UTC") || strings.HasPrefix(rest, "GMT")):
+		i += 3
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			return parseOffset(s, i)
+		}
+		return i, 0, true
+	}
+	return parseOffset(s, i)
+}
+
+// parseOffset reads +hh, +hhmm or +hh:mm (or with '-') at s[i:].
+func parseOffset(s string, i int) (int, int64, bool) {
+	if i >= len(s) || (s[i] != '+' && s[i] != '-') {
+		return i, 0, false
+	}
+	neg := s[i] == '-'
+	i++
+	two := func() (int64, bool) {
+		if i+2 > len(s) || !isDigit(s[i]) || !isDigit(s[i+1]) {
+			return 0, false
+		}
+		v := int64(s[i]-'0')*10 + int64(s[i+1]-'0')
+		i += 2
+		return v, true
+	}
+	h, ok := two()
+	if !ok || h > 23 {
+		return i, 0, false
+	}
+	var m int64
+	if i < len(s) && s[i] == ':' {
+		i++
+		if m, ok = two(); !ok {
+			return i, 0, false
+		}
+	} else if i+1 < len(s) && isDigit(s[i]) {
+		if m, ok = two(); !ok {
+			return i, 0, false
+		}
+	}
+	if m > 59 {
+		return i, 0, false
+	}
+	off := h*usPerHour + m*usPerMin
+	if neg {
+		off = -off
+	}
+	return i, off, true
 }
 
 func equalFold(a, b string) bool {

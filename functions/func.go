@@ -101,6 +101,10 @@ type Func struct {
 	// CURRENT_TIMESTAMP and friends, UNIX_TIMESTAMP(). They must not be
 	// folded at plan time.
 	Volatile bool
+	// Refused is set for Flink's functions that are known but refused
+	// (their types do not exist here): Resolve always fails, saying why;
+	// SHOW FUNCTIONS does not list them.
+	Refused bool
 	// resolveArgs, when set, resolves knowing the literal arguments.
 	resolveArgs func(args []Arg) (Resolved, error)
 }

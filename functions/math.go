@@ -16,6 +16,8 @@ func init() {
 	register("ABS", resolveAbs)
 	f := register("ROUND", func(args []types.T) (Resolved, error) { return resolveRound(argsOf(args)) })
 	f.resolveArgs = resolveRound
+	f = register("TRUNCATE", func(args []types.T) (Resolved, error) { return resolveTruncate(argsOf(args)) })
+	f.resolveArgs = resolveTruncate
 	register("FLOOR", resolveFloorCeil("FLOOR", math.Floor))
 	register("CEIL", resolveFloorCeil("CEIL", math.Ceil))
 	alias("CEILING", "CEIL")
@@ -156,20 +158,29 @@ func signOf[T ordered](x T) (T, bool) {
 // the result type follows Flink when d is a literal: DECIMAL(p - s + d + 1,
 // d) for 0 <= d < s, DECIMAL(p - s + 1, 0) for d < 0; with a non-literal d
 // the scale is kept.
-func resolveRound(args []Arg) (Resolved, error) {
+func resolveRound(args []Arg) (Resolved, error) { return resolveRoundMode("ROUND", false, args) }
+
+// resolveTruncate resolves TRUNCATE(x[, d]): as ROUND, with the same result
+// types, but cutting the digits beyond d off (toward zero) instead of
+// rounding: TRUNCATE(42.324, 2) = 42.32, TRUNCATE(-1.99) = -1; a FLOAT or
+// DOUBLE is cut in its shortest decimal form, as Flink does through
+// BigDecimal.
+func resolveTruncate(args []Arg) (Resolved, error) { return resolveRoundMode("TRUNCATE", true, args) }
+
+func resolveRoundMode(name string, trunc bool, args []Arg) (Resolved, error) {
 	ts := make([]types.T, len(args))
 	for i, a := range args {
 		ts[i] = a.Type
 	}
-	if err := nargs("ROUND", ts, 1, 2); err != nil {
+	if err := nargs(name, ts, 1, 2); err != nil {
 		return Resolved{}, err
 	}
-	t, err := numericArg("ROUND", ts)
+	t, err := numericArg(name, ts)
 	if err != nil {
 		return Resolved{}, err
 	}
 	if len(args) == 2 && !args[1].Type.IsInteger() && args[1].Type.Kind != types.Null {
-		return Resolved{}, errArgs("ROUND", ts)
+		return Resolved{}, errArgs(name, ts)
 	}
 	ats := []types.T{t}
 	if len(args) == 2 {
@@ -197,19 +208,19 @@ func resolveRound(args []Arg) (Resolved, error) {
 	var k Kernel
 	switch t.Kind {
 	case types.TinyInt:
-		k = roundInt[int8](t)
+		k = roundInt[int8](t, trunc)
 	case types.SmallInt:
-		k = roundInt[int16](t)
+		k = roundInt[int16](t, trunc)
 	case types.Int:
-		k = roundInt[int32](t)
+		k = roundInt[int32](t, trunc)
 	case types.BigInt:
-		k = roundInt[int64](t)
+		k = roundInt[int64](t, trunc)
 	case types.Float:
-		k = roundFloat[float32](t, 32)
+		k = roundFloat[float32](t, 32, trunc)
 	case types.Double:
-		k = roundFloat[float64](t, 64)
+		k = roundFloat[float64](t, 64, trunc)
 	case types.Decimal:
-		k = roundDecimal(t, rt)
+		k = roundDecimal(t, rt, trunc)
 	}
 	rt.NotNull = false
 	return Resolved{Ret: rt, ArgTypes: ats, Kernel: strict(rt, k)}, nil
@@ -225,7 +236,7 @@ func digitsArg(args []Vec) func(i int) int {
 	return func(i int) int { return int(d[i&m]) }
 }
 
-func roundInt[T integer](t types.T) Kernel {
+func roundInt[T integer](t types.T, trunc bool) Kernel {
 	return func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
 		var one [1]T
@@ -244,7 +255,12 @@ func roundInt[T integer](t types.T) Kernel {
 				continue
 			}
 			p := pow10i64[-d]
-			r := divRoundHalfUp(int64(x[i&xm]), p) * p
+			var r int64
+			if trunc {
+				r = int64(x[i&xm]) / p * p
+			} else {
+				r = divRoundHalfUp(int64(x[i&xm]), p) * p
+			}
 			if int64(T(r)) != r || (r != 0 && (r > 0) != (x[i&xm] > 0)) {
 				val.release()
 				buf.Release()
@@ -258,7 +274,7 @@ func roundInt[T integer](t types.T) Kernel {
 
 // roundFloat rounds the shortest decimal representation of x half up, as
 // Flink does through BigDecimal.valueOf.
-func roundFloat[T floating](t types.T, bitSize int) Kernel {
+func roundFloat[T floating](t types.T, bitSize int, trunc bool) Kernel {
 	return func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
 		var one [1]T
@@ -272,13 +288,19 @@ func roundFloat[T floating](t types.T, bitSize int) Kernel {
 				out[i] = x[i&xm]
 				continue
 			}
-			out[i] = T(roundHalfUpFloat(f, dig(i), bitSize))
+			out[i] = T(roundFloatDigits(f, dig(i), bitSize, trunc))
 		}
 		return finish(t, n, val, buf), nil
 	}
 }
 
 func roundHalfUpFloat(f float64, d int, bitSize int) float64 {
+	return roundFloatDigits(f, d, bitSize, false)
+}
+
+// roundFloatDigits rounds f half up to d digits (cuts them off when
+// trunc) in its shortest decimal form.
+func roundFloatDigits(f float64, d int, bitSize int, trunc bool) float64 {
 	if d > 300 || d < -300 {
 		if d > 0 {
 			return f
@@ -317,7 +339,7 @@ func roundHalfUpFloat(f float64, d int, bitSize int) float64 {
 	for _, c := range digs[:keep] {
 		mant = mant*10 + int64(c-'0')
 	}
-	if digs[keep] >= '5' {
+	if digs[keep] >= '5' && !trunc {
 		mant++
 	}
 	// result = mant * 10^(exp+1-keep) = mant * 10^(-d)
@@ -341,7 +363,7 @@ func roundHalfUpFloat(f float64, d int, bitSize int) float64 {
 	return r
 }
 
-func roundDecimal(t, rt types.T) Kernel {
+func roundDecimal(t, rt types.T, trunc bool) Kernel {
 	s := t.Scale
 	return func(ctx *Context, args []Vec, n int) (Vec, error) {
 		mem := ctx.mem()
@@ -356,16 +378,58 @@ func roundDecimal(t, rt types.T) Kernel {
 				continue
 			}
 			d := dig(i)
-			r, ok := roundDecimalValue(x[i&xm], s, d, rt)
+			var r decimal128.Num
+			var ok bool
+			if trunc {
+				r, ok = truncDecimalValue(x[i&xm], s, d, rt)
+			} else {
+				r, ok = roundDecimalValue(x[i&xm], s, d, rt)
+			}
 			if !ok {
 				val.release()
 				buf.Release()
-				return Vec{}, fmt.Errorf("%s overflow: ROUND(%s, %d) is out of range", rt, types.FormatDecimal(x[i&xm], s), d)
+				name := "ROUND"
+				if trunc {
+					name = "TRUNCATE"
+				}
+				return Vec{}, fmt.Errorf("%s overflow: %s(%s, %d) is out of range", rt, name, types.FormatDecimal(x[i&xm], s), d)
 			}
 			out[i] = r
 		}
 		return finish(rt, n, val, buf), nil
 	}
+}
+
+// truncDecimalValue cuts x (scale s) to d digits (toward zero) and
+// represents it in rt.
+func truncDecimalValue(x decimal128.Num, s, d int, rt types.T) (decimal128.Num, bool) {
+	if d >= s {
+		return rescaleDecimal(x, s, rt.Scale, rt.Precision)
+	}
+	// x / 10^(s-d), cut: the value in units of 10^-d, then scaled to rt.
+	var q decimal128.Num
+	if v, ok := i64(x); ok {
+		if s-d < 19 {
+			q = decimal128.FromI64(v / pow10i64[s-d])
+		}
+	} else if s-d <= 38 {
+		q = decimal128.FromBigInt(new(big.Int).Quo(x.BigInt(), pow10Big[s-d]))
+	}
+	if rt.Scale-d > 38 {
+		return decimal128.Num{}, q == decimal128.Num{}
+	}
+	return bigToNumScaled(q, rt.Scale-d, rt.Precision)
+}
+
+// bigToNumScaled is q * 10^k (k >= 0) when it fits precision p.
+func bigToNumScaled(q decimal128.Num, k, p int) (decimal128.Num, bool) {
+	if v, ok := i64(q); ok {
+		if r, ok := mulPow10(v, k); ok {
+			n := decimal128.FromI64(r)
+			return n, fitsPrecision(n, p)
+		}
+	}
+	return bigToNum(new(big.Int).Mul(q.BigInt(), pow10Big[k]), p)
 }
 
 // roundDecimalValue rounds x (scale s) to d digits and represents it in rt.

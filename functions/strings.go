@@ -119,12 +119,14 @@ func init() {
 		}
 		return dst, true, nil
 	}))
+	// CHR(n) is the character of code n modulo 256 (CHR(353) = 'a'), and
+	// the empty string for a negative n, as Flink's.
 	register("CHR", strFunc("CHR", "i", types.StringType, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {
 		c := r.int(0, i)
-		if c < 0 || c > 255 {
-			return dst, false, nil
+		if c < 0 {
+			return dst, true, nil
 		}
-		return utf8.AppendRune(dst, rune(c)), true, nil
+		return utf8.AppendRune(dst, rune(c&0xFF)), true, nil
 	}))
 	// SPLIT_INDEX(s, sep, k) is the k-th (from 0) part of s cut at every sep,
 	// NULL when there is none, for a negative k and for the empty s (as

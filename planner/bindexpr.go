@@ -165,8 +165,11 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 			args = append(args, &Literal{Value: string(rune(e.Escape)), T: types.StringType})
 		}
 		name := "LIKE"
+		if sql.IsSimilar(b.stmt, e) {
+			name = "SIMILAR TO"
+		}
 		if e.Not {
-			name = "NOT LIKE"
+			name = "NOT " + name
 		}
 		return b.call(name, b.pos(e), args...)
 	case *ast.CaseExpr:
@@ -182,11 +185,18 @@ func (b *binder) bindExpr(e ast.ExprNode, sc *scope, agg *aggScope) (Expr, error
 		if err != nil {
 			return nil, err
 		}
-		k, err := functions.Cast(x.Type(), t)
+		// TRY_CAST gives NULL where CAST fails, so its type is nullable.
+		try := sql.IsTryCast(b.stmt, e)
+		cast := functions.Cast
+		if try {
+			cast = functions.TryCast
+			t.NotNull = false
+		}
+		k, err := cast(x.Type(), t)
 		if err != nil {
 			return nil, errAt(ErrTypeMismatch, b.pos(e), "", "%v", err)
 		}
-		return b.castLength(e, &Cast{Arg: x, T: t, Kernel: k})
+		return b.castLength(e, &Cast{Arg: x, T: t, Try: try, Kernel: k})
 	case *ast.WindowFuncExpr:
 		if r, ok := b.over[e]; ok {
 			return r, nil
@@ -303,6 +313,10 @@ func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 		msg := err.Error()
 		if !strings.Contains(msg, name) {
 			msg = name + ": " + msg
+		}
+		if errors.Is(err, functions.ErrUnsupportedType) {
+			// A function whose result needs a type we lack (MAP, ARRAY).
+			return nil, errAt(ErrUnsupported, pos, "", "%s", strings.TrimSuffix(msg, ": "+functions.ErrUnsupportedType.Error()))
 		}
 		if errors.Is(err, functions.ErrInvalidArgument) {
 			// A literal argument that can never work (a bad pattern).
@@ -476,6 +490,20 @@ func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, 
 		return x, err
 	}
 	name := strings.ToLower(e.FnName.L)
+	if _, ok := sql.IntervalOf(b.stmt, e); ok && name == "interval" && len(e.Args) == 2 {
+		// An interval where MySQL has no place for one (a function's
+		// argument: OVERLAPS(t, INTERVAL '1' HOUR, ...)) arrives as
+		// INTERVAL('1', 'HOUR').
+		q, err := b.bindExpr(e.Args[0], sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		u, err := b.bindExpr(e.Args[1], sc, agg)
+		if err != nil {
+			return nil, err
+		}
+		return b.interval(q, u, b.pos(e))
+	}
 	if err := b.knownFunc(name, e); err != nil {
 		// Said before the arguments are bound, whose errors (a column
 		// neither grouped nor aggregated) would hide it.

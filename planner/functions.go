@@ -24,7 +24,9 @@ func FunctionNames() []string {
 		}
 	}
 	for _, n := range functions.Names() {
-		add(n)
+		if f, _ := functions.Lookup(n); !f.Refused {
+			add(n)
+		}
 	}
 	for _, a := range []AggFunc{AggCount, AggSum, AggMin, AggMax, AggAvg, AggStddevPop, AggStddevSamp,
 		AggVarPop, AggVarSamp, AggBoolAnd, AggBoolOr, AggFirstValue, AggLastValue, AggListAgg} {

@@ -102,6 +102,13 @@
 //     that table reference; query hints: SELECT /*+ STATE_TTL('t' = '1d') */
 //     gives StateTTLHints for that SELECT; other hints are comments.
 //   - TRY_CAST is a CAST for which IsTryCast holds.
+//   - FLOOR(t TO unit) and CEIL(t TO unit) are the calls FLOOR(t, 'UNIT')
+//     and CEIL(t, 'UNIT'); OVERLAY(s PLACING r FROM a [FOR n]) is the call
+//     OVERLAY(s, r, a[, n]).
+//   - x [NOT] SIMILAR TO p [ESCAPE e] is a LIKE for which IsSimilar holds.
+//   - x [NOT] BETWEEN SYMMETRIC a AND b is (x [NOT] BETWEEN a AND b) OR
+//     (AND, with NOT) (x [NOT] BETWEEN b AND a); BETWEEN ASYMMETRIC is
+//     BETWEEN.
 //   - UPDATE t SET col = expr, ... [WHERE cond] and DELETE FROM t [WHERE
 //     cond] are Update and Delete (no ORDER BY, LIMIT, alias or FROM);
 //     REPLACE INTO and SQLite's INSERT OR REPLACE INTO are an Insert with

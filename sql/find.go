@@ -97,6 +97,13 @@ func IsTryCast(stmt Statement, e *ast.FuncCastExpr) bool {
 	return m != nil && m.tryCasts[e]
 }
 
+// IsSimilar reports whether LIKE e of stmt was written SIMILAR TO (a SQL
+// regular expression); the TiDB AST shows it as a LIKE.
+func IsSimilar(stmt Statement, e *ast.PatternLikeOrIlikeExpr) bool {
+	m := metaOf(stmt)
+	return m != nil && m.similars[e]
+}
+
 // TableOptions returns the options of a Flink table hint on table tn of
 // stmt: FROM t /*+ OPTIONS('scan.startup.mode'='earliest-offset') */. They
 // override the table's WITH options for this query. Other hints are

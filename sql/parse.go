@@ -87,9 +87,16 @@ type stmtMeta struct {
 	windows    map[*ast.TableName]*WindowTVF
 	tableAt    map[string]*tableNote // placeholder name -> table reference
 	tables     map[*ast.TableName]*tableNote
-	distinctAt map[int]bool    // offset of the right operand of IS DISTINCT FROM
-	placed     map[string]bool // placeholder names found as tables in the AST
-	emitAt     *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
+	distinctAt map[int]bool // offset of the right operand of IS DISTINCT FROM
+	// symmetricAt: offsets of the lower bound of BETWEEN SYMMETRIC.
+	symmetricAt map[int]bool
+	// skipAt: offsets of keywords a rewrite of their call took care of.
+	skipAt map[int]bool
+	// similarAt: offsets of the pattern of SIMILAR TO, written as LIKE.
+	similarAt map[int]bool
+	similars  map[*ast.PatternLikeOrIlikeExpr]bool
+	placed    map[string]bool // placeholder names found as tables in the AST
+	emitAt    *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
 	// stateTTLAt are the STATE_TTL hints of the SELECTs, by the offset of
 	// the first select field (hints.go).
 	stateTTLAt map[int][]Option
@@ -107,6 +114,8 @@ func newMeta() *stmtMeta {
 		intervalAt: map[int]Interval{}, intervals: map[ast.ExprNode]Interval{},
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
 		tableAt: map[string]*tableNote{}, tables: map[*ast.TableName]*tableNote{}, distinctAt: map[int]bool{}, placed: map[string]bool{},
+		symmetricAt: map[int]bool{}, skipAt: map[int]bool{},
+		similarAt: map[int]bool{}, similars: map[*ast.PatternLikeOrIlikeExpr]bool{},
 		stateTTLAt: map[int][]Option{},
 	}
 }

@@ -35,6 +35,12 @@ import (
 //     holds e; the options of a t /*+ OPTIONS(...) */ hint go the same way
 //     (TableOptions);
 //   - a == b (Arroyo's equality) becomes a = b;
+//   - FLOOR(t TO unit) becomes FLOOR(t, 'UNIT') (CEIL too), OVERLAY(s
+//     PLACING r FROM a FOR n) becomes OVERLAY(s, r, a, n), and x BETWEEN
+//     SYMMETRIC a AND b loses SYMMETRIC, turned into (x BETWEEN a AND b) OR
+//     (x BETWEEN b AND a) after parsing (symmetricAt), (a, b) OVERLAPS
+//     (c, d) becomes the call OVERLAPS(a, b, c, d), and SIMILAR TO becomes
+//     LIKE (IsSimilar);
 //   - names MySQL reserves but Flink does not (key, index, ...) get
 //     backquotes;
 //   - x::type becomes CAST(x AS type), x IN () becomes x IN (NULL) with
@@ -87,6 +93,9 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 		}
 		if t.kind != tokIdent {
 			continue
+		}
+		if p.meta.skipAt[t.off] {
+			continue // rewritten with the call around it
 		}
 		up := strings.ToUpper(t.val)
 		next := token{kind: -1}
@@ -252,8 +261,48 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case quotedReserved[up] && !next.isPunct("(") && next.kind != tokString:
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
-		case up == "REGEXP" && next.isPunct("("):
-			// Flink's function REGEXP(s, pattern); an infix operator to MySQL.
+		case (up == "FLOOR" || up == "CEIL" || up == "CEILING") && next.isPunct("("):
+			// FLOOR(t TO unit) becomes FLOOR(t, 'UNIT') (CEIL too).
+			c := p.closing(i + 1)
+			if to := p.atDepthOne(i+1, c, "TO"); len(to) == 1 && to[0]+2 == c && toks[to[0]+1].kind == tokIdent {
+				j := to[0]
+				edits = append(edits, edit{toks[j].off, toks[j+1].end, ", '" + strings.ToUpper(toks[j+1].val) + "'"})
+				p.meta.skipAt[toks[j].off], p.meta.skipAt[toks[j+1].off] = true, true
+			}
+		case up == "OVERLAY" && next.isPunct("("):
+			// OVERLAY(s PLACING r FROM a [FOR n]) becomes OVERLAY(s, r, a[, n]).
+			c := p.closing(i + 1)
+			for _, j := range p.atDepthOne(i+1, c, "PLACING", "FROM", "FOR") {
+				edits = append(edits, edit{toks[j].off, toks[j].end, pad(",", toks[j].end-toks[j].off)})
+				p.meta.skipAt[toks[j].off] = true
+			}
+		case up == "SIMILAR" && next.is("TO") && i+2 < hi:
+			// x [NOT] SIMILAR TO p [ESCAPE e] is a LIKE for which IsSimilar
+			// holds.
+			edits = append(edits, edit{t.off, next.end, pad("LIKE", next.end-t.off)})
+			p.meta.similarAt[toks[i+2].off] = true
+			i++
+		case up == "BETWEEN" && (next.is("SYMMETRIC") || next.is("ASYMMETRIC")):
+			// x BETWEEN SYMMETRIC a AND b becomes (x BETWEEN a AND b) OR
+			// (x BETWEEN b AND a) after parsing (symmetricAt); ASYMMETRIC
+			// is the plain BETWEEN.
+			edits = append(edits, edit{next.off, next.end, pad("", next.end-next.off)})
+			if next.is("SYMMETRIC") && i+2 < hi {
+				p.meta.symmetricAt[toks[i+2].off] = true
+			}
+			i++
+		case up == "OVERLAPS" && i > lo && toks[i-1].isPunct(")") && next.isPunct("("):
+			// (s0, x0) OVERLAPS (s1, x1) becomes the call OVERLAPS(s0, x0, s1, x1).
+			open := p.opening(lo, i-1)
+			if open < 0 {
+				continue
+			}
+			edits = append(edits, edit{toks[open].off, toks[open].off, "`OVERLAPS`"})
+			edits = append(edits, edit{toks[i-1].off, next.end, pad(",", next.end-toks[i-1].off)})
+			i++
+		case (up == "REGEXP" || up == "SPLIT") && next.isPunct("("):
+			// Flink's functions REGEXP(s, pattern) and SPLIT(s, sep); an
+			// infix operator and a keyword to MySQL.
 			edits = append(edits, edit{t.off, t.end, "`" + t.val + "`"})
 		case up == "SESSION" && next.isPunct("("):
 			// Flink's group window SESSION(ts, gap); a keyword to MySQL.
@@ -263,6 +312,46 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 	// The calls opened for NULLS FIRST/LAST enclose whatever else starts
 	// at their offset (the CAST( of x::type).
 	return append(opens, edits...), nil
+}
+
+// opening returns the index of the '(' that toks[close] closes, or -1.
+func (p *stmtParser) opening(lo, close int) int {
+	depth := 0
+	for j := close; j >= lo; j-- {
+		switch {
+		case p.sc.toks[j].isPunct(")"):
+			depth++
+		case p.sc.toks[j].isPunct("("):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// atDepthOne returns the indexes of the keywords kws found directly inside
+// the parentheses toks[open] .. toks[close], not nested deeper.
+func (p *stmtParser) atDepthOne(open, close int, kws ...string) []int {
+	var out []int
+	depth := 0
+	for j := open + 1; j < close; j++ {
+		t := p.sc.toks[j]
+		switch {
+		case t.isPunct("("):
+			depth++
+		case t.isPunct(")"):
+			depth--
+		case depth == 0 && t.kind == tokIdent:
+			for _, kw := range kws {
+				if t.is(kw) {
+					out = append(out, j)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // FilterFunc is the function the TiDB parser sees for FILTER (WHERE cond)

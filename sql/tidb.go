@@ -160,6 +160,21 @@ func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, er
 	if err := p.checkPlaced(text, m); err != nil {
 		return nil, err
 	}
+	// Every BETWEEN SYMMETRIC was found in the AST, or it would be a plain
+	// BETWEEN: a wrong answer.
+	if len(text) > 0 {
+		lo, hi := m.script(0), m.script(len(text)-1)
+		for off := range p.meta.symmetricAt {
+			if lo <= off && off <= hi {
+				return nil, p.errAt(off, "BETWEEN SYMMETRIC is not supported here; write (x BETWEEN a AND b) OR (x BETWEEN b AND a)")
+			}
+		}
+		for off := range p.meta.similarAt {
+			if lo <= off && off <= hi {
+				return nil, p.errAt(off, "SIMILAR TO is not supported here; write REGEXP(x, '^(...)$')")
+			}
+		}
+	}
 	return stmts[0], nil
 }
 
@@ -351,6 +366,27 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 				x.AsOf = &ast.AsOfClause{TsExpr: a.asOf}
 			}
 			meta.tables[x] = a
+		}
+	case *ast.PatternLikeOrIlikeExpr:
+		if x.Pattern != nil && meta.similarAt[x.Pattern.OriginTextPosition()] {
+			meta.similars[x] = true
+			delete(meta.similarAt, x.Pattern.OriginTextPosition())
+		}
+	case *ast.BetweenExpr:
+		if x.Left != nil && meta.symmetricAt[x.Left.OriginTextPosition()] {
+			// NOT BETWEEN SYMMETRIC: outside both ranges.
+			op := opcode.LogicOr
+			if x.Not {
+				op = opcode.LogicAnd
+			}
+			swapped := &ast.BetweenExpr{Expr: x.Expr, Left: x.Right, Right: x.Left, Not: x.Not}
+			swapped.SetOriginTextPosition(x.OriginTextPosition())
+			or := &ast.BinaryOperationExpr{Op: op, L: x, R: swapped}
+			or.SetOriginTextPosition(x.OriginTextPosition())
+			paren := &ast.ParenthesesExpr{Expr: or}
+			paren.SetOriginTextPosition(x.OriginTextPosition())
+			delete(meta.symmetricAt, x.Left.OriginTextPosition())
+			return paren, true
 		}
 	case *ast.BinaryOperationExpr:
 		if x.Op == opcode.NullEQ && x.R != nil && meta.distinctAt[x.R.OriginTextPosition()] {

@@ -186,7 +186,12 @@ func FormatFloat(f float64) string {
 		if !strings.Contains(mant, ".") {
 			mant += ".0"
 		}
-		exp = strings.TrimPrefix(exp, "+")
+		// Java's exponent has no '+' and no leading zeros: 1.0E7, 1.0E-5.
+		neg := strings.HasPrefix(exp, "-")
+		exp = strings.TrimLeft(exp, "+-0")
+		if neg {
+			exp = "-" + exp
+		}
 		return mant + "E" + exp
 	}
 	s := strconv.FormatFloat(f, 'f', -1, 64)
