@@ -256,9 +256,7 @@ func txnIDs(t *testing.T, b *broker, topic, txn string) map[int64]bool {
 // Apache Kafka only (kafka-dev's transactions do not time out while its
 // process is stopped).
 func TestBrokerPaused(t *testing.T) {
-	if !apacheLogged(t) {
-		return
-	}
+	skipUnlessApache(t)
 	onApache(t, 2, []string{"out"}, func(t *testing.T, b *broker) {
 		// Restarts that fail the same way follow each other quickly.
 		sets := []string{"'restart-strategy.exponential-delay.max-backoff' = '1 s'"}
@@ -304,9 +302,7 @@ func TestBrokerPaused(t *testing.T) {
 // transaction by itself (connectors/kafka/doc.go). Apache Kafka only
 // (kafka-dev keeps its data in memory: TestBrokerRestarted).
 func TestBrokerKilled(t *testing.T) {
-	if !apacheLogged(t) {
-		return
-	}
+	skipUnlessApache(t)
 	onApacheApart(t, 2, []string{"out"}, func(t *testing.T, b *broker) {
 		// A checkpoint that cannot flush expires after 5 s and fails the
 		// job; the broker starts again once the job has failed (and its
@@ -490,12 +486,10 @@ func heldBack(ctx context.Context, b *broker, topic string, partition int32, fro
 	return s.String(), hanging
 }
 
-// apacheLogged reports whether the Apache Kafka tests run, and logs why
-// not when they do not.
-func apacheLogged(t *testing.T) bool {
+// skipUnlessApache skips a test of Apache Kafka alone, saying why, unless
+// the tests run against Apache Kafka (./test.sh runs them so).
+func skipUnlessApache(t *testing.T) {
 	if !kafkatest.ApacheWanted(t) {
-		t.Logf("Apache Kafka only: runs with %s=apache", testenv.KafkaEnv)
-		return false
+		t.Skipf("Apache Kafka only: runs with %s=apache", testenv.KafkaEnv)
 	}
-	return true
 }
