@@ -134,6 +134,8 @@ func TestBenchSoakFlags(t *testing.T) {
 		{"--groupby", "--backend", "rocksdb"},
 		{"--groupby", "--set", "no-value"},
 		{"--groupby", "--interval", "1m", "--duration", "30s"},
+		{"--groupby", "--restore"},
+		{"--groupby", "--set", "execution.checkpointing.dir=/tmp/elsewhere"},
 	} {
 		r := runBinary(t, t.TempDir(), "", append([]string{"bench", "soak", "--repo", repo}, args...)...)
 		if r.code != 2 {
