@@ -482,13 +482,14 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 	if st.Key == "" {
 		// Every option set, and those of shownDefaults, with where its
 		// value comes from: the default, the configuration file or SET.
+		// A secret's value is masked (config.Sensitive).
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		opts := s.effective()
 		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "key", Type: types.StringType},
 			{Name: "value", Type: types.StringType}, {Name: "source", Type: types.StringType}}}
 		for _, k := range sortedKeys(opts) {
-			r.Rows = append(r.Rows, []types.Value{k, opts[k], s.sourceLocked(k)})
+			r.Rows = append(r.Rows, []types.Value{k, config.Show(k, opts[k]), s.sourceLocked(k)})
 		}
 		return r, nil
 	}
