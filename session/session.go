@@ -70,8 +70,13 @@ type Session struct {
 	// memory is the state memory of the jobs submitted last (memory.go).
 	memory *state.ManagedMemory
 	// allowed are the directories the statements may name files under
-	// (allowed.go); nil: any.
+	// (allowed.go); any when not restricted.
 	allowed []string
+	// allowedRemote are the object store locations under which they may
+	// read and write (SetAllowedPaths); restricted: SetAllowedPaths was
+	// called.
+	allowedRemote []string
+	restricted    bool
 }
 
 // SetDefault makes value the session's default for key: what the option is
@@ -516,7 +521,10 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 		}
 	}
 	s.mu.Lock()
-	err = s.update(key, value, false)
+	err = s.checkSetLocked(key)
+	if err == nil {
+		err = s.update(key, value, false)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, optionError(st, st.Key, err)

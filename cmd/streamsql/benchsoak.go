@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/streamsql/streamsql/checkpoint"
 )
 
 // soakConfig is what `streamsql bench soak` was asked for.
@@ -144,7 +146,7 @@ type soakStretch struct {
 }
 
 // soakRestore is the job restored by --restore: the checkpoint it
-// restored (its id and size), the seconds the submission of the job took
+// restored (its id, and its size in the new data directory), the seconds the submission of the job took
 // on the new server (planning, downloading the checkpoint's files,
 // verifying them, opening the state: the job runs when it returns), and
 // the new server's CPU seconds until then (its start included).
@@ -359,9 +361,45 @@ func (c soakConfig) job(work string) (string, error) {
 	}
 	for _, s := range c.sets {
 		k, v, _ := strings.Cut(s, "=")
+		if isS3Option(k) {
+			continue // in the server's configuration file (serverArgs)
+		}
 		settings += fmt.Sprintf("SET '%s' = '%s';\n", strings.TrimSpace(k), strings.ReplaceAll(strings.TrimSpace(v), "'", "''"))
 	}
 	return ddl + settings + query, nil
+}
+
+// isS3Option says whether the --set key k says how to reach the object
+// store: a server restricted to allowed paths takes those from its
+// configuration file only.
+func isS3Option(k string) bool { return strings.HasPrefix(strings.TrimSpace(k), "s3.") }
+
+// serverArgs are the arguments of the soak's server on data, beyond its
+// own: with --checkpoint-dir, the data directory and it as the allowed
+// paths, and a configuration file (in work) of the --set s3.* options.
+func (c soakConfig) serverArgs(work, data string) ([]string, error) {
+	if c.checkpointDir == "" {
+		return nil, nil
+	}
+	var yaml strings.Builder
+	for _, s := range c.sets {
+		if k, v, _ := strings.Cut(s, "="); isS3Option(k) {
+			fmt.Fprintf(&yaml, "%s: %q\n", strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	file := filepath.Join(work, "config.yaml")
+	if err := os.WriteFile(file, []byte(yaml.String()), 0o600); err != nil {
+		return nil, err
+	}
+	if !checkpoint.IsRemote(c.checkpointDir) {
+		if err := os.MkdirAll(strings.TrimPrefix(c.checkpointDir, "file://"), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	return []string{"--config", file, "--allowed-paths", data + "," + c.checkpointDir}, nil
 }
 
 // benchSoak runs the workload in a server of its own in a new temporary
@@ -392,7 +430,11 @@ func benchSoak(ctx context.Context, c soakConfig, w io.Writer) (soakSummary, err
 	if err != nil {
 		return sum, err
 	}
-	srv, err := startSoakServer(ctx, self, filepath.Join(work, "data"), c.pprof)
+	args, err := c.serverArgs(work, filepath.Join(work, "data"))
+	if err != nil {
+		return sum, err
+	}
+	srv, err := startSoakServer(ctx, self, filepath.Join(work, "data"), c.pprof, args...)
 	if err != nil {
 		return sum, err
 	}
@@ -479,7 +521,7 @@ func benchSoak(ctx context.Context, c soakConfig, w io.Writer) (soakSummary, err
 	fmt.Fprint(w, sum.Checkpoints.report())
 	if c.restore {
 		srv.kill()
-		r, err := restoreSoak(ctx, self, work, job, history)
+		r, err := restoreSoak(ctx, c, self, work, job)
 		if err != nil {
 			return sum, err
 		}
@@ -598,9 +640,9 @@ var serverStarted = regexp.MustCompile(`"msg":"server started"[^\n]*"url":"([^"]
 // startSoakServer starts `streamsql server` on data with a port of its
 // choosing, which its log names, and waits until it serves. The server
 // is killed when this process dies (Pdeathsig).
-func startSoakServer(ctx context.Context, self, data string, pprof bool) (*soakServer, error) {
+func startSoakServer(ctx context.Context, self, data string, pprof bool, extra ...string) (*soakServer, error) {
 	s := &soakServer{log: &syncBuffer{}, exited: make(chan struct{})}
-	args := []string{"server", "--data-dir", data, "--http", "127.0.0.1:0", "--log-format", "json"}
+	args := append([]string{"server", "--data-dir", data, "--http", "127.0.0.1:0", "--log-format", "json"}, extra...)
 	if pprof {
 		args = append(args, "--pprof")
 	}

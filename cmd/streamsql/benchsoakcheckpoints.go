@@ -154,10 +154,14 @@ func (s soakCheckpoints) report() string {
 // restoreSoak starts a new server on an empty data directory in work and
 // submits job to it, which restores the job's latest checkpoint from its
 // checkpoint directory (--restore); the server is killed afterwards.
-// history is the first server's, for the size of the checkpoint restored.
-func restoreSoak(ctx context.Context, self, work, job string, history soakCheckpointsJSON) (soakRestore, error) {
+func restoreSoak(ctx context.Context, c soakConfig, self, work, job string) (soakRestore, error) {
 	var r soakRestore
-	srv, err := startSoakServer(ctx, self, filepath.Join(work, "restore-data"), false)
+	data := filepath.Join(work, "restore-data")
+	args, err := c.serverArgs(work, data)
+	if err != nil {
+		return r, err
+	}
+	srv, err := startSoakServer(ctx, self, data, false, args...)
 	if err != nil {
 		return r, err
 	}
@@ -176,10 +180,8 @@ func restoreSoak(ctx context.Context, self, work, job string, history soakCheckp
 		return r, fmt.Errorf("the job started on the new server restored no checkpoint; its log:\n%s", lastLines(srv.log.String(), 40))
 	}
 	r.Checkpoint = cp.Restored
-	for _, c := range history.History {
-		if c.ID == cp.Restored {
-			r.SizeBytes = c.Size
-		}
-	}
+	// The checkpoint downloaded into the new data directory: the history
+	// read before the kill may end before it (one completed meanwhile).
+	r.SizeBytes, _ = streamsqlStateSize(filepath.Join(work, "restore-data"))
 	return r, nil
 }
