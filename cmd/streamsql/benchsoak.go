@@ -146,10 +146,11 @@ type soakStretch struct {
 }
 
 // soakRestore is the job restored by --restore: the checkpoint it
-// restored (its id, and its size in the new data directory), the seconds the submission of the job took
-// on the new server (planning, downloading the checkpoint's files,
-// verifying them, opening the state: the job runs when it returns), and
-// the new server's CPU seconds until then (its start included).
+// restored (its id, and its size in the new data directory), the seconds
+// the submission of the job took on the new server (planning, downloading
+// the checkpoint's files, verifying them, opening the state: the job runs
+// when it returns), and the new server's CPU seconds until then (its start
+// included).
 type soakRestore struct {
 	Checkpoint int64   `json:"checkpoint"`
 	SizeBytes  int64   `json:"size_bytes"`
@@ -189,7 +190,7 @@ func newSoakFlags(c *soakConfig) *flag.FlagSet {
 	fs.StringVar(&c.jsonFile, "json", "", "write the summary and the samples to `FILE` as JSON")
 	fs.BoolVar(&c.pprof, "pprof", false, "the server serves Go's profiles under /debug/pprof/ (at the URL the first line prints), to profile the run at any point")
 	fs.StringVar(&c.repo, "repo", "", "the repository root (default: found from the working directory)")
-	fs.StringVar(&c.checkpointDir, "checkpoint-dir", "", "keep the job's checkpoints in a new folder of `URL` (s3://bucket/prefix, with --set s3.endpoint=... for a server of your own; or a path) rather than in the run's data directory")
+	fs.StringVar(&c.checkpointDir, "checkpoint-dir", "", "keep the job's checkpoints in a new folder of `URL` (s3://bucket/prefix, with --set s3.endpoint=... for a server of your own; or a path) rather than in the run's data directory; the server allows it (--allowed-paths), and takes the --set s3.* options from a configuration file, as a server takes them")
 	fs.BoolVar(&c.restore, "restore", false, "after the run, kill the server, start a new one on an empty data directory and time the job's restore from --checkpoint-dir")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: streamsql bench soak (--query qN [--events N] | --groupby [--keys K] [--rows R]) [flags]
@@ -375,21 +376,25 @@ func (c soakConfig) job(work string) (string, error) {
 func isS3Option(k string) bool { return strings.HasPrefix(strings.TrimSpace(k), "s3.") }
 
 // serverArgs are the arguments of the soak's server on data, beyond its
-// own: with --checkpoint-dir, the data directory and it as the allowed
-// paths, and a configuration file (in work) of the --set s3.* options.
+// own: a configuration file (in work) of the --set s3.* options, if any;
+// with --checkpoint-dir, the data directory and it as the allowed paths.
 func (c soakConfig) serverArgs(work, data string) ([]string, error) {
-	if c.checkpointDir == "" {
-		return nil, nil
-	}
+	var args []string
 	var yaml strings.Builder
 	for _, s := range c.sets {
 		if k, v, _ := strings.Cut(s, "="); isS3Option(k) {
 			fmt.Fprintf(&yaml, "%s: %q\n", strings.TrimSpace(k), strings.TrimSpace(v))
 		}
 	}
-	file := filepath.Join(work, "config.yaml")
-	if err := os.WriteFile(file, []byte(yaml.String()), 0o600); err != nil {
-		return nil, err
+	if yaml.Len() > 0 {
+		file := filepath.Join(work, "config.yaml")
+		if err := os.WriteFile(file, []byte(yaml.String()), 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "--config", file)
+	}
+	if c.checkpointDir == "" {
+		return args, nil
 	}
 	if !checkpoint.IsRemote(c.checkpointDir) {
 		if err := os.MkdirAll(strings.TrimPrefix(c.checkpointDir, "file://"), 0o755); err != nil {
@@ -399,7 +404,7 @@ func (c soakConfig) serverArgs(work, data string) ([]string, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	return []string{"--config", file, "--allowed-paths", data + "," + c.checkpointDir}, nil
+	return append(args, "--allowed-paths", data+","+c.checkpointDir), nil
 }
 
 // benchSoak runs the workload in a server of its own in a new temporary
