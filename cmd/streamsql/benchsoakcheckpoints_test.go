@@ -74,8 +74,8 @@ func round(s soakCheckpoints) soakCheckpoints {
 
 // TestBenchSoakCheckpointsOnS3: a soak of the group-by with its
 // checkpoints on the S3 server sums up the checkpoints it took (each
-// uploaded bytes, acked before it completed), compares the stretches in
-// and out of them, and with --restore restores the job from the bucket on
+// uploaded bytes, acked before it completed), tells the stretches outside
+// them, and with --restore restores the job from the bucket on
 // a new server with an empty data directory.
 func TestBenchSoakCheckpointsOnS3(t *testing.T) {
 	srv := testenv.S3(t)
@@ -89,8 +89,10 @@ func TestBenchSoakCheckpointsOnS3(t *testing.T) {
 	if c.Completed < 2 || c.MeanUploadedBytes <= 0 || c.LastSizeBytes <= 0 || c.MeanAckedSeconds > c.MeanSeconds {
 		t.Errorf("checkpoints: %+v; want two or more, uploaded, acked before they completed", c)
 	}
-	if c.During.Seconds <= 0 || c.Outside.Seconds <= 0 || c.Outside.Records <= 0 {
-		t.Errorf("stretches: during %+v, outside %+v; want both", c.During, c.Outside)
+	// A checkpoint may be shorter than a poll, so that no stretch lies
+	// inside one (TestSummarizeCheckpoints tells the stretches apart).
+	if c.Outside.Seconds <= 0 || c.Outside.Records <= 0 || c.During.Seconds+c.Outside.Seconds > sum.ElapsedSeconds {
+		t.Errorf("stretches: during %+v, outside %+v over %.1f s; want records outside, and no more time than the run's", c.During, c.Outside, sum.ElapsedSeconds)
 	}
 	if r := sum.Restore; r == nil || r.Checkpoint < 1 || r.SizeBytes <= 0 || r.Seconds <= 0 {
 		t.Errorf("restore: %+v; want a checkpoint of the run restored", r)
