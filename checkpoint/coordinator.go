@@ -410,6 +410,10 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	}
 	uploaded, err := c.cfg.Storage.Complete(ctx, md)
 	cancel()
+	// The metadata's Duration ends at the last ack (it is written after);
+	// the checkpoint's ends here, its files uploaded and its metadata
+	// written.
+	done := c.cfg.Now()
 	if err != nil {
 		c.fail(p, fmt.Errorf("checkpoint %d: writing metadata: %w", p.id, err), true)
 		return
@@ -418,13 +422,13 @@ func (c *Coordinator) complete(p *pendingCheckpoint) {
 	total, incr := md.Size()
 	c.mu.Lock()
 	c.failuresInRow = 0
-	c.lastEnd = now
+	c.lastEnd = done
 	c.stats.Completed++
-	c.stats.LastID, c.stats.LastCompleted, c.stats.LastDuration = p.id, now, md.Duration
+	c.stats.LastID, c.stats.LastCompleted, c.stats.LastDuration = p.id, done, done.Sub(p.started)
 	c.stats.LastSize, c.stats.LastIncremental = total, incr
-	c.stats.Durations.observe(md.Duration)
+	c.stats.Durations.observe(done.Sub(p.started))
 	rec := Record{ID: p.id, Savepoint: p.savepoint, Status: StatusCompleted, Triggered: p.started,
-		Duration: md.Duration, Size: total, Incremental: incr, Uploaded: uploaded, Alignment: maxAlignment(p.acks)}
+		Duration: done.Sub(p.started), Acked: md.Duration, Size: total, Incremental: incr, Uploaded: uploaded, Alignment: maxAlignment(p.acks)}
 	c.recordLocked(rec)
 	// Older pending checkpoints (a savepoint forced past one still
 	// aligning) are subsumed: they end before Retain removes their

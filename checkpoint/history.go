@@ -10,9 +10,15 @@ type Record struct {
 	// Status is StatusCompleted or StatusFailed.
 	Status    string
 	Triggered time.Time
-	// Duration is from the trigger to the metadata written (completed) or
-	// to the failure.
+	// Duration is from the trigger to the metadata written (completed:
+	// with an object store, its files uploaded first) or to the failure.
 	Duration time.Duration
+	// Acked is from the trigger to the last subtask's acknowledgement
+	// (completed only): the synchronous part, in which each operator
+	// writes its state back and snapshots its store while its records
+	// wait. The rest of Duration is the asynchronous part (the upload to
+	// an object store, the metadata), while records flow.
+	Acked time.Duration
 	// Size and Incremental are the state's full and newly written bytes
 	// (completed only).
 	Size, Incremental int64

@@ -63,11 +63,13 @@ type OperatorState struct {
 
 // Metadata describes a completed checkpoint or savepoint.
 type Metadata struct {
-	Version        int
-	Job            string
-	ID             int64
-	Savepoint      bool `json:",omitempty"`
-	Triggered      time.Time
+	Version   int
+	Job       string
+	ID        int64
+	Savepoint bool `json:",omitempty"`
+	Triggered time.Time
+	// Duration is from the trigger to the last subtask's acknowledgement
+	// (Record.Acked): the metadata is written after it.
 	Duration       time.Duration
 	MaxParallelism int
 	// Owner is the owner epoch of the process that completed the

@@ -131,7 +131,7 @@ var (
 	OptS3AccessKey = config.String(KeyS3AccessKey, "",
 		"the access key of s3:// locations (default: the AWS environment variables and files, AWS_ACCESS_KEY_ID, ~/.aws/credentials...)")
 	OptS3SecretKey = config.String(KeyS3SecretKey, "",
-		"the secret key of 's3.access-key' (default: the AWS environment variables and files); SET shows it, so prefer AWS_SECRET_ACCESS_KEY")
+		"the secret key of 's3.access-key' (default: the AWS environment variables and files); SET shows it masked, but a server keeps it in the clear in its data directory (server/options.json, server/jobs.json), so prefer AWS_SECRET_ACCESS_KEY")
 )
 
 // OptionDefs lists the checkpointing options ParseOptions reads.

@@ -703,3 +703,22 @@ func (s *Storage) Clear() error {
 	}
 	return err
 }
+
+// RemoteUnder reports whether the object store location path lies under
+// the location dir: the same bucket, and dir's prefix a leading run of
+// the elements of path's (s3:// and s3a:// are one scheme). A location
+// objstore.ParseURI refuses (a prefix with a ".." element) is an error.
+func RemoteUnder(path, dir string) (bool, error) {
+	p, err := objstore.ParseURI(path)
+	if err != nil {
+		return false, err
+	}
+	d, err := objstore.ParseURI(dir)
+	if err != nil {
+		return false, err
+	}
+	if p.Scheme != "s3" || d.Scheme != "s3" || p.Bucket != d.Bucket {
+		return false, nil
+	}
+	return d.Prefix == "" || p.Prefix == d.Prefix || strings.HasPrefix(p.Prefix, d.Prefix+"/"), nil
+}

@@ -284,8 +284,9 @@ func (g *gatedStore) Put(ctx context.Context, key string, r io.Reader, size int6
 // TestUploadIsAsynchronous: with an object store, the ack that completes a
 // checkpoint returns while its files upload (the subtask goes on with its
 // records); the checkpoint completes, and its _metadata is in the store,
-// only once they are uploaded. A failed upload fails the checkpoint, which
-// counts, and leaves no trace in the store or on disk.
+// only once they are uploaded, and its duration counts the upload (its
+// acked time does not). A failed upload fails the checkpoint, which counts,
+// and leaves no trace in the store or on disk.
 func TestUploadIsAsynchronous(t *testing.T) {
 	for _, failUpload := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fail=%v", failUpload), func(t *testing.T) {
@@ -295,7 +296,11 @@ func TestUploadIsAsynchronous(t *testing.T) {
 			}
 			st := NewRemoteStorage(t.TempDir(), g)
 			task := Task{Operator: "op", Name: "GroupAggregate", Parallelism: 1}
-			c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: st,
+			// The clock stands still but for the upload, which takes 7 s.
+			var clockMu sync.Mutex
+			clock := time.Now()
+			now := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
+			c := NewCoordinator(Config{Job: &fakeJob{}, JobName: "j", Storage: st, Now: now,
 				Options: Options{Timeout: time.Minute, MaxConcurrent: 1, NumRetained: 1, TolerableFailures: 5},
 				Tasks:   []Task{task},
 			})
@@ -331,6 +336,9 @@ func TestUploadIsAsynchronous(t *testing.T) {
 			if got := keys(t, g); got != "" {
 				t.Fatalf("objects before the upload ended:\n%s", got)
 			}
+			clockMu.Lock()
+			clock = clock.Add(7 * time.Second)
+			clockMu.Unlock()
 			close(g.gate)
 			r := <-p.done
 			if failUpload {
@@ -353,8 +361,11 @@ func TestUploadIsAsynchronous(t *testing.T) {
 			if got := keys(t, g); got != want {
 				t.Fatalf("objects after the checkpoint:\n%s\nwant\n%s", got, want)
 			}
-			if h := c.History(); len(h) != 1 || h[0].Uploaded != int64(len(content)) {
-				t.Errorf("history after the checkpoint: %+v, want one record of %d bytes uploaded", h, len(content))
+			if h := c.History(); len(h) != 1 || h[0].Uploaded != int64(len(content)) || h[0].Duration != 7*time.Second || h[0].Acked != 0 {
+				t.Errorf("history after the checkpoint: %+v, want one record of %d bytes uploaded in 7 s, acked at once", h, len(content))
+			}
+			if s := c.Stats(); s.LastDuration != 7*time.Second || s.Durations.Sum != 7*time.Second {
+				t.Errorf("stats after the checkpoint: last duration %s, sum %s; want the upload's 7 s", s.LastDuration, s.Durations.Sum)
 			}
 		})
 	}

@@ -281,7 +281,10 @@ func (s *Server) getCheckpoints(w http.ResponseWriter, r *http.Request) {
 		h := map[string]any{"id": r.ID, "status": r.Status, "savepoint": r.Savepoint, "trigger_time": r.Triggered,
 			"duration_ms": r.Duration.Milliseconds(), "alignment_ms": float64(r.Alignment.Microseconds()) / 1000}
 		if r.Status == checkpoint.StatusCompleted {
-			h["size_bytes"], h["incremental_bytes"] = r.Size, r.Incremental
+			h["size_bytes"], h["incremental_bytes"], h["acked_ms"] = r.Size, r.Incremental, r.Acked.Milliseconds()
+			if d.OwnerEpoch > 0 { // checkpoints in an object store
+				h["uploaded_bytes"] = r.Uploaded
+			}
 		} else {
 			h["failure"] = r.Failure
 		}

@@ -78,7 +78,7 @@ func (s *Server) jobEvent(ev session.JobEvent) {
 func (s *Server) checkpointEvent(ev session.CheckpointEvent) {
 	attrs := append(jobAttrs(ev.JobID, ev.JobName), "checkpoint", ev.ID, "savepoint", ev.Savepoint, "duration_ms", ms(ev.Duration))
 	if ev.Status == checkpoint.StatusCompleted {
-		attrs = append(attrs, "size_bytes", ev.Size, "incremental_bytes", ev.Incremental, "alignment_ms", ms(ev.Alignment))
+		attrs = append(attrs, "acked_ms", ms(ev.Acked), "size_bytes", ev.Size, "incremental_bytes", ev.Incremental, "alignment_ms", ms(ev.Alignment))
 		if ev.Uploaded > 0 {
 			attrs = append(attrs, "uploaded_bytes", ev.Uploaded)
 		}

@@ -85,3 +85,77 @@ func TestAllowedPaths(t *testing.T) {
 		t.Errorf("a path through a symlink into the allowed directory: %v", err)
 	}
 }
+
+// TestAllowedObjectStore: an object store location among the allowed paths
+// allows the locations under it (its bucket, its prefix's elements) as
+// checkpoint, savepoint and restore paths, and no other; without one,
+// every object store location is refused; the options that choose the
+// object store and its credentials cannot be SET; a local checkpoint
+// directory outside the allowed directories is refused as a savepoint
+// directory is.
+func TestAllowedObjectStore(t *testing.T) {
+	root := t.TempDir()
+	allowed := filepath.Join(root, "allowed")
+	os.MkdirAll(allowed, 0o755)
+	ctx := context.Background()
+	open := func(dirs ...string) *Session {
+		s, err := Open(filepath.Join(t.TempDir(), "data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.SetAllowedPaths(dirs); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, bad := range []string{"s3://", "s3://bucket/a/../b", "gs://bucket/x"} {
+		s, err := Open(filepath.Join(t.TempDir(), "data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetAllowedPaths([]string{allowed, bad}); err == nil || !strings.Contains(err.Error(), "s3://bucket[/prefix]") {
+			t.Errorf("SetAllowedPaths(%q): %v, want it refused", bad, err)
+		}
+		s.Close()
+	}
+
+	s := open(allowed, "s3://streamsql/jobs/")
+	if got := strings.Join(s.AllowedPaths(), ", "); !strings.HasSuffix(got, ", s3://streamsql/jobs") {
+		t.Errorf("AllowedPaths: %s", got)
+	}
+	for _, stmt := range []string{
+		"SET 'execution.checkpointing.dir' = 's3://streamsql/jobs'",
+		"SET 'state.checkpoints.dir' = 's3://streamsql/jobs/team-a'",
+		"SET 'state.savepoints.dir' = 's3://streamsql/jobs/savepoints/'",
+		"SET 'execution.state-recovery.path' = 's3a://streamsql/jobs/agg/chk-4'",
+		"SET 'execution.checkpointing.dir' = '" + allowed + "/checkpoints'",
+	} {
+		if _, err := s.Execute(ctx, stmt); err != nil {
+			t.Errorf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := s.Execute(ctx, "RESET;"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ stmt, want string }{
+		{"SET 'state.savepoints.dir' = 's3://streamsql/jobs-old'", "path not allowed: 'state.savepoints.dir' = 's3://streamsql/jobs-old': this session may only read and write under " + allowed + ", s3://streamsql/jobs"},
+		{"SET 'execution.state-recovery.path' = 's3://other/jobs/agg/chk-4'", "path not allowed: 'execution.state-recovery.path' = 's3://other/jobs/agg/chk-4'"},
+		{"SET 'execution.checkpointing.dir' = 's3://streamsql/other'", "path not allowed: 'execution.checkpointing.dir' = 's3://streamsql/other'"},
+		{"SET 'execution.checkpointing.dir' = '" + root + "/outside'", "path not allowed: 'execution.checkpointing.dir' = '" + root + "/outside'"},
+		{"SET 's3.endpoint' = 'http://attacker.example:9000'", "'s3.endpoint' may not be SET in this session"},
+		{"SET 's3.secret-key' = 'x'", "'s3.secret-key' may not be SET in this session"},
+	} {
+		_, err := s.Execute(ctx, c.stmt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.stmt, err, c.want)
+		}
+	}
+
+	// Local directories only: no object store location.
+	s = open(allowed)
+	_, err := s.Execute(ctx, "SET 'state.savepoints.dir' = 's3://streamsql/jobs'")
+	if want := "path not allowed: 'state.savepoints.dir' = 's3://streamsql/jobs': this session may only read and write files under " + allowed + ", and no object store location"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an object store location without one allowed: %v, want %q", err, want)
+	}
+}

@@ -330,6 +330,9 @@ func (s *Session) update(key, value string, base bool) error {
 	if err == nil {
 		err = s.checkPathLocked("'"+OptRecoveryPath+"'", st.RecoveryPath)
 	}
+	if err == nil {
+		err = s.checkPathLocked("'"+checkpoint.KeyDir+"'", s.effective()[checkpoint.KeyDir])
+	}
 	if err != nil {
 		*m = old
 		return err

@@ -46,9 +46,11 @@ error is not applied at all (the shell, ` + "`-f`" + ` and the server do not sta
 are the session's base: a ` + "`SET`" + ` overrides one for the session, and ` + "`RESET`" + ` returns to the
 file's value, not the default. ` + "`SET;`" + ` (no arguments) lists each option's value with its
 source: ` + "`default`" + `, the file's ` + "`path:line`" + `, or ` + "`SET`" + `. On the server, the file is the base
-of the one session every client's statements run in (docs/API.md). ` + "`SET;`" + ` shows every value
-to whoever may run statements, so keep credentials (` + "`s3.secret-key`" + `) in the AWS variables or
-files rather than in the configuration file.
+of the one session every client's statements run in (docs/API.md). ` + "`SET;`" + ` shows the value of
+a secret masked (` + "`******`" + `: an option whose key holds ` + "`secret`" + `, ` + "`password`" + `, ` + "`token`" + `, ` + "`apikey`" + `,
+` + "`jaas.config`" + `... as Flink masks them), but the configuration file, and a server's
+` + "`server/options.json`" + ` and ` + "`server/jobs.json`" + `, keep it in the clear: keep credentials
+(` + "`s3.secret-key`" + `) in the AWS variables or files rather than in the configuration file.
 
 `)
 	section := func(title, text string, defs []config.Def) {

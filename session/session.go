@@ -71,8 +71,13 @@ type Session struct {
 	// memory is the state memory of the jobs submitted last (memory.go).
 	memory *state.ManagedMemory
 	// allowed are the directories the statements may name files under
-	// (allowed.go); nil: any.
+	// (allowed.go); any when not restricted.
 	allowed []string
+	// allowedRemote are the object store locations under which they may
+	// read and write (SetAllowedPaths); restricted: SetAllowedPaths was
+	// called.
+	allowedRemote []string
+	restricted    bool
 }
 
 // SetDefault makes value the session's default for key: what the option is
@@ -487,13 +492,14 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 	if st.Key == "" {
 		// Every option set, and those of shownDefaults, with where its
 		// value comes from: the default, the configuration file or SET.
+		// A secret's value is masked (config.Sensitive).
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		opts := s.effective()
 		r := &Result{Kind: ResultRows, Columns: types.Schema{{Name: "key", Type: types.StringType},
 			{Name: "value", Type: types.StringType}, {Name: "source", Type: types.StringType}}}
 		for _, k := range sortedKeys(opts) {
-			r.Rows = append(r.Rows, []types.Value{k, opts[k], s.sourceLocked(k)})
+			r.Rows = append(r.Rows, []types.Value{k, config.Show(k, opts[k]), s.sourceLocked(k)})
 		}
 		return r, nil
 	}
@@ -520,7 +526,10 @@ func (s *Session) set(st *sql.Set) (*Result, error) {
 		}
 	}
 	s.mu.Lock()
-	err = s.update(key, value, false)
+	err = s.checkSetLocked(key)
+	if err == nil {
+		err = s.update(key, value, false)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return nil, optionError(st, st.Key, err)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/streamsql/streamsql/checkpoint"
 )
 
 // soakConfig is what `streamsql bench soak` was asked for.
@@ -33,6 +35,12 @@ type soakConfig struct {
 	jsonFile    string // the summary and the samples, JSON; "" for none
 	repo        string
 	pprof       bool // the server serves /debug/pprof/
+	// checkpointDir is where the job keeps its checkpoints: a new folder
+	// of it for each run ("": the run's data directory).
+	checkpointDir string
+	// restore: after the run, a new server on an empty data directory
+	// restores the job from checkpointDir, timed.
+	restore bool
 }
 
 // soakSample is one sample of a soak run: the job's records in (its
@@ -89,6 +97,75 @@ type soakSummary struct {
 	ThroughputRatio    float64      `json:"throughput_ratio"`
 	CPUThroughputRatio float64      `json:"cpu_throughput_ratio"`
 	Samples            []soakSample `json:"samples"`
+	// Checkpoints are the job's completed checkpoints, and the throughput
+	// while one ran against the throughput while none did.
+	Checkpoints soakCheckpoints `json:"checkpoints"`
+	// Restore is --restore's: the job restored on a new server.
+	Restore *soakRestore `json:"restore,omitempty"`
+}
+
+// soakCheckpoints sums up the completed checkpoints (savepoints left out)
+// of a soak run from its job's checkpoint history (GET
+// /api/v1/jobs/{id}/checkpoints, the newest 100): their count, their
+// durations (trigger to completion, the asynchronous upload included),
+// the last one's size, and the mean newly written and uploaded bytes.
+// During and Outside split the run's polls of the job (every 250 ms) into
+// the stretches between two polls inside a checkpoint (from its trigger to
+// its completion or failure) and those outside every checkpoint; a
+// stretch across a checkpoint's start or end is in neither. Synchronous
+// and Upload are the stretches of During inside a completed checkpoint's
+// synchronous part (to its last ack) and inside its asynchronous part
+// (the upload and the metadata). The ratios are During's over Outside's:
+// 1 when checkpoints cost the records nothing.
+type soakCheckpoints struct {
+	Completed            int         `json:"completed"`
+	Failed               int         `json:"failed"`
+	MeanSeconds          float64     `json:"mean_s"`
+	MeanAckedSeconds     float64     `json:"mean_acked_s"`
+	MaxSeconds           float64     `json:"max_s"`
+	LastSeconds          float64     `json:"last_s"`
+	LastSizeBytes        int64       `json:"last_size_bytes"`
+	MeanIncrementalBytes float64     `json:"mean_incremental_bytes"`
+	MeanUploadedBytes    float64     `json:"mean_uploaded_bytes"`
+	LastUploadedBytes    int64       `json:"last_uploaded_bytes"`
+	During               soakStretch `json:"during"`
+	Synchronous          soakStretch `json:"synchronous"`
+	Upload               soakStretch `json:"upload"`
+	Outside              soakStretch `json:"outside"`
+	ThroughputRatio      float64     `json:"throughput_ratio"`
+	CPUThroughputRatio   float64     `json:"cpu_throughput_ratio"`
+}
+
+// soakStretch is the time, records and CPU time of a kind of stretch.
+type soakStretch struct {
+	Seconds             float64 `json:"s"`
+	Records             int64   `json:"records"`
+	CPUSeconds          float64 `json:"cpu_s"`
+	RecordsPerSecond    float64 `json:"records_per_s"`
+	RecordsPerCPUSecond float64 `json:"records_per_cpu_s"`
+}
+
+// soakRestore is the job restored by --restore: the checkpoint it
+// restored (its id, and its size in the new data directory), the seconds
+// the submission of the job took on the new server (planning, downloading
+// the checkpoint's files, verifying them, opening the state: the job runs
+// when it returns), and the new server's CPU seconds until then (its start
+// included).
+type soakRestore struct {
+	Checkpoint int64   `json:"checkpoint"`
+	SizeBytes  int64   `json:"size_bytes"`
+	Seconds    float64 `json:"s"`
+	CPUSeconds float64 `json:"cpu_s"`
+	// SubmitSeconds is the first submission's, which restored nothing.
+	SubmitSeconds float64 `json:"submit_s"`
+}
+
+// soakTick is a poll of the job: the time, its records in, the server's
+// CPU time.
+type soakTick struct {
+	at      time.Time
+	records int64
+	cpu     time.Duration
 }
 
 // setList is a repeatable flag.
@@ -113,6 +190,8 @@ func newSoakFlags(c *soakConfig) *flag.FlagSet {
 	fs.StringVar(&c.jsonFile, "json", "", "write the summary and the samples to `FILE` as JSON")
 	fs.BoolVar(&c.pprof, "pprof", false, "the server serves Go's profiles under /debug/pprof/ (at the URL the first line prints), to profile the run at any point")
 	fs.StringVar(&c.repo, "repo", "", "the repository root (default: found from the working directory)")
+	fs.StringVar(&c.checkpointDir, "checkpoint-dir", "", "keep the job's checkpoints in a new folder of `URL` (s3://bucket/prefix, with --set s3.endpoint=... for a server of your own; or a path) rather than in the run's data directory; the server allows it (--allowed-paths), and takes the --set s3.* options from a configuration file, as a server takes them")
+	fs.BoolVar(&c.restore, "restore", false, "after the run, kill the server, start a new one on an empty data directory and time the job's restore from --checkpoint-dir")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: streamsql bench soak (--query qN [--events N] | --groupby [--keys K] [--rows R]) [flags]
 
@@ -126,7 +205,13 @@ second over the interval, RSS in MiB, CPU seconds. At the end it prints
 the throughput and the RSS of the first and last thirds of the run (of
 runs over 15 minutes, the first and last five minutes; of a bounded
 input, until its last record) and their ratios; flat curves have ratios
-near 1 (see bench/README.md).
+near 1 (see bench/README.md). Then it sums up the job's checkpoints (their
+durations, sizes and bytes uploaded to an object store) and compares the
+records per second and per CPU second while a checkpoint ran with those
+while none did (the job polled every 250 ms). --checkpoint-dir puts the
+checkpoints in an object store; --restore then kills the server, starts
+a new one on an empty data directory and times the job's submission,
+which restores its latest checkpoint from there.
 
 flags:
 `)
@@ -195,6 +280,12 @@ func (c *soakConfig) resolve(fs *flag.FlagSet) error {
 		if !ok || !setKey.MatchString(strings.TrimSpace(k)) {
 			return fmt.Errorf("--set: want KEY=VALUE, got %q", s)
 		}
+		if strings.TrimSpace(k) == "execution.checkpointing.dir" || strings.TrimSpace(k) == "state.checkpoints.dir" {
+			return fmt.Errorf("--set: give the checkpoint directory as --checkpoint-dir (each run takes a new folder of it), not %q", s)
+		}
+	}
+	if c.restore && c.checkpointDir == "" {
+		return errors.New("--restore restores from --checkpoint-dir: give one")
 	}
 	if c.repo == "" {
 		r, err := findRepo()
@@ -234,6 +325,9 @@ func (c soakConfig) name() string {
 		}
 	}
 	fmt.Fprintf(&b, ", %s state, parallelism %d", c.backend, c.parallelism)
+	if c.checkpointDir != "" {
+		b.WriteString(", checkpoints in " + c.checkpointDir)
+	}
 	for _, s := range c.sets {
 		b.WriteString(", " + s)
 	}
@@ -260,11 +354,57 @@ func (c soakConfig) job(work string) (string, error) {
 		}
 	}
 	settings := benchSettings(c.parallelism, c.backend)
+	if c.checkpointDir != "" {
+		// A new folder for each run: a folder of an earlier run holds
+		// its checkpoints, which the job would resume from.
+		dir := strings.TrimSuffix(c.checkpointDir, "/") + "/" + filepath.Base(work)
+		settings += fmt.Sprintf("SET 'execution.checkpointing.dir' = '%s';\n", strings.ReplaceAll(dir, "'", "''"))
+	}
 	for _, s := range c.sets {
 		k, v, _ := strings.Cut(s, "=")
+		if isS3Option(k) {
+			continue // in the server's configuration file (serverArgs)
+		}
 		settings += fmt.Sprintf("SET '%s' = '%s';\n", strings.TrimSpace(k), strings.ReplaceAll(strings.TrimSpace(v), "'", "''"))
 	}
 	return ddl + settings + query, nil
+}
+
+// isS3Option says whether the --set key k says how to reach the object
+// store: a server restricted to allowed paths takes those from its
+// configuration file only.
+func isS3Option(k string) bool { return strings.HasPrefix(strings.TrimSpace(k), "s3.") }
+
+// serverArgs are the arguments of the soak's server on data, beyond its
+// own: a configuration file (in work) of the --set s3.* options, if any;
+// with --checkpoint-dir, the data directory and it as the allowed paths.
+func (c soakConfig) serverArgs(work, data string) ([]string, error) {
+	var args []string
+	var yaml strings.Builder
+	for _, s := range c.sets {
+		if k, v, _ := strings.Cut(s, "="); isS3Option(k) {
+			fmt.Fprintf(&yaml, "%s: %q\n", strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	if yaml.Len() > 0 {
+		file := filepath.Join(work, "config.yaml")
+		if err := os.WriteFile(file, []byte(yaml.String()), 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "--config", file)
+	}
+	if c.checkpointDir == "" {
+		return args, nil
+	}
+	if !checkpoint.IsRemote(c.checkpointDir) {
+		if err := os.MkdirAll(strings.TrimPrefix(c.checkpointDir, "file://"), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	return append(args, "--allowed-paths", data+","+c.checkpointDir), nil
 }
 
 // benchSoak runs the workload in a server of its own in a new temporary
@@ -295,17 +435,24 @@ func benchSoak(ctx context.Context, c soakConfig, w io.Writer) (soakSummary, err
 	if err != nil {
 		return sum, err
 	}
-	srv, err := startSoakServer(ctx, self, filepath.Join(work, "data"), c.pprof)
+	args, err := c.serverArgs(work, filepath.Join(work, "data"))
+	if err != nil {
+		return sum, err
+	}
+	srv, err := startSoakServer(ctx, self, filepath.Join(work, "data"), c.pprof, args...)
 	if err != nil {
 		return sum, err
 	}
 	defer srv.kill()
 	fmt.Fprintf(w, "%s: server %s (pid %d), load average %.2f\n", sum.Workload, srv.url, srv.cmd.Process.Pid, loadAverage())
+	submitted := time.Now()
 	id, err := srv.submit(job)
 	if err != nil {
 		return sum, err
 	}
+	submitTook := time.Since(submitted)
 	start := time.Now()
+	var ticks []soakTick
 	fmt.Fprint(w, soakHeader)
 	var prev soakSample
 	take := func(records int64) soakSample {
@@ -327,10 +474,12 @@ func benchSoak(ctx context.Context, c soakConfig, w io.Writer) (soakSummary, err
 		return sum, err
 	}
 	take(st.RecordsIn)
-	// The job's status is read every second (or every interval, when
+	// The job's status is read every 250 ms (or every interval, when
 	// shorter), so that the end of its input ends the run without waiting
-	// for the next sample; a sample is taken every interval and at the end.
-	poll := min(time.Second, c.interval)
+	// for the next sample and the records in while a checkpoint runs are
+	// told from those while none does; a sample is taken every interval and
+	// at the end.
+	poll := min(250*time.Millisecond, c.interval)
 	next := c.interval
 	for {
 		select {
@@ -343,6 +492,7 @@ func benchSoak(ctx context.Context, c soakConfig, w io.Writer) (soakSummary, err
 		if st, err = srv.status(id); err != nil {
 			return sum, err
 		}
+		ticks = append(ticks, soakTick{at: time.Now(), records: st.RecordsIn, cpu: procCPU(srv.pid())})
 		sum.Restarts = st.Restarts
 		elapsed := time.Since(start)
 		switch st.Status {
@@ -368,6 +518,23 @@ func benchSoak(ctx context.Context, c soakConfig, w io.Writer) (soakSummary, err
 	sum.PeakRSSMiB = float64(vmHWM(srv.pid())) / (1 << 20)
 	last := sum.Samples[len(sum.Samples)-1]
 	sum.ElapsedSeconds, sum.RecordsIn, sum.CPUSeconds = last.Elapsed, last.RecordsIn, last.CPUSeconds
+	history, err := srv.checkpoints(id)
+	if err != nil {
+		return sum, err
+	}
+	sum.Checkpoints = summarizeCheckpoints(history, ticks)
+	fmt.Fprint(w, sum.Checkpoints.report())
+	if c.restore {
+		srv.kill()
+		r, err := restoreSoak(ctx, c, self, work, job)
+		if err != nil {
+			return sum, err
+		}
+		r.SubmitSeconds = submitTook.Seconds()
+		sum.Restore = &r
+		fmt.Fprintf(w, "restored checkpoint %d (%s) on a new server with an empty data directory in %.2f s, %.2f CPU s since its start (the first submission: %.2f s)\n",
+			r.Checkpoint, byteSize(r.SizeBytes), r.Seconds, r.CPUSeconds, r.SubmitSeconds)
+	}
 	if len(sum.Samples) < 3 {
 		fmt.Fprintf(w, "\n%s: %s after %.1f s, %d records in: %d samples are too few to compare the start and the end (a longer run, or a shorter --interval)\n",
 			sum.Workload, sum.Ended, last.Elapsed, last.RecordsIn, len(sum.Samples))
@@ -478,9 +645,9 @@ var serverStarted = regexp.MustCompile(`"msg":"server started"[^\n]*"url":"([^"]
 // startSoakServer starts `streamsql server` on data with a port of its
 // choosing, which its log names, and waits until it serves. The server
 // is killed when this process dies (Pdeathsig).
-func startSoakServer(ctx context.Context, self, data string, pprof bool) (*soakServer, error) {
+func startSoakServer(ctx context.Context, self, data string, pprof bool, extra ...string) (*soakServer, error) {
 	s := &soakServer{log: &syncBuffer{}, exited: make(chan struct{})}
-	args := []string{"server", "--data-dir", data, "--http", "127.0.0.1:0", "--log-format", "json"}
+	args := append([]string{"server", "--data-dir", data, "--http", "127.0.0.1:0", "--log-format", "json"}, extra...)
 	if pprof {
 		args = append(args, "--pprof")
 	}

@@ -134,6 +134,8 @@ func TestBenchSoakFlags(t *testing.T) {
 		{"--groupby", "--backend", "rocksdb"},
 		{"--groupby", "--set", "no-value"},
 		{"--groupby", "--interval", "1m", "--duration", "30s"},
+		{"--groupby", "--restore"},
+		{"--groupby", "--set", "execution.checkpointing.dir=/tmp/elsewhere"},
 	} {
 		r := runBinary(t, t.TempDir(), "", append([]string{"bench", "soak", "--repo", repo}, args...)...)
 		if r.code != 2 {
@@ -290,5 +292,43 @@ func TestBenchSoakBadSetting(t *testing.T) {
 	r := runBinary(t, t.TempDir(), "", "bench", "soak", "--repo", repo, "--groupby", "--set", "no.such.key=1", "--duration", "1m")
 	if r.code != 1 || !strings.Contains(r.stderr, "no.such.key") {
 		t.Fatalf("exit status %d, want 1 and an error naming the key\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestSoakServerArgs: the --set s3.* options go to the server's
+// configuration file, not into the job (a server restricted to allowed
+// paths refuses them as SET), with or without --checkpoint-dir; with one,
+// the job's checkpoint directory is a new folder of it, which the server
+// allows beside its data directory.
+func TestSoakServerArgs(t *testing.T) {
+	for _, dir := range []string{"", "s3://streamsql/bench/"} {
+		work := t.TempDir()
+		c := soakConfig{groupBy: true, keys: 500, backend: "pebble", parallelism: 1, checkpointDir: dir,
+			sets: []string{"s3.endpoint=http://127.0.0.1:9000", "s3.path.style.access = true", "table.exec.batch-size=64"}}
+		job, err := c.job(work)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(job, "'s3.") {
+			t.Errorf("checkpoint dir %q: the job:\n%s", dir, job)
+		}
+		mustContain(t, "job", job, "SET 'table.exec.batch-size' = '64';")
+		data := filepath.Join(work, "data")
+		args, err := c.serverArgs(work, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"--config", filepath.Join(work, "config.yaml")}
+		if dir != "" {
+			mustContain(t, "job", job, "SET 'execution.checkpointing.dir' = 's3://streamsql/bench/"+filepath.Base(work)+"';")
+			want = append(want, "--allowed-paths", data+","+dir)
+		}
+		if fmt.Sprint(args) != fmt.Sprint(want) {
+			t.Errorf("checkpoint dir %q: server arguments %q, want %q", dir, args, want)
+		}
+		b, err := os.ReadFile(filepath.Join(work, "config.yaml"))
+		if got := string(b); err != nil || got != "s3.endpoint: \"http://127.0.0.1:9000\"\ns3.path.style.access: \"true\"\n" {
+			t.Errorf("the configuration file: %q (%v)", got, err)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
   streamsql test [--data-dir DIR] [-v] [--timeout D] PATH...
                                                     run sqllogictest files
   streamsql server [--data-dir DIR] [--config FILE] [--http ADDR] [--token-file FILE] [--tls-cert FILE --tls-key FILE]
-                   [--allowed-paths DIR,...] [--pprof] [--savepoint-on-stop] [--log-format text|json]
+                   [--allowed-paths DIR|s3://bucket/prefix,...] [--pprof] [--savepoint-on-stop] [--log-format text|json]
                                                     run jobs behind a REST API (docs/API.md)
   streamsql --server URL [--token-file FILE] [--tls-ca FILE] [-s PATH] -f FILE.sql [--wait]
                                                     submit a file's statements to a server

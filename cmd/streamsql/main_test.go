@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/testenv"
 )
 
 // binary is the streamsql binary built once for the tests that run it as a
@@ -36,6 +38,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building streamsql:", err)
 		return 1
 	}
+	defer testenv.StopS3()
 	return m.Run()
 }
 

@@ -33,7 +33,7 @@ func runServer(args []string) int {
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs --tls-key")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "the private key (PEM) in `FILE` of --tls-cert")
 	var allowed string
-	fs.StringVar(&allowed, "allowed-paths", "", "the directories `DIR[,DIR...]` under which statements may read and write files (a filesystem table's 'path', restore paths, the savepoints directory); default: the data directory")
+	fs.StringVar(&allowed, "allowed-paths", "", "the directories and object store locations `DIR|s3://bucket/prefix[,...]` under which statements may read and write (a filesystem table's 'path', restore paths, the checkpoints and savepoints directories); default: the data directory, and no object store")
 	fs.BoolVar(&o.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ (off by default)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -309,6 +309,38 @@ func String(key, def, doc string) *Option[string] {
 		parse: func(s string) (string, bool) { return s, true }}
 }
 
+// Masked is how a secret option's value is shown (Flink's "******").
+const Masked = "******"
+
+// sensitive are the parts of an option's key that make its value a
+// secret, as Flink's GlobalConfiguration.isSensitive has them.
+var sensitive = []string{"password", "secret", "fs.azure.account.key", "apikey", "api-key",
+	"auth-params", "service-key", "token", "basic-auth", "jaas.config", "http-headers"}
+
+// Sensitive reports whether the value of option key is a secret, shown
+// only as Masked (SET with no arguments): its key holds, in any case, one
+// of password, secret, fs.azure.account.key, apikey, api-key,
+// auth-params, service-key, token, basic-auth, jaas.config or
+// http-headers.
+func Sensitive(key string) bool {
+	key = strings.ToLower(key)
+	for _, s := range sensitive {
+		if strings.Contains(key, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Show is value as option key's value is shown: Masked for a sensitive
+// key's (but for "", which shows that none is set).
+func Show(key, value string) string {
+	if value != "" && Sensitive(key) {
+		return Masked
+	}
+	return value
+}
+
 // OneOf lists choices as 'a', 'b' or 'c'.
 func OneOf(choices []string) string {
 	q := make([]string, len(choices))

@@ -50,3 +50,25 @@ func TestOptions(t *testing.T) {
 		t.Errorf("an absent value is the default: %v, %v", v, err)
 	}
 }
+
+// TestSensitive: the keys whose values are secrets, in any case, and
+// their values as shown.
+func TestSensitive(t *testing.T) {
+	for key, want := range map[string]bool{
+		"s3.secret-key": true, "S3.Secret-Key": true, "properties.sasl.jaas.config": true, "ssl.key.password": true,
+		"api.TOKEN": true, "s3.access-key": false, "s3.endpoint": false, "parallelism.default": false,
+	} {
+		if got := Sensitive(key); got != want {
+			t.Errorf("Sensitive(%q) = %v, want %v", key, got, want)
+		}
+	}
+	if got := Show("s3.secret-key", "hunter2"); got != Masked {
+		t.Errorf("Show of a secret: %q, want %q", got, Masked)
+	}
+	if got := Show("s3.secret-key", ""); got != "" {
+		t.Errorf("Show of an empty secret: %q, want it empty", got)
+	}
+	if got := Show("s3.endpoint", "http://x"); got != "http://x" {
+		t.Errorf("Show of an endpoint: %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -192,5 +193,47 @@ func TestServerHelp(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("streamsql -h does not say %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestObjectStorePathsAndSecrets: a server allows an object store location
+// only under an s3:// entry of --allowed-paths, does not let a client SET
+// the object store's endpoint or credentials (its configuration file gives
+// them), and answers SET; with the secret key masked, which its log never
+// shows.
+func TestObjectStorePathsAndSecrets(t *testing.T) {
+	data, addr := t.TempDir(), freeAddr(t)
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	const secret = "the-secret-key-of-the-test"
+	if err := os.WriteFile(config, []byte("s3.endpoint: http://127.0.0.1:9\ns3.access-key: streamsql\ns3.secret-key: "+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, data, addr, "--config", config, "--allowed-paths", data+",s3://streamsql/jobs", "--log-format", "json")
+	t.Cleanup(func() {
+		srv.Signal(syscall.SIGTERM)
+		srv.Wait()
+	})
+	api := "http://" + addr + "/api/v1"
+	if code, body := post(t, api+"/statements", "SET 'state.savepoints.dir' = 's3://streamsql/jobs/savepoints';"); code != 200 {
+		t.Errorf("a savepoints dir under the allowed s3:// location: %d %v", code, body)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"SET 'execution.checkpointing.dir' = 's3://streamsql/other';", "path not allowed: 'execution.checkpointing.dir' = 's3://streamsql/other'"},
+		{"SET 'state.savepoints.dir' = 's3://elsewhere/jobs';", "path not allowed: 'state.savepoints.dir' = 's3://elsewhere/jobs'"},
+		{"SET 's3.endpoint' = 'http://127.0.0.1:1';", "'s3.endpoint' may not be SET in this session"},
+		{"SET 's3.secret-key' = 'x';", "'s3.secret-key' may not be SET in this session"},
+	} {
+		code, body := post(t, api+"/statements", c.body)
+		if msg, _ := body["error"].(string); code != 400 || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %d %v, want 400 %q", c.body, code, body, c.want)
+		}
+	}
+	code, body := post(t, api+"/statements", "SET;")
+	text := fmt.Sprint(body)
+	if code != 200 || !strings.Contains(text, "s3.secret-key ******") || strings.Contains(text, secret) {
+		t.Errorf("SET;: %d %s; want s3.secret-key masked", code, text)
+	}
+	if strings.Contains(srv.Output(), secret) {
+		t.Errorf("the server's log shows the secret key:\n%s", srv.Output())
 	}
 }

@@ -259,6 +259,7 @@ func TestServer(t *testing.T) {
 			ID          int64
 			Status      string
 			DurationMS  *int64   `json:"duration_ms"`
+			AckedMS     *int64   `json:"acked_ms"`
 			AlignmentMS *float64 `json:"alignment_ms"`
 			SizeBytes   *int64   `json:"size_bytes"`
 		}
@@ -267,7 +268,7 @@ func TestServer(t *testing.T) {
 		t.Fatalf("GET checkpoints: %d %+v", code, cps)
 	}
 	for i, h := range cps.History {
-		if h.Status != "COMPLETED" || h.DurationMS == nil || h.AlignmentMS == nil || h.SizeBytes == nil ||
+		if h.Status != "COMPLETED" || h.DurationMS == nil || h.AckedMS == nil || *h.AckedMS > *h.DurationMS || h.AlignmentMS == nil || h.SizeBytes == nil ||
 			(i > 0 && h.ID <= cps.History[i-1].ID) {
 			t.Fatalf("checkpoint history entry %d: %+v (history %+v)", i, h, cps.History)
 		}
@@ -729,6 +730,7 @@ INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
 		Time, Level, Msg, Job, Name, Status, Error, Statement string
 		Checkpoint                                            int64
 		DurationMS                                            *float64 `json:"duration_ms"`
+		AckedMS                                               *float64 `json:"acked_ms"`
 		SizeBytes                                             int64    `json:"size_bytes"`
 		Restart                                               int
 	}
@@ -754,7 +756,7 @@ INSERT INTO ratios SELECT 10 / (id - 500) FROM seq;
 		return r.Msg == "job submitted" && r.Job == counting && r.Status == "RUNNING" && strings.Contains(r.Statement, "INSERT INTO dst")
 	})
 	cp := find("completed checkpoint", func(r record) bool {
-		return r.Msg == "checkpoint completed" && r.Job == counting && r.Checkpoint > 0 && r.DurationMS != nil && r.SizeBytes > 0
+		return r.Msg == "checkpoint completed" && r.Job == counting && r.Checkpoint > 0 && r.DurationMS != nil && r.AckedMS != nil && r.SizeBytes > 0
 	})
 	t.Logf("a checkpoint record: %+v", cp)
 	find("failure with its cause, restarting", func(r record) bool {
