@@ -28,15 +28,9 @@ func resolveRegexpMore(name string, args []Arg) (Resolved, error) {
 	if err := checkSig(name, "ss", ts); err != nil {
 		return Resolved{}, err
 	}
-	cache := &regexpCache{}
-	if a := args[1]; a.Const {
-		if src, ok := a.Value.(string); ok {
-			re, err := compileRegexp(src)
-			if err != nil {
-				return Resolved{}, err
-			}
-			cache.last.Store(&compiledRegexp{src: src, re: newRegexpMatcher(src, re)})
-		}
+	cache, _, err := newRegexpCache(args[1])
+	if err != nil {
+		return Resolved{}, err
 	}
 	if name == "REGEXP_SUBSTR" {
 		return strFunc(name, "ss", types.StringType, func(dst []byte, r *rowArgs, i int) ([]byte, bool, error) {

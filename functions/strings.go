@@ -672,6 +672,23 @@ func (c *regexpCache) get(src string) (*regexpMatcher, error) {
 	return m, err
 }
 
+// newRegexpCache returns the cache of a pattern argument, holding the
+// pattern compiled when the argument is a constant (re, else nil); a
+// constant that does not compile is an error.
+func newRegexpCache(a Arg) (*regexpCache, *regexp.Regexp, error) {
+	cache := &regexpCache{}
+	src, ok := a.Value.(string)
+	if !a.Const || !ok {
+		return cache, nil, nil
+	}
+	re, err := compileRegexp(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache.last.Store(&compiledRegexp{src: src, re: newRegexpMatcher(src, re)})
+	return cache, re, nil
+}
+
 func compileRegexp(src string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(src)
 	if err != nil {
@@ -728,19 +745,13 @@ func resolveRegexp(name, sig string, rt types.T, args []Arg) (Resolved, error) {
 	if err := checkSig(name, sg, ts); err != nil {
 		return Resolved{}, err
 	}
-	cache := &regexpCache{}
-	if a := args[1]; a.Const {
-		if src, ok := a.Value.(string); ok {
-			re, err := compileRegexp(src)
-			if err != nil {
-				return Resolved{}, err
-			}
-			cache.last.Store(&compiledRegexp{src: src, re: newRegexpMatcher(src, re)})
-			if len(sg) == 3 && sg[2] == 'i' && args[2].Const && args[2].Value != nil {
-				if g, ok := args[2].Value.(int64); ok && (g < 0 || g > int64(re.NumSubexp())) {
-					return Resolved{}, invalidArg("REGEXP_EXTRACT group %d out of range for '%s', which has %d", g, src, re.NumSubexp())
-				}
-			}
+	cache, re, err := newRegexpCache(args[1])
+	if err != nil {
+		return Resolved{}, err
+	}
+	if re != nil && len(sg) == 3 && sg[2] == 'i' && args[2].Const && args[2].Value != nil {
+		if g, ok := args[2].Value.(int64); ok && (g < 0 || g > int64(re.NumSubexp())) {
+			return Resolved{}, invalidArg("REGEXP_EXTRACT group %d out of range for '%s', which has %d", g, re.String(), re.NumSubexp())
 		}
 	}
 	if rt.Kind == types.Boolean {
