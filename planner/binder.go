@@ -206,10 +206,16 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 		if src.AsOf != nil {
 			b.markAsOf(n, name, src.AsOf.TsExpr) // a temporal join's right input (temporal_join.go)
 		}
+		if n, err = b.aliasColumns(ts, n); err != nil {
+			return nil, nil, err
+		}
 		b.inputs = append(b.inputs, blockInput{name: alias, table: name, node: n})
 		return n, scopeOf(n, alias), nil
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		n, err := b.bindQuery(src)
+		if err == nil {
+			n, err = b.aliasColumns(ts, n)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -217,6 +223,27 @@ func (b *binder) bindTableSource(ts *ast.TableSource) (Node, *scope, error) {
 		return n, scopeOf(n, alias), nil
 	}
 	return nil, nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "unsupported FROM source %T", ts.Source)
+}
+
+// aliasColumns gives n, the source of table reference ts, the column
+// names of the list after its alias (FROM (VALUES ...) AS t(a, b)), if it
+// has one: as many as n has columns.
+func (b *binder) aliasColumns(ts *ast.TableSource, n Node) (Node, error) {
+	cols, pos, ok := sql.AliasColumns(b.stmt, ts)
+	if !ok {
+		return n, nil
+	}
+	s := n.Schema()
+	if len(cols) != len(s) {
+		return nil, errAt(ErrTypeMismatch, pos, "name each column of the source once, in order",
+			"'%s' names %d columns but its source has %d", ts.AsName.O, len(cols), len(s))
+	}
+	p := &Project{Input: n}
+	for i, c := range s {
+		p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
+		p.Names = append(p.Names, cols[i].Name)
+	}
+	return p, nil
 }
 
 // bindTableName binds the table or view called name, with the options of

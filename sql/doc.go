@@ -57,6 +57,11 @@
 //   - VALUES (1, 2), (3, 4) is standard VALUES; it is handed to the TiDB
 //     parser as VALUES ROW(1, 2), ROW(3, 4) and comes back as a SelectStmt of
 //     kind SelectStmtKindValues (in INSERT ... VALUES, as Insert.Values).
+//   - A table reference of FROM or JOIN (a table, or a parenthesized query
+//     such as VALUES) may name its columns after its alias:
+//     FROM (VALUES (1, 'a')) AS t(id, name); the list is filed under the
+//     *ast.TableSource (AliasColumns), and the planner renames the source's
+//     columns, as many as it has.
 //   - WITH option values must be string literals, as in Flink; keys may be
 //     quoted or written bare (connector = 'kafka'). SET accepts quoted or
 //     bare keys and values.

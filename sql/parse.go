@@ -100,6 +100,10 @@ type stmtMeta struct {
 	// stateTTLAt are the STATE_TTL hints of the SELECTs, by the offset of
 	// the first select field (hints.go).
 	stateTTLAt map[int][]Option
+	// aliasAt are the column lists after an alias, by the alias's
+	// placeholder name (alias_columns.go); aliases by table reference.
+	aliasAt map[string]*aliasNote
+	aliases map[*ast.TableSource]*aliasNote
 
 	// sc is the script the statement was parsed from: its line index turns
 	// an offset into a Pos without rescanning the statement (ExprPos).
@@ -117,6 +121,7 @@ func newMeta() *stmtMeta {
 		symmetricAt: map[int]bool{}, skipAt: map[int]bool{},
 		similarAt: map[int]bool{}, similars: map[*ast.PatternLikeOrIlikeExpr]bool{},
 		stateTTLAt: map[int][]Option{},
+		aliasAt:    map[string]*aliasNote{}, aliases: map[*ast.TableSource]*aliasNote{},
 	}
 }
 

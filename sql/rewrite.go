@@ -35,6 +35,10 @@ import (
 //     holds e; the options of a t /*+ OPTIONS(...) */ hint go the same way
 //     (TableOptions);
 //   - a == b (Arroyo's equality) becomes a = b;
+//   - a column list after an alias of FROM (AS t(c1, c2)) is blanked and
+//     the alias renamed to a placeholder; after parsing the alias gets its
+//     name back and the list is filed under its table reference
+//     (AliasColumns);
 //   - FLOOR(t TO unit) becomes FLOOR(t, 'UNIT') (CEIL too), OVERLAY(s
 //     PLACING r FROM a FOR n) becomes OVERLAY(s, r, a, n), and x BETWEEN
 //     SYMMETRIC a AND b loses SYMMETRIC, turned into (x BETWEEN a AND b) OR
@@ -103,6 +107,12 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			next = toks[i+1]
 		}
 		switch {
+		case up == "AS" && i+2 < hi && toks[i+2].isPunct("("):
+			// FROM (VALUES ...) AS t(c1, c2) (alias_columns.go).
+			if es, c := p.aliasColumns(lo, i, hi); c >= 0 {
+				edits = append(edits, es...)
+				i = c
+			}
 		case (up == "TUMBLE" || up == "HOP") && next.isPunct("("):
 			// RisingWave's FROM TUMBLE(t, ts, size) (window_rw.go).
 			if c := p.rwWindowCall(lo, i, hi); c >= 0 {

@@ -183,7 +183,7 @@ func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, er
 // the AST: one that landed elsewhere (a window function in the select list,
 // say) would otherwise surface later as an unknown column.
 func (p *stmtParser) checkPlaced(text string, m *offsetMap) *Error {
-	for _, ph := range []string{windowPlaceholder, tablePlaceholder} {
+	for _, ph := range []string{windowPlaceholder, tablePlaceholder, aliasPlaceholder} {
 		for at := 0; ; {
 			i := strings.Index(text[at:], ph)
 			if i < 0 {
@@ -197,9 +197,13 @@ func (p *stmtParser) checkPlaced(text string, m *offsetMap) *Error {
 			name := text[at:end]
 			_, window := p.meta.windowAt[name]
 			_, table := p.meta.tableAt[name]
-			if (window || table) && !p.meta.placed[name] {
-				if ph == windowPlaceholder {
+			_, alias := p.meta.aliasAt[name]
+			if (window || table || alias) && !p.meta.placed[name] {
+				switch ph {
+				case windowPlaceholder:
 					return p.errAt(m.script(at), "a window function TABLE(...) must stand in FROM")
+				case aliasPlaceholder:
+					return p.errAt(m.script(at), "a column list after an alias must follow a table or a subquery in FROM")
 				}
 				return p.errAt(m.script(at), "OPTIONS hints and FOR SYSTEM_TIME AS OF must follow a table name in FROM")
 			}
@@ -357,6 +361,12 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 			if _, ok := x.List[0].(ast.ValueExpr); ok {
 				x.List = nil
 			}
+		}
+	case *ast.TableSource:
+		if a, ok := meta.aliasAt[x.AsName.O]; ok {
+			meta.placed[x.AsName.O] = true
+			x.AsName = ast.NewCIStr(a.alias)
+			meta.aliases[x] = a
 		}
 	case *ast.TableName:
 		if a, ok := meta.tableAt[x.Name.O]; ok {
