@@ -79,6 +79,9 @@ type binder struct {
 	stmt sql.Statement
 	// views being expanded, to catch a view that reads itself.
 	viewDepth int
+	// ctes are the WITH clauses around the query being bound, innermost
+	// last (cte.go).
+	ctes []*cteScope
 	// groupWin is the group window (GROUP BY TUMBLE(...)) of the SELECT
 	// being bound, nil if none (groupwindow.go).
 	groupWin *groupWindow
@@ -249,6 +252,13 @@ func (b *binder) aliasColumns(ts *ast.TableSource, n Node) (Node, error) {
 // bindTableName binds the table or view called name, with the options of
 // its OPTIONS hint, if any, over the table's (hintedTable).
 func (b *binder) bindTableName(name string, options []sql.Option) (Node, error) {
+	if n, ok, err := b.bindCTE(name); ok {
+		if err == nil && len(options) > 0 {
+			err = errAt(ErrUnsupported, options[0].Pos, "put the hint on a table its query reads",
+				"an OPTIONS hint cannot apply to '%s', a name of WITH", name)
+		}
+		return n, err
+	}
 	if t, ok := b.p.Catalog.Table(name); ok {
 		if len(options) > 0 {
 			var err error
@@ -268,6 +278,9 @@ func (b *binder) bindTableName(name string, options []sql.Option) (Node, error) 
 	hint := ""
 	if m := catalog.Closest(name, b.p.Catalog.Names()); m != "" {
 		hint = fmt.Sprintf("did you mean '%s'?", m)
+	}
+	if b.namedByWith(name) {
+		hint = fmt.Sprintf("'%s' is a name of WITH, which its own query and the expressions before it cannot read", name)
 	}
 	return nil, errAt(ErrUnknownTable, b.identPos(name), hint, "table or view '%s' does not exist", name)
 }
@@ -346,9 +359,11 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	if sel.Kind == ast.SelectStmtKindValues {
 		return b.bindValues(sel.Lists)
 	}
-	if sel.With != nil {
-		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "WITH (common table expressions) is not supported yet")
+	popCTEs, err := b.withCTEs(sel.With)
+	if err != nil {
+		return nil, err
 	}
+	defer popCTEs()
 	hints, err := b.readTTLHints(sel)
 	if err != nil {
 		return nil, err

@@ -44,9 +44,11 @@ type setTerm struct {
 }
 
 func (b *binder) bindSetOpr(q *ast.SetOprStmt) (Node, error) {
-	if q.With != nil {
-		return nil, errAt(ErrUnsupported, b.stmt.Pos(), "", "WITH (common table expressions) is not supported yet")
+	done, err := b.withCTEs(q.With)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	out, _, err := b.bindSetList(q.SelectList)
 	if err != nil {
 		return nil, err
@@ -57,9 +59,11 @@ func (b *binder) bindSetOpr(q *ast.SetOprStmt) (Node, error) {
 // bindSetList binds a list of set operations (a parenthesized one may have
 // its own ORDER BY and LIMIT); pos is where its first input is written.
 func (b *binder) bindSetList(l *ast.SetOprSelectList) (Node, sql.Pos, error) {
-	if l.With != nil {
-		return nil, sql.Pos{}, errAt(ErrUnsupported, b.stmt.Pos(), "", "WITH (common table expressions) is not supported yet")
+	done, err := b.withCTEs(l.With)
+	if err != nil {
+		return nil, sql.Pos{}, err
 	}
+	defer done()
 	var terms []setTerm
 	for i, s := range l.Selects {
 		var t setTerm
