@@ -241,12 +241,20 @@ func (b *binder) aliasColumns(ts *ast.TableSource, n Node) (Node, error) {
 		return nil, errAt(ErrTypeMismatch, pos, "name each column of the source once, in order",
 			"'%s' names %d columns but its source has %d", ts.AsName.O, len(cols), len(s))
 	}
-	p := &Project{Input: n}
-	for i, c := range s {
-		p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
-		p.Names = append(p.Names, cols[i].Name)
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
 	}
-	return p, nil
+	return renamed(n, names), nil
+}
+
+// renamed is n with its columns named names, one each.
+func renamed(n Node, names []string) Node {
+	p := &Project{Input: n, Names: names}
+	for i, c := range n.Schema() {
+		p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
+	}
+	return p
 }
 
 // bindTableName binds the table or view called name, with the options of
@@ -341,12 +349,7 @@ func (b *binder) expandView(v *catalog.View) (Node, error) {
 		if len(v.Columns) != len(s) {
 			return nil, fmt.Errorf("view %s declares %d columns but its query has %d", v.Name, len(v.Columns), len(s))
 		}
-		p := &Project{Input: n}
-		for i, c := range s {
-			p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
-			p.Names = append(p.Names, v.Columns[i])
-		}
-		n = p
+		n = renamed(n, v.Columns)
 	}
 	return n, nil
 }

@@ -82,12 +82,11 @@ func (b *binder) renameColumns(n Node, name string, cols []ast.CIStr) (Node, err
 		return nil, errAt(ErrTypeMismatch, b.identPos(name), "name each column of the query once, in order",
 			"'%s' names %d columns but its query has %d", name, len(cols), len(s))
 	}
-	p := &Project{Input: n}
-	for i, c := range s {
-		p.Exprs = append(p.Exprs, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
-		p.Names = append(p.Names, cols[i].O)
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.O
 	}
-	return p, nil
+	return renamed(n, names), nil
 }
 
 // namedByWith reports whether a WITH around the query being bound names
