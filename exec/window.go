@@ -280,13 +280,15 @@ func (a *windowAggOp) open(t *taskContext) error {
 	// Rebuild the pending windows from the restored state (declareState
 	// restored the watermark): their groups are in the store, where they
 	// are read when they fire.
-	return a.cache.Space().Scan(func(kg int, k, v []byte) error {
+	err = a.cache.Space().Scan(func(kg int, k, v []byte) error {
 		if len(k) < 16 {
 			return fmt.Errorf("%w: %s: window key of %d bytes", errCorrupt, a.owner, len(k))
 		}
 		a.timers.addStored(int64(binary.BigEndian.Uint64(k)))
 		return nil
 	})
+	a.gauge.set(a)
+	return err
 }
 
 func (a *windowAggOp) process(_ int, b Batch, out *emitter) error {
@@ -401,7 +403,11 @@ type windowGauge struct {
 }
 
 func (g *windowGauge) set(a *windowAggOp) {
-	g.windows.Store(int64(len(a.timers.ends)))
+	windows := len(a.timers.ends)
+	if a.slices.on {
+		windows = a.slices.openWindows(a.timers.ends, a.wm)
+	}
+	g.windows.Store(int64(windows))
 	g.groups.Store(int64(a.cache.Len()))
 }
 

@@ -37,6 +37,7 @@ type windowSlices struct {
 	refs           []sliceRef
 	merge          sliceMerge
 	stored         []int
+	open           []int64 // scratch of openWindows
 }
 
 // sliceRef is a pending group listed by its slice: window[j]'s i-th
@@ -305,4 +306,19 @@ func (a *windowAggOp) fireSliceStored(e int64, drop bool, emit func(end, start i
 		return nil
 	}
 	return a.deleteWindow(s.window[0], s.stored)
+}
+
+// openWindows is the number of windows not fired under watermark wm that
+// the pending slices ending at ends belong to.
+func (s *windowSlices) openWindows(ends []int64, wm int64) int {
+	s.open = s.open[:0]
+	for _, end := range ends {
+		for e := end; e <= s.lastEnd(end); e += s.slide {
+			if !windowFired(e, wm) {
+				s.open = append(s.open, e)
+			}
+		}
+	}
+	slices.Sort(s.open)
+	return len(slices.Compact(s.open))
 }

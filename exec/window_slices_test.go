@@ -21,7 +21,8 @@ import (
 // and the pending slices' lists dropped (so windows fire from the store),
 // and checks every window it emits against the rows a window holds by
 // definition: those in its bounds that arrived before the watermark
-// passed its end, the late rows (whose every window had fired) left out.
+// passed its end, the late rows (whose every window had fired) left out;
+// and the open windows it reports against the windows holding rows.
 func TestWindowSlicesMatchReference(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { testWindowSlices(t, seed) })
@@ -97,6 +98,26 @@ func testWindowSlices(t *testing.T, seed uint64) {
 		slices.Sort(out)
 		return out
 	}
+	// openWindows: the windows not fired yet that hold a row, which the
+	// operator's gauge (DESCRIBE JOB's open windows) must report.
+	openWindows := func() int64 {
+		open := map[int64]bool{}
+		for _, r := range rows {
+			last := r.ts - floorMod(r.ts-offset, slide) + size
+			for e := last; e > r.ts; e -= slide {
+				if !windowFired(e, wm) {
+					open[e] = true
+				}
+			}
+		}
+		return int64(len(open))
+	}
+	checkOpen := func(step int) {
+		t.Helper()
+		if got, want := h.op.(*windowAggOp).gauge.windows.Load(), openWindows(); got != want {
+			t.Fatalf("step %d: %d open windows reported, want %d", step, got, want)
+		}
+	}
 	check := func(step string, got, want []string) {
 		t.Helper()
 		slices.Sort(got)
@@ -126,6 +147,7 @@ func testWindowSlices(t *testing.T, seed uint64) {
 				t.Fatalf("step %d: a batch emitted %s", step, got)
 			}
 			rb.Release()
+			checkOpen(step)
 		case r < 16: // a watermark
 			prev := wm
 			wm = max(wm, clock-rng.Int64N(2*size))
@@ -133,6 +155,7 @@ func testWindowSlices(t *testing.T, seed uint64) {
 				t.Fatal(err)
 			}
 			check(fmt.Sprintf("step %d: watermark", step), drainWindows(h), want(prev))
+			checkOpen(step)
 		case r < 17:
 			if err := h.checkpoint(); err != nil {
 				t.Fatal(err)
