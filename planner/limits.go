@@ -60,7 +60,7 @@ func (b *binder) countSelect() error {
 	}
 	w := b.planWork()
 	if w.selects++; w.selects > maxSelectBlocks {
-		w.err = errAt(ErrUnsupported, w.pos, "nest fewer subqueries or views, or join the tables instead",
+		w.err = errAt(ErrUnsupported, w.pos, "nest fewer subqueries, views or names of WITH, or join the tables instead",
 			"planning the statement needs more than %d SELECT blocks to be bound", maxSelectBlocks)
 		return w.err
 	}
