@@ -236,14 +236,20 @@ func (b *binder) aliasColumns(ts *ast.TableSource, n Node) (Node, error) {
 	if !ok {
 		return n, nil
 	}
-	s := n.Schema()
-	if len(cols) != len(s) {
-		return nil, errAt(ErrTypeMismatch, pos, "name each column of the source once, in order",
-			"'%s' names %d columns but its source has %d", ts.AsName.O, len(cols), len(s))
-	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.Name
+	}
+	return listedNames(n, ts.AsName.O, names, pos, "source")
+}
+
+// listedNames is n with its columns named by the column list names that
+// name writes at pos (after an alias, or of a name of WITH), which must
+// name each of them: n is the list's source or query (of).
+func listedNames(n Node, name string, names []string, pos sql.Pos, of string) (Node, error) {
+	if s := n.Schema(); len(names) != len(s) {
+		return nil, errAt(ErrTypeMismatch, pos, "name each column of the "+of+" once, in order",
+			"'%s' names %d columns but its %s has %d", name, len(names), of, len(s))
 	}
 	return renamed(n, names), nil
 }

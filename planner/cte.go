@@ -66,27 +66,16 @@ func (b *binder) bindCTE(name string) (n Node, ok bool, err error) {
 				return nil, true, err
 			}
 			if len(c.ColNameList) > 0 {
-				n, err = b.renameColumns(n, c.Name.O, c.ColNameList)
+				names := make([]string, len(c.ColNameList))
+				for i, col := range c.ColNameList {
+					names[i] = col.O
+				}
+				n, err = listedNames(n, c.Name.O, names, b.identPos(c.Name.O), "query")
 			}
 			return n, true, err
 		}
 	}
 	return nil, false, nil
-}
-
-// renameColumns gives the columns of n, the query of expression name,
-// the names of its column list.
-func (b *binder) renameColumns(n Node, name string, cols []ast.CIStr) (Node, error) {
-	s := n.Schema()
-	if len(cols) != len(s) {
-		return nil, errAt(ErrTypeMismatch, b.identPos(name), "name each column of the query once, in order",
-			"'%s' names %d columns but its query has %d", name, len(cols), len(s))
-	}
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = c.O
-	}
-	return renamed(n, names), nil
 }
 
 // namedByWith reports whether a WITH around the query being bound names
