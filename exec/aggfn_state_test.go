@@ -93,7 +93,7 @@ func (h *groupHarness) checkpoint() {
 	h.t.Helper()
 	h.n++
 	rel := fmt.Sprintf("chk-%d", h.n)
-	if _, err := h.tc.snapshot(h.op, &snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
+	if err := snapshotNow(h.tc, h.op, &snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
 		h.t.Fatal(err)
 	}
 	h.cp = filepath.Join(h.dir, rel)

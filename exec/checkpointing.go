@@ -271,35 +271,52 @@ func (t *subtask) snapshotOperator(id int64, alignment time.Duration) error {
 	}
 	sc := &snapshotContext{id: id, dir: t.job.cp.coord.Dir(id), rel: fmt.Sprintf("%s-%d", t.op.ID, t.index),
 		canonical: t.job.cp.coord.Canonical(id)}
-	st, err := t.tc.snapshot(t.impl, sc)
-	switch {
-	case errors.Is(err, errCannotSnapshot):
-		t.job.cp.coord.Decline(id, fmt.Errorf("%s: %w", t.name(), err))
-	case err != nil:
-		t.job.cp.coord.Abort(id, fmt.Errorf("%s: %w", t.name(), err))
-	default:
-		st.Alignment = alignment
-		t.ack(id, st)
+	st, rest, err := t.tc.snapshot(t.impl, sc)
+	ack := func(st checkpoint.SubtaskState, err error) {
+		switch {
+		case errors.Is(err, errCannotSnapshot):
+			t.job.cp.coord.Decline(id, fmt.Errorf("%s: %w", t.name(), err))
+		case err != nil:
+			t.job.cp.coord.Abort(id, fmt.Errorf("%s: %w", t.name(), err))
+		default:
+			st.Alignment = alignment
+			t.ack(id, st)
+		}
 	}
+	if err != nil || rest == nil {
+		ack(st, err)
+		return nil
+	}
+	// The store's files are written on another goroutine while the
+	// subtask takes records on: the acknowledgement waits for them.
+	t.job.goBackground(func(context.Context) { ack(rest()) })
 	return nil
 }
 
 // snapshot takes an operator subtask's part of checkpoint cp: its declared
 // keyed state (keyedState.snapshot), a sink's pre-commit (preCommitter),
 // or nothing for a stateless operator; an operator that cannot be
-// checkpointed (checkpointRefuser) declines it.
-func (t *taskContext) snapshot(impl operator, cp *snapshotContext) (checkpoint.SubtaskState, error) {
+// checkpointed (checkpointRefuser) declines it. A non-nil rest is the
+// asynchronous part of the snapshot, which returns the subtask's state
+// once its files are written; st is then empty.
+func (t *taskContext) snapshot(impl operator, cp *snapshotContext) (st checkpoint.SubtaskState, rest asyncState, err error) {
 	if r, ok := impl.(checkpointRefuser); ok {
-		return checkpoint.SubtaskState{}, r.refuseCheckpoint()
+		return checkpoint.SubtaskState{}, nil, r.refuseCheckpoint()
 	}
 	if p, ok := impl.(preCommitter); ok {
-		return p.preCommit(cp)
+		st, err := p.preCommit(cp)
+		return st, nil, err
 	}
 	if t.keyed != nil {
 		return t.keyed.snapshot(cp)
 	}
-	return checkpoint.SubtaskState{}, nil
+	return checkpoint.SubtaskState{}, nil, nil
 }
+
+// asyncState is the asynchronous part of a subtask's snapshot: it returns
+// the subtask's state once the store's checkpoint files are written. It
+// may run on any goroutine.
+type asyncState func() (checkpoint.SubtaskState, error)
 
 // preCommitter is an operator whose part of a checkpoint is what it
 // pre-commits (a transactional sink): small state returned inline and
@@ -333,21 +350,43 @@ func (t *taskContext) closeOperator(impl operator) error {
 // checkpoint cp, in the backend's native format or, for a canonical
 // savepoint, as its logical entries (state.WriteCanonical), and describes
 // it for the metadata: where it is, its sizes, and the size and checksum
-// of each of its files.
-func storeState(s state.Store, cp *snapshotContext) (checkpoint.SubtaskState, error) {
+// of each file. A store that checkpoints asynchronously
+// (state.AsyncCheckpointer) returns at once with the rest to wait for:
+// the subtask takes records on meanwhile.
+func storeState(s state.Store, cp *snapshotContext) (checkpoint.SubtaskState, asyncState, error) {
+	dir := filepath.Join(cp.dir, cp.rel)
+	if a, ok := s.(state.AsyncCheckpointer); ok && !cp.canonical {
+		wait, err := a.StartCheckpoint(dir)
+		if err != nil {
+			return checkpoint.SubtaskState{}, nil, err
+		}
+		return checkpoint.SubtaskState{}, func() (checkpoint.SubtaskState, error) {
+			info, err := wait()
+			if err != nil {
+				return checkpoint.SubtaskState{}, err
+			}
+			return subtaskState(info, cp.rel), nil
+		}, nil
+	}
 	write := s.Checkpoint
 	if cp.canonical {
 		write = func(dir string) (state.CheckpointInfo, error) { return state.WriteCanonical(s, dir) }
 	}
-	info, err := write(filepath.Join(cp.dir, cp.rel))
+	info, err := write(dir)
 	if err != nil {
-		return checkpoint.SubtaskState{}, err
+		return checkpoint.SubtaskState{}, nil, err
 	}
+	return subtaskState(info, cp.rel), nil, nil
+}
+
+// subtaskState describes a store checkpoint in directory rel of a
+// checkpoint for its metadata.
+func subtaskState(info state.CheckpointInfo, rel string) checkpoint.SubtaskState {
 	files := make([]checkpoint.FileSum, len(info.Files))
 	for i, f := range info.Files {
 		files[i] = checkpoint.FileSum(f)
 	}
-	return checkpoint.SubtaskState{Dir: cp.rel, Size: info.Size, IncrementalSize: info.IncrementalSize, Files: files}, nil
+	return checkpoint.SubtaskState{Dir: rel, Size: info.Size, IncrementalSize: info.IncrementalSize, Files: files}
 }
 
 // verifyRestore checks the size and checksum of every state file of

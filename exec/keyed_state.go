@@ -101,19 +101,20 @@ func declareKeyedCache[V any](s *keyedState, id byte, name string, codec state.K
 
 // snapshot takes the subtask's part of checkpoint cp: expire, write back,
 // record the layout and watermark, checkpoint the store.
-func (s *keyedState) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, error) {
+// The store's checkpoint may be asynchronous (storeState).
+func (s *keyedState) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, asyncState, error) {
 	if s.decl.Expire != nil {
 		if err := s.decl.Expire(); err != nil {
-			return checkpoint.SubtaskState{}, err
+			return checkpoint.SubtaskState{}, nil, err
 		}
 	}
 	for _, flush := range s.flushes {
 		if err := flush(); err != nil {
-			return checkpoint.SubtaskState{}, err
+			return checkpoint.SubtaskState{}, nil, err
 		}
 	}
 	if err := s.writeMeta(); err != nil {
-		return checkpoint.SubtaskState{}, err
+		return checkpoint.SubtaskState{}, nil, err
 	}
 	return storeState(s.t.store, cp)
 }

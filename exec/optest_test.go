@@ -149,11 +149,21 @@ func (h *opHarness) watermark(wm int64) string {
 	return h.result(h.op.(watermarkOperator).watermark(wm, h.em))
 }
 
+// snapshotNow takes op's part of checkpoint cp, both its parts when its
+// store checkpoints asynchronously.
+func snapshotNow(tc *taskContext, op operator, cp *snapshotContext) error {
+	_, rest, err := tc.snapshot(op, cp)
+	if err == nil && rest != nil {
+		_, err = rest()
+	}
+	return err
+}
+
 // checkpoint snapshots the operator and keeps it as the last checkpoint.
 func (h *opHarness) checkpoint() error {
 	h.n++
 	rel := fmt.Sprintf("chk-%d", h.n)
-	if _, err := h.tc.snapshot(h.op, &snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
+	if err := snapshotNow(h.tc, h.op, &snapshotContext{id: int64(h.n), dir: h.dir, rel: rel}); err != nil {
 		return err
 	}
 	h.cp = filepath.Join(h.dir, rel)

@@ -246,6 +246,13 @@ type PebbleStore struct {
 
 	// dirty reports writes since the last checkpoint (which must flush).
 	dirty bool
+	// async is the checkpoint whose files are being written on another
+	// goroutine since StartCheckpoint (nil: none). Until it ends, writes
+	// go to held, an indexed batch that reads see over the instance's,
+	// so that nothing reaches the instance under the checkpoint; land
+	// applies held once async ended.
+	async *asyncCheckpoint
+	held  *pebble.Batch
 	// prevFiles are the sstables and blob files of the previous checkpoint
 	// (or of the checkpoint this store was restored from by hard links),
 	// by name, to tell the files a new checkpoint shares with it, and whose
@@ -278,6 +285,13 @@ func (s *PebbleStore) usable() error {
 	if s.closed {
 		return ErrClosed
 	}
+	return s.healthy()
+}
+
+// healthy is usable without the check of Close, for any goroutine: an
+// error wrapping ErrFailed once the store failed or was aborted, and one
+// wrapping ErrCorrupt once Pebble found a damaged file.
+func (s *PebbleStore) healthy() error {
 	if err := s.fault.failure(); err != nil {
 		return err
 	}
@@ -306,6 +320,15 @@ func kgPrefix(kg int) []byte {
 	return binary.BigEndian.AppendUint16(nil, uint16(kg))
 }
 
+// reader is what reads go through: the instance, or the writes held
+// during an asynchronous checkpoint over it.
+func (s *PebbleStore) reader() pebble.Reader {
+	if s.held != nil {
+		return s.held
+	}
+	return s.db
+}
+
 func (s *PebbleStore) key(kg int, key []byte) []byte {
 	s.keyBuf = binary.BigEndian.AppendUint16(s.keyBuf[:0], uint16(kg))
 	s.keyBuf = append(s.keyBuf, key...)
@@ -321,7 +344,10 @@ func (s *PebbleStore) Get(kg int, key []byte) ([]byte, bool, error) {
 	if err := checkKeyGroup(kg); err != nil {
 		return nil, false, err
 	}
-	v, closer, err := s.db.Get(s.key(kg, key))
+	if err := s.land(false); err != nil {
+		return nil, false, err
+	}
+	v, closer, err := s.reader().Get(s.key(kg, key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -344,7 +370,10 @@ func (s *PebbleStore) GetSorted(kgs []int, keys [][]byte, fn func(i int, value [
 	if err := s.usable(); err != nil {
 		return err
 	}
-	it, err := s.db.NewIter(nil)
+	if err := s.land(false); err != nil {
+		return err
+	}
+	it, err := s.reader().NewIter(nil)
 	if err != nil {
 		return s.readErr(err)
 	}
@@ -393,9 +422,18 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		}
 		size += op.end - op.k + 16
 	}
+	if err := s.land(false); err != nil {
+		return err
+	}
 	// Insert in key order: Pebble's memtable (a skiplist) inserts a batch
-	// with a cursor, so sorted keys make each insertion short.
-	pb := s.db.NewBatchWithSize(size)
+	// with a cursor, so sorted keys make each insertion short. During an
+	// asynchronous checkpoint the writes are held instead (held is
+	// indexed: an error past the first operation would leave part of b
+	// there, but the only errors are the key groups checked above).
+	pb := s.held
+	if pb == nil {
+		pb = s.db.NewBatchWithSize(size)
+	}
 	if err := b.sorted(func(op *batchOp) error {
 		key := b.key(op)
 		var d *pebble.DeferredBatchOp
@@ -410,8 +448,13 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		copy(d.Key[2:], key)
 		return d.Finish()
 	}); err != nil {
-		pb.Close()
+		if pb != s.held {
+			pb.Close()
+		}
 		return err
+	}
+	if pb == s.held {
+		return nil
 	}
 	// A commit stalls while Pebble's memtables wait for a flush, for ever
 	// if the flush cannot be written: it runs so that the store's failure
@@ -447,6 +490,12 @@ func (s *PebbleStore) DeleteRange(kg int, start, end []byte) error {
 	if bytes.Compare(lo, hi) >= 0 {
 		return nil
 	}
+	if err := s.land(false); err != nil {
+		return err
+	}
+	if s.held != nil {
+		return s.held.DeleteRange(lo, hi, nil)
+	}
 	if err := s.call(func() error { return s.db.DeleteRange(lo, hi, pebble.NoSync) }); err != nil {
 		if errors.Is(err, ErrFailed) {
 			return err
@@ -463,7 +512,10 @@ func (s *PebbleStore) Scan(fn func(kg int, key, value []byte) error) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	return iterPebble(s.db, nil, nil, func(k, v []byte) error {
+	if err := s.land(false); err != nil {
+		return err
+	}
+	return iterPebble(s.reader(), nil, nil, func(k, v []byte) error {
 		return fn(int(binary.BigEndian.Uint16(k)), k[2:], v)
 	}, s.readErr)
 }
@@ -477,8 +529,11 @@ func (s *PebbleStore) ScanPrefix(kg int, prefix []byte, fn func(key, value []byt
 	if err := checkKeyGroup(kg); err != nil {
 		return err
 	}
+	if err := s.land(false); err != nil {
+		return err
+	}
 	lo := append(binary.BigEndian.AppendUint16(nil, uint16(kg)), prefix...)
-	return iterPebble(s.db, lo, PrefixEnd(lo), func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)
+	return iterPebble(s.reader(), lo, PrefixEnd(lo), func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)
 }
 
 // ScanRange calls fn for every entry of key group kg whose key is in
@@ -499,7 +554,10 @@ func (s *PebbleStore) ScanRange(kg int, start, end []byte, fn func(key, value []
 	} else {
 		hi = PrefixEnd(g)
 	}
-	return iterPebble(s.db, lo, hi, func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)
+	if err := s.land(false); err != nil {
+		return err
+	}
+	return iterPebble(s.reader(), lo, hi, func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)
 }
 
 // readErr marks Pebble's corruption errors (a damaged sstable, possibly
@@ -521,9 +579,20 @@ func (s *PebbleStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	if a := s.async; a != nil {
+		// The checkpoint's goroutine uses the instance until it ends.
+		select {
+		case <-a.done:
+		case <-s.fault.failed:
+		}
+	}
 	if s.fault.failure() != nil {
 		s.closeAbandoned()
 		return nil
+	}
+	if s.held != nil {
+		s.held.Close()
+		s.held, s.async = nil, nil
 	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("state: close pebble store %s: %w", s.dir, err)

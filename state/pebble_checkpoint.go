@@ -22,46 +22,150 @@ import (
 // (or, right after a Restore by hard links, the checkpoint restored from),
 // plus the small MANIFEST, OPTIONS and marker files copied each time.
 func (s *PebbleStore) Checkpoint(dir string) (CheckpointInfo, error) {
+	if err := s.land(true); err != nil {
+		return CheckpointInfo{}, err
+	}
 	if err := s.usable(); err != nil {
 		return CheckpointInfo{}, err
 	}
+	var info CheckpointInfo
+	var files map[string]sharedFile
 	// Both the flush and the checkpoint may block on the disk (Pebble
 	// retries a flush it cannot write for ever): they run so that the
 	// store's failure (the flush's write error) or Abort ends the wait.
-	if s.dirty {
-		err := s.call(func() error {
-			flushed, err := s.db.AsyncFlush()
-			if err == nil {
-				<-flushed
-			}
-			return err
-		})
-		if errors.Is(err, ErrFailed) {
-			return CheckpointInfo{}, err
-		}
-		if err != nil {
-			return CheckpointInfo{}, fmt.Errorf("state: flush pebble store %s: %w", s.dir, err)
-		}
-		s.dirty = false
-	}
-	err := s.call(func() error { return s.db.Checkpoint(dir, pebble.WithFlushedWAL()) })
-	if errors.Is(err, ErrFailed) {
+	err := s.call(func() error {
+		var err error
+		info, files, err = s.writeCheckpoint(dir, s.dirty, s.prevFiles)
+		return err
+	})
+	if err != nil {
 		return CheckpointInfo{}, err
 	}
-	if err != nil {
-		return CheckpointInfo{}, fmt.Errorf("state: checkpoint pebble store %s into %s: %w", s.dir, dir, err)
+	s.dirty, s.prevFiles = false, files
+	return info, nil
+}
+
+// StartCheckpoint takes the synchronous part of a checkpoint of everything
+// applied so far into dir (AsyncCheckpointer): the flush of the memtable,
+// the checkpoint's files and their checksums are written on another
+// goroutine, and the writes made meanwhile are held in an indexed batch
+// that reads see, so that none reaches the instance before the
+// checkpoint has its files. The held writes are applied at the first use
+// of the store after the checkpoint ended (a later checkpoint or Close
+// waits for it). wait may be called from any goroutine, once; it returns
+// early with the store's failure if the store fails or is aborted.
+func (s *PebbleStore) StartCheckpoint(dir string) (wait func() (CheckpointInfo, error), err error) {
+	if err := s.land(true); err != nil {
+		return nil, err
 	}
 	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	a := &asyncCheckpoint{done: make(chan struct{})}
+	flush, prev := s.dirty, s.prevFiles
+	go func() {
+		defer close(a.done)
+		defer func() {
+			if r := recover(); r != nil {
+				a.err = fmt.Errorf("state: pebble store %s: %v", s.dir, r)
+			}
+		}()
+		a.info, a.files, a.err = s.writeCheckpoint(dir, flush, prev)
+	}()
+	s.async, s.held, s.dirty = a, s.db.NewIndexedBatch(), false
+	fault := s.fault
+	return func() (CheckpointInfo, error) {
+		select {
+		case <-a.done:
+		case <-fault.failed:
+			return CheckpointInfo{}, fault.failure()
+		}
+		if err := fault.failure(); err != nil {
+			return CheckpointInfo{}, err
+		}
+		return a.info, a.err
+	}, nil
+}
+
+// asyncCheckpoint is a checkpoint being written on another goroutine
+// (StartCheckpoint): done is closed once info, files and err are set.
+type asyncCheckpoint struct {
+	done  chan struct{}
+	info  CheckpointInfo
+	files map[string]sharedFile
+	err   error
+}
+
+// land ends the store's asynchronous checkpoint, if any, once it ended
+// (wait: waiting for it; else only if it has): it applies the writes held
+// meanwhile to the instance and keeps the checkpoint's files for the next
+// one to share.
+func (s *PebbleStore) land(wait bool) error {
+	a := s.async
+	if a == nil {
+		return nil
+	}
+	if wait {
+		select {
+		case <-a.done:
+		case <-s.fault.failed:
+			return s.fault.failure()
+		}
+	} else {
+		select {
+		case <-a.done:
+		default:
+			return nil
+		}
+	}
+	held := s.held
+	s.async, s.held = nil, nil
+	if a.err == nil {
+		s.prevFiles = a.files
+	}
+	if held.Empty() {
+		_ = held.Close()
+		return nil
+	}
+	if err := s.call(func() error { defer held.Close(); return held.Commit(pebble.NoSync) }); err != nil {
+		if errors.Is(err, ErrFailed) {
+			return err
+		}
+		return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
+	}
+	s.dirty = true
+	return nil
+}
+
+// writeCheckpoint flushes the memtable (flush: it holds writes) and
+// writes the checkpoint into dir; prev are the previous checkpoint's
+// files (checkpointSizes). It touches no field of s that its goroutine
+// owns, so that it may run on another (StartCheckpoint).
+func (s *PebbleStore) writeCheckpoint(dir string, flush bool, prev map[string]sharedFile) (CheckpointInfo, map[string]sharedFile, error) {
+	if flush {
+		flushed, err := s.db.AsyncFlush()
+		if err == nil {
+			<-flushed
+		}
+		if err := s.healthy(); err != nil {
+			return CheckpointInfo{}, nil, err
+		}
+		if err != nil {
+			return CheckpointInfo{}, nil, fmt.Errorf("state: flush pebble store %s: %w", s.dir, err)
+		}
+	}
+	if err := s.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+		if herr := s.healthy(); herr != nil {
+			return CheckpointInfo{}, nil, herr
+		}
+		return CheckpointInfo{}, nil, fmt.Errorf("state: checkpoint pebble store %s into %s: %w", s.dir, dir, err)
+	}
+	if err := s.healthy(); err != nil {
 		// Found while flushing: the checkpoint may hold the damaged file.
 		_ = os.RemoveAll(dir)
-		return CheckpointInfo{}, err
+		return CheckpointInfo{}, nil, err
 	}
-	info, files, err := checkpointSizes(dir, s.prevFiles)
-	if err != nil {
-		return CheckpointInfo{}, err
-	}
-	s.prevFiles = files
-	return info, nil
+	return checkpointSizes(dir, prev)
 }
 
 // isImmutablePebbleFile reports whether Pebble never changes the named file
@@ -289,7 +393,7 @@ func (s *PebbleStore) copyFrom(src string, kgStart, kgEnd int) error {
 
 // iterPebble calls fn with the raw keys and values of db in [lower, upper)
 // (nil: unbounded); wrapErr turns read errors into the caller's.
-func iterPebble(db *pebble.DB, lower, upper []byte, fn func(key, value []byte) error, wrapErr func(error) error) error {
+func iterPebble(db pebble.Reader, lower, upper []byte, fn func(key, value []byte) error, wrapErr func(error) error) error {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return wrapErr(err)

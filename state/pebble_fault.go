@@ -419,7 +419,7 @@ func (s *PebbleStore) Abort(err error) {
 // background, once its pending call (if any) returned: a pending call
 // holds Pebble's commit lock, which Close needs.
 func (s *PebbleStore) closeAbandoned() {
-	db, pending, closed := s.db, s.pending, s.bgClosed
+	db, pending, closed, async := s.db, s.pending, s.bgClosed, s.async
 	closing.Store(s.dir, closed)
 	go func() {
 		defer close(closed)
@@ -427,6 +427,9 @@ func (s *PebbleStore) closeAbandoned() {
 		defer func() { _ = recover() }()
 		if pending != nil {
 			<-pending
+		}
+		if async != nil {
+			<-async.done
 		}
 		_ = db.Close()
 	}()

@@ -231,6 +231,96 @@ func TestPebbleStuckFlushAbort(t *testing.T) {
 	releaseAndWaitClosed(t, s, block)
 }
 
+// TestPebbleStuckAsyncCheckpointAbort: while an asynchronous checkpoint's
+// flush is blocked in the disk, the store takes writes and reads on (they
+// are held), the checkpoint's wait blocks until Abort, which ends it with
+// its cause, and Close then returns at once.
+func TestPebbleStuckAsyncCheckpointAbort(t *testing.T) {
+	s, fi, _, root := openFaultStore(t)
+	rng := rand.New(rand.NewSource(3))
+	putEntries(t, s, rng, 5000, 16, 100)
+	block := make(chan struct{})
+	fi.block.Store(&block)
+
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"))
+	if err != nil {
+		t.Fatalf("StartCheckpoint: %v", err)
+	}
+	ckpt := make(chan error, 1)
+	go func() {
+		_, err := wait()
+		ckpt <- err
+	}()
+	for fi.hits.Load() == 0 {
+		select {
+		case err := <-ckpt:
+			t.Fatalf("the checkpoint ended (%v) although its flush is blocked", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	// The store is usable meanwhile: its writes are held in memory.
+	var b WriteBatch
+	b.Put(7, []byte("held"), []byte("v"))
+	if err := within(t, "Apply under a blocked checkpoint", func() error { return s.Apply(&b) }); err != nil {
+		t.Fatalf("Apply under a blocked checkpoint: %v", err)
+	}
+	if v, ok, err := s.Get(7, []byte("held")); err != nil || !ok || string(v) != "v" {
+		t.Fatalf("Get of a held write: %q %v %v", v, ok, err)
+	}
+	select {
+	case err := <-ckpt:
+		t.Fatalf("the checkpoint ended (%v) although its flush is blocked", err)
+	default:
+	}
+	cause := errors.New("job canceled")
+	s.Abort(cause)
+	select {
+	case err = <-ckpt:
+	case <-time.After(faultBound):
+		t.Fatalf("the checkpoint's wait still blocked %v after Abort", faultBound)
+	}
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, cause) {
+		t.Fatalf("the checkpoint after Abort: %v, want ErrFailed and the cause", err)
+	}
+	if _, err := s.StartCheckpoint(filepath.Join(root, "chk-2")); !errors.Is(err, cause) {
+		t.Fatalf("a checkpoint after Abort: %v, want the cause", err)
+	}
+	if err := within(t, "Close while the flush is blocked", s.Close); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	releaseAndWaitClosed(t, s, block)
+}
+
+// TestPebbleAsyncCheckpointDiskFull: an asynchronous checkpoint whose
+// flush finds the disk full fails with ENOSPC, and so does the store.
+func TestPebbleAsyncCheckpointDiskFull(t *testing.T) {
+	s, fi, _, root := openFaultStore(t)
+	rng := rand.New(rand.NewSource(4))
+	putEntries(t, s, rng, 5000, 16, 100)
+	enospc := error(syscall.ENOSPC)
+	fi.err.Store(&enospc)
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"))
+	if err != nil {
+		t.Fatalf("StartCheckpoint: %v", err)
+	}
+	if err := within(t, "the checkpoint on a full disk", func() error { _, err := wait(); return err }); !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("the checkpoint on a full disk: %v, want ErrFailed and ENOSPC", err)
+	}
+	var b WriteBatch
+	b.Put(1, []byte("k"), []byte("v"))
+	if err := s.Apply(&b); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Apply after the failure: %v", err)
+	}
+	if err := within(t, "Close", s.Close); err != nil {
+		t.Errorf("Close of a failed store: %v", err)
+	}
+	select {
+	case <-s.bgClosed:
+	case <-time.After(faultBound):
+		t.Fatalf("the failed store's instance did not close within %v", faultBound)
+	}
+}
+
 // releaseAndWaitClosed unblocks the disk and waits until the abandoned
 // store's instance has closed, so that nothing writes in the test's
 // directory after the test.

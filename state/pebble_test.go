@@ -26,12 +26,15 @@ type pebbleHarness struct {
 	backend PebbleBackend
 	stores  map[string]Store
 	n       int
-	// sums are the file checksums each checkpoint returned, by dir name.
-	sums map[string][]FileSum
+	// sums are the file checksums each checkpoint returned, by dir name;
+	// waits the asynchronous checkpoints started and not yet waited for.
+	sums  map[string][]FileSum
+	waits map[string]func() (CheckpointInfo, error)
 }
 
 func newPebbleHarness(t *testing.T) *pebbleHarness {
-	h := &pebbleHarness{root: t.TempDir(), stores: map[string]Store{}, sums: map[string][]FileSum{}}
+	h := &pebbleHarness{root: t.TempDir(), stores: map[string]Store{}, sums: map[string][]FileSum{},
+		waits: map[string]func() (CheckpointInfo, error){}}
 	t.Cleanup(func() {
 		for _, s := range h.stores {
 			_ = s.Close()
@@ -144,6 +147,32 @@ func (h *pebbleHarness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return string(v)
 
+	case "get-sorted":
+		// get-sorted store=S, then "KG KEY" lines in key group then key
+		// order: GetSorted's answer for each.
+		var kgs []int
+		var keys [][]byte
+		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+			var kg int
+			var key string
+			if _, err := fmt.Sscan(line, &kg, &key); err != nil {
+				td.Fatalf(t, "%s: %v", line, err)
+			}
+			kgs, keys = append(kgs, kg), append(keys, []byte(key))
+		}
+		var sb strings.Builder
+		err := GetSorted(h.store(t, td), kgs, keys, func(i int, v []byte, ok bool) error {
+			if !ok {
+				v = []byte("not found")
+			}
+			fmt.Fprintf(&sb, "%d %s %s\n", kgs[i], keys[i], v)
+			return nil
+		})
+		if err != nil {
+			return h.errString(err)
+		}
+		return strings.TrimSuffix(sb.String(), "\n")
+
 	case "scan":
 		out, err := scan(h.store(t, td))
 		if err != nil {
@@ -151,11 +180,30 @@ func (h *pebbleHarness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return out
 
-	case "checkpoint":
+	case "start-checkpoint":
+		// start-checkpoint store=S dir=D: the synchronous part of an
+		// asynchronous checkpoint; wait-checkpoint dir=D ends it.
 		s := h.store(t, td)
 		var dir string
 		td.ScanArgs(t, "dir", &dir)
-		info, err := s.Checkpoint(h.ckpt(dir))
+		wait, err := s.(AsyncCheckpointer).StartCheckpoint(h.ckpt(dir))
+		if err != nil {
+			return h.errString(err)
+		}
+		h.waits[dir] = wait
+		return "ok"
+
+	case "checkpoint", "wait-checkpoint":
+		var dir string
+		td.ScanArgs(t, "dir", &dir)
+		var info CheckpointInfo
+		var err error
+		if td.Cmd == "checkpoint" {
+			info, err = h.store(t, td).Checkpoint(h.ckpt(dir))
+		} else {
+			info, err = h.waits[dir]()
+			delete(h.waits, dir)
+		}
 		if err != nil {
 			return h.errString(err)
 		}

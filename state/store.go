@@ -51,6 +51,17 @@ type Store interface {
 	Close() error
 }
 
+// AsyncCheckpointer is a Store that takes a checkpoint in two parts, as
+// Flink's state backends do: StartCheckpoint fixes what the checkpoint
+// holds (everything applied so far) and returns, and the checkpoint's
+// files are written on another goroutine while the store is used on;
+// wait, called once from any goroutine, returns when they are written.
+// Writes made meanwhile are kept out of the checkpoint and seen by reads.
+// A later checkpoint or Close waits for the earlier one to end.
+type AsyncCheckpointer interface {
+	StartCheckpoint(dir string) (wait func() (CheckpointInfo, error), err error)
+}
+
 // SortedGetter is a Store that reads many keys together faster than
 // with one Get each: the Pebble store, with one iterator whose seeks only
 // move forward, so that it reuses the levels' positions and blocks.
