@@ -346,17 +346,17 @@ func (t *taskContext) closeOperator(impl operator) error {
 	return err
 }
 
-// storeState checkpoints a subtask's store into its directory of
-// checkpoint cp, in the backend's native format or, for a canonical
-// savepoint, as its logical entries (state.WriteCanonical), and describes
-// it for the metadata: where it is, its sizes, and the size and checksum
-// of each file. A store that checkpoints asynchronously
-// (state.AsyncCheckpointer) returns at once with the rest to wait for:
-// the subtask takes records on meanwhile.
-func storeState(s state.Store, cp *snapshotContext) (checkpoint.SubtaskState, asyncState, error) {
+// storeState runs write (the operator's write-back), then checkpoints a
+// subtask's store into its directory of checkpoint cp, in the backend's
+// native format or, for a canonical savepoint, as its logical entries
+// (state.WriteCanonical), and describes it for the metadata: where it is,
+// its sizes, and the size and checksum of each file. A store that
+// checkpoints asynchronously (state.AsyncCheckpointer) returns at once
+// with the rest to wait for: the subtask takes records on meanwhile.
+func storeState(s state.Store, cp *snapshotContext, write func() error) (checkpoint.SubtaskState, asyncState, error) {
 	dir := filepath.Join(cp.dir, cp.rel)
 	if a, ok := s.(state.AsyncCheckpointer); ok && !cp.canonical {
-		wait, err := a.StartCheckpoint(dir)
+		wait, err := a.StartCheckpoint(dir, write)
 		if err != nil {
 			return checkpoint.SubtaskState{}, nil, err
 		}
@@ -368,11 +368,14 @@ func storeState(s state.Store, cp *snapshotContext) (checkpoint.SubtaskState, as
 			return subtaskState(info, cp.rel), nil
 		}, nil
 	}
-	write := s.Checkpoint
-	if cp.canonical {
-		write = func(dir string) (state.CheckpointInfo, error) { return state.WriteCanonical(s, dir) }
+	if err := write(); err != nil {
+		return checkpoint.SubtaskState{}, nil, err
 	}
-	info, err := write(dir)
+	checkpointStore := s.Checkpoint
+	if cp.canonical {
+		checkpointStore = func(dir string) (state.CheckpointInfo, error) { return state.WriteCanonical(s, dir) }
+	}
+	info, err := checkpointStore(dir)
 	if err != nil {
 		return checkpoint.SubtaskState{}, nil, err
 	}

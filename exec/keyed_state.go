@@ -100,23 +100,25 @@ func declareKeyedCache[V any](s *keyedState, id byte, name string, codec state.K
 }
 
 // snapshot takes the subtask's part of checkpoint cp: expire, write back,
-// record the layout and watermark, checkpoint the store.
-// The store's checkpoint may be asynchronous (storeState).
+// record the layout and watermark, checkpoint the store. A store that
+// checkpoints asynchronously (state.AsyncCheckpointer) takes the
+// write-back for the checkpoint's goroutine to commit, and the snapshot
+// returns with the rest to wait for (storeState).
 func (s *keyedState) snapshot(cp *snapshotContext) (checkpoint.SubtaskState, asyncState, error) {
-	if s.decl.Expire != nil {
-		if err := s.decl.Expire(); err != nil {
-			return checkpoint.SubtaskState{}, nil, err
+	write := func() error {
+		if s.decl.Expire != nil {
+			if err := s.decl.Expire(); err != nil {
+				return err
+			}
 		}
-	}
-	for _, flush := range s.flushes {
-		if err := flush(); err != nil {
-			return checkpoint.SubtaskState{}, nil, err
+		for _, flush := range s.flushes {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
+		return s.writeMeta()
 	}
-	if err := s.writeMeta(); err != nil {
-		return checkpoint.SubtaskState{}, nil, err
-	}
-	return storeState(s.t.store, cp)
+	return storeState(s.t.store, cp, write)
 }
 
 // writeMeta records the layout and the watermark in every key group of

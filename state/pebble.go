@@ -253,6 +253,10 @@ type PebbleStore struct {
 	// applies held once async ended.
 	async *asyncCheckpoint
 	held  *pebble.Batch
+	// deferring is set while StartCheckpoint runs its write function:
+	// the writes are queued, and the checkpoint's goroutine commits them.
+	deferring bool
+	queue     []queuedWrite
 	// prevFiles are the sstables and blob files of the previous checkpoint
 	// (or of the checkpoint this store was restored from by hard links),
 	// by name, to tell the files a new checkpoint shares with it, and whose
@@ -344,7 +348,7 @@ func (s *PebbleStore) Get(kg int, key []byte) ([]byte, bool, error) {
 	if err := checkKeyGroup(kg); err != nil {
 		return nil, false, err
 	}
-	if err := s.land(false); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, false, err
 	}
 	v, closer, err := s.reader().Get(s.key(kg, key))
@@ -370,7 +374,7 @@ func (s *PebbleStore) GetSorted(kgs []int, keys [][]byte, fn func(i int, value [
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := s.land(false); err != nil {
+	if err := s.readable(); err != nil {
 		return err
 	}
 	it, err := s.reader().NewIter(nil)
@@ -406,7 +410,9 @@ func (s *PebbleStore) GetSorted(kgs []int, keys [][]byte, fn func(i int, value [
 }
 
 // Apply writes b in one Pebble batch, without syncing. Nothing of b is
-// applied if it holds a key group out of range.
+// applied if it holds a key group out of range. Inside StartCheckpoint's
+// write function it takes b's contents for the checkpoint's goroutine to
+// commit (b is left empty, with new buffers of the same capacity).
 func (s *PebbleStore) Apply(b *WriteBatch) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -422,39 +428,26 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		}
 		size += op.end - op.k + 16
 	}
+	if s.deferring {
+		q := *b
+		*b = WriteBatch{ops: make([]batchOp, 0, cap(q.ops)), buf: make([]byte, 0, cap(q.buf))}
+		q.order = nil
+		s.queue = append(s.queue, queuedWrite{batch: &q})
+		return nil
+	}
 	if err := s.land(false); err != nil {
 		return err
 	}
-	// Insert in key order: Pebble's memtable (a skiplist) inserts a batch
-	// with a cursor, so sorted keys make each insertion short. During an
-	// asynchronous checkpoint the writes are held instead (held is
-	// indexed: an error past the first operation would leave part of b
-	// there, but the only errors are the key groups checked above).
-	pb := s.held
-	if pb == nil {
-		pb = s.db.NewBatchWithSize(size)
+	if s.held != nil {
+		// During an asynchronous checkpoint the writes are held (an
+		// error past b's first operation would leave part of it there,
+		// but the only errors are the key groups checked above).
+		return fillBatch(s.held, b)
 	}
-	if err := b.sorted(func(op *batchOp) error {
-		key := b.key(op)
-		var d *pebble.DeferredBatchOp
-		if op.del {
-			d = pb.DeleteDeferred(2 + len(key))
-		} else {
-			v := b.value(op)
-			d = pb.SetDeferred(2+len(key), len(v))
-			copy(d.Value, v)
-		}
-		binary.BigEndian.PutUint16(d.Key, uint16(op.kg))
-		copy(d.Key[2:], key)
-		return d.Finish()
-	}); err != nil {
-		if pb != s.held {
-			pb.Close()
-		}
+	pb := s.db.NewBatchWithSize(size)
+	if err := fillBatch(pb, b); err != nil {
+		pb.Close()
 		return err
-	}
-	if pb == s.held {
-		return nil
 	}
 	// A commit stalls while Pebble's memtables wait for a flush, for ever
 	// if the flush cannot be written: it runs so that the store's failure
@@ -470,6 +463,34 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 	}
 	s.dirty = true
 	return nil
+}
+
+// fillBatch adds b's operations to pb, in key order: Pebble's memtable (a
+// skiplist) inserts a batch with a cursor, so sorted keys make each
+// insertion short.
+func fillBatch(pb *pebble.Batch, b *WriteBatch) error {
+	return b.sorted(func(op *batchOp) error {
+		key := b.key(op)
+		var d *pebble.DeferredBatchOp
+		if op.del {
+			d = pb.DeleteDeferred(2 + len(key))
+		} else {
+			v := b.value(op)
+			d = pb.SetDeferred(2+len(key), len(v))
+			copy(d.Value, v)
+		}
+		binary.BigEndian.PutUint16(d.Key, uint16(op.kg))
+		copy(d.Key[2:], key)
+		return d.Finish()
+	})
+}
+
+// queuedWrite is a write made inside StartCheckpoint's write function, for
+// the checkpoint's goroutine to commit: a batch, or a range deletion of
+// [lo, hi).
+type queuedWrite struct {
+	batch  *WriteBatch
+	lo, hi []byte
 }
 
 // DeleteRange writes one range tombstone over [start, end) of key group
@@ -488,6 +509,10 @@ func (s *PebbleStore) DeleteRange(kg int, start, end []byte) error {
 		return fmt.Errorf("state: DeleteRange to the end of key group %d", kg)
 	}
 	if bytes.Compare(lo, hi) >= 0 {
+		return nil
+	}
+	if s.deferring {
+		s.queue = append(s.queue, queuedWrite{lo: lo, hi: hi})
 		return nil
 	}
 	if err := s.land(false); err != nil {
@@ -512,7 +537,7 @@ func (s *PebbleStore) Scan(fn func(kg int, key, value []byte) error) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := s.land(false); err != nil {
+	if err := s.readable(); err != nil {
 		return err
 	}
 	return iterPebble(s.reader(), nil, nil, func(k, v []byte) error {
@@ -529,7 +554,7 @@ func (s *PebbleStore) ScanPrefix(kg int, prefix []byte, fn func(key, value []byt
 	if err := checkKeyGroup(kg); err != nil {
 		return err
 	}
-	if err := s.land(false); err != nil {
+	if err := s.readable(); err != nil {
 		return err
 	}
 	lo := append(binary.BigEndian.AppendUint16(nil, uint16(kg)), prefix...)
@@ -554,7 +579,7 @@ func (s *PebbleStore) ScanRange(kg int, start, end []byte, fn func(key, value []
 	} else {
 		hi = PrefixEnd(g)
 	}
-	if err := s.land(false); err != nil {
+	if err := s.readable(); err != nil {
 		return err
 	}
 	return iterPebble(s.reader(), lo, hi, func(k, v []byte) error { return fn(k[2:], v) }, s.readErr)

@@ -45,24 +45,41 @@ func (s *PebbleStore) Checkpoint(dir string) (CheckpointInfo, error) {
 	return info, nil
 }
 
-// StartCheckpoint takes the synchronous part of a checkpoint of everything
-// applied so far into dir (AsyncCheckpointer): the flush of the memtable,
-// the checkpoint's files and their checksums are written on another
-// goroutine, and the writes made meanwhile are held in an indexed batch
-// that reads see, so that none reaches the instance before the
-// checkpoint has its files. The held writes are applied at the first use
-// of the store after the checkpoint ended (a later checkpoint or Close
-// waits for it). wait may be called from any goroutine, once; it returns
-// early with the store's failure if the store fails or is aborted.
-func (s *PebbleStore) StartCheckpoint(dir string) (wait func() (CheckpointInfo, error), err error) {
+// StartCheckpoint takes the synchronous part of a checkpoint into dir
+// (AsyncCheckpointer): it runs write, whose writes (the operator's
+// write-back) are queued rather than committed, and returns. Another
+// goroutine then commits them, flushes the memtable and writes the
+// checkpoint's files and checksums. Meanwhile new writes are held in an
+// indexed batch that reads see over the instance, so that none reaches
+// the instance before the checkpoint has its files, and reads wait until
+// the queued writes are committed. The held writes are applied at the
+// first use of the store after the checkpoint ended (a later checkpoint
+// or Close waits for it). wait may be called from any goroutine, once;
+// it returns early with the store's failure if the store fails or is
+// aborted. If write fails, what it queued is committed and its error
+// returned, with no checkpoint started.
+func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func() (CheckpointInfo, error), err error) {
 	if err := s.land(true); err != nil {
 		return nil, err
 	}
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	a := &asyncCheckpoint{done: make(chan struct{})}
-	flush, prev := s.dirty, s.prevFiles
+	s.deferring = true
+	err = write()
+	s.deferring = false
+	if err != nil {
+		if qerr := s.commitQueue(); qerr != nil {
+			return nil, qerr
+		}
+		return nil, err
+	}
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	a := &asyncCheckpoint{done: make(chan struct{}), applied: make(chan struct{}), queue: s.queue}
+	s.queue = nil
+	flush, prev := s.dirty || len(a.queue) > 0, s.prevFiles
 	go func() {
 		defer close(a.done)
 		defer func() {
@@ -70,6 +87,11 @@ func (s *PebbleStore) StartCheckpoint(dir string) (wait func() (CheckpointInfo, 
 				a.err = fmt.Errorf("state: pebble store %s: %v", s.dir, r)
 			}
 		}()
+		if a.err = s.commitWrites(a.queue); a.err != nil {
+			return
+		}
+		a.queue = nil
+		close(a.applied)
 		a.info, a.files, a.err = s.writeCheckpoint(dir, flush, prev)
 	}()
 	s.async, s.held, s.dirty = a, s.db.NewIndexedBatch(), false
@@ -88,18 +110,82 @@ func (s *PebbleStore) StartCheckpoint(dir string) (wait func() (CheckpointInfo, 
 }
 
 // asyncCheckpoint is a checkpoint being written on another goroutine
-// (StartCheckpoint): done is closed once info, files and err are set.
+// (StartCheckpoint): applied is closed once its queued writes are
+// committed, done once info, files and err are set.
 type asyncCheckpoint struct {
-	done  chan struct{}
-	info  CheckpointInfo
-	files map[string]sharedFile
-	err   error
+	done, applied chan struct{}
+	queue         []queuedWrite
+	info          CheckpointInfo
+	files         map[string]sharedFile
+	err           error
+}
+
+// commitWrites commits queued writes in order, without syncing. It
+// touches no field of s, so that it may run on a checkpoint's goroutine.
+func (s *PebbleStore) commitWrites(q []queuedWrite) error {
+	for _, w := range q {
+		var err error
+		if w.batch == nil {
+			err = s.db.DeleteRange(w.lo, w.hi, pebble.NoSync)
+		} else {
+			pb := s.db.NewBatch()
+			if err = fillBatch(pb, w.batch); err == nil {
+				err = pb.Commit(pebble.NoSync)
+			}
+			_ = pb.Close()
+		}
+		if herr := s.healthy(); herr != nil {
+			return herr
+		}
+		if err != nil {
+			return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
+		}
+	}
+	return nil
+}
+
+// commitQueue commits the writes queued by StartCheckpoint's write
+// function now, on the store's goroutine: a read inside write, or write's
+// failure.
+func (s *PebbleStore) commitQueue() error {
+	if len(s.queue) == 0 {
+		return nil
+	}
+	q := s.queue
+	s.queue = nil
+	if err := s.call(func() error { return s.commitWrites(q) }); err != nil {
+		return err
+	}
+	s.dirty = true
+	return nil
+}
+
+// readable prepares the store for a read: the writes queued inside
+// StartCheckpoint's write function are committed, and those an
+// asynchronous checkpoint commits have been (the read waits for them);
+// a checkpoint that ended is landed.
+func (s *PebbleStore) readable() error {
+	if s.deferring {
+		return s.commitQueue()
+	}
+	a := s.async
+	if a == nil {
+		return nil
+	}
+	select {
+	case <-a.applied:
+	case <-a.done:
+	case <-s.fault.failed:
+		return s.fault.failure()
+	}
+	return s.land(false)
 }
 
 // land ends the store's asynchronous checkpoint, if any, once it ended
 // (wait: waiting for it; else only if it has): it applies the writes held
 // meanwhile to the instance and keeps the checkpoint's files for the next
-// one to share.
+// one to share. A checkpoint whose queued writes failed to commit fails
+// the store: they are lost to it.
 func (s *PebbleStore) land(wait bool) error {
 	a := s.async
 	if a == nil {
@@ -120,6 +206,11 @@ func (s *PebbleStore) land(wait bool) error {
 	}
 	held := s.held
 	s.async, s.held = nil, nil
+	if a.queue != nil {
+		_ = held.Close()
+		s.fault.fail(fmt.Errorf("the write-back of a checkpoint failed: %w", a.err), true)
+		return s.fault.failure()
+	}
 	if a.err == nil {
 		s.prevFiles = a.files
 	}

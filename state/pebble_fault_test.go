@@ -242,7 +242,7 @@ func TestPebbleStuckAsyncCheckpointAbort(t *testing.T) {
 	block := make(chan struct{})
 	fi.block.Store(&block)
 
-	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"))
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error { return nil })
 	if err != nil {
 		t.Fatalf("StartCheckpoint: %v", err)
 	}
@@ -282,7 +282,7 @@ func TestPebbleStuckAsyncCheckpointAbort(t *testing.T) {
 	if !errors.Is(err, ErrFailed) || !errors.Is(err, cause) {
 		t.Fatalf("the checkpoint after Abort: %v, want ErrFailed and the cause", err)
 	}
-	if _, err := s.StartCheckpoint(filepath.Join(root, "chk-2")); !errors.Is(err, cause) {
+	if _, err := s.StartCheckpoint(filepath.Join(root, "chk-2"), func() error { return nil }); !errors.Is(err, cause) {
 		t.Fatalf("a checkpoint after Abort: %v, want the cause", err)
 	}
 	if err := within(t, "Close while the flush is blocked", s.Close); err != nil {
@@ -299,7 +299,7 @@ func TestPebbleAsyncCheckpointDiskFull(t *testing.T) {
 	putEntries(t, s, rng, 5000, 16, 100)
 	enospc := error(syscall.ENOSPC)
 	fi.err.Store(&enospc)
-	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"))
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error { return nil })
 	if err != nil {
 		t.Fatalf("StartCheckpoint: %v", err)
 	}

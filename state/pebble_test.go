@@ -89,25 +89,7 @@ func (h *pebbleHarness) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "apply":
 		s := h.store(t, td)
-		var b WriteBatch
-		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
-			f := strings.Fields(line)
-			if len(f) == 0 {
-				continue
-			}
-			kg, err := strconv.Atoi(f[1])
-			if err != nil {
-				td.Fatalf(t, "%s: %v", line, err)
-			}
-			switch {
-			case f[0] == "put" && len(f) == 4:
-				b.Put(kg, []byte(f[2]), []byte(f[3]))
-			case f[0] == "del" && len(f) == 3:
-				b.Delete(kg, []byte(f[2]))
-			default:
-				td.Fatalf(t, "bad batch line %q", line)
-			}
-		}
+		b := parseBatch(t, td)
 		if err := s.Apply(&b); err != nil {
 			return h.errString(err)
 		}
@@ -181,12 +163,14 @@ func (h *pebbleHarness) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 
 	case "start-checkpoint":
-		// start-checkpoint store=S dir=D: the synchronous part of an
+		// start-checkpoint store=S dir=D, then a batch (as apply's) that
+		// its write function applies: the synchronous part of an
 		// asynchronous checkpoint; wait-checkpoint dir=D ends it.
 		s := h.store(t, td)
 		var dir string
 		td.ScanArgs(t, "dir", &dir)
-		wait, err := s.(AsyncCheckpointer).StartCheckpoint(h.ckpt(dir))
+		b := parseBatch(t, td)
+		wait, err := s.(AsyncCheckpointer).StartCheckpoint(h.ckpt(dir), func() error { return s.Apply(&b) })
 		if err != nil {
 			return h.errString(err)
 		}
@@ -441,6 +425,31 @@ func scanString(t testing.TB, s Store) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// parseBatch reads a batch from td's input: "put KG KEY VALUE" and
+// "del KG KEY" lines.
+func parseBatch(t *testing.T, td *datadriven.TestData) WriteBatch {
+	var b WriteBatch
+	for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		kg, err := strconv.Atoi(f[1])
+		if err != nil {
+			td.Fatalf(t, "%s: %v", line, err)
+		}
+		switch {
+		case f[0] == "put" && len(f) == 4:
+			b.Put(kg, []byte(f[2]), []byte(f[3]))
+		case f[0] == "del" && len(f) == 3:
+			b.Delete(kg, []byte(f[2]))
+		default:
+			td.Fatalf(t, "bad batch line %q", line)
+		}
+	}
+	return b
 }
 
 func TestPebbleDataDriven(t *testing.T) {

@@ -52,14 +52,16 @@ type Store interface {
 }
 
 // AsyncCheckpointer is a Store that takes a checkpoint in two parts, as
-// Flink's state backends do: StartCheckpoint fixes what the checkpoint
-// holds (everything applied so far) and returns, and the checkpoint's
-// files are written on another goroutine while the store is used on;
-// wait, called once from any goroutine, returns when they are written.
-// Writes made meanwhile are kept out of the checkpoint and seen by reads.
-// A later checkpoint or Close waits for the earlier one to end.
+// Flink's state backends do. StartCheckpoint runs write (the operator's
+// write-back of what it holds in memory), fixes what the checkpoint holds
+// (everything applied so far, and what write applies) and returns; the
+// writes of write are committed, and the checkpoint's files written, on
+// another goroutine while the store is used on. wait, called once from any
+// goroutine, returns when the files are written. Writes made meanwhile
+// are kept out of the checkpoint and seen by reads. A later checkpoint or
+// Close waits for the earlier one to end.
 type AsyncCheckpointer interface {
-	StartCheckpoint(dir string) (wait func() (CheckpointInfo, error), err error)
+	StartCheckpoint(dir string, write func() error) (wait func() (CheckpointInfo, error), err error)
 }
 
 // SortedGetter is a Store that reads many keys together faster than
