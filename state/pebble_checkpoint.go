@@ -120,10 +120,14 @@ type asyncCheckpoint struct {
 	err           error
 }
 
-// commitWrites commits queued writes in order, without syncing. It
-// touches no field of s, so that it may run on a checkpoint's goroutine.
+// commitWrites commits queued writes in order, without syncing, and
+// drops each from q once committed, so that its memory is freed while the
+// rest commit. It touches no field of s, so that it may run on a
+// checkpoint's goroutine.
 func (s *PebbleStore) commitWrites(q []queuedWrite) error {
-	for _, w := range q {
+	for i := range q {
+		w := q[i]
+		q[i] = queuedWrite{}
 		var err error
 		if w.batch == nil {
 			err = s.db.DeleteRange(w.lo, w.hi, pebble.NoSync)
