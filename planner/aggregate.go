@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -25,6 +26,13 @@ type aggScope struct {
 	special map[ast.ExprNode]bool
 	aggs    []AggCall
 	aggStrs map[string]int
+	// userKeys is the number of GROUP BY's expressions, the first keys;
+	// sets are its grouping sets (sets[i][j]: set i groups by key j; nil
+	// for a plain GROUP BY), and setIndex the aggregate's output column
+	// of the row's set (Expand's $e).
+	userKeys int
+	sets     [][]bool
+	setIndex int
 }
 
 // hasAggregate reports whether e contains an aggregate call outside of a
@@ -117,9 +125,18 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 		return len(pre.Exprs) - 1
 	}
 	var keys []int
+	// sets are the grouping sets over GROUP BY's expressions (as exprs
+	// lists them); keyOf maps an expression to its key.
+	var sets [][]int
+	var keyOf []int
+	grouped := false
 	if sel.GroupBy != nil {
-		for _, item := range sel.GroupBy.Items {
-			e := item.Expr
+		exprs, ss, g, err := b.groupingItems(sel.GroupBy)
+		if err != nil {
+			return nil, nil, err
+		}
+		sets, grouped = ss, g
+		for _, e := range exprs {
 			if p, ok := e.(*ast.PositionExpr); ok {
 				if p.N < 1 || p.N > len(fields) || fields[p.N-1].expr == nil {
 					return nil, nil, errAt(ErrUnknownColumn, b.pos(e), "", "GROUP BY position %d is not in the select list", p.N)
@@ -143,6 +160,10 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 			if err := refuseRowKey(b.pos(e), "GROUP BY", x.Type()); err != nil {
 				return nil, nil, err
 			}
+			if j := slices.Index(agg.keyStrs, x.String()); j >= 0 {
+				keyOf = append(keyOf, j) // the same key written twice
+				continue
+			}
 			name := fmt.Sprintf("$key%d", len(keys))
 			if c, ok := x.(*ColumnRef); ok {
 				name = c.Name
@@ -150,10 +171,29 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 				name = f
 			}
 			k := add(x, name)
+			keyOf = append(keyOf, len(keys))
 			keys = append(keys, k)
 			agg.keyStrs = append(agg.keyStrs, x.String())
 			agg.keyExprs = append(agg.keyExprs, x)
 			agg.keyT = append(agg.keyT, x.Type())
+		}
+	}
+	agg.userKeys = len(keys)
+	if grouped {
+		agg.sets = make([][]bool, len(sets))
+		for i, s := range sets {
+			agg.sets[i] = make([]bool, len(keys))
+			for _, e := range s {
+				agg.sets[i][keyOf[e]] = true
+			}
+		}
+		for j := range keys {
+			for _, s := range agg.sets {
+				if !s[j] {
+					agg.keyT[j] = agg.keyT[j].Nullable()
+					break
+				}
+			}
 		}
 	}
 	extra := b.groupExtra
@@ -221,7 +261,23 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 		agg.aggs = append(agg.aggs, aggs[i].call)
 	}
 	_ = nKeys
-	return &Aggregate{Input: pre, Keys: keys, Aggs: agg.aggs}, agg, nil
+	if agg.sets == nil {
+		return &Aggregate{Input: pre, Keys: keys, Aggs: agg.aggs}, agg, nil
+	}
+	// Grouping sets: the keys of a decorrelated subquery's domain are in
+	// every set; the row's set is the last key.
+	for i := range agg.sets {
+		for len(agg.sets[i]) < len(keys) {
+			agg.sets[i] = append(agg.sets[i], true)
+		}
+	}
+	ex := &Expand{Input: pre, Keys: keys, Sets: agg.sets}
+	agg.setIndex = len(agg.keyStrs)
+	agg.keyStrs = append(agg.keyStrs, "\x00"+ExpandIDName) // no expression's text
+	id := &ColumnRef{Index: len(pre.Exprs), Name: ExpandIDName, T: notNullBigInt()}
+	agg.keyExprs = append(agg.keyExprs, id)
+	agg.keyT = append(agg.keyT, id.T)
+	return &Aggregate{Input: ex, Keys: append(keys, len(pre.Exprs)), Aggs: agg.aggs}, agg, nil
 }
 
 // bindAggCall binds an aggregate call's argument (and FILTER condition)
@@ -404,6 +460,10 @@ func (b *binder) bindAggregated(e ast.ExprNode, sc *scope, agg *aggScope) (Expr,
 		}
 		a := agg.aggs[i]
 		return &ColumnRef{Index: len(agg.keyStrs) + i, Name: a.Name, T: a.T}, true, nil
+	}
+	if f, ok := e.(*ast.FuncCallExpr); ok && (f.FnName.L == "grouping" || f.FnName.L == "grouping_id") {
+		x, err := b.bindGrouping(f, sc, agg)
+		return x, true, err
 	}
 	if _, ok := e.(ast.ValueExpr); ok {
 		return nil, false, nil

@@ -485,6 +485,15 @@ var funcAliases = map[string]string{
 }
 
 func (b *binder) bindFunc(e *ast.FuncCallExpr, sc *scope, agg *aggScope) (Expr, error) {
+	if clause, ok := groupingMarker(e); ok {
+		return nil, errAt(ErrUnsupported, b.pos(e), "write GROUP BY GROUPING SETS ((a, b), (a), ())", "%s is allowed only as an item of GROUP BY", clause)
+	}
+	if e.FnName.L == "grouping" || e.FnName.L == "grouping_id" {
+		return nil, errAt(ErrUnsupported, b.pos(e), "", "%s is allowed only in the select list, HAVING or ORDER BY of a query with GROUP BY", strings.ToUpper(e.FnName.O))
+	}
+	if e.FnName.L == "group_id" {
+		return nil, errAt(ErrUnsupported, b.pos(e), "tell duplicate grouping sets apart by GROUPING_ID() or list each set once", "GROUP_ID() is not supported")
+	}
 	// Group-window functions: TUMBLE_START(ts, size) and the like (groupwindow.go).
 	if x, ok, err := b.groupWindowFunc(e, sc, agg); ok {
 		return x, err

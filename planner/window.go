@@ -412,6 +412,10 @@ func windowCol(n Node, col int) (*WindowTVF, int) {
 		if c, ok := x.Exprs[col].(*ColumnRef); ok {
 			return windowCol(x.Input, c.Index)
 		}
+	case *Expand:
+		if x.passes(col) {
+			return windowCol(x.Input, col)
+		}
 	case *WindowTVF:
 		if nIn := len(x.Input.Schema()); col >= nIn {
 			return x, col - nIn
@@ -435,6 +439,10 @@ func windowSource(n Node, col int) (Node, WindowSpec, int) {
 	case *Project:
 		if c, ok := x.Exprs[col].(*ColumnRef); ok {
 			return windowSource(x.Input, c.Index)
+		}
+	case *Expand:
+		if x.passes(col) {
+			return windowSource(x.Input, col)
 		}
 	case *WindowTVF:
 		if nIn := len(x.Input.Schema()); col >= nIn {
@@ -644,6 +652,35 @@ func unwindow(n Node, tvf *WindowTVF, carry []int) (Node, []colSrc, int, []int, 
 			return in, cols, newTC, out, true
 		}
 		return p, cols, newTC, out, true
+	case *Expand:
+		// Grouping sets of a window aggregation: the window columns are
+		// in every set, so the copies keep them, and the Expand goes over
+		// the rebuilt input without them.
+		in, inCols, tc, carried, ok := unwindow(x.Input, tvf, carry)
+		if !ok {
+			return nil, nil, 0, nil, false
+		}
+		e := &Expand{Input: in}
+		for j, k := range x.Keys {
+			if inCols[k].win > 0 {
+				if !x.inEverySet(j) {
+					return nil, nil, 0, nil, false
+				}
+				continue
+			}
+			e.Keys = append(e.Keys, inCols[k].idx)
+		}
+		for _, set := range x.Sets {
+			var keep []bool
+			for j, k := range x.Keys {
+				if inCols[k].win == 0 {
+					keep = append(keep, set[j])
+				}
+			}
+			e.Sets = append(e.Sets, keep)
+		}
+		cols := append(append([]colSrc(nil), inCols...), colSrc{idx: len(in.Schema())})
+		return e, cols, tc, carried, true
 	}
 	return nil, nil, 0, nil, false
 }

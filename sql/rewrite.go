@@ -45,6 +45,8 @@ import (
 //     (x BETWEEN b AND a) after parsing (symmetricAt), (a, b) OVERLAPS
 //     (c, d) becomes the call OVERLAPS(a, b, c, d), and SIMILAR TO becomes
 //     LIKE (IsSimilar);
+//   - GROUPING SETS (...), ROLLUP (...) and CUBE (...) become calls of
+//     functions of ours (grouping_sets.go);
 //   - names MySQL reserves but Flink does not (key, index, ...) get
 //     backquotes;
 //   - x::type becomes CAST(x AS type), x IN () becomes x IN (NULL) with
@@ -310,6 +312,19 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			edits = append(edits, edit{toks[open].off, toks[open].off, "`OVERLAPS`"})
 			edits = append(edits, edit{toks[i-1].off, next.end, pad(",", next.end-toks[i-1].off)})
 			i++
+		case up == "GROUPING" && next.is("SETS"):
+			// GROUP BY GROUPING SETS (...) (grouping_sets.go); the
+			// elements inside are rewritten by the cases below.
+			if es, c := p.groupingSets(i, hi); c >= 0 {
+				edits = append(edits, es...)
+				i++
+			}
+		case (up == "ROLLUP" || up == "CUBE") && next.isPunct("("):
+			fn := RollupFunc
+			if up == "CUBE" {
+				fn = CubeFunc
+			}
+			edits = append(edits, edit{t.off, t.end, fn})
 		case (up == "REGEXP" || up == "SPLIT") && next.isPunct("("):
 			// Flink's functions REGEXP(s, pattern) and SPLIT(s, sep); an
 			// infix operator and a keyword to MySQL.
