@@ -70,7 +70,7 @@ func (x *Expand) WithChildren(ch []Node) Node {
 	c.Input = ch[0]
 	return &c
 }
-func (x *Expand) Expressions() []Expr             { return nil }
+func (x *Expand) Expressions() []Expr            { return nil }
 func (x *Expand) WithExpressions(es []Expr) Node { return x }
 
 // Mode: its input's.
