@@ -368,6 +368,10 @@ func (b *binder) bindSelect(sel *ast.SelectStmt) (Node, error) {
 	if sel.Kind == ast.SelectStmtKindValues {
 		return b.bindValues(sel.Lists)
 	}
+	if split, ok := groupedOver(sel); ok {
+		// A window function over the groups (grouped_over.go).
+		return b.bindSelect(split)
+	}
 	popCTEs, err := b.withCTEs(sel.With)
 	if err != nil {
 		return nil, err
