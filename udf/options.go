@@ -1,0 +1,70 @@
+package udf
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/internal/config"
+)
+
+// The options of CREATE FUNCTION ... WITH (...).
+var (
+	MemoryLimitOption = config.Bytes("memory-limit", 256<<20, 1<<20,
+		"The most linear memory one instance of the function may have (WebAssembly pages of 64 KiB; a module built by Go "+
+			"starts at a few MiB). A module that needs more fails the call that asked for it.")
+	CallTimeoutOption = config.Duration("call-timeout", 10*time.Second, true,
+		"The longest one call of the function over a batch of rows may run; past it the call is stopped and the job fails "+
+			"with an error naming the function.")
+)
+
+// OptionDefs lists the options of CREATE FUNCTION ... WITH (...).
+func OptionDefs() []config.Def { return []config.Def{MemoryLimitOption, CallTimeoutOption} }
+
+// Options are a function's sandbox limits.
+type Options struct {
+	// MemoryLimit is the most linear memory of an instance, in bytes.
+	MemoryLimit int64
+	// CallTimeout bounds one call over a batch.
+	CallTimeout time.Duration
+}
+
+// ParseOptions reads a function's WITH options; an unknown key is an
+// error that lists the known ones.
+func ParseOptions(m map[string]string) (Options, error) {
+	var known []string
+	for _, d := range OptionDefs() {
+		known = append(known, d.Key())
+	}
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return Options{}, fmt.Errorf("%w: unknown function option '%s' (a function takes %s)", ErrBadOption,
+			strings.Join(unknown, "', '"), "'"+strings.Join(known, "', '")+"'")
+	}
+	var o Options
+	err := config.Collect(config.Into(&o.MemoryLimit, MemoryLimitOption, m), config.Into(&o.CallTimeout, CallTimeoutOption, m))
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: %w", ErrBadOption, err)
+	}
+	return o, nil
+}
+
+// pages is the memory limit in 64 KiB pages, at least one.
+func (o Options) pages() uint32 {
+	p := o.MemoryLimit >> 16
+	if p < 1 {
+		p = 1
+	}
+	if p > 65536 {
+		p = 65536
+	}
+	return uint32(p)
+}
