@@ -192,10 +192,15 @@ func (i *Instance) Call(mem memory.Allocator, args []functions.Vec, n int) (func
 		binary.LittleEndian.PutUint32(hdr[8:], uint32(nb))
 		at += nb
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), i.m.opts.CallTimeout)
+	ctx, cancel := context.Background(), context.CancelFunc(nil)
+	if i.m.opts.CallTimeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, i.m.opts.CallTimeout)
+	}
 	i.stack[0], i.stack[1] = uint64(i.bufPtr), uint64(m)
 	err := i.call.CallWithStack(ctx, i.stack[:])
-	cancel()
+	if cancel != nil {
+		cancel()
+	}
 	if err != nil {
 		r := -1
 		if st, ok := i.mod.Memory().ReadUint32Le(i.statePtr + 4*stRow); ok && int(st) < m {

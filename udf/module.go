@@ -88,7 +88,7 @@ func compile(name string, wasm []byte, opts Options) (*Module, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
 		WithMemoryLimitPages(opts.pages()).
-		WithCloseOnContextDone(true)
+		WithCloseOnContextDone(opts.CallTimeout > 0)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	fail := func(err error) (*Module, error) {
 		rt.Close(ctx)

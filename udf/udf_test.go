@@ -25,6 +25,13 @@ func TestMain(m *testing.M) {
 
 func load(t *testing.T, name string, opts Options) *Module {
 	t.Helper()
+	return loadOpts(t, name, opts)
+}
+
+func loadB(b *testing.B, name string) *Module { return loadOpts(b, name, Options{}) }
+
+func loadOpts(t testing.TB, name string, opts Options) *Module {
+	t.Helper()
 	dir, err := testenv.UDFModules()
 	if err != nil {
 		t.Fatal(err)

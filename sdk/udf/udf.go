@@ -101,78 +101,72 @@ func signature(args []string, ret string, onNull bool) string {
 	return s + " RETURNS NULL ON NULL INPUT"
 }
 
-// getter returns the reader of row i of a column of T.
-func getter[T Type]() func(c *Column, i int) T {
+// view returns the n values of column c as a []T: the column's own bytes
+// for a fixed-width type (the engine 8-aligns them; a bool is a byte 0 or
+// 1, as Go lays it out), the strings' headers into scratch for a string.
+func view[T Type](c *Column, n int, scratch *[]string) []T {
 	var z T
-	switch any(z).(type) {
-	case int32:
-		return func(c *Column, i int) T {
-			v := *(*int32)(unsafe.Pointer(&c.Values[4*i]))
-			return *(*T)(unsafe.Pointer(&v))
+	if _, ok := any(z).(string); ok {
+		s := *scratch
+		if cap(s) < n {
+			s = make([]string, n)
 		}
-	case int64:
-		return func(c *Column, i int) T {
-			v := *(*int64)(unsafe.Pointer(&c.Values[8*i]))
-			return *(*T)(unsafe.Pointer(&v))
-		}
-	case float64:
-		return func(c *Column, i int) T {
-			v := *(*float64)(unsafe.Pointer(&c.Values[8*i]))
-			return *(*T)(unsafe.Pointer(&v))
-		}
-	case bool:
-		return func(c *Column, i int) T {
-			v := c.Values[i] != 0
-			return *(*T)(unsafe.Pointer(&v))
-		}
-	default:
-		return func(c *Column, i int) T {
-			lo, hi := c.Offsets[i], c.Offsets[i+1]
-			var v string
+		s = s[:n]
+		off, data := c.Offsets, c.Values
+		for i := range s {
+			lo, hi := off[i], off[i+1]
 			if hi > lo {
-				v = unsafe.String(&c.Values[lo], int(hi-lo))
+				s[i] = unsafe.String(&data[lo], int(hi-lo))
+			} else {
+				s[i] = ""
 			}
-			return *(*T)(unsafe.Pointer(&v))
 		}
+		*scratch = s
+		return *(*[]T)(unsafe.Pointer(&s))
 	}
+	if n == 0 || len(c.Values) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&c.Values[0])), n)
 }
 
-// putter returns the writer of row i of a result of T; prepare sizes the
-// result for n rows first.
-func putter[T Type]() (prepare func(r *Result, n int), put func(r *Result, i int, v T)) {
-	var z T
-	fixed := func(w int) func(r *Result, n int) {
-		return func(r *Result, n int) {
-			r.Values = grow(r.Values, w*n)
-			r.Offsets = r.Offsets[:0]
+// results is where the n results of a batch go: the Result's own bytes for
+// a fixed-width type, strings kept in strs until finish encodes them.
+type results[R Type] struct{ strs []string }
+
+func (r *results[R]) slice(out *Result, n int) []R {
+	var z R
+	out.Offsets = out.Offsets[:0]
+	if _, ok := any(z).(string); ok {
+		if cap(r.strs) < n {
+			r.strs = make([]string, n)
 		}
+		r.strs = r.strs[:n]
+		return *(*[]R)(unsafe.Pointer(&r.strs))
 	}
-	switch any(z).(type) {
-	case int32:
-		return fixed(4), func(r *Result, i int, v T) { *(*T)(unsafe.Pointer(&r.Values[4*i])) = v }
-	case int64, float64:
-		return fixed(8), func(r *Result, i int, v T) { *(*T)(unsafe.Pointer(&r.Values[8*i])) = v }
-	case bool:
-		return fixed(1), func(r *Result, i int, v T) {
-			b := *(*bool)(unsafe.Pointer(&v))
-			r.Values[i] = 0
-			if b {
-				r.Values[i] = 1
-			}
-		}
-	default:
-		return func(r *Result, n int) {
-				r.Values = r.Values[:0]
-				if cap(r.Offsets) < n+1 {
-					r.Offsets = make([]int32, n+1, 2*n+2)
-				}
-				r.Offsets = r.Offsets[:n+1]
-				r.Offsets[0] = 0
-			}, func(r *Result, i int, v T) {
-				r.Values = append(r.Values, *(*string)(unsafe.Pointer(&v))...)
-				r.Offsets[i+1] = int32(len(r.Values))
-			}
+	out.Values = grow(out.Values, int(unsafe.Sizeof(z))*n)
+	if n == 0 {
+		return nil
 	}
+	return unsafe.Slice((*R)(unsafe.Pointer(&out.Values[0])), n)
+}
+
+func (r *results[R]) finish(out *Result, n int) {
+	var z R
+	if _, ok := any(z).(string); !ok {
+		return
+	}
+	if cap(out.Offsets) < n+1 {
+		out.Offsets = make([]int32, n+1, 2*n+2)
+	}
+	out.Offsets = out.Offsets[:n+1]
+	out.Offsets[0] = 0
+	out.Values = out.Values[:0]
+	for i, s := range r.strs[:n] {
+		out.Values = append(out.Values, s...)
+		out.Offsets[i+1] = int32(len(out.Values))
+	}
+	clear(r.strs[:n]) // keep no string of the batch alive
 }
 
 func grow(b []byte, n int) []byte {
@@ -182,140 +176,141 @@ func grow(b []byte, n int) []byte {
 	return b[:n]
 }
 
+// valid reports whether row i of c is not NULL.
+func valid(c *Column, i int) bool { return c.Valid == nil || c.Valid[i] != 0 }
+
+// nullResults sizes out's validity for n rows.
+func nullResults(out *Result, n int) []byte {
+	out.Valid = grow(out.Valid, n)
+	return out.Valid
+}
+
 // Scalar registers f, a function of one argument not called on NULL.
 func Scalar[A, R Type](f func(A) R) {
-	ga := getter[A]()
-	prep, put := putter[R]()
+	var sa []string
+	var res results[R]
 	register(&function{
 		signature: signature([]string{sqlType[A]()}, sqlType[R](), false),
 		nargs:     1,
 		run: func(n int, args []Column, out *Result, row *uint32) {
-			prep(out, n)
 			out.Valid = out.Valid[:0]
-			a := &args[0]
-			for i := 0; i < n; i++ {
+			as := view[A](&args[0], n, &sa)
+			rs := res.slice(out, n)
+			for i := range rs {
 				*row = uint32(i)
-				put(out, i, f(ga(a, i)))
+				rs[i] = f(as[i])
 			}
+			res.finish(out, n)
 		},
 	})
 }
 
 // Scalar2 registers f, a function of two arguments not called on NULL.
 func Scalar2[A, B, R Type](f func(A, B) R) {
-	ga, gb := getter[A](), getter[B]()
-	prep, put := putter[R]()
+	var sa, sb []string
+	var res results[R]
 	register(&function{
 		signature: signature([]string{sqlType[A](), sqlType[B]()}, sqlType[R](), false),
 		nargs:     2,
 		run: func(n int, args []Column, out *Result, row *uint32) {
-			prep(out, n)
 			out.Valid = out.Valid[:0]
-			a, b := &args[0], &args[1]
-			for i := 0; i < n; i++ {
+			as, bs := view[A](&args[0], n, &sa), view[B](&args[1], n, &sb)
+			rs := res.slice(out, n)
+			for i := range rs {
 				*row = uint32(i)
-				put(out, i, f(ga(a, i), gb(b, i)))
+				rs[i] = f(as[i], bs[i])
 			}
+			res.finish(out, n)
 		},
 	})
 }
 
 // Scalar3 registers f, a function of three arguments not called on NULL.
 func Scalar3[A, B, C, R Type](f func(A, B, C) R) {
-	ga, gb, gc := getter[A](), getter[B](), getter[C]()
-	prep, put := putter[R]()
+	var sa, sb, sc []string
+	var res results[R]
 	register(&function{
 		signature: signature([]string{sqlType[A](), sqlType[B](), sqlType[C]()}, sqlType[R](), false),
 		nargs:     3,
 		run: func(n int, args []Column, out *Result, row *uint32) {
-			prep(out, n)
 			out.Valid = out.Valid[:0]
-			a, b, c := &args[0], &args[1], &args[2]
-			for i := 0; i < n; i++ {
+			as, bs, cs := view[A](&args[0], n, &sa), view[B](&args[1], n, &sb), view[C](&args[2], n, &sc)
+			rs := res.slice(out, n)
+			for i := range rs {
 				*row = uint32(i)
-				put(out, i, f(ga(a, i), gb(b, i), gc(c, i)))
+				rs[i] = f(as[i], bs[i], cs[i])
 			}
+			res.finish(out, n)
 		},
 	})
 }
 
-func nullableGetter[T Type]() func(c *Column, i int) Nullable[T] {
-	g := getter[T]()
-	return func(c *Column, i int) Nullable[T] {
-		if c.Valid != nil && c.Valid[i] == 0 {
-			return Nullable[T]{}
-		}
-		return Nullable[T]{V: g(c, i), Valid: true}
-	}
-}
-
-func nullablePutter[T Type]() (prepare func(r *Result, n int), put func(r *Result, i int, v Nullable[T])) {
-	prep, p := putter[T]()
-	var zero T
-	return func(r *Result, n int) {
-			prep(r, n)
-			r.Valid = grow(r.Valid, n)
-		}, func(r *Result, i int, v Nullable[T]) {
-			if v.Valid {
-				r.Valid[i] = 1
-				p(r, i, v.V)
-				return
-			}
-			r.Valid[i] = 0
-			p(r, i, zero)
-		}
-}
-
 // NullableScalar registers f, a function of one argument called on NULL.
 func NullableScalar[A, R Type](f func(Nullable[A]) Nullable[R]) {
-	ga := nullableGetter[A]()
-	prep, put := nullablePutter[R]()
+	var sa []string
+	var res results[R]
 	register(&function{
 		signature: signature([]string{sqlType[A]()}, sqlType[R](), true),
 		nargs:     1,
 		run: func(n int, args []Column, out *Result, row *uint32) {
-			prep(out, n)
-			a := &args[0]
-			for i := 0; i < n; i++ {
+			as := view[A](&args[0], n, &sa)
+			rs, vs := res.slice(out, n), nullResults(out, n)
+			for i := range rs {
 				*row = uint32(i)
-				put(out, i, f(ga(a, i)))
+				v := f(Nullable[A]{as[i], valid(&args[0], i)})
+				rs[i], vs[i] = v.V, 0
+				if v.Valid {
+					vs[i] = 1
+				}
 			}
+			res.finish(out, n)
 		},
 	})
 }
 
 // NullableScalar2 registers f, a function of two arguments called on NULL.
 func NullableScalar2[A, B, R Type](f func(Nullable[A], Nullable[B]) Nullable[R]) {
-	ga, gb := nullableGetter[A](), nullableGetter[B]()
-	prep, put := nullablePutter[R]()
+	var sa, sb []string
+	var res results[R]
 	register(&function{
 		signature: signature([]string{sqlType[A](), sqlType[B]()}, sqlType[R](), true),
 		nargs:     2,
 		run: func(n int, args []Column, out *Result, row *uint32) {
-			prep(out, n)
-			a, b := &args[0], &args[1]
-			for i := 0; i < n; i++ {
+			as, bs := view[A](&args[0], n, &sa), view[B](&args[1], n, &sb)
+			rs, vs := res.slice(out, n), nullResults(out, n)
+			for i := range rs {
 				*row = uint32(i)
-				put(out, i, f(ga(a, i), gb(b, i)))
+				v := f(Nullable[A]{as[i], valid(&args[0], i)}, Nullable[B]{bs[i], valid(&args[1], i)})
+				rs[i], vs[i] = v.V, 0
+				if v.Valid {
+					vs[i] = 1
+				}
 			}
+			res.finish(out, n)
 		},
 	})
 }
 
 // NullableScalar3 registers f, a function of three arguments called on NULL.
 func NullableScalar3[A, B, C, R Type](f func(Nullable[A], Nullable[B], Nullable[C]) Nullable[R]) {
-	ga, gb, gc := nullableGetter[A](), nullableGetter[B](), nullableGetter[C]()
-	prep, put := nullablePutter[R]()
+	var sa, sb, sc []string
+	var res results[R]
 	register(&function{
 		signature: signature([]string{sqlType[A](), sqlType[B](), sqlType[C]()}, sqlType[R](), true),
 		nargs:     3,
 		run: func(n int, args []Column, out *Result, row *uint32) {
-			prep(out, n)
-			a, b, c := &args[0], &args[1], &args[2]
-			for i := 0; i < n; i++ {
+			as, bs, cs := view[A](&args[0], n, &sa), view[B](&args[1], n, &sb), view[C](&args[2], n, &sc)
+			rs, vs := res.slice(out, n), nullResults(out, n)
+			for i := range rs {
 				*row = uint32(i)
-				put(out, i, f(ga(a, i), gb(b, i), gc(c, i)))
+				v := f(Nullable[A]{as[i], valid(&args[0], i)}, Nullable[B]{bs[i], valid(&args[1], i)},
+					Nullable[C]{cs[i], valid(&args[2], i)})
+				rs[i], vs[i] = v.V, 0
+				if v.Valid {
+					vs[i] = 1
+				}
 			}
+			res.finish(out, n)
 		},
 	})
 }
