@@ -233,6 +233,8 @@ func argType(n node) types.T {
 		return x.t
 	case *guardNode:
 		return x.t
+	case *udfNode:
+		return x.t
 	}
 	return types.NullType
 }

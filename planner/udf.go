@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -46,7 +45,7 @@ func (b *binder) userFunction(name string) (*catalog.Function, bool) {
 // LoadFunction compiles (once per process) the module of f, checking that
 // it is the module CREATE FUNCTION read.
 func LoadFunction(f *catalog.Function) (*udf.Module, error) {
-	wasm, err := os.ReadFile(f.Path)
+	wasm, err := udf.ReadModule(f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("function %s: its module: %w", f.Name, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -53,7 +52,7 @@ func (s *Session) createFunction(st *sql.CreateFunction) (*Result, error) {
 	if err != nil {
 		return nil, &sql.Error{Pos: st.PathPos, Msg: err.Error()}
 	}
-	wasm, err := os.ReadFile(abs)
+	wasm, err := udf.ReadModule(abs)
 	if err != nil {
 		return nil, &sql.Error{Pos: st.PathPos, Msg: fmt.Sprintf("function %s: its module: %v", st.Name, err)}
 	}

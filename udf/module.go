@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -267,4 +269,35 @@ func (s *stderr) last() string {
 		}
 	}
 	return first
+}
+
+// MaxModuleSize bounds the file of a module (a Go module is a few MiB).
+const MaxModuleSize = 256 << 20
+
+// ReadModule reads the module file at path: a regular file of at most
+// MaxModuleSize bytes (not a device or a pipe that never ends).
+func ReadModule(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > MaxModuleSize {
+		return nil, fmt.Errorf("%s has %d bytes, more than a module may have (%d MiB)", path, fi.Size(), MaxModuleSize>>20)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxModuleSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxModuleSize {
+		return nil, fmt.Errorf("%s has more bytes than a module may have (%d MiB)", path, MaxModuleSize>>20)
+	}
+	return b, nil
 }
