@@ -14,6 +14,10 @@
 // panic or an exit of the module is an error naming the function and the
 // row of the batch it was at.
 //
+// A compiled module stays in the process (Load's cache, keyed by the
+// function's name, the module's hash and its options) until the process
+// ends: a server that sees many versions of a module keeps each.
+//
 // The planner reads a function's Signature (Load at planning, Signature to
 // type-check a call); exec calls it (Instance.Call). The module's guest
 // side, for Go, is package sdk/udf.

@@ -256,3 +256,42 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestPool: instances go back to the module's pool and are taken again; an
+// instance a failed call stopped is dropped, not pooled.
+func TestPool(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	m := load(t, "trap", Options{})
+	a, err := m.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Fatal("one instance given twice")
+	}
+	m.Release(a)
+	if c, _ := m.Acquire(); c != a {
+		t.Error("a released instance was not taken again")
+	}
+	// b traps in the runtime (not a panic the module recovers) and is dropped.
+	crash := load(t, "crash", Options{})
+	d, err := crash.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := int64s(mem, -1)
+	defer x.Release()
+	if _, err := d.Call(mem, []functions.Vec{x}, 1); err == nil {
+		t.Fatal("no error")
+	}
+	crash.Release(d)
+	if e, _ := crash.Acquire(); e == d {
+		t.Error("a stopped instance was pooled")
+	}
+	m.Release(b)
+}
