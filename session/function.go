@@ -121,5 +121,10 @@ func (s *Session) describeFunction(st *sql.DescribeFunction) (*Result, error) {
 		}
 		add(d.Key(), v)
 	}
+	if v, _ := udf.ParseOptions(f.Options); v.IgnoreErrors {
+		if m, err := planner.LoadFunction(f); err == nil {
+			add("failed rows", fmt.Sprint(m.FailedRows()))
+		}
+	}
 	return r, nil
 }

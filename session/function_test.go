@@ -81,7 +81,7 @@ func TestFunctionCatalog(t *testing.T) {
 		t.Errorf("count_char after a restart: %q, want %q", got, want)
 	}
 	want := "name count_char\nkind user\ntemporary false\nlanguage WASM\nmodule " + cc + "\n" +
-		"signature (STRING, STRING) RETURNS BIGINT CALLED ON NULL INPUT\nmemory-limit 256 mb\ncall-timeout 1 min\n"
+		"signature (STRING, STRING) RETURNS BIGINT CALLED ON NULL INPUT\nmemory-limit 256 mb\ncall-timeout 1 min\nignore-errors false\n"
 	if got := rowsText(execAll(t, s, "DESCRIBE FUNCTION count_char")[0]); got != want {
 		t.Errorf("DESCRIBE FUNCTION:\n%s\nwant:\n%s", got, want)
 	}
@@ -122,4 +122,39 @@ func TestFunctionAllowedPaths(t *testing.T) {
 		t.Errorf("a module reached by '..': %v", err)
 	}
 	execAll(t, s, "CREATE FUNCTION f AS '"+in+"' LANGUAGE WASM")
+}
+
+// TestFunctionIgnoreErrors: with 'ignore-errors', a row whose call panics
+// or traps is NULL, the others are computed, and DESCRIBE FUNCTION counts
+// the rows that failed.
+func TestFunctionIgnoreErrors(t *testing.T) {
+	modules := t.TempDir()
+	trap, crash := udfModule(t, modules, "trap"), udfModule(t, modules, "crash")
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	execAll(t, s,
+		"CREATE FUNCTION trap AS '"+trap+"' LANGUAGE WASM WITH ('ignore-errors' = 'true')",
+		"CREATE FUNCTION crash AS '"+crash+"' LANGUAGE WASM WITH ('ignore-errors' = 'true')")
+	q := "SELECT x, trap(x), crash(x) FROM (VALUES (1, 0), (2, 1), (3, 2), (4, 3)) AS t(n, x) ORDER BY n"
+	if got, want := rowsText(execAll(t, s, q)[0]), "0 NULL 0\n1 100 1\n2 50 2\n3 33 3\n"; got != want {
+		t.Errorf("no row fails:\n%s", got)
+	}
+	q = "SELECT x, trap(x), crash(x) FROM (VALUES (1, 5), (2, 0), (3, -1), (4, 0), (5, -2), (6, 4)) AS t(n, x) ORDER BY n"
+	if got, want := rowsText(execAll(t, s, q)[0]), "5 20 5\n0 NULL 0\n-1 -100 NULL\n0 NULL 0\n-2 -50 NULL\n4 25 4\n"; got != want {
+		t.Errorf("rows that fail:\n%s\nwant:\n%s", got, want)
+	}
+	for name, want := range map[string]string{"trap": "3", "crash": "2"} {
+		got := ""
+		for _, row := range execAll(t, s, "DESCRIBE FUNCTION "+name)[0].Rows {
+			if row[0] == "failed rows" {
+				got = fmt.Sprint(row[1])
+			}
+		}
+		if got != want {
+			t.Errorf("%s: failed rows %q, want %q", name, got, want)
+		}
+	}
 }

@@ -12,7 +12,8 @@
 // memory is bounded by the function's 'memory-limit' option and each call
 // by 'call-timeout' (the call is stopped, the instance closed). A trap, a
 // panic or an exit of the module is an error naming the function and the
-// row of the batch it was at.
+// row of the batch it was at; with 'ignore-errors', that row is NULL and
+// counted (Module.FailedRows) and the batch goes again without it.
 //
 // A compiled module stays in the process (Load's cache, keyed by the
 // function's name, the module's hash and its options) until the process

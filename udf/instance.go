@@ -27,7 +27,7 @@ type Instance struct {
 	mod    api.Module
 	call   api.Function
 	buffer api.Function
-	stderr stderr
+	stderr *stderr
 
 	statePtr uint32 // the module's fixed state descriptor
 	bufPtr   uint32 // the module's input buffer
@@ -122,19 +122,56 @@ func (i *Instance) Call(mem memory.Allocator, args []functions.Vec, n int) (func
 			}
 		}
 	}
-	m := n
-	if !all {
-		m = len(i.sel)
-	}
-	row := func(k int) int { // the batch's row of the k-th row sent
-		if all {
-			return k
+	for {
+		m := n
+		if !all {
+			m = len(i.sel)
 		}
-		return int(i.sel[k])
+		row := func(k int) int { // the batch's row of the k-th row sent
+			if all {
+				return k
+			}
+			return int(i.sel[k])
+		}
+		if m == 0 {
+			return i.result(mem, n, 0, row, all)
+		}
+		failed, timeout, err := i.send(args, m, all, row)
+		if err == nil {
+			return i.result(mem, n, m, row, all)
+		}
+		if !i.m.opts.IgnoreErrors || failed < 0 || timeout {
+			return functions.Vec{}, err
+		}
+		// 'ignore-errors': the failing row's result is NULL; the batch
+		// goes again without it (on a new instance if this one stopped).
+		i.m.failedRows.Add(1)
+		if i.dead {
+			if err := i.restart(); err != nil {
+				return functions.Vec{}, err
+			}
+		}
+		if all {
+			i.sel = i.sel[:0]
+			for r := 0; r < n; r++ {
+				i.sel = append(i.sel, int32(r))
+			}
+			all = false
+		}
+		for k, r := range i.sel {
+			if int(r) == failed {
+				i.sel = append(i.sel[:k], i.sel[k+1:]...)
+				break
+			}
+		}
 	}
-	if m == 0 {
-		return i.result(mem, n, 0, row, all)
-	}
+}
+
+// send lays out the m rows row(0..m-1) of args in the module's buffer and
+// calls the module. On failure it returns the batch's row that failed (-1
+// when unknown) and whether the call ran out of time.
+func (i *Instance) send(args []functions.Vec, m int, all bool, row func(int) int) (failed int, timeout bool, err error) {
+	sig := &i.m.sig
 	// The layout: the header, then each argument's validity, values and
 	// offsets, 8-aligned.
 	size := 16 * len(args)
@@ -152,13 +189,13 @@ func (i *Instance) Call(mem memory.Allocator, args []functions.Vec, n int) (func
 	if uint32(size) > i.bufCap || i.bufPtr == 0 {
 		i.stack[0] = uint64(size)
 		if err := i.buffer.CallWithStack(context.Background(), i.stack[:]); err != nil {
-			return functions.Vec{}, i.fail(err, -1)
+			return -1, false, i.fail(err, -1)
 		}
 		i.bufPtr, i.bufCap = uint32(i.stack[0]), uint32(size)
 	}
 	buf, ok := i.mod.Memory().Read(i.bufPtr, uint32(size))
 	if !ok {
-		return functions.Vec{}, fmt.Errorf("%w: function %s: its buffer of %d bytes is outside its memory", ErrBadModule, i.m.name, size)
+		return -1, false, fmt.Errorf("%w: function %s: its buffer of %d bytes is outside its memory", ErrBadModule, i.m.name, size)
 	}
 	at := 16 * len(args)
 	for k, a := range args {
@@ -197,7 +234,7 @@ func (i *Instance) Call(mem memory.Allocator, args []functions.Vec, n int) (func
 		ctx, cancel = context.WithTimeout(ctx, i.m.opts.CallTimeout)
 	}
 	i.stack[0], i.stack[1] = uint64(i.bufPtr), uint64(m)
-	err := i.call.CallWithStack(ctx, i.stack[:])
+	err = i.call.CallWithStack(ctx, i.stack[:])
 	if cancel != nil {
 		cancel()
 	}
@@ -206,16 +243,30 @@ func (i *Instance) Call(mem memory.Allocator, args []functions.Vec, n int) (func
 		if st, ok := i.mod.Memory().ReadUint32Le(i.statePtr + 4*stRow); ok && int(st) < m {
 			r = row(int(st))
 		}
-		return functions.Vec{}, i.fail(err, r)
+		var exit *sys.ExitError
+		timeout = errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded
+		return r, timeout, i.fail(err, r)
 	}
 	if uint32(i.stack[0]) != 0 {
 		st, _ := i.mod.Memory().Read(i.statePtr, 4*stWords)
 		r := row(min(int(binary.LittleEndian.Uint32(st[4*stRow:])), m-1))
 		msg, _ := i.mod.Memory().Read(binary.LittleEndian.Uint32(st[4*stErr:]), binary.LittleEndian.Uint32(st[4*stErrLen:]))
-		return functions.Vec{}, fmt.Errorf("%w: function %s at row %d of the batch%s: %s", ErrCall, i.m.name, r+1,
+		return r, false, fmt.Errorf("%w: function %s at row %d of the batch%s: %s", ErrCall, i.m.name, r+1,
 			argsText(args, r), string(msg))
 	}
-	return i.result(mem, n, m, row, all)
+	return -1, false, nil
+}
+
+// restart replaces the instance's stopped module by a new one.
+func (i *Instance) restart() error {
+	fresh, err := i.m.instantiate()
+	if err != nil {
+		return err
+	}
+	fresh.init()
+	i.mod, i.call, i.buffer, i.statePtr, i.stderr = fresh.mod, fresh.call, fresh.buffer, fresh.statePtr, fresh.stderr
+	i.bufPtr, i.bufCap, i.dead = 0, 0, false
+	return nil
 }
 
 // argsText is the arguments of row r, for an error.

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -44,7 +45,15 @@ type Module struct {
 
 	mu   sync.Mutex
 	idle []*Instance
+
+	// failedRows counts the rows whose call failed and that
+	// 'ignore-errors' made NULL.
+	failedRows atomic.Int64
 }
+
+// FailedRows is the number of rows whose call failed and that
+// 'ignore-errors' made NULL, in this process.
+func (m *Module) FailedRows() int64 { return m.failedRows.Load() }
 
 // Name is the function's name, as errors give it.
 func (m *Module) Name() string { return m.name }
@@ -183,11 +192,11 @@ func (m *Module) Release(inst *Instance) {
 }
 
 func (m *Module) instantiate() (*Instance, error) {
-	inst := &Instance{m: m}
+	inst := &Instance{m: m, stderr: &stderr{}}
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions("_initialize").
-		WithStderr(&inst.stderr)
+		WithStderr(inst.stderr)
 	mod, err := m.rt.InstantiateModule(context.Background(), m.cm, cfg)
 	if err != nil {
 		return nil, m.callError(inst, fmt.Errorf("starting the module: %w", err), -1)

@@ -20,10 +20,15 @@ var (
 			"with an error naming the function. The limit costs a check at every loop iteration and call inside the module "+
 			"(a loop-heavy function runs several times slower, bench/UDF.md); '0' turns it off for a trusted function, "+
 			"which then runs without the checks and, should it never return, hangs its job.")
+	IgnoreErrorsOption = config.Bool("ignore-errors", false,
+		"Whether a row whose call fails (a panic or a trap of the module, not the time limit) gives NULL, and is counted "+
+			"(DESCRIBE FUNCTION), rather than failing the job.")
 )
 
 // OptionDefs lists the options of CREATE FUNCTION ... WITH (...).
-func OptionDefs() []config.Def { return []config.Def{MemoryLimitOption, CallTimeoutOption} }
+func OptionDefs() []config.Def {
+	return []config.Def{MemoryLimitOption, CallTimeoutOption, IgnoreErrorsOption}
+}
 
 // Options are a function's sandbox limits.
 type Options struct {
@@ -32,6 +37,9 @@ type Options struct {
 	// CallTimeout bounds one call over a batch; 0 is no limit (and no
 	// checks in the module's loops).
 	CallTimeout time.Duration
+	// IgnoreErrors makes a row whose call fails NULL (and counted)
+	// instead of an error.
+	IgnoreErrors bool
 }
 
 // ParseOptions reads a function's WITH options; an unknown key is an
@@ -53,7 +61,8 @@ func ParseOptions(m map[string]string) (Options, error) {
 			strings.Join(unknown, "', '"), "'"+strings.Join(known, "', '")+"'")
 	}
 	var o Options
-	err := config.Collect(config.Into(&o.MemoryLimit, MemoryLimitOption, m), config.Into(&o.CallTimeout, CallTimeoutOption, m))
+	err := config.Collect(config.Into(&o.MemoryLimit, MemoryLimitOption, m), config.Into(&o.CallTimeout, CallTimeoutOption, m),
+		config.Into(&o.IgnoreErrors, IgnoreErrorsOption, m))
 	if err != nil {
 		return Options{}, fmt.Errorf("%w: %w", ErrBadOption, err)
 	}
