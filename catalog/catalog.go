@@ -113,17 +113,20 @@ type Catalog struct {
 	path   string // "" for a catalog that is not persisted
 	tables map[string]*Table
 	views  map[string]*View
+	// functions are the user's functions, by lower-cased name.
+	functions map[string]*Function
 }
 
 type onDisk struct {
-	Tables []*Table
-	Views  []*View
+	Tables    []*Table
+	Views     []*View
+	Functions []*Function `json:",omitempty"`
 }
 
 // Open loads the catalog kept in dir (creating dir if needed). An empty dir
 // gives an in-memory catalog that is never written.
 func Open(dir string) (*Catalog, error) {
-	c := &Catalog{tables: map[string]*Table{}, views: map[string]*View{}}
+	c := &Catalog{tables: map[string]*Table{}, views: map[string]*View{}, functions: map[string]*Function{}}
 	if dir == "" {
 		return c, nil
 	}
@@ -148,6 +151,9 @@ func Open(dir string) (*Catalog, error) {
 	for _, v := range d.Views {
 		c.views[key(v.Name)] = v
 	}
+	for _, f := range d.Functions {
+		c.functions[key(f.Name)] = f
+	}
 	return c, nil
 }
 
@@ -167,6 +173,12 @@ func (c *Catalog) save() error {
 			d.Views = append(d.Views, v)
 		}
 	}
+	for _, f := range c.functions {
+		if !f.Temporary {
+			d.Functions = append(d.Functions, f)
+		}
+	}
+	sort.Slice(d.Functions, func(i, j int) bool { return d.Functions[i].Name < d.Functions[j].Name })
 	sort.Slice(d.Tables, func(i, j int) bool { return d.Tables[i].Name < d.Tables[j].Name })
 	sort.Slice(d.Views, func(i, j int) bool { return d.Views[i].Name < d.Views[j].Name })
 	data, err := json.MarshalIndent(d, "", "  ")

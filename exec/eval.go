@@ -81,6 +81,9 @@ func (ev *evaluator) compile(e planner.Expr) node {
 		for i, a := range x.Args {
 			args[i] = ev.compile(a)
 		}
+		if x.UDF != nil {
+			return newUDFNode(x, args)
+		}
 		safe := x.Resolved.Infallible
 		for _, a := range args {
 			safe = safe && infallible(a)
@@ -229,6 +232,8 @@ func argType(n node) types.T {
 	case *callNode:
 		return x.t
 	case *guardNode:
+		return x.t
+	case *udfNode:
 		return x.t
 	}
 	return types.NullType

@@ -115,6 +115,10 @@ func columnsRead(n node, cols []int) []int {
 		for _, a := range x.args {
 			cols = columnsRead(a, cols)
 		}
+	case *udfNode:
+		for _, a := range x.args {
+			cols = columnsRead(a, cols)
+		}
 	}
 	return cols
 }

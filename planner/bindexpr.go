@@ -295,6 +295,9 @@ func (b *binder) decimalLiteral(s string, v ast.ExprNode) (Expr, error) {
 func (b *binder) call(name string, pos sql.Pos, args ...Expr) (Expr, error) {
 	f, ok := functions.Lookup(name)
 	if !ok {
+		if uf, ok := b.userFunction(name); ok {
+			return b.userCall(uf, pos, args)
+		}
 		hint := ""
 		if m := closestFunc(name); m != "" {
 			hint = fmt.Sprintf("did you mean %s?", m)
@@ -606,6 +609,9 @@ func (b *binder) knownFunc(name string, e *ast.FuncCallExpr) error {
 		name = alias
 	}
 	if _, ok := functions.Lookup(strings.ToUpper(name)); ok {
+		return nil
+	}
+	if _, ok := b.userFunction(name); ok {
 		return nil
 	}
 	_, err := b.call(strings.ToUpper(name), b.pos(e))

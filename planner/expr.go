@@ -7,6 +7,7 @@ import (
 	"github.com/streamsql/streamsql/functions"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/udf"
 )
 
 // Expr is a bound, typed scalar expression over the columns of its input.
@@ -43,6 +44,10 @@ type Call struct {
 	// Pos is where the call is written in the statement, for errors found
 	// after binding; zero for calls made by rules or read from a view.
 	Pos sql.Pos
+	// UDF is set for a call of a user function: its module, which each
+	// subtask calls through an instance of its own; Resolved has no
+	// Kernel then (the call is never folded at planning).
+	UDF *udf.Module
 }
 
 // Cast converts its argument to T. Implicit widenings are Casts too.

@@ -16,7 +16,8 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	testenv.StopS3() // if a test started it
+	testenv.StopS3()           // if a test started it
+	testenv.RemoveUDFModules() // if a test built them
 	os.Exit(code)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/internal/config"
 	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/udf"
 )
 
 // OptionsMarkdown is docs/OPTIONS.md: every option SET accepts and every
@@ -62,6 +63,8 @@ a secret masked (` + "`******`" + `: an option whose key holds ` + "`secret`" + 
 	section("Restart strategy", "Read when a job is submitted (`checkpoint.ParseRestart`); a strategy's options are checked whichever strategy is chosen.", checkpoint.RestartDefs())
 	section("Table", "Options of `CREATE TABLE ... WITH (...)` that the engine reads whatever the connector (`catalog.TableOptionDefs`); "+
 		"each connector's own options are checked by the connector at `CREATE TABLE`.", tableDefs())
+	section("Function", "Options of `CREATE FUNCTION ... LANGUAGE WASM WITH (...)`, the sandbox of a user-defined function "+
+		"(`udf.OptionDefs`; docs/UDF.md), checked at `CREATE FUNCTION`; another key is an error.", udf.OptionDefs())
 	var al []string
 	for k, v := range aliases {
 		al = append(al, "`"+k+"` is `"+v+"`")

@@ -209,8 +209,15 @@ func (s *Session) ExecuteStatement(ctx context.Context, st sql.Statement) (*Resu
 		return s.createTable(st)
 	case *sql.CreateView:
 		return s.createView(st)
+	case *sql.CreateFunction:
+		return s.createFunction(st)
 	case *sql.Drop:
+		if st.Kind == sql.DropFunction {
+			return s.dropFunction(st)
+		}
 		return s.drop(st)
+	case *sql.DescribeFunction:
+		return s.describeFunction(st)
 	case *sql.AlterTable:
 		return s.alterTable(st)
 	case *sql.Index:

@@ -57,10 +57,17 @@ func (s *Session) showCatalog(st *sql.Show) (*Result, error) {
 		r.Rows = rows
 		return r, nil
 	case sql.ShowFunctions:
-		fs := planner.FunctionNames()
-		for i := range fs {
-			fs[i] = strings.ToLower(fs[i])
+		var fs []string
+		if !st.User {
+			fs = planner.FunctionNames()
+			for i := range fs {
+				fs[i] = strings.ToLower(fs[i])
+			}
 		}
+		for _, f := range s.cat.Functions() {
+			fs = append(fs, f.Name)
+		}
+		sort.Strings(fs)
 		return names("function name", fs, st.Like), nil
 	case sql.ShowCatalogs:
 		return names("catalog name", []string{DefaultCatalog}, st.Like), nil

@@ -139,15 +139,19 @@ type DropKind int
 const (
 	DropTable DropKind = iota
 	DropView
+	DropFunction
 )
 
-// Drop is DROP TABLE|VIEW [IF EXISTS] name.
+// Drop is DROP [TEMPORARY] TABLE|VIEW|FUNCTION [IF EXISTS] name.
 type Drop struct {
 	Span
-	Kind     DropKind
-	Name     string
-	NamePos  Pos
-	IfExists bool
+	Kind DropKind
+	// Temporary is set for DROP TEMPORARY ...: a function must then be a
+	// temporary one (tables and views take it as written without it).
+	Temporary bool
+	Name      string
+	NamePos   Pos
+	IfExists  bool
 }
 
 // IndexKind says which index statement an Index is.
@@ -246,6 +250,8 @@ type Show struct {
 	// NamePos where it starts.
 	Name    string
 	NamePos Pos
+	// User is set for SHOW USER FUNCTIONS: the user's functions only.
+	User bool
 	// Like is the pattern of [NOT] LIKE | ILIKE 'pattern' (SHOW TABLES,
 	// FUNCTIONS, COLUMNS, CATALOGS, DATABASES), nil without one.
 	Like *LikePattern

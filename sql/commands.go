@@ -119,6 +119,9 @@ func (p *stmtParser) parseDescribe() (Statement, *Error) {
 	if p.peekAt(1).is("JOB") && p.peekAt(2).kind == tokString {
 		return p.parseDescribeJob()
 	}
+	if p.peekAt(1).is("FUNCTION") && p.peekAt(2).isName() {
+		return p.parseDescribeFunction()
+	}
 	d := &Describe{Span: p.span(p.lo, p.hi)}
 	p.i++ // DESCRIBE | DESC
 	var err *Error

@@ -10,7 +10,14 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 		return p.parseCreateOrReplace()
 	}
 	temporary := p.accept("TEMPORARY") || p.accept("TEMP")
+	if temporary && p.peek().is("SYSTEM") && p.peekAt(1).is("FUNCTION") {
+		e := p.errAt(p.peek().off, "CREATE TEMPORARY SYSTEM FUNCTION is not supported")
+		e.Hint = "a user function may not shadow a built-in one: CREATE TEMPORARY FUNCTION"
+		return nil, e
+	}
 	switch {
+	case p.accept("FUNCTION"):
+		return p.parseCreateFunction(temporary)
 	case p.accept("TABLE"):
 		return p.parseCreateTable(temporary)
 	case p.accept("VIEW"):
@@ -29,14 +36,14 @@ func (p *stmtParser) parseCreate() (Statement, *Error) {
 			what += " " + strings.ToUpper(p.peekAt(1).val)
 		}
 		switch what {
-		case "FUNCTION", "CATALOG", "DATABASE", "SCHEMA",
+		case "CATALOG", "DATABASE", "SCHEMA",
 			"SOURCE", "SINK":
 			return nil, p.errAt(t.off, "CREATE %s is not supported", what)
 		case "TRIGGER":
 			return nil, triggers(p.errAt(t.off, "CREATE TRIGGER is not supported"))
 		}
 	}
-	return nil, p.unexpected("expected TABLE or VIEW after CREATE")
+	return nil, p.unexpected("expected TABLE, VIEW or FUNCTION after CREATE")
 }
 
 // triggers adds to e why triggers are refused: a trigger accepted and not
@@ -333,12 +340,16 @@ func (p *stmtParser) parseCreateView(temporary bool) (Statement, *Error) {
 	return cv, nil
 }
 
-// parseDrop parses DROP [TEMPORARY] TABLE|VIEW [IF EXISTS] name.
+// parseDrop parses DROP [TEMPORARY] TABLE|VIEW|FUNCTION [IF EXISTS] name.
 func (p *stmtParser) parseDrop() (Statement, *Error) {
 	d := &Drop{Span: p.span(p.lo, p.hi)}
 	p.i++ // DROP
-	_ = p.accept("TEMPORARY") || p.accept("TEMP")
+	d.Temporary = p.accept("TEMPORARY") || p.accept("TEMP")
 	switch {
+	case p.accept("FUNCTION"):
+		d.Kind = DropFunction
+	case d.Temporary && p.peek().is("SYSTEM") && p.peekAt(1).is("FUNCTION"):
+		return nil, p.errAt(p.peek().off, "DROP TEMPORARY SYSTEM FUNCTION is not supported: built-in functions are not dropped")
 	case p.accept("TABLE"):
 		d.Kind = DropTable
 	case p.accept("VIEW"), p.accept("MATERIALIZED", "VIEW"):
@@ -348,7 +359,7 @@ func (p *stmtParser) parseDrop() (Statement, *Error) {
 	case p.peek().is("TRIGGER"):
 		return nil, triggers(p.errAt(p.sc.toks[p.i].off, "DROP TRIGGER is not supported"))
 	default:
-		return nil, p.unexpected("expected TABLE, VIEW or INDEX after DROP")
+		return nil, p.unexpected("expected TABLE, VIEW, FUNCTION or INDEX after DROP")
 	}
 	d.IfExists = p.accept("IF", "EXISTS")
 	var err *Error

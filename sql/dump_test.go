@@ -101,8 +101,19 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 	case *AlterTable:
 		dumpAlter(w, x)
 	case *Drop:
-		kind := map[DropKind]string{DropTable: "table", DropView: "view"}[x.Kind]
-		w("drop-%s %s @%s name@%s if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.IfExists)
+		kind := map[DropKind]string{DropTable: "table", DropView: "view", DropFunction: "function"}[x.Kind]
+		temp := ""
+		if x.Temporary {
+			temp = " temporary"
+		}
+		w("drop-%s %s @%s name@%s if-exists=%v%s", kind, x.Name, x.Pos(), x.NamePos, x.IfExists, temp)
+	case *CreateFunction:
+		w("create-function %s @%s name@%s if-not-exists=%v temporary=%v path=%q@%s", x.Name, x.Pos(), x.NamePos, x.IfNotExists, x.Temporary, x.Path, x.PathPos)
+		for _, o := range x.Options {
+			w("  option %q=%q @%s", o.Key, o.Value, o.Pos)
+		}
+	case *DescribeFunction:
+		w("describe-function %s @%s name@%s", x.Name, x.Pos(), x.NamePos)
 	case *Index:
 		kind := map[IndexKind]string{CreateIndex: "create-index", DropIndex: "drop-index", Reindex: "reindex"}[x.Kind]
 		w("%s %q @%s name@%s table=%q table@%s unique=%v if-not-exists=%v if-exists=%v", kind, x.Name, x.Pos(), x.NamePos, x.Table, x.TablePos, x.Unique, x.IfNotExists, x.IfExists)
@@ -155,6 +166,9 @@ func dumpStmt(b *strings.Builder, s Statement, ind string) {
 			ShowFunctions: "functions", ShowCatalogs: "catalogs", ShowDatabases: "databases",
 			ShowCurrentCatalog: "current-catalog", ShowCurrentDatabase: "current-database"}[x.Kind]
 		extra := ""
+		if x.User {
+			extra += " user"
+		}
 		if x.Name != "" {
 			extra += fmt.Sprintf(" name=%q@%s", x.Name, x.NamePos)
 		}

@@ -108,8 +108,10 @@ func (p *stmtParser) parseShow() (Statement, *Error) {
 		if !p.accept("FROM") && !p.accept("IN") {
 			return nil, p.unexpected("expected FROM and a table or view name after SHOW COLUMNS")
 		}
-	case p.accept("FUNCTIONS"), p.accept("USER", "FUNCTIONS"):
+	case p.accept("FUNCTIONS"):
 		s.Kind, like = ShowFunctions, true
+	case p.accept("USER", "FUNCTIONS"):
+		s.Kind, s.User, like = ShowFunctions, true, true
 	case p.accept("CATALOGS"):
 		s.Kind, like = ShowCatalogs, true
 	case p.accept("DATABASES"):

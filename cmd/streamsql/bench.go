@@ -368,7 +368,7 @@ func runNexmark(ctx context.Context, c nexmarkConfig, peer *nexmarkPeer, self, q
 		return r, err
 	}
 	defer os.RemoveAll(work)
-	if query, err = prepareNexmarkQuery(query, work); err != nil {
+	if query, err = prepareNexmarkQuery(query, work, c.repo, e); err != nil {
 		return r, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -405,17 +405,51 @@ func (c childCost) rates(n float64) (perSecond, perCPU, perJobCPU float64) {
 }
 
 // The files the queries read and write, as bench/nexmark has them: q13's
-// side input and q10's output directory.
+// side input, q10's output directory, and the directory of q14's function
+// count_char (a module of examples/udf).
 const (
 	nexmarkSideInput = "file:///tmp/nexmark_side_input.txt"
 	nexmarkQ10Dir    = "file:///tmp/nexmark_q10/"
+	nexmarkUDFDir    = "/tmp/nexmark_udf/"
 )
+
+// nexmarkUDF is a CREATE FUNCTION of bench/nexmark: a module of
+// examples/udf, which Flink runs as the Java class of Flink nexmark that
+// nexmarkJavaUDFs names (bench/peers).
+var nexmarkUDF = regexp.MustCompile(`CREATE FUNCTION (\w+) AS '` + nexmarkUDFDir + `\w+\.wasm' LANGUAGE WASM`)
+
+var nexmarkJavaUDFs = map[string]string{"count_char": "io.streamsql.bench.nexmark.CountChar"}
 
 // prepareNexmarkQuery points a query's files into the run's directory work,
 // removed with it: q13's side input, written there first as Flink
 // nexmark's SideInputGenerator writes it (10,000 lines "i,i", i from 0),
-// and q10's output directory. Both engines run the query so prepared.
-func prepareNexmarkQuery(query, work string) (string, error) {
+// and q10's output directory. Both engines run the query so prepared, but
+// for its functions: on streamsql the modules examples/udf/build.sh of
+// repo builds into work, on Flink Flink nexmark's Java classes.
+func prepareNexmarkQuery(query, work, repo, engine string) (string, error) {
+	if nexmarkUDF.MatchString(query) {
+		if engine == engineFlink {
+			var missing string
+			query = nexmarkUDF.ReplaceAllStringFunc(query, func(m string) string {
+				name := nexmarkUDF.FindStringSubmatch(m)[1]
+				class, ok := nexmarkJavaUDFs[name]
+				if !ok {
+					missing = name
+				}
+				return "CREATE FUNCTION " + name + " AS '" + class + "'"
+			})
+			if missing != "" {
+				return "", fmt.Errorf("function %s has no Java class for Flink", missing)
+			}
+		} else {
+			dir := filepath.Join(work, "udf")
+			build := exec.Command("sh", filepath.Join(repo, "examples", "udf", "build.sh"), dir)
+			if out, err := build.CombinedOutput(); err != nil {
+				return "", fmt.Errorf("examples/udf/build.sh: %v\n%s", err, out)
+			}
+			query = strings.ReplaceAll(query, nexmarkUDFDir, dir+"/")
+		}
+	}
 	if strings.Contains(query, nexmarkSideInput) {
 		var b strings.Builder
 		for i := range 10000 {

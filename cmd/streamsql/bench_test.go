@@ -140,11 +140,40 @@ func TestBenchNexmarkFiles(t *testing.T) {
 	}
 }
 
+// q14's count_char is the module of examples/udf on streamsql, built into
+// the run's directory, and Flink nexmark's Java class on Flink.
+func TestPrepareNexmarkUDF(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = "CREATE FUNCTION count_char AS '/tmp/nexmark_udf/count_char.wasm' LANGUAGE WASM;"
+	work := t.TempDir()
+	got, err := prepareNexmarkQuery(q, work, repo, engineStreamsql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := filepath.Join(work, "udf", "count_char.wasm")
+	if want := "CREATE FUNCTION count_char AS '" + module + "' LANGUAGE WASM;"; got != want {
+		t.Errorf("streamsql: %q, want %q", got, want)
+	}
+	if _, err := os.Stat(module); err != nil {
+		t.Error(err)
+	}
+	got, err = prepareNexmarkQuery(q, t.TempDir(), repo, engineFlink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "CREATE FUNCTION count_char AS 'io.streamsql.bench.nexmark.CountChar';"; got != want {
+		t.Errorf("flink: %q, want %q", got, want)
+	}
+}
+
 // The side input q13 reads is Flink nexmark's, in the run's directory,
 // and q10 writes into it too.
 func TestPrepareNexmarkQuery(t *testing.T) {
 	work := t.TempDir()
-	q, err := prepareNexmarkQuery("'path' = 'file:///tmp/nexmark_side_input.txt' 'path' = 'file:///tmp/nexmark_q10/bid/'", work)
+	q, err := prepareNexmarkQuery("'path' = 'file:///tmp/nexmark_side_input.txt' 'path' = 'file:///tmp/nexmark_q10/bid/'", work, "", engineStreamsql)
 	if err != nil {
 		t.Fatal(err)
 	}

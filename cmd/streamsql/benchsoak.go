@@ -349,7 +349,7 @@ func (c soakConfig) job(work string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if query, err = prepareNexmarkQuery(string(b), work); err != nil {
+		if query, err = prepareNexmarkQuery(string(b), work, c.repo, engineStreamsql); err != nil {
 			return "", err
 		}
 	}

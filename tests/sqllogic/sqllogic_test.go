@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamsql/streamsql/internal/testenv"
 	"github.com/streamsql/streamsql/session"
 	"github.com/streamsql/streamsql/slt"
 )
@@ -24,6 +25,10 @@ func TestSuites(t *testing.T) {
 	}
 	for _, f := range files {
 		reruns, err := rerunStatements(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars, err := suiteVars(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,6 +50,7 @@ func TestSuites(t *testing.T) {
 					// A job that keeps failing restarts forever (exponential-delay, as
 					// Flink); the timeout turns that into a failure of its record.
 					Timeout: 2 * time.Minute,
+					Vars:    vars,
 				})
 				for _, fl := range res.Failures {
 					t.Error(fl.String())
@@ -74,4 +80,28 @@ func rerunStatements(path string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// suiteVars are the variables of a suite's "control substitution on":
+// $UDF_DIR, the directory of the example functions (examples/udf) built
+// into WebAssembly modules, for the suites that name it (built once).
+func suiteVars(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(string(b), "$UDF_DIR") {
+		return nil, nil
+	}
+	dir, err := testenv.UDFModules()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"UDF_DIR": dir}, nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.RemoveUDFModules()
+	os.Exit(code)
 }
