@@ -89,7 +89,7 @@ func TestCompleter(t *testing.T) {
 		{"sel", 3, []string{"ect"}, 3},
 		{"SELECT * FROM ord", 17, []string{"er_Items", "ers", "er"}, 3},
 		{"SELECT * FROM ORD", 17, []string{"er_Items", "ers", "ER"}, 3},
-		{"select * from us", 16, []string{"e", "ers"}, 2}, // the keyword USE, the table users
+		{"select * from us", 16, []string{"e", "er", "ers"}, 2}, // the keywords USE and USER, the table users
 		{"SELECT * FROM t WHERE x = 1 GR", 30, []string{"OUP"}, 2},
 		{"SELECT ", 7, nil, 0},
 		{"SEL rest", 3, []string{"ECT"}, 3},
