@@ -35,6 +35,10 @@ go vet ./...
 # 2-core machine one package can take longer than go test's default
 # 10-minute limit per package binary, so the limit is the whole run's.
 STREAMSQL_TEST_KAFKA=apache go test -count=1 -timeout 40m ./...
+# The race detector over the packages whose goroutines share state: the
+# stores (a checkpoint written on its own goroutine while the subtask
+# writes on), the checkpoint coordinator and the server.
+go test -race -count=1 -timeout 20m ./state ./checkpoint ./server
 # Short fuzzing of the parser and planner (coverage-guided, seeds in
 # testdata), bounded by a count of inputs rather than a time: a time limit
 # can end while a worker is busy, which Go's fuzzer reports as a failure
