@@ -58,8 +58,42 @@ type callNode struct {
 	// infallible says neither the kernel nor an argument can fail
 	// (functions.Resolved.Infallible all the way down).
 	infallible bool
-	argv       []functions.Vec // scratch
-	owned      []bool
+	argVecs    // scratch
+}
+
+// argVecs are a call's arguments evaluated over one batch, and which of
+// them the call owns (and releases once done with them).
+type argVecs struct {
+	argv  []functions.Vec
+	owned []bool
+}
+
+// evalArgs evaluates args over in; on an error it releases what it
+// evaluated.
+func (a *argVecs) evalArgs(ctx *functions.Context, in *rows, args []node) error {
+	if a.argv == nil {
+		a.argv = make([]functions.Vec, len(args))
+		a.owned = make([]bool, len(args))
+	}
+	for i, x := range args {
+		v, owned, err := x.eval(ctx, in)
+		if err != nil {
+			a.release()
+			return err
+		}
+		a.argv[i], a.owned[i] = v, owned
+	}
+	return nil
+}
+
+// release releases the arguments the call owns.
+func (a *argVecs) release() {
+	for i := range a.owned {
+		if a.owned[i] {
+			a.argv[i].Release()
+			a.owned[i] = false
+		}
+	}
 }
 
 func compileExpr(e planner.Expr) *evaluator {
@@ -121,28 +155,11 @@ func (n *constNode) eval(*functions.Context, *rows) (functions.Vec, bool, error)
 }
 
 func (n *callNode) eval(ctx *functions.Context, in *rows) (functions.Vec, bool, error) {
-	if n.argv == nil {
-		n.argv = make([]functions.Vec, len(n.args))
-		n.owned = make([]bool, len(n.args))
-	}
-	release := func() {
-		for i := range n.args {
-			if n.owned[i] {
-				n.argv[i].Release()
-				n.owned[i] = false
-			}
-		}
-	}
-	for i, a := range n.args {
-		v, owned, err := a.eval(ctx, in)
-		if err != nil {
-			release()
-			return functions.Vec{}, false, err
-		}
-		n.argv[i], n.owned[i] = v, owned
+	if err := n.evalArgs(ctx, in, n.args); err != nil {
+		return functions.Vec{}, false, err
 	}
 	out, err := n.kernel(ctx, n.argv, in.n)
-	release()
+	n.release()
 	if err != nil {
 		return functions.Vec{}, false, err
 	}

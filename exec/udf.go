@@ -16,37 +16,22 @@ import (
 // the module's pool at its first batch and keeps; the instance goes back
 // to the pool when the node is collected.
 type udfNode struct {
-	m     *udf.Module
-	args  []node
-	t     types.T
-	inst  *udf.Instance
-	argv  []functions.Vec
-	owned []bool
+	m    *udf.Module
+	args []node
+	t    types.T
+	inst *udf.Instance
+	argVecs
 }
 
 func newUDFNode(x *planner.Call, args []node) *udfNode {
-	return &udfNode{m: x.UDF, args: args, t: x.Resolved.Ret,
-		argv: make([]functions.Vec, len(args)), owned: make([]bool, len(args))}
+	return &udfNode{m: x.UDF, args: args, t: x.Resolved.Ret}
 }
 
 func (n *udfNode) eval(ctx *functions.Context, in *rows) (functions.Vec, bool, error) {
-	release := func() {
-		for i := range n.args {
-			if n.owned[i] {
-				n.argv[i].Release()
-				n.owned[i] = false
-			}
-		}
+	if err := n.evalArgs(ctx, in, n.args); err != nil {
+		return functions.Vec{}, false, err
 	}
-	for i, a := range n.args {
-		v, owned, err := a.eval(ctx, in)
-		if err != nil {
-			release()
-			return functions.Vec{}, false, err
-		}
-		n.argv[i], n.owned[i] = v, owned
-	}
-	defer release()
+	defer n.release()
 	if n.inst == nil {
 		inst, err := n.m.Acquire()
 		if err != nil {
