@@ -141,17 +141,21 @@ func (r *rowPath) at(i int) (*jsonPath, error) {
 	return r.last, r.err
 }
 
-// jsonRow is the outcome of a path over one row's JSON text: the value
-// found (nil: empty) or an error.
+// jsonAt applies a row's path to its JSON text: the value found (nil:
+// empty) or an error, which names the function.
 func jsonAt(name string, doc string, p *jsonPath, perr error) (any, error) {
 	if perr != nil {
-		return nil, perr
+		return nil, fmt.Errorf("%s: %w", name, perr)
 	}
 	v, err := parseJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s is not JSON: %v", name, quoteValue(doc), err)
 	}
-	return p.eval(v)
+	v, err = p.eval(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
 }
 
 func resolveJSONExists(args []Arg) (Resolved, error) {
@@ -200,7 +204,7 @@ func resolveJSONExists(args []Arg) (Resolved, error) {
 				case "UNKNOWN":
 					b.UnsafeAppendBoolToBitmap(false)
 				default:
-					return Vec{}, fmt.Errorf("%s: %v", name, strings.TrimPrefix(err.Error(), name+": "))
+					return Vec{}, err
 				}
 				continue
 			}

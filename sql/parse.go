@@ -97,8 +97,8 @@ type stmtMeta struct {
 	similars  map[*ast.PatternLikeOrIlikeExpr]bool
 	// jsonAt: offsets of JSON of s IS JSON, written as LIKE (json.go).
 	jsonAt map[int]bool
-	placed    map[string]bool // placeholder names found as tables in the AST
-	emitAt    *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
+	placed map[string]bool // placeholder names found as tables in the AST
+	emitAt *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
 	// stateTTLAt are the STATE_TTL hints of the SELECTs, by the offset of
 	// the first select field (hints.go).
 	stateTTLAt map[int][]Option
