@@ -56,6 +56,8 @@
 //	OVERLAY(s PLACING r FROM a FOR n)   OVERLAY(s, r, a, n)
 //	x BETWEEN SYMMETRIC a AND b         OR(AND(>=(x, a), <=(x, b)), AND(>=(x, b), <=(x, a)))
 //	(s0, x0) OVERLAPS (s1, x1)          OVERLAPS(s0, x0, s1, x1)
+//	s IS JSON kind, JSON_VALUE(s, p RETURNING t ...) and the other
+//	                         JSON functions: the calls json.go lists
 //	s SIMILAR TO p ESCAPE e             "SIMILAR TO"(s, p, e)  (NOT SIMILAR TO likewise)
 //	INTERVAL '1' HOUR as an argument    an interval literal
 //	CURRENT_TIMESTAMP        CURRENT_TIMESTAMP()         (no parentheses in SQL)

@@ -45,6 +45,9 @@ import (
 //     (x BETWEEN b AND a) after parsing (symmetricAt), (a, b) OVERLAPS
 //     (c, d) becomes the call OVERLAPS(a, b, c, d), and SIMILAR TO becomes
 //     LIKE (IsSimilar);
+//   - s IS [NOT] JSON [kind] becomes s [NOT] LIKE 'KIND', turned into
+//     the call "IS JSON"(s, 'KIND') after parsing (jsonAt), and the
+//     clauses of the JSON functions become literal arguments (json.go);
 //   - GROUPING SETS (...), ROLLUP (...) and CUBE (...) become calls of
 //     functions of ours (grouping_sets.go);
 //   - names MySQL reserves but Flink does not (key, index, ...) get
