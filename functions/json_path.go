@@ -495,3 +495,44 @@ func jsonKind(s string) byte {
 	}
 	return 's'
 }
+
+// JSONObjectLastWins rewrites a JSON object's text so that a key written
+// more than once appears once, in its first place, with its last value
+// (JSON_OBJECTAGG); the values' text is kept as written.
+func JSONObjectLastWins(s string) (string, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return "", fmt.Errorf("not a JSON object: %s", quoteValue(s))
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for d.More() {
+		kt, err := d.Token()
+		if err != nil {
+			return "", err
+		}
+		k, _ := kt.(string)
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return "", err
+		}
+		if i := indexOf(keys, k); i >= 0 {
+			vals[i] = v
+			continue
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	if len(keys) == 0 {
+		return "{}", nil
+	}
+	out := []byte{'{'}
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, k)
+		out = append(out, ':')
+		out = append(out, vals[i]...)
+	}
+	return string(append(out, '}')), nil
+}

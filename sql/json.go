@@ -359,3 +359,49 @@ func (p *stmtParser) skipEdited(open int, es []edit) {
 		}
 	}
 }
+
+// JSONArrayAggFunc and JSONObjectAggFunc are the aggregates the TiDB parser
+// sees for JSON_ARRAYAGG(v [x ON NULL]) and JSON_OBJECTAGG([KEY] k VALUE v
+// [x ON NULL]): JSONArrayAggFunc('X|raw', v) and JSONObjectAggFunc('X|raw',
+// k, v), their first argument as JSON_ARRAY's and JSON_OBJECT's.
+const (
+	JSONArrayAggFunc  = "__json_arrayagg"
+	JSONObjectAggFunc = "__json_objectagg"
+)
+
+// jsonAggCall rewrites JSON_ARRAYAGG and JSON_OBJECTAGG (name at toks[i]).
+func (p *stmtParser) jsonAggCall(up string, i int, edits *[]edit) *Error {
+	toks := p.sc.toks
+	open := i + 1
+	c := p.closing(open)
+	if c < 0 || c >= p.hi {
+		return nil
+	}
+	fn, inner := JSONArrayAggFunc, "JSON_ARRAY"
+	if up == "JSON_OBJECTAGG" {
+		fn, inner = JSONObjectAggFunc, "JSON_OBJECT"
+	}
+	if p.overFollows(open) {
+		return p.errAt(toks[i].off, "%s is not supported in an OVER window (as in Flink)", up)
+	}
+	if cs := p.topCommas(open, c); len(cs) > 0 {
+		return p.errAt(toks[cs[0]].off, "%s takes one %s", up, map[bool]string{true: "value", false: "KEY k VALUE v pair"}[up == "JSON_ARRAYAGG"])
+	}
+	if open+1 < c && (toks[open+1].is("DISTINCT") || toks[open+1].is("ALL")) {
+		return p.errAt(toks[open+1].off, "%s(%s ...) is not supported", up, strings.ToUpper(toks[open+1].val))
+	}
+	// The arguments read as those of JSON_ARRAY or JSON_OBJECT.
+	var es []edit
+	if err := p.jsonConstructor(inner, i, &es); err != nil {
+		if strings.HasPrefix(err.Msg, inner) {
+			err.Msg = up + strings.TrimPrefix(err.Msg, inner)
+		}
+		return err
+	}
+	if open+1 == c {
+		return p.errAt(toks[c].off, "%s: expected a value", up)
+	}
+	*edits = append(*edits, edit{toks[i].off, toks[i].end, fn})
+	*edits = append(*edits, es...)
+	return nil
+}

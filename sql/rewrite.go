@@ -208,13 +208,16 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			if last := p.isJSON(i, hi, &edits); last >= 0 {
 				i = last
 			}
-		case (up == "JSON_EXISTS" || up == "JSON_VALUE" || up == "JSON_QUERY" || up == "JSON_OBJECT" || up == "JSON_ARRAY") && next.isPunct("("):
+		case (up == "JSON_EXISTS" || up == "JSON_VALUE" || up == "JSON_QUERY" || up == "JSON_OBJECT" || up == "JSON_ARRAY" || up == "JSON_OBJECTAGG" || up == "JSON_ARRAYAGG") && next.isPunct("("):
 			// The clauses of the JSON functions (json.go).
 			var js []edit
 			var err *Error
-			if up == "JSON_OBJECT" || up == "JSON_ARRAY" {
+			switch up {
+			case "JSON_OBJECT", "JSON_ARRAY":
 				err = p.jsonConstructor(up, i, &js)
-			} else {
+			case "JSON_OBJECTAGG", "JSON_ARRAYAGG":
+				err = p.jsonAggCall(up, i, &js)
+			default:
 				err = p.jsonQueryCall(up, i, &js)
 			}
 			if err != nil {
