@@ -302,7 +302,7 @@ func resolveJSONValue(args []Arg) (Resolved, error) {
 				fb = append(fb, fallbackRow{i: i, empty: true})
 			case !isJSONScalar(v):
 				dst = appendJSON(dst[:0], v)
-				fb = append(fb, fallbackRow{i: i, err: fmt.Errorf("%s: strict path %s requires a scalar value, and the value is %s", name, quoteValue(path.text), quoteValue(string(dst)))})
+				fb = append(fb, fallbackRow{i: i, err: fmt.Errorf("%s: %s requires a scalar value, and the value is %s", name, path.describe(), quoteValue(string(dst)))})
 			default:
 				o.buf = appendScalarText(o.buf, v)
 				o.endRow()
@@ -445,7 +445,7 @@ func resolveJSONQuery(args []Arg) (Resolved, error) {
 				err = fmt.Errorf("%s: the path %s found nothing in %s (ERROR ON EMPTY)", name, quoteValue(path.text), quoteValue(s.at(i)))
 			case isJSONScalar(v):
 				bh = onError
-				err = fmt.Errorf("%s: strict path %s requires an array or object value, and the value is %s", name, quoteValue(path.text), quoteValue(string(appendJSON(nil, v))))
+				err = fmt.Errorf("%s: %s requires an array or object value, and the value is %s", name, path.describe(), quoteValue(string(appendJSON(nil, v))))
 			default:
 				o.buf = appendJSON(o.buf, v)
 				o.endRow()
@@ -573,8 +573,9 @@ func resolveJSONObject(args []Arg) (Resolved, error) {
 		if !isStringArg(args[j].Type) {
 			return Resolved{}, fmt.Errorf("%s: a key must be a STRING, not %s", name, args[j].Type)
 		}
-		if args[j].Const && args[j].Value == nil {
-			return Resolved{}, fmt.Errorf("%s: a key is NULL", name)
+		if !args[j].Type.NotNull {
+			// As Flink's: a key that may be NULL is refused.
+			return Resolved{}, fmt.Errorf("%s: the key at position %d must be a STRING NOT NULL, but is %s", name, j/2+1, args[j].Type)
 		}
 		argTypes[j] = types.StringType
 		if kinds[j+1], err = jsonArgKind(name, args[j+1].Type, raw[j/2] == '1'); err != nil {

@@ -388,7 +388,7 @@ func (p *jsonPath) eval(root any) (any, error) {
 			next, ok, why := applyStep(cur, st)
 			if !ok {
 				if p.strict {
-					return nil, &errPathStep{fmt.Sprintf("strict path %s: %s at %s", quoteValue(p.text), why, p.prefix(si))}
+					return nil, &errPathStep{fmt.Sprintf("%s: %s at %s", p.describe(), why, p.prefix(si))}
 				}
 				return nil, nil
 			}
@@ -409,7 +409,7 @@ func (p *jsonPath) eval(root any) (any, error) {
 					next = append(next, x.vals...)
 				default:
 					if !wild && p.strict {
-						return nil, &errPathStep{fmt.Sprintf("strict path %s: no array or object at %s", quoteValue(p.text), p.prefix(si))}
+						return nil, &errPathStep{fmt.Sprintf("%s: no array or object at %s", p.describe(), p.prefix(si))}
 					}
 				}
 				continue
@@ -417,7 +417,7 @@ func (p *jsonPath) eval(root any) (any, error) {
 			nv, ok, why := applyStep(v, st)
 			if !ok {
 				if !wild && p.strict {
-					return nil, &errPathStep{fmt.Sprintf("strict path %s: %s at %s", quoteValue(p.text), why, p.prefix(si))}
+					return nil, &errPathStep{fmt.Sprintf("%s: %s at %s", p.describe(), why, p.prefix(si))}
 				}
 				continue
 			}
@@ -432,6 +432,19 @@ func (p *jsonPath) eval(root any) (any, error) {
 		cur = []any{}
 	}
 	return cur, nil
+}
+
+// describe names the path in messages: "strict path '$.a'" ("path
+// 'strict $.a'" when it says so itself).
+func (p *jsonPath) describe() string {
+	t := strings.TrimSpace(p.text)
+	if p.strict && !(len(t) > 6 && strings.EqualFold(t[:6], "strict")) {
+		return "strict path " + quoteValue(p.text)
+	}
+	if !p.strict && !(len(t) > 3 && strings.EqualFold(t[:3], "lax")) {
+		return "lax path " + quoteValue(p.text)
+	}
+	return "path " + quoteValue(p.text)
 }
 
 // prefix is the path up to step si, for messages.
