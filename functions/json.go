@@ -143,15 +143,22 @@ func (r *rowPath) at(i int) (*jsonPath, error) {
 
 // jsonAt applies a row's path to its JSON text: the value found (nil:
 // empty) or an error, which names the function.
-func jsonAt(name string, doc string, p *jsonPath, perr error) (any, error) {
+func jsonAt(name string, dec *jsonDecoder, doc string, p *jsonPath, perr error) (any, error) {
 	if perr != nil {
 		return nil, fmt.Errorf("%s: %w", name, perr)
 	}
-	v, err := parseJSON(doc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s is not JSON: %v", name, quoteValue(doc), err)
+	var v any
+	var err, bad error
+	if p.wild {
+		if v, bad = dec.parse(doc); bad == nil {
+			v, err = p.eval(v)
+		}
+	} else {
+		v, err, bad = dec.find(doc, p)
 	}
-	v, err = p.eval(v)
+	if bad != nil {
+		return nil, fmt.Errorf("%s: %s is not JSON: %v", name, quoteValue(doc), bad)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -185,6 +192,7 @@ func resolveJSONExists(args []Arg) (Resolved, error) {
 	k := strict(rt, func(ctx *Context, vs []Vec, n int) (Vec, error) {
 		s := newStrArg(vs[0])
 		rp := newRowPath(p, vs[1])
+		dec := newJSONDecoder()
 		b := array.NewBooleanBuilder(ctx.mem())
 		defer b.Release()
 		b.Reserve(n)
@@ -194,7 +202,7 @@ func resolveJSONExists(args []Arg) (Resolved, error) {
 				continue
 			}
 			path, perr := rp.at(i)
-			v, err := jsonAt(name, s.at(i), path, perr)
+			v, err := jsonAt(name, dec, s.at(i), path, perr)
 			if err != nil {
 				switch onError {
 				case "FALSE":
@@ -284,6 +292,7 @@ func resolveJSONValue(args []Arg) (Resolved, error) {
 		}
 		s := newStrArg(vs[0])
 		rp := newRowPath(p, vs[1])
+		dec := newJSONDecoder()
 		o := newStrOut(ctx.mem(), types.StringType, n, n*8)
 		o.withValidity(andValidity(ctx.mem(), vs[:2], n))
 		var fb []fallbackRow
@@ -294,7 +303,7 @@ func resolveJSONValue(args []Arg) (Resolved, error) {
 				continue
 			}
 			path, perr := rp.at(i)
-			v, err := jsonAt(name, s.at(i), path, perr)
+			v, err := jsonAt(name, dec, s.at(i), path, perr)
 			switch {
 			case err != nil:
 				fb = append(fb, fallbackRow{i: i, err: err})
@@ -417,6 +426,7 @@ func resolveJSONQuery(args []Arg) (Resolved, error) {
 	k := strict(rt, func(ctx *Context, vs []Vec, n int) (Vec, error) {
 		s := newStrArg(vs[0])
 		rp := newRowPath(p, vs[1])
+		dec := newJSONDecoder()
 		o := newStrOut(ctx.mem(), rt, n, n*16)
 		o.withValidity(andValidity(ctx.mem(), vs, n))
 		for i := range n {
@@ -425,7 +435,7 @@ func resolveJSONQuery(args []Arg) (Resolved, error) {
 				continue
 			}
 			path, perr := rp.at(i)
-			v, err := jsonAt(name, s.at(i), path, perr)
+			v, err := jsonAt(name, dec, s.at(i), path, perr)
 			var bh behavior
 			if err == nil && v != nil {
 				switch wrapper {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The SQL/JSON path language of Flink's JSON functions (Calcite's, over
@@ -43,69 +45,94 @@ func (o *jsonObject) get(k string) (any, bool) {
 // JSON values are nil (null), bool, json.Number, string, []any and
 // *jsonObject.
 
-// parseJSON decodes one JSON text into a value; trailing text other than
+// jsonDecoder decodes JSON texts one after another (one per row of a
+// batch) with one jsontext decoder. Keys written twice keep the first
+// place and the last value, as Jackson's; text that is not UTF-8 is read
+// with U+FFFD in its place.
+type jsonDecoder struct {
+	r    strings.Reader
+	d    *jsontext.Decoder
+	offs [][2]int // the elements of an array (find)
+}
+
+var jsonDecodeOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+func newJSONDecoder() *jsonDecoder {
+	j := &jsonDecoder{}
+	j.d = jsontext.NewDecoder(&j.r, jsonDecodeOptions...)
+	return j
+}
+
+// parse decodes one JSON text into a value; text after it other than
 // white space is an error.
-func parseJSON(s string) (any, error) {
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	v, err := decodeJSON(d)
+func (j *jsonDecoder) parse(s string) (any, error) {
+	j.r.Reset(s)
+	j.d.Reset(&j.r, jsonDecodeOptions...)
+	v, err := j.value()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err != io.EOF {
+	if _, err := j.d.ReadToken(); err != io.EOF {
 		return nil, errors.New("text after the JSON value")
 	}
 	return v, nil
 }
 
-func decodeJSON(d *json.Decoder) (any, error) {
-	tok, err := d.Token()
+func (j *jsonDecoder) value() (any, error) {
+	tok, err := j.d.ReadToken()
 	if err != nil {
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
 		return nil, err
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '[':
-			arr := []any{}
-			for d.More() {
-				v, err := decodeJSON(d)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			if _, err := d.Token(); err != nil {
+	switch tok.Kind() {
+	case '[':
+		arr := []any{}
+		for j.d.PeekKind() != ']' {
+			v, err := j.value()
+			if err != nil {
 				return nil, err
 			}
-			return arr, nil
-		case '{':
-			o := &jsonObject{}
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := decodeJSON(d)
-				if err != nil {
-					return nil, err
-				}
-				if i := indexOf(o.keys, k); i >= 0 {
-					o.vals[i] = v
-				} else {
-					o.keys = append(o.keys, k)
-					o.vals = append(o.vals, v)
-				}
-			}
-			if _, err := d.Token(); err != nil {
-				return nil, err
-			}
-			return o, nil
+			arr = append(arr, v)
 		}
-		return nil, fmt.Errorf("unexpected %v", t)
+		if _, err := j.d.ReadToken(); err != nil {
+			return nil, err
+		}
+		return arr, nil
+	case '{':
+		o := &jsonObject{}
+		for j.d.PeekKind() != '}' {
+			kt, err := j.d.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			k := kt.String()
+			v, err := j.value()
+			if err != nil {
+				return nil, err
+			}
+			if i := indexOf(o.keys, k); i >= 0 {
+				o.vals[i] = v
+			} else {
+				o.keys = append(o.keys, k)
+				o.vals = append(o.vals, v)
+			}
+		}
+		if _, err := j.d.ReadToken(); err != nil {
+			return nil, err
+		}
+		return o, nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil
+	case 't', 'f':
+		return tok.Bool(), nil
+	case 'n':
+		return nil, nil
 	}
-	return tok, nil
+	return nil, fmt.Errorf("unexpected %s", tok.Kind())
 }
 
 func indexOf(ss []string, s string) int {
@@ -548,4 +575,114 @@ func JSONObjectLastWins(s string) (string, error) {
 		out = append(out, vals[i]...)
 	}
 	return string(append(out, '}')), nil
+}
+
+// find applies a path without a wildcard to one JSON text without
+// building its tree: the text is checked whole, then each step scans only
+// the value the step before found (a key written twice: its last value).
+// It returns the value found as eval does (nil: nothing or JSON null), the
+// error of a strict step, or (bad) the error of a text that is no JSON.
+func (j *jsonDecoder) find(doc string, p *jsonPath) (v any, err error, bad error) {
+	j.r.Reset(doc)
+	j.d.Reset(&j.r, jsonDecodeOptions...)
+	raw, rerr := j.d.ReadValue()
+	if rerr != nil {
+		if rerr == io.EOF {
+			rerr = io.ErrUnexpectedEOF
+		}
+		return nil, nil, rerr
+	}
+	end := int(j.d.InputOffset())
+	sub := doc[end-len(raw) : end]
+	if _, err := j.d.ReadToken(); err != io.EOF {
+		return nil, nil, errors.New("text after the JSON value")
+	}
+	for si, st := range p.steps {
+		var ok bool
+		var why string
+		sub, ok, why = j.step(sub, st)
+		if !ok {
+			if p.strict {
+				return nil, &errPathStep{fmt.Sprintf("%s: %s at %s", p.describe(), why, p.prefix(si))}, nil
+			}
+			return nil, nil, nil
+		}
+	}
+	switch sub[0] {
+	case '{', '[':
+		v, err := j.parse(sub)
+		return v, nil, err
+	case '"':
+		b, err := jsontext.AppendUnquote(nil, sub)
+		if err != nil {
+			b = []byte(strings.ToValidUTF8(string(b), "\uFFFD"))
+		}
+		return string(b), nil, nil
+	case 't':
+		return true, nil, nil
+	case 'f':
+		return false, nil, nil
+	case 'n':
+		return nil, nil, nil
+	}
+	return json.Number(sub), nil, nil
+}
+
+// step applies one key or index step to the valid JSON text sub.
+func (j *jsonDecoder) step(sub string, st pathStep) (string, bool, string) {
+	j.r.Reset(sub)
+	j.d.Reset(&j.r, jsonDecodeOptions...)
+	switch st.kind {
+	case 'k':
+		if sub[0] != '{' {
+			return "", false, fmt.Sprintf("no object for key '%s'", st.key)
+		}
+		j.d.ReadToken() // {
+		found := ""
+		ok := false
+		for j.d.PeekKind() != '}' {
+			name, _ := j.d.ReadValue()
+			match := false
+			if n := len(name); n >= 2 && bytes.IndexByte(name[1:n-1], '\\') < 0 {
+				match = string(name[1:n-1]) == st.key
+			} else if u, err := jsontext.AppendUnquote(nil, name); err == nil {
+				match = string(u) == st.key
+			}
+			v, err := j.d.ReadValue()
+			if err != nil {
+				break
+			}
+			if match {
+				end := int(j.d.InputOffset())
+				found, ok = sub[end-len(v):end], true
+			}
+		}
+		if !ok {
+			return "", false, fmt.Sprintf("no key '%s'", st.key)
+		}
+		return found, true, ""
+	case 'i':
+		if sub[0] != '[' {
+			return "", false, fmt.Sprintf("no array for index %d", st.index)
+		}
+		j.d.ReadToken() // [
+		j.offs = j.offs[:0]
+		for j.d.PeekKind() != ']' {
+			v, err := j.d.ReadValue()
+			if err != nil {
+				break
+			}
+			end := int(j.d.InputOffset())
+			j.offs = append(j.offs, [2]int{end - len(v), end})
+		}
+		i := st.index
+		if i < 0 {
+			i += len(j.offs)
+		}
+		if i < 0 || i >= len(j.offs) {
+			return "", false, fmt.Sprintf("index %d out of bounds", st.index)
+		}
+		return sub[j.offs[i][0]:j.offs[i][1]], true, ""
+	}
+	return "", false, "bad step"
 }
