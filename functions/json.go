@@ -278,7 +278,15 @@ func resolveJSONValue(args []Arg) (Resolved, error) {
 				return Resolved{}, fmt.Errorf("%s: bad clause %s", name, b)
 			}
 		}
-		argTypes = append(argTypes, types.StringType, rt, rt)
+		// A default keeps its type: it is cast to the result's only on
+		// the rows that take it (a cast that fails there is an error of
+		// ON EMPTY's fallback, or the error of ON ERROR).
+		argTypes = append(argTypes, types.StringType, args[3].Type, args[4].Type)
+		for slot := 3; slot <= 4; slot++ {
+			if t := args[slot].Type; t.Kind != types.Null && !CanCast(t, rt) {
+				return Resolved{}, fmt.Errorf("%s: a DEFAULT of type %s cannot be RETURNING %s", name, t, rt)
+			}
+		}
 	}
 	var toRet Kernel
 	if rt.Kind != types.String {
@@ -362,11 +370,29 @@ func resolveJSONValue(args []Arg) (Resolved, error) {
 			if f.empty {
 				bh, slot = onEmpty, 3
 			}
+			if bh == "DEFAULT" {
+				d, err := defaultAs(ctx, vs[slot], i, rt)
+				if err == nil {
+					types.AppendValue(b, d)
+					continue
+				}
+				if !f.empty {
+					return Vec{}, fmt.Errorf("%s: the DEFAULT of ON ERROR: %w", name, err)
+				}
+				// A default of ON EMPTY that fails is an error: ON ERROR's.
+				f, bh, slot = fallbackRow{i: i, err: fmt.Errorf("%s: the DEFAULT of ON EMPTY: %w", name, err)}, onError, 4
+				if bh == "DEFAULT" {
+					d, err := defaultAs(ctx, vs[slot], i, rt)
+					if err != nil {
+						return Vec{}, fmt.Errorf("%s: the DEFAULT of ON ERROR: %w", name, err)
+					}
+					types.AppendValue(b, d)
+					continue
+				}
+			}
 			switch bh {
 			case "NULL":
 				b.AppendNull()
-			case "DEFAULT":
-				types.AppendValue(b, vs[slot].ValueAt(i))
 			default:
 				if f.empty {
 					return Vec{}, fmt.Errorf("%s: the path %s found nothing in %s (ERROR ON EMPTY)", name, quoteValue(pathText(rp, i)), quoteValue(s.at(i)))
@@ -377,6 +403,24 @@ func resolveJSONValue(args []Arg) (Resolved, error) {
 		return Vec{Type: rt, Array: b.NewArray()}, nil
 	}
 	return Resolved{Ret: rt, ArgTypes: argTypes, Kernel: folding(rt, k)}, nil
+}
+
+// defaultAs is row i of a DEFAULT cast to the result type t.
+func defaultAs(ctx *Context, v Vec, i int, t types.T) (types.Value, error) {
+	x := v.ValueAt(i)
+	if x == nil || v.Type.Equal(t) || v.Type.Kind == types.Null {
+		return x, nil
+	}
+	k, err := Cast(v.Type, t)
+	if err != nil {
+		return nil, err
+	}
+	r, err := k(ctx, []Vec{ConstVec(v.Type, x)}, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Release()
+	return r.ValueAt(0), nil
 }
 
 func pathText(rp *rowPath, i int) string {
