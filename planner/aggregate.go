@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -714,6 +715,11 @@ func (b *binder) bindJSONAgg(c aggNode, sc *scope, call AggCall) (AggCall, Expr,
 	}
 	arg, err := b.call(name, pos, args...)
 	if err != nil {
+		// The aggregate's name, not the call it is built on.
+		var pe *planError
+		if errors.As(err, &pe) && pe.pos != nil {
+			pe.pos.Msg = strings.Replace(pe.pos.Msg, name+":", string(call.Func)+":", 1)
+		}
 		return call, nil, nil, "", err
 	}
 	call.ArgT = types.StringType
