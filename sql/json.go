@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -350,12 +351,10 @@ const IsJSONFunc = "IS JSON"
 // at toks[open] on) as taken care of, so that no other rewrite edits them.
 func (p *stmtParser) skipEdited(open int, es []edit) {
 	toks := p.sc.toks
-	c := p.closing(open)
-	for j := open + 1; j < c && j < len(toks); j++ {
-		for _, e := range es {
-			if e.off <= toks[j].off && toks[j].off < e.end {
-				p.meta.skipAt[toks[j].off] = true
-			}
+	for _, e := range es {
+		j := open + sort.Search(len(toks)-open, func(k int) bool { return toks[open+k].off >= e.off })
+		for ; j < len(toks) && toks[j].off < e.end; j++ {
+			p.meta.skipAt[toks[j].off] = true
 		}
 	}
 }
