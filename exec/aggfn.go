@@ -172,6 +172,12 @@ func newAccFunc(c *planner.AggCall, cls byte, mode aggMode, spaced *bool) (byte,
 		}
 		sep := c.Separator
 		return 'G', func() accumulator { return &listAggAcc{sep: sep} }, nil
+	case planner.AggJSONArrayAgg, planner.AggJSONObjectAgg:
+		if mode.updating {
+			return 0, nil, fmt.Errorf("%s cannot take retractions", c.Text)
+		}
+		object := c.Func == planner.AggJSONObjectAgg
+		return 'J', func() accumulator { return &jsonAggAcc{object: object} }, nil
 	}
 	return 0, nil, fmt.Errorf("aggregate %s of %s is not implemented", c.Func, c.ArgT)
 }

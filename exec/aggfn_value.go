@@ -3,6 +3,8 @@ package exec
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/streamsql/streamsql/functions"
 )
 
 // FIRST_VALUE, LAST_VALUE and LISTAGG depend on the order of their input,
@@ -134,3 +136,51 @@ func (a *listAggAcc) decode(d *decoder) {
 }
 
 func (a *listAggAcc) reset() { a.n, a.buf = 0, a.buf[:0] }
+
+// jsonAggAcc is JSON_ARRAYAGG or JSON_OBJECTAGG: its argument is each
+// row's JSON_ARRAY(v) or JSON_OBJECT(k, v) text, whose members (none when
+// ABSENT ON NULL left out a NULL) are joined in arrival order into one
+// array or object; no rows give [] or {}. A key of JSON_OBJECTAGG seen
+// again keeps its first place and takes the last value, as Flink's map.
+type jsonAggAcc struct {
+	object bool
+	listAggAcc
+}
+
+func (a *jsonAggAcc) add(_ *foldCtx, v *aggValue, sign int64) error {
+	if sign < 0 {
+		return fmt.Errorf("JSON_ARRAYAGG/JSON_OBJECTAGG received a retraction")
+	}
+	if len(v.s) <= 2 {
+		return nil // [] or {}: a NULL left out
+	}
+	if a.n > 0 {
+		a.buf = append(a.buf, ',')
+	}
+	a.buf = append(a.buf, v.s[1:len(v.s)-1]...)
+	a.n++
+	return nil
+}
+
+func (a *jsonAggAcc) merge(_ *foldCtx, src accumulator) error {
+	o := src.(*jsonAggAcc)
+	a.sep = ","
+	return a.listAggAcc.merge(nil, &o.listAggAcc)
+}
+
+func (a *jsonAggAcc) result(dst *scalar) error {
+	open, close := byte('['), byte(']')
+	if a.object {
+		open, close = '{', '}'
+	}
+	b := append(append(append(dst.b[:0], open), a.buf...), close)
+	if a.object && a.n > 1 {
+		s, err := functions.JSONObjectLastWins(string(b))
+		if err != nil {
+			return err
+		}
+		b = append(b[:0], s...)
+	}
+	dst.null, dst.b = false, b
+	return nil
+}

@@ -210,3 +210,22 @@ func BenchmarkStringKernels(b *testing.B) {
 	b.Run("regexp_extract", func(b *testing.B) { runKernel(b, mustResolve(b, "REGEXP_EXTRACT", s, re, g), s, re, g) })
 	b.Run("upper", func(b *testing.B) { runKernel(b, mustResolve(b, "UPPER", s), s) })
 }
+
+func jsonColumn(mem memory.Allocator, n int) Vec {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	for i := range n {
+		b.Append(fmt.Sprintf(`{"id": %d, "user": {"name": "user-%d", "tags": ["a", "b", "c"], "score": %d.5}, "url": "https://example.com/p/%d", "ok": true}`, i, i, i%100, i%17))
+	}
+	return ArrayVec(types.StringType, b.NewArray())
+}
+
+// BenchmarkJSONValue: JSON_VALUE of a literal path over documents of
+// about 120 bytes.
+func BenchmarkJSONValue(b *testing.B) {
+	mem := memory.DefaultAllocator
+	docs := jsonColumn(mem, benchRows)
+	defer docs.Release()
+	path := ConstVec(types.StringType, "$.user.name")
+	runKernel(b, mustResolve(b, "JSON_VALUE", docs, path), docs, path)
+}

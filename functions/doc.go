@@ -56,6 +56,8 @@
 //	OVERLAY(s PLACING r FROM a FOR n)   OVERLAY(s, r, a, n)
 //	x BETWEEN SYMMETRIC a AND b         OR(AND(>=(x, a), <=(x, b)), AND(>=(x, b), <=(x, a)))
 //	(s0, x0) OVERLAPS (s1, x1)          OVERLAPS(s0, x0, s1, x1)
+//	s IS JSON kind, JSON_VALUE(s, p RETURNING t ...) and the other
+//	                         JSON functions: the calls json.go lists
 //	s SIMILAR TO p ESCAPE e             "SIMILAR TO"(s, p, e)  (NOT SIMILAR TO likewise)
 //	INTERVAL '1' HOUR as an argument    an interval literal
 //	CURRENT_TIMESTAMP        CURRENT_TIMESTAMP()         (no parentheses in SQL)
@@ -183,6 +185,20 @@
 //   - IS_ALPHA, IS_DIGIT and IS_DECIMAL take a STRING only (Flink's take
 //     any value); IS_DECIMAL is what Java's Double.parseDouble reads. MD5,
 //     SHA1, SHA2 and SHA224..SHA512 hash a STRING's UTF-8 bytes.
+//   - The JSON functions follow Calcite's, which Flink's are: a path
+//     without lax or strict is strict; a path with a wildcard finds the
+//     array of what it reaches (so JSON_EXISTS of one that reaches nothing
+//     is TRUE, as Calcite's); JSON null found is empty (ON EMPTY, and
+//     JSON_EXISTS is FALSE). The path language has no filters, methods or
+//     ranges (an error naming the character). JSON_VALUE's RETURNING is
+//     STRING, BOOLEAN or a numeric type, and a value that does not cast to
+//     it is an error of its row (ON ERROR). JSON_STRING, JSON_OBJECT and
+//     JSON_ARRAY take strings, numbers and booleans; other types are an
+//     error (ErrUnsupportedType). Numbers are written as Jackson writes
+//     what it read: integers as written, others as Java doubles (1.50 is
+//     1.5, 1e20 is 1.0E20). JSON text is read with jsontext
+//     (go-json-experiment/json); a path without a wildcard is followed
+//     through the text without building its tree.
 //
 // # Hashing
 //

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,6 +78,7 @@ type aggNode struct {
 var funcAggregates = map[string]AggFunc{
 	"bool_and": AggBoolAnd, "bool_or": AggBoolOr, "listagg": AggListAgg, "string_agg": AggListAgg,
 	sql.FirstValueFunc: AggFirstValue, sql.LastValueFunc: AggLastValue,
+	sql.JSONArrayAggFunc: AggJSONArrayAgg, sql.JSONObjectAggFunc: AggJSONObjectAgg,
 }
 
 func asAggNode(n ast.Node) (aggNode, bool) {
@@ -239,7 +241,7 @@ func (b *binder) bindAggregate(input Node, sc *scope, sel *ast.SelectStmt, field
 		if err != nil {
 			return nil, nil, err
 		}
-		if updating && (call.Func == AggFirstValue || call.Func == AggLastValue || call.Func == AggListAgg) {
+		if updating && (call.Func == AggFirstValue || call.Func == AggLastValue || call.Func == AggListAgg || call.Func == AggJSONArrayAgg || call.Func == AggJSONObjectAgg) {
 			return nil, nil, errAt(ErrUnsupported, b.pos(c.call), "aggregate an append-only table or view",
 				"%s over an updating input (from %s) is not supported: it depends on the order of the rows and cannot take retractions", call.Func, producer(input))
 		}
@@ -292,8 +294,10 @@ func (b *binder) bindAggCall(c aggNode, sc *scope) (AggCall, Expr, Expr, string,
 		AggBoolAnd, AggBoolOr, AggFirstValue, AggLastValue:
 	case AggListAgg:
 		nargs = 2
+	case AggJSONArrayAgg, AggJSONObjectAgg:
+		return b.bindJSONAgg(c, sc, call)
 	default:
-		return call, nil, nil, "", errAt(ErrUnsupported, pos, "supported: COUNT, SUM, MIN, MAX, AVG, STDDEV_POP, STDDEV_SAMP, VAR_POP, VAR_SAMP, BOOL_AND, BOOL_OR, FIRST_VALUE, LAST_VALUE, LISTAGG", "aggregate function %s is not supported", name)
+		return call, nil, nil, "", errAt(ErrUnsupported, pos, "supported: COUNT, SUM, MIN, MAX, AVG, STDDEV_POP, STDDEV_SAMP, VAR_POP, VAR_SAMP, BOOL_AND, BOOL_OR, FIRST_VALUE, LAST_VALUE, LISTAGG, JSON_ARRAYAGG, JSON_OBJECTAGG", "aggregate function %s is not supported", name)
 	}
 	if len(c.args) < 1 || len(c.args) > nargs {
 		if nargs == 2 {
@@ -680,4 +684,67 @@ func aggInputs(calls []AggCall, need []bool) {
 			need[a.Filter] = true
 		}
 	}
+}
+
+// bindJSONAgg binds JSON_ARRAYAGG and JSON_OBJECTAGG (sql.JSONArrayAggFunc,
+// sql.JSONObjectAggFunc): the argument is the JSON_ARRAY or JSON_OBJECT
+// call of the row's value (its first argument the ON NULL clause), which
+// the aggregate joins into one array or object.
+func (b *binder) bindJSONAgg(c aggNode, sc *scope, call AggCall) (AggCall, Expr, Expr, string, error) {
+	pos := b.pos(c.call)
+	name, want := "JSON_ARRAY", 2
+	if call.Func == AggJSONObjectAgg {
+		name, want = "JSON_OBJECT", 3
+	}
+	if len(c.args) != want {
+		return call, nil, nil, "", errAt(ErrUnsupported, pos, "", "%s takes one value", call.Func)
+	}
+	if c.distinct {
+		return call, nil, nil, "", errAt(ErrUnsupported, pos, "", "%s(DISTINCT ...) is not supported", call.Func)
+	}
+	args := make([]Expr, len(c.args))
+	for i, a := range c.args {
+		if hasAggregate(a) {
+			return call, nil, nil, "", errAt(ErrUnsupported, pos, "", "aggregate calls cannot be nested")
+		}
+		e, err := b.bindExpr(a, sc, nil)
+		if err != nil {
+			return call, nil, nil, "", err
+		}
+		args[i] = e
+	}
+	arg, err := b.call(name, pos, args...)
+	if err != nil {
+		// The aggregate's name, not the call it is built on.
+		var pe *planError
+		if errors.As(err, &pe) && pe.pos != nil {
+			pe.pos.Msg = strings.Replace(pe.pos.Msg, name+":", string(call.Func)+":", 1)
+		}
+		return call, nil, nil, "", err
+	}
+	call.ArgT = types.StringType
+	if !arg.Type().Equal(call.ArgT) {
+		call.ArgT = arg.Type()
+	}
+	call.T = types.T{Kind: types.String, NotNull: true}
+	key := string(call.Func) + "(" + arg.String() + ")"
+	var filter Expr
+	if c.filter != nil {
+		if hasAggregate(c.filter) {
+			return call, nil, nil, "", errAt(ErrUnsupported, b.pos(c.filter), "", "FILTER (WHERE ...) cannot hold an aggregate call")
+		}
+		f, err := b.bindExpr(c.filter, sc, nil)
+		if err != nil {
+			return call, nil, nil, "", err
+		}
+		if f.Type().Kind != types.Boolean && f.Type().Kind != types.Null {
+			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.filter), "", "FILTER (WHERE ...) needs a BOOLEAN condition, got %s", f.Type())
+		}
+		if f.Type().Kind == types.Null {
+			f = &Literal{T: types.BooleanType}
+		}
+		filter = f
+		key += " FILTER(" + f.String() + ")"
+	}
+	return call, arg, filter, key, nil
 }

@@ -29,7 +29,7 @@ func FunctionNames() []string {
 		}
 	}
 	for _, a := range []AggFunc{AggCount, AggSum, AggMin, AggMax, AggAvg, AggStddevPop, AggStddevSamp,
-		AggVarPop, AggVarSamp, AggBoolAnd, AggBoolOr, AggFirstValue, AggLastValue, AggListAgg} {
+		AggVarPop, AggVarSamp, AggBoolAnd, AggBoolOr, AggFirstValue, AggLastValue, AggListAgg, AggJSONArrayAgg, AggJSONObjectAgg} {
 		add(string(a))
 	}
 	add("STRING_AGG")

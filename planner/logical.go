@@ -107,6 +107,11 @@ const (
 	AggFirstValue AggFunc = "FIRST_VALUE"
 	AggLastValue  AggFunc = "LAST_VALUE"
 	AggListAgg    AggFunc = "LISTAGG"
+	// AggJSONArrayAgg and AggJSONObjectAgg aggregate the JSON text of
+	// JSON_ARRAY(v) and JSON_OBJECT(k, v) of each row (their argument, with
+	// the ON NULL clause) into one array or object.
+	AggJSONArrayAgg  AggFunc = "JSON_ARRAYAGG"
+	AggJSONObjectAgg AggFunc = "JSON_OBJECTAGG"
 )
 
 // AggCall is one aggregate of an Aggregate node.

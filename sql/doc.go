@@ -111,6 +111,10 @@
 //     and CEIL(t, 'UNIT'); OVERLAY(s PLACING r FROM a [FOR n]) is the call
 //     OVERLAY(s, r, a[, n]).
 //   - x [NOT] SIMILAR TO p [ESCAPE e] is a LIKE for which IsSimilar holds.
+//   - s IS [NOT] JSON [kind] is the call "IS JSON"(s, 'KIND') (IsJSONFunc,
+//     under NOT); the clauses of JSON_EXISTS, JSON_VALUE, JSON_QUERY,
+//     JSON_OBJECT and JSON_ARRAY become literal string arguments (json.go
+//     lists the calls); a clause that does not read is an error at it.
 //   - x [NOT] BETWEEN SYMMETRIC a AND b is (x [NOT] BETWEEN a AND b) OR
 //     (AND, with NOT) (x [NOT] BETWEEN b AND a); BETWEEN ASYMMETRIC is
 //     BETWEEN.

@@ -95,8 +95,10 @@ type stmtMeta struct {
 	// similarAt: offsets of the pattern of SIMILAR TO, written as LIKE.
 	similarAt map[int]bool
 	similars  map[*ast.PatternLikeOrIlikeExpr]bool
-	placed    map[string]bool // placeholder names found as tables in the AST
-	emitAt    *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
+	// jsonAt: offsets of JSON of s IS JSON, written as LIKE (json.go).
+	jsonAt map[int]bool
+	placed map[string]bool // placeholder names found as tables in the AST
+	emitAt *Pos            // of EMIT ON WINDOW CLOSE (emit.go)
 	// stateTTLAt are the STATE_TTL hints of the SELECTs, by the offset of
 	// the first select field (hints.go).
 	stateTTLAt map[int][]Option
@@ -119,7 +121,7 @@ func newMeta() *stmtMeta {
 		windowAt: map[string]*WindowTVF{}, windows: map[*ast.TableName]*WindowTVF{},
 		tableAt: map[string]*tableNote{}, tables: map[*ast.TableName]*tableNote{}, distinctAt: map[int]bool{}, placed: map[string]bool{},
 		symmetricAt: map[int]bool{}, skipAt: map[int]bool{},
-		similarAt: map[int]bool{}, similars: map[*ast.PatternLikeOrIlikeExpr]bool{},
+		similarAt: map[int]bool{}, similars: map[*ast.PatternLikeOrIlikeExpr]bool{}, jsonAt: map[int]bool{},
 		stateTTLAt: map[int][]Option{},
 		aliasAt:    map[string]*aliasNote{}, aliases: map[*ast.TableSource]*aliasNote{},
 	}

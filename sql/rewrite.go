@@ -45,6 +45,9 @@ import (
 //     (x BETWEEN b AND a) after parsing (symmetricAt), (a, b) OVERLAPS
 //     (c, d) becomes the call OVERLAPS(a, b, c, d), and SIMILAR TO becomes
 //     LIKE (IsSimilar);
+//   - s IS [NOT] JSON [kind] becomes s [NOT] LIKE 'KIND', turned into
+//     the call "IS JSON"(s, 'KIND') after parsing (jsonAt), and the
+//     clauses of the JSON functions become literal arguments (json.go);
 //   - GROUPING SETS (...), ROLLUP (...) and CUBE (...) become calls of
 //     functions of ours (grouping_sets.go);
 //   - names MySQL reserves but Flink does not (key, index, ...) get
@@ -58,6 +61,7 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 	toks := p.sc.toks
 	notes := map[int]*tableNote{} // by the index of a table name's first token
 	castEnds := map[int]int{}     // x::type: the type's last token -> x's first
+	sortEdits := false
 	for i := lo; i < hi; i++ {
 		t := toks[i]
 		if t.isName() && (i+1 >= hi || !toks[i+1].isPunct(".")) && len(p.sc.comments) > 0 {
@@ -199,6 +203,29 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 			}
 			edits = append(edits, edit{t.off, toks[j].end, pad("STRAIGHT_JOIN", toks[j].end-t.off)})
 			i = j
+		case up == "IS" && (next.is("JSON") || (next.is("NOT") && i+2 < hi && toks[i+2].is("JSON"))):
+			// s IS [NOT] JSON [kind] (json.go).
+			if last := p.isJSON(i, hi, &edits); last >= 0 {
+				i = last
+			}
+		case (up == "JSON_EXISTS" || up == "JSON_VALUE" || up == "JSON_QUERY" || up == "JSON_OBJECT" || up == "JSON_ARRAY" || up == "JSON_OBJECTAGG" || up == "JSON_ARRAYAGG") && next.isPunct("("):
+			// The clauses of the JSON functions (json.go).
+			var js []edit
+			var err *Error
+			switch up {
+			case "JSON_OBJECT", "JSON_ARRAY":
+				err = p.jsonConstructor(up, i, &js)
+			case "JSON_OBJECTAGG", "JSON_ARRAYAGG":
+				err = p.jsonAggCall(up, i, &js)
+			default:
+				err = p.jsonQueryCall(up, i, &js)
+			}
+			if err != nil {
+				return nil, err
+			}
+			p.skipEdited(i+1, js)
+			edits = append(edits, js...)
+			sortEdits = true
 		case up == "IS" && (next.is("DISTINCT") || (next.is("NOT") && i+2 < hi && toks[i+2].is("DISTINCT"))):
 			j := i + 2
 			if next.is("NOT") {
@@ -336,7 +363,13 @@ func (p *stmtParser) rewrites(lo, hi int) ([]edit, *Error) {
 	}
 	// The calls opened for NULLS FIRST/LAST enclose whatever else starts
 	// at their offset (the CAST( of x::type).
-	return append(opens, edits...), nil
+	out := append(opens, edits...)
+	if sortEdits {
+		// The edits of a JSON function's clauses come before those of
+		// the calls inside it.
+		sort.SliceStable(out, func(a, b int) bool { return out[a].off < out[b].off })
+	}
+	return out, nil
 }
 
 // opening returns the index of the '(' that toks[close] closes, or -1.

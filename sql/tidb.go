@@ -169,6 +169,11 @@ func (p *stmtParser) tidbParse(text string, m *offsetMap) (stmt ast.StmtNode, er
 				return nil, p.errAt(off, "BETWEEN SYMMETRIC is not supported here; write (x BETWEEN a AND b) OR (x BETWEEN b AND a)")
 			}
 		}
+		for off := range p.meta.jsonAt {
+			if lo <= off && off <= hi {
+				return nil, p.errAt(off, "IS JSON is not supported here")
+			}
+		}
 		for off := range p.meta.similarAt {
 			if lo <= off && off <= hi {
 				return nil, p.errAt(off, "SIMILAR TO is not supported here; write REGEXP(x, '^(...)$')")
@@ -378,6 +383,18 @@ func (v *posFixer) Leave(n ast.Node) (ast.Node, bool) {
 			meta.tables[x] = a
 		}
 	case *ast.PatternLikeOrIlikeExpr:
+		if x.Pattern != nil && meta.jsonAt[x.Pattern.OriginTextPosition()] {
+			// s IS [NOT] JSON kind (json.go).
+			delete(meta.jsonAt, x.Pattern.OriginTextPosition())
+			call := &ast.FuncCallExpr{FnName: ast.NewCIStr(IsJSONFunc), Args: []ast.ExprNode{x.Expr, x.Pattern}}
+			call.SetOriginTextPosition(x.OriginTextPosition())
+			if !x.Not {
+				return call, true
+			}
+			not := &ast.UnaryOperationExpr{Op: opcode.Not, V: call}
+			not.SetOriginTextPosition(x.OriginTextPosition())
+			return not, true
+		}
 		if x.Pattern != nil && meta.similarAt[x.Pattern.OriginTextPosition()] {
 			meta.similars[x] = true
 			delete(meta.similarAt, x.Pattern.OriginTextPosition())
