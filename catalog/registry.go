@@ -32,9 +32,10 @@ type Connector struct {
 	AcceptsUpdatesWith func(opts map[string]string) bool
 	// WritesByKey says the sink keeps one value per PRIMARY KEY: each
 	// change replaces (or, deleted, removes) its key's value
-	// (upsert-kafka). An updating query into it must be keyed by columns
-	// the primary key contains, or two rows of one key would overwrite
-	// each other; the planner refuses it otherwise.
+	// (upsert-kafka, jdbc). An updating query into it must be keyed by
+	// columns the primary key contains, or two rows of one key would
+	// overwrite each other, and into a table without a primary key it is
+	// refused; the planner refuses both.
 	WritesByKey bool
 	// ReadsRowFields says the source reads a ROW column declared with
 	// any subset of its fields, in any order (the planner then asks it
