@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 // Commands:
 //
 //	psql                  input: SQL run by psql; prints its rows (a|b)
+//	psql-until            psql again until it prints the expected output
+//	                      (what the sink writes by itself)
 //	table name=T [pk=a,b] input: the schema, then key=value options;
 //	                      CREATE TABLE through a catalog (the connector's
 //	                      Validate)
@@ -126,6 +128,17 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 	switch d.Cmd {
 	case "psql":
 		return h.pg.Psql(d.Input)
+	case "psql-until":
+		// What another goroutine writes: polled until psql prints the
+		// expected output (or for a minute, then what it printed last).
+		var out string
+		var err error
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if out, err = h.pg.Psql(d.Input); err != nil || out == d.Expected {
+				break
+			}
+		}
+		return out, err
 	case "table":
 		lines := strings.Split(h.subst(d.Input), "\n")
 		schema, err := conntest.ParseSchema(lines[0])
