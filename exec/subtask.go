@@ -360,7 +360,24 @@ func (t *subtask) runOperator() (err error) {
 	// aligned takes the snapshot of checkpoint b and sends its barrier on;
 	// output the operator holds back goes first (minibatch.go).
 	buffering, _ := t.impl.(bufferingOperator)
+	_, commits := t.impl.(committer)
 	aligned := func(b Barrier) error {
+		// A sink commits the checkpoints whose completion it was told of
+		// before it pre-commits the next one: the transaction it writes
+		// then could wait for rows that an earlier one, prepared and not
+		// yet committed, holds (connectors/jdbc). The completion and the
+		// barrier may both be waiting; the loop below serves either first.
+		for commits {
+			select {
+			case c := <-t.ctl:
+				if err := t.handleControl(c); err != nil {
+					return err
+				}
+				continue
+			default:
+			}
+			break
+		}
 		if buffering != nil {
 			if err := buffering.flushBuffered(em); err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)
