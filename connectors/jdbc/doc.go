@@ -68,5 +68,7 @@
 // checkpoint completes) and is refused. Rows are visible once per
 // checkpoint, and at the end of a bounded input.
 //
-// 'sink.parallelism' is refused: the sink runs at its input's parallelism.
+// 'sink.parallelism' (catalog.OptSinkParallelism, read by the planner)
+// runs the sink at its own parallelism; an updating input reaches it
+// hashed by the primary key, so that the changes of a key stay in order.
 package jdbc

@@ -24,7 +24,7 @@ const (
 	OptFlushMaxRows      = "sink.buffer-flush.max-rows"
 	OptFlushInterval     = "sink.buffer-flush.interval"
 	OptMaxRetries        = "sink.max-retries"
-	OptParallelism       = "sink.parallelism"
+	OptParallelism       = catalog.OptSinkParallelism // read by the planner
 	OptDeliveryGuarantee = "sink.delivery-guarantee"
 )
 
@@ -61,9 +61,6 @@ type config struct {
 // and primary key).
 func parse(opts map[string]string, schema types.Schema, pk []string) (*config, error) {
 	c := &config{url: opts[OptURL], tableName: opts[OptTableName]}
-	if _, ok := opts[OptParallelism]; ok {
-		return nil, fmt.Errorf("%w: '%s' is not implemented: the sink runs at its input's parallelism; leave it out", ErrBadTable, OptParallelism)
-	}
 	var err error
 	if c.connString, err = connString(c.url, opts[OptUsername], opts[OptPassword]); err != nil {
 		return nil, err
