@@ -16,6 +16,7 @@ import (
 	_ "github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/internal/conntest"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
+	"github.com/streamsql/streamsql/connectors/jdbc"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/internal/testenv"
 	"github.com/streamsql/streamsql/session"
@@ -46,6 +47,8 @@ func TestMain(m *testing.M) {
 //	                      committing, as a killed process leaves it),
 //	                      given the handle of checkpoint N as a restore does
 //	finish/close table=T [subtask=I]
+//	lock-timeout d=D      how long an exactly-once transaction waits for
+//	                      rows a pending prepared one holds (default 30 s)
 //	sql                   input: statements through a session (one data
 //	                      dir per file); waits for the jobs and prints
 //	                      their errors
@@ -65,6 +68,9 @@ func TestDataDriven(t *testing.T) {
 		defer func() {
 			for _, s := range h.sinks {
 				s.Close()
+			}
+			for _, r := range h.restore {
+				r()
 			}
 		}()
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
@@ -86,6 +92,7 @@ type harness struct {
 	sess    *session.Session
 	sinks   map[string]exec.Sink
 	handles map[string][]byte
+	restore []func()
 }
 
 func (h *harness) subst(s string) string {
@@ -128,6 +135,13 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 	switch d.Cmd {
 	case "psql":
 		return h.pg.Psql(d.Input)
+	case "lock-timeout":
+		d, err := time.ParseDuration(arg(d, "d", ""))
+		if err != nil {
+			return "", err
+		}
+		h.restore = append(h.restore, jdbc.SetLockTimeout(d))
+		return "", nil
 	case "psql-until":
 		// What another goroutine writes: polled until psql prints the
 		// expected output (or for a minute, then what it printed last).

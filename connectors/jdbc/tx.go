@@ -21,8 +21,8 @@ const maxGIDLen = 199
 
 // lockTimeout bounds how long the transaction of a checkpoint waits for
 // rows that a prepared transaction of an earlier checkpoint, which did
-// not complete, still holds (see write).
-const lockTimeout = 30 * time.Second
+// not complete, still holds (see write). Tests shorten it.
+var lockTimeout = 30 * time.Second
 
 // tx is the exactly-once side of a sink subtask: the transaction of the
 // rows since the last barrier on the data connection, the prepared
