@@ -59,10 +59,14 @@
 // tell it from one rolled back by hand). The server must have
 // max_prepared_transactions > 0, else the job fails at its start saying so.
 //
-// Rows go into the open transaction when the buffer reaches its max rows
-// and no prepared transaction is pending (its locks would hold them
-// back), else at the barrier; a prepared transaction is pending at a
-// barrier only if its checkpoint did not complete, and a wait for its
+// A prepared transaction holds its rows' locks until COMMIT PREPARED, so
+// the sink is an exec.OrderedCommitter: the runtime holds each barrier
+// until the checkpoints the sink pre-committed before are committed or
+// known to be aborted (the coordinator may trigger a checkpoint before
+// the last one's metadata is written). Rows go into the open transaction
+// when the buffer reaches its max rows and no prepared transaction is
+// pending, else at the barrier; a prepared transaction is still pending
+// at a barrier only if its checkpoint was aborted, and a wait for its
 // rows longer than 30 s fails the job, whose restore rolls it back.
 // 'sink.buffer-flush.interval' does not apply (rows become visible when a
 // checkpoint completes) and is refused. Rows are visible once per

@@ -335,6 +335,12 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 	return nil, s.flush(ctx)
 }
 
+// CommitBeforeNextPreCommit implements exec.OrderedCommitter: exactly
+// once, the runtime holds a barrier until the checkpoints before it are
+// committed or aborted, whose prepared transactions the barrier's writes
+// could otherwise wait for.
+func (s *Sink) CommitBeforeNextPreCommit() bool { return s.cfg.exactly }
+
 // Commit commits the prepared transactions of a handle (exactly-once);
 // at-least-once has nothing to commit.
 func (s *Sink) Commit(ctx context.Context, checkpointID int64, handle []byte) error {

@@ -158,10 +158,10 @@ func gone(err error) bool {
 // needed. Rows written while a prepared transaction is pending could wait
 // for its locks, which only its commit frees, so unless force (the
 // barrier) the buffer keeps growing until the commit; at the barrier,
-// pending transactions are those of checkpoints that did not complete
-// (the runtime commits a completed one before the next barrier), and a
-// wait for their rows longer than lockTimeout fails the job, whose
-// restore rolls them back.
+// pending transactions are those of aborted checkpoints (the runtime
+// holds the barrier until the earlier ones are committed or aborted:
+// CommitBeforeNextPreCommit), and a wait for their rows longer than
+// lockTimeout fails the job, whose restore rolls them back.
 func (t *tx) write(ctx context.Context, s *Sink, force bool) error {
 	if len(s.upsert) == 0 || (!force && len(t.pending) > 0) {
 		return nil

@@ -190,6 +190,9 @@ type jobRun struct {
 	// data directory, as on a new machine.
 	s3       *testenv.S3Server
 	s3Prefix string
+	// outputs are what the runs of failpointKill, killAt and finish
+	// printed, in order.
+	outputs []string
 }
 
 func newJobRun(t *testing.T, b *broker, spec jobSpec) *jobRun {
@@ -259,6 +262,7 @@ func (r *jobRun) failpointKill(spec string) {
 	p := r.start([]string{"STREAMSQL_FAILPOINT=" + spec + "," + holdAtEnd})
 	err := p.Wait()
 	out := p.Output()
+	r.outputs = append(r.outputs, out)
 	name, _, _ := strings.Cut(spec, "@")
 	if !testenv.KilledBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
 		r.t.Fatalf("run %d with STREAMSQL_FAILPOINT=%s: want the failpoint to kill the process, got %v; output:\n%s", r.runs, spec, err, out)
@@ -291,6 +295,7 @@ func (r *jobRun) killAt(p *proc, want int64, d time.Duration) (finished bool) {
 	r.t.Helper()
 	killed := p.KillAfter(d)
 	out := p.Output()
+	r.outputs = append(r.outputs, out)
 	r.expectResumed(out, want)
 	if !killed {
 		if p.Err != nil {
@@ -312,6 +317,7 @@ func (r *jobRun) finish() {
 	if err := p.Wait(); err != nil {
 		r.t.Fatalf("last run %d: %v; output:\n%s", r.runs, err, p.Output())
 	}
+	r.outputs = append(r.outputs, p.Output())
 	r.expectResumed(p.Output(), want)
 	r.t.Logf("run %d: %s; finished in %v", r.runs, restoredLine(p.Output()), p.Took())
 }
