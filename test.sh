@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README: "Run all tests"). It needs Go, Java 17
-# and Maven (for the Apache Kafka broker), curl (for the S3 server's script), and installs kcat and chromium from
+# and Maven (for the Apache Kafka broker), curl (for the S3 server's script), and installs kcat, chromium and PostgreSQL from
 # Debian if missing; the conformance suites are read from
 # ../shared/conformance.
 set -euo pipefail
@@ -17,6 +17,14 @@ if ! command -v chromium >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
+# PostgreSQL is the server the jdbc connector's tests write to (each test
+# binary that needs one starts its own with scripts/postgres.sh, which runs
+# Debian's initdb and pg_ctl); install it from Debian when missing.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+fi
+scripts/postgres.sh resolve
 # The Kafka tests run against kafka-dev and, with STREAMSQL_TEST_KAFKA=apache,
 # against Apache Kafka 4.4 too (each test binary starts a broker of its own
 # with scripts/apache-kafka.sh when first needed and stops it at exit). The

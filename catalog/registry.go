@@ -32,9 +32,10 @@ type Connector struct {
 	AcceptsUpdatesWith func(opts map[string]string) bool
 	// WritesByKey says the sink keeps one value per PRIMARY KEY: each
 	// change replaces (or, deleted, removes) its key's value
-	// (upsert-kafka). An updating query into it must be keyed by columns
-	// the primary key contains, or two rows of one key would overwrite
-	// each other; the planner refuses it otherwise.
+	// (upsert-kafka, jdbc). An updating query into it must be keyed by
+	// columns the primary key contains, or two rows of one key would
+	// overwrite each other, and into a table without a primary key it is
+	// refused; the planner refuses both.
 	WritesByKey bool
 	// ReadsRowFields says the source reads a ROW column declared with
 	// any subset of its fields, in any order (the planner then asks it
@@ -145,7 +146,28 @@ var (
 // TableOptionDefs lists the table (WITH) options the engine reads itself,
 // whatever the connector: CREATE TABLE validates them by these definitions.
 func TableOptionDefs() []config.Def {
-	return []config.Def{IdleTimeoutOption, AlignGroupOption, AlignMaxDriftOption}
+	return []config.Def{IdleTimeoutOption, AlignGroupOption, AlignMaxDriftOption, SinkParallelismOption}
+}
+
+// OptSinkParallelism is the sink table option that sets the parallelism
+// of the table's sink operator (Flink's 'sink.parallelism'); a connector
+// whose sink takes it lists it among its Options.
+const OptSinkParallelism = "sink.parallelism"
+
+// SinkParallelismOption is OptSinkParallelism's definition (at most the
+// planner's number of key groups, 32768).
+var SinkParallelismOption = config.Int(OptSinkParallelism, 0, 1, 32768,
+	"the parallelism of the table's sink operator (at most 'pipeline.max-parallelism'); rows reach it by their primary key when the query produces updates; "+
+		"unset: its input's parallelism. Connectors that take it: jdbc").
+	ShowDefault("the input's parallelism")
+
+// SinkParallelism returns t's 'sink.parallelism' (0: unset).
+func SinkParallelism(t *Table) (int, error) {
+	v, ok := t.Options[OptSinkParallelism]
+	if !ok {
+		return 0, nil
+	}
+	return SinkParallelismOption.Parse(v)
 }
 
 // WatermarkAlignment is a source table's watermark alignment; the zero
@@ -245,6 +267,9 @@ func checkOptions(t *Table) error {
 		}
 	}
 	if _, _, err := IdleTimeout(t); err != nil {
+		return badOption{err}
+	}
+	if _, err := SinkParallelism(t); err != nil {
 		return badOption{err}
 	}
 	if _, err := Alignment(t); err != nil {

@@ -56,6 +56,9 @@ const (
 	ctlComplete
 	// ctlFinish tells a source that reached its end to end its output.
 	ctlFinish
+	// ctlAborted says checkpoint id was discarded: a sink that waits for
+	// the outcome of the checkpoints it pre-committed stops waiting for it.
+	ctlAborted
 )
 
 // restoredState is a subtask's share of the checkpoint it restores from.
@@ -161,8 +164,15 @@ func (j *Job) NotifyComplete(id int64) {
 
 // NotifyAborted implements checkpoint.Job. Nothing to undo: a sink's
 // pre-committed transaction of an aborted checkpoint is committed with the
-// next checkpoint that completes.
-func (j *Job) NotifyAborted(int64) {}
+// next checkpoint that completes; a sink that waits for the outcome of
+// the checkpoints it pre-committed (OrderedCommitter) is told.
+func (j *Job) NotifyAborted(id int64) {
+	for _, t := range j.tasks {
+		if s, ok := t.impl.(*sinkOp); ok && s.ordered {
+			t.deliver(control{kind: ctlAborted, id: id})
+		}
+	}
+}
 
 // committed counts sink subtask commits of checkpoint id; the failpoint
 // between the commits of two sink subtasks fires after the first.

@@ -115,6 +115,21 @@ type Sink interface {
 	Close() error
 }
 
+// OrderedCommitter is implemented by sinks whose pre-commit of a
+// checkpoint must wait until the outcome of every earlier checkpoint they
+// pre-committed is known: completed (and committed) or aborted. A
+// database transaction prepared at one barrier holds its rows' locks
+// until its commit, which the writes of the next checkpoint's transaction
+// would otherwise wait for (the jdbc sink's exactly-once mode). The
+// runtime serves the completions and aborts delivered to the sink subtask
+// meanwhile; the checkpoint coordinator decides each one without the
+// sink (its acknowledgement was given at the earlier barrier). When
+// CommitBeforeNextPreCommit is false, the sink pre-commits as soon as the
+// barrier is aligned, as any other.
+type OrderedCommitter interface {
+	CommitBeforeNextPreCommit() bool
+}
+
 // WatermarkSink is implemented by sinks that act on the watermark of their
 // input (the filesystem sink commits the partitions it passed). Watermark
 // is called from the sink's goroutine, between two calls of Write, with

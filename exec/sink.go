@@ -14,6 +14,38 @@ type sinkOp struct {
 	sink    Sink
 	name    string
 	pending []pendingCommit
+	// ordered: the sink's next pre-commit waits for the outcome of the
+	// checkpoints it pre-committed (OrderedCommitter). aborted are the
+	// checkpoints above completed known to be aborted (the news may come
+	// before the barrier: with two checkpoints in flight, their barriers
+	// can reach two subtasks in different orders); completed is the
+	// newest one completed, below which none can complete any more.
+	ordered   bool
+	aborted   map[int64]bool
+	completed int64
+}
+
+// abort records that checkpoint id was aborted.
+func (s *sinkOp) abort(id int64) {
+	if id <= s.completed {
+		return
+	}
+	if s.aborted == nil {
+		s.aborted = map[int64]bool{}
+	}
+	s.aborted[id] = true
+}
+
+// undecided reports whether a checkpoint before id was pre-committed and
+// is neither committed nor decided otherwise (aborted, or older than a
+// completed one).
+func (s *sinkOp) undecided(id int64) bool {
+	for _, p := range s.pending {
+		if p.id < id && p.id > s.completed && !s.aborted[p.id] {
+			return true
+		}
+	}
+	return false
 }
 
 // open opens the sink; after a restore it first commits what the restored
@@ -30,6 +62,7 @@ func (s *sinkOp) open(t *taskContext) error {
 				return fmt.Errorf("sink %s: recovering the commit of checkpoint %d: %w", s.name, r.checkpointID, err)
 			}
 		}
+		failpoint.Hit(failpoint.AfterRestoreCommit)
 	}
 	return nil
 }
@@ -78,6 +111,14 @@ func (s *sinkOp) commit(id int64) error {
 		n++
 	}
 	s.pending = s.pending[n:]
+	if id > s.completed {
+		s.completed = id
+		for a := range s.aborted {
+			if a <= id {
+				delete(s.aborted, a)
+			}
+		}
+	}
 	return nil
 }
 
@@ -184,5 +225,6 @@ func newSink(t *subtask) (operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sinkOp{sink: s, name: tbl.Name}, nil
+	o, ok := s.(OrderedCommitter)
+	return &sinkOp{sink: s, name: tbl.Name, ordered: ok && o.CommitBeforeNextPreCommit()}, nil
 }

@@ -176,11 +176,16 @@ var errCanceled = errors.New("canceled")
 
 // handleControl serves a control message in an operator subtask.
 func (t *subtask) handleControl(c control) error {
-	if c.kind == ctlComplete {
+	switch c.kind {
+	case ctlComplete:
 		if s, ok := t.impl.(committer); ok {
 			if err := s.commit(c.id); err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)
 			}
+		}
+	case ctlAborted:
+		if s, ok := t.impl.(*sinkOp); ok {
+			s.abort(c.id)
 		}
 	}
 	return nil
@@ -360,7 +365,39 @@ func (t *subtask) runOperator() (err error) {
 	// aligned takes the snapshot of checkpoint b and sends its barrier on;
 	// output the operator holds back goes first (minibatch.go).
 	buffering, _ := t.impl.(bufferingOperator)
+	_, commits := t.impl.(committer)
+	ordered, _ := t.impl.(*sinkOp)
 	aligned := func(b Barrier) error {
+		// A sink commits the checkpoints whose completion it was told of
+		// before it pre-commits the next one: the transaction it writes
+		// then could wait for rows that an earlier one, prepared and not
+		// yet committed, holds (connectors/jdbc). The completion and the
+		// barrier may both be waiting; the loop below serves either first.
+		for commits {
+			select {
+			case c := <-t.ctl:
+				if err := t.handleControl(c); err != nil {
+					return err
+				}
+				continue
+			default:
+			}
+			break
+		}
+		// An OrderedCommitter waits for the outcome of the checkpoints it
+		// pre-committed: the coordinator may trigger this one as soon as
+		// the last was acknowledged, before its metadata is written and
+		// its completion delivered.
+		for ordered != nil && ordered.ordered && ordered.undecided(b.ID) {
+			select {
+			case c := <-t.ctl:
+				if err := t.handleControl(c); err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return errCanceled
+			}
+		}
 		if buffering != nil {
 			if err := buffering.flushBuffered(em); err != nil {
 				return fmt.Errorf("%s: %w", t.name(), err)

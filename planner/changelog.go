@@ -201,6 +201,10 @@ func checkModes(s *Sink, stmt sql.Statement) error {
 		return errAt(ErrUpdatingToSink, pos, "write to a sink that accepts updates (upsert-kafka, print, or a filesystem sink with format 'debezium-json'), or make the query append-only",
 			"table sink '%s' (connector '%s') is append-only but the query produces updates (from %s)", s.Table.Name, s.Table.Connector, producer(s.Input))
 	}
+	if ok && c.WritesByKey && len(s.Table.PrimaryKey) == 0 {
+		return errAt(ErrUpdatingToSink, pos, "declare the PRIMARY KEY (...) NOT ENFORCED of the table (the columns the query groups by, say), or make the query append-only",
+			"table sink '%s' (connector '%s') has no PRIMARY KEY, but the query produces updates (from %s), which it writes by key", s.Table.Name, s.Table.Connector, producer(s.Input))
+	}
 	if ok && c.WritesByKey {
 		return checkSinkKey(s, pos)
 	}

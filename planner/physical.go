@@ -135,6 +135,18 @@ func (p *Planner) Physical(sinks []*Sink) (*Graph, error) {
 	if par > maxPar {
 		return nil, fmt.Errorf("'parallelism.default' (%d) exceeds 'pipeline.max-parallelism' (%d)", par, maxPar)
 	}
+	for _, s := range sinks {
+		if s.Table == nil {
+			continue
+		}
+		n, err := catalog.SinkParallelism(s.Table)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", s.Table.Name, err)
+		}
+		if n > maxPar {
+			return nil, fmt.Errorf("table %s: '%s' (%d) exceeds 'pipeline.max-parallelism' (%d)", s.Table.Name, catalog.OptSinkParallelism, n, maxPar)
+		}
+	}
 	b := &physBuilder{par: par, ttl: p.Options.StateTTL, opts: p.Options, memo: map[string]*Operator{}, ids: map[string]bool{}, late: map[string][]Edge{}, g: &Graph{Bounded: true, MaxParallelism: maxPar}}
 	for _, s := range sinks {
 		b.build(s)
@@ -287,6 +299,25 @@ func (x *Sink) physical(b *physBuilder, o *Operator) {
 	if x.Table == nil {
 		o.Parallelism = 1
 		o.Inputs = []Edge{b.edge(in, 1)}
+	} else if n, _ := catalog.SinkParallelism(x.Table); n > 0 && n != in.Parallelism {
+		// 'sink.parallelism': an updating input is hashed by the table's
+		// primary key, so that the changes of one key stay in order on one
+		// sink subtask; without one (or append-only), as any edge.
+		o.Parallelism = n
+		var pk []int
+		if in.Mode != AppendOnly {
+			phys, _ := x.Table.Physical()
+			for _, k := range x.Table.PrimaryKey {
+				if i := phys.Index(k); i >= 0 {
+					pk = append(pk, i)
+				}
+			}
+		}
+		if len(pk) > 0 && len(pk) == len(x.Table.PrimaryKey) {
+			o.Inputs = []Edge{{From: in, Partition: Hash, Keys: pk}}
+		} else {
+			o.Inputs = []Edge{b.edge(in, n)}
+		}
 	} else {
 		// A sink keeps its input's parallelism and partitioning, so the
 		// changes of one key stay in order on one sink subtask.

@@ -34,6 +34,11 @@ const (
 	// DuringRestore fires while a job restores, after its state is read and
 	// before it runs.
 	DuringRestore = "during-restore"
+	// AfterRestoreCommit fires in a sink subtask of a restored job right
+	// after it committed again what the restored checkpoint pre-committed,
+	// before it writes anything (a transactional sink cleans up what no
+	// checkpoint names when it begins its first transaction).
+	AfterRestoreCommit = "after-restore-commit"
 	// HoldAtEnd, armed, keeps a checkpointed job whose sources have all
 	// reached the end of their bounded input from finishing: it goes on
 	// taking checkpoints, idle, until it is killed. A kill test arms it in

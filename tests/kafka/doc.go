@@ -29,6 +29,14 @@
 //     SIGCONT, must fail with the fenced error naming the second's pid and
 //     not restart; read_committed, every click once in the pass-through
 //     and the true count per app. 600K clicks, both protocols.
+//   - TestPostgresUpsertCounts: the same count (1M clicks, kafka-dev with
+//     KIP-890 only: Kafka is only its input) into an exactly-once jdbc
+//     table of a PostgreSQL server (scripts/postgres.sh, started by
+//     internal/testenv), killed at each failpoint of the two-phase commit,
+//     after a restored sink's commits (after-restore-commit) and at five
+//     random moments: read with psql, the table holds the true counts,
+//     pg_prepared_xacts is empty, and no run failed and restarted (a
+//     transaction waiting for rows a prepared one holds).
 //   - TestPassThrough: SELECT * into an exactly-once kafka json table: every
 //     click id exactly once.
 //   - TestAtLeastOnce: the same with 'sink.delivery-guarantee' =

@@ -60,6 +60,9 @@ const (
 	// and the click within 10 s after its impression, into joined
 	// (click_id, imp_id), a kafka json stream.
 	intervalImps
+	// jdbcCounts: upsertCounts into pv, a jdbc table of a PostgreSQL
+	// server keyed by app_id (table j.out of jobSpec.pg).
+	jdbcCounts
 )
 
 // jobSpec is a job file reading the clicks topic of a broker.
@@ -72,6 +75,8 @@ type jobSpec struct {
 	out string
 	// sets are more SET statements ("'k' = 'v'").
 	sets []string
+	// pg is the PostgreSQL server of jdbcCounts.
+	pg *testenv.Postgres
 }
 
 // sql is the job file.
@@ -90,6 +95,11 @@ func (j jobSpec) sql(b *broker) string {
 			sinkOpts("upsert-kafka", "'key.format' = 'json'", "'value.format' = 'json'"))
 	case passThrough:
 		fmt.Fprintf(&s, "CREATE TABLE out (\n  %s\n) WITH (\n  %s\n);\n", clickColumns, sinkOpts("kafka", "'format' = 'json'"))
+	case jdbcCounts:
+		fmt.Fprintf(&s, "CREATE TABLE pv (\n  app_id STRING,\n  pv BIGINT,\n  PRIMARY KEY (app_id) NOT ENFORCED\n) WITH (\n  %s\n);\n",
+			strings.Join([]string{"'connector' = 'jdbc'", fmt.Sprintf("'url' = '%s'", j.pg.JDBCURL()), fmt.Sprintf("'table-name' = '%s'", j.out),
+				fmt.Sprintf("'username' = '%s'", j.pg.Var("PGUSER")), fmt.Sprintf("'password' = '%s'", j.pg.Var("PGPASSWORD")),
+				fmt.Sprintf("'sink.delivery-guarantee' = '%s'", j.guarantee)}, ",\n  "))
 	case joinRegions:
 		fmt.Fprintf(&s, "CREATE TABLE apps (app_id STRING, region STRING) WITH (\n  %s\n);\n",
 			strings.Join([]string{"'connector' = 'kafka'", "'topic' = 'apps'", fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
@@ -126,7 +136,7 @@ func (j jobSpec) sql(b *broker) string {
 		fmt.Fprintf(&s, "SET %s;\n", o)
 	}
 	switch j.kind {
-	case upsertCounts:
+	case upsertCounts, jdbcCounts:
 		s.WriteString("INSERT INTO pv SELECT app_id, COUNT(*) FROM clicks GROUP BY app_id;\n")
 	case passThrough:
 		s.WriteString("INSERT INTO out SELECT * FROM clicks;\n")
@@ -180,6 +190,9 @@ type jobRun struct {
 	// data directory, as on a new machine.
 	s3       *testenv.S3Server
 	s3Prefix string
+	// outputs are what the runs of failpointKill, killAt and finish
+	// printed, in order.
+	outputs []string
 }
 
 func newJobRun(t *testing.T, b *broker, spec jobSpec) *jobRun {
@@ -249,6 +262,7 @@ func (r *jobRun) failpointKill(spec string) {
 	p := r.start([]string{"STREAMSQL_FAILPOINT=" + spec + "," + holdAtEnd})
 	err := p.Wait()
 	out := p.Output()
+	r.outputs = append(r.outputs, out)
 	name, _, _ := strings.Cut(spec, "@")
 	if !testenv.KilledBySignal(err, syscall.SIGKILL) || !strings.Contains(out, "failpoint "+name+": killing the process") {
 		r.t.Fatalf("run %d with STREAMSQL_FAILPOINT=%s: want the failpoint to kill the process, got %v; output:\n%s", r.runs, spec, err, out)
@@ -281,6 +295,7 @@ func (r *jobRun) killAt(p *proc, want int64, d time.Duration) (finished bool) {
 	r.t.Helper()
 	killed := p.KillAfter(d)
 	out := p.Output()
+	r.outputs = append(r.outputs, out)
 	r.expectResumed(out, want)
 	if !killed {
 		if p.Err != nil {
@@ -302,6 +317,7 @@ func (r *jobRun) finish() {
 	if err := p.Wait(); err != nil {
 		r.t.Fatalf("last run %d: %v; output:\n%s", r.runs, err, p.Output())
 	}
+	r.outputs = append(r.outputs, p.Output())
 	r.expectResumed(p.Output(), want)
 	r.t.Logf("run %d: %s; finished in %v", r.runs, restoredLine(p.Output()), p.Took())
 }
