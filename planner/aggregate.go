@@ -401,23 +401,12 @@ func (b *binder) bindAggCall(c aggNode, sc *scope) (AggCall, Expr, Expr, string,
 	if call.Func == AggListAgg {
 		key += fmt.Sprintf(" SEPARATOR %q", call.Separator)
 	}
-	var filter Expr
-	if c.filter != nil {
-		if hasAggregate(c.filter) {
-			return call, nil, nil, "", errAt(ErrUnsupported, b.pos(c.filter), "", "FILTER (WHERE ...) cannot hold an aggregate call")
-		}
-		f, err := b.bindExpr(c.filter, sc, nil)
-		if err != nil {
-			return call, nil, nil, "", err
-		}
-		if f.Type().Kind != types.Boolean && f.Type().Kind != types.Null {
-			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.filter), "", "FILTER (WHERE ...) needs a BOOLEAN condition, got %s", f.Type())
-		}
-		if f.Type().Kind == types.Null {
-			f = &Literal{T: types.BooleanType}
-		}
-		filter = f
-		key += " FILTER(" + f.String() + ")"
+	filter, err := b.bindAggFilter(c, sc)
+	if err != nil {
+		return call, nil, nil, "", err
+	}
+	if filter != nil {
+		key += " FILTER(" + filter.String() + ")"
 	}
 	return call, arg, filter, key, nil
 }
@@ -728,23 +717,35 @@ func (b *binder) bindJSONAgg(c aggNode, sc *scope, call AggCall) (AggCall, Expr,
 	}
 	call.T = types.T{Kind: types.String, NotNull: true}
 	key := string(call.Func) + "(" + arg.String() + ")"
-	var filter Expr
-	if c.filter != nil {
-		if hasAggregate(c.filter) {
-			return call, nil, nil, "", errAt(ErrUnsupported, b.pos(c.filter), "", "FILTER (WHERE ...) cannot hold an aggregate call")
-		}
-		f, err := b.bindExpr(c.filter, sc, nil)
-		if err != nil {
-			return call, nil, nil, "", err
-		}
-		if f.Type().Kind != types.Boolean && f.Type().Kind != types.Null {
-			return call, nil, nil, "", errAt(ErrTypeMismatch, b.pos(c.filter), "", "FILTER (WHERE ...) needs a BOOLEAN condition, got %s", f.Type())
-		}
-		if f.Type().Kind == types.Null {
-			f = &Literal{T: types.BooleanType}
-		}
-		filter = f
-		key += " FILTER(" + f.String() + ")"
+	filter, err := b.bindAggFilter(c, sc)
+	if err != nil {
+		return call, nil, nil, "", err
+	}
+	if filter != nil {
+		key += " FILTER(" + filter.String() + ")"
 	}
 	return call, arg, filter, key, nil
+}
+
+// bindAggFilter binds an aggregate call's FILTER (WHERE cond): a BOOLEAN
+// condition over the FROM scope without aggregates (nil: none; a NULL
+// literal becomes a BOOLEAN NULL).
+func (b *binder) bindAggFilter(c aggNode, sc *scope) (Expr, error) {
+	if c.filter == nil {
+		return nil, nil
+	}
+	if hasAggregate(c.filter) {
+		return nil, errAt(ErrUnsupported, b.pos(c.filter), "", "FILTER (WHERE ...) cannot hold an aggregate call")
+	}
+	f, err := b.bindExpr(c.filter, sc, nil)
+	if err != nil {
+		return nil, err
+	}
+	if f.Type().Kind != types.Boolean && f.Type().Kind != types.Null {
+		return nil, errAt(ErrTypeMismatch, b.pos(c.filter), "", "FILTER (WHERE ...) needs a BOOLEAN condition, got %s", f.Type())
+	}
+	if f.Type().Kind == types.Null {
+		f = &Literal{T: types.BooleanType}
+	}
+	return f, nil
 }
