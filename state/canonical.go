@@ -3,7 +3,6 @@ package state
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,11 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
-	"github.com/cockroachdb/pebble/v2/sstable"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // ErrOtherFormat is returned by a backend's Restore from a checkpoint
@@ -72,10 +66,6 @@ func isPebbleCheckpoint(dir string) bool {
 	return false
 }
 
-// ingestTableBytes is the size (keys and values) at which a canonical
-// restore starts another sstable to ingest.
-var ingestTableBytes = 64 << 20
-
 // restoreCanonical puts the entries in [kgStart, kgEnd] of the canonical
 // checkpoint in src into s: it streams them into sstables of about
 // ingestTableBytes in the store's directory and, once the whole file was
@@ -85,22 +75,8 @@ var ingestTableBytes = 64 << 20
 // order, as WriteCanonical writes them; one out of order is ErrCorrupt.
 func (s *PebbleStore) restoreCanonical(src string, kgStart, kgEnd int) error {
 	path := filepath.Join(src, CanonicalFile)
-	var tables []string
-	defer func() {
-		for _, t := range tables {
-			_ = s.opts.FS.Remove(t)
-		}
-	}()
-	var w *sstable.Writer
-	var size int
-	closeTable := func() error {
-		if w == nil {
-			return nil
-		}
-		err := w.Close()
-		w = nil
-		return err
-	}
+	t := s.newTableWriter("restore")
+	defer t.Discard()
 	var prev, k []byte
 	err := scanEntries(path, func(kg int, key, v []byte) error {
 		if kg < 0 || kg >= maxKeyGroups {
@@ -114,31 +90,13 @@ func (s *PebbleStore) restoreCanonical(src string, kgStart, kgEnd int) error {
 		if kg < kgStart || kg > kgEnd {
 			return nil
 		}
-		if w == nil || size >= ingestTableBytes {
-			if err := closeTable(); err != nil {
-				return err
-			}
-			t := filepath.Join(s.dir, fmt.Sprintf("restore-%06d.sst.tmp", len(tables)))
-			f, err := s.opts.FS.Create(t, vfs.WriteCategoryUnspecified)
-			if err != nil {
-				return err
-			}
-			tables = append(tables, t)
-			w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), sstable.WriterOptions{
-				TableFormat: s.db.TableFormat(), FilterPolicy: bloom.FilterPolicy(10)})
-			size = 0
-		}
-		size += len(k) + len(v)
-		return w.Set(k, v)
+		return t.Set(k, v)
 	})
-	if cerr := closeTable(); err == nil && cerr != nil {
-		err = fmt.Errorf("state: restore pebble store %s from %s: %w", s.dir, path, cerr)
-	}
-	if err != nil || len(tables) == 0 {
+	if err != nil {
 		return err
 	}
-	if err := s.db.Ingest(context.Background(), tables); err != nil {
-		return fmt.Errorf("state: restore pebble store %s: ingest %s: %w", s.dir, path, pebbleError(err))
+	if err := t.Ingest(); err != nil {
+		return fmt.Errorf("state: restore pebble store %s: ingest %s: %w", s.dir, path, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -77,7 +78,8 @@ func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	a := &asyncCheckpoint{done: make(chan struct{}), applied: make(chan struct{}), queue: s.queue}
+	a := &asyncCheckpoint{done: make(chan struct{}), applied: make(chan struct{}), queue: s.queue,
+		filter: newWriteBackFilter(s.queue)}
 	s.queue = nil
 	flush, prev := s.dirty || len(a.queue) > 0, s.prevFiles
 	go func() {
@@ -111,10 +113,12 @@ func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func
 
 // asyncCheckpoint is a checkpoint being written on another goroutine
 // (StartCheckpoint): applied is closed once its queued writes are
-// committed, done once info, files and err are set.
+// committed, done once info, files and err are set; filter tells the
+// keys the queued writes cannot change.
 type asyncCheckpoint struct {
 	done, applied chan struct{}
 	queue         []queuedWrite
+	filter        *writeBackFilter
 	info          CheckpointInfo
 	files         map[string]sharedFile
 	err           error
@@ -122,30 +126,94 @@ type asyncCheckpoint struct {
 
 // commitWrites commits queued writes in order, without syncing, and
 // drops each from q once committed, so that its memory is freed while the
-// rest commit. It touches no field of s, so that it may run on a
-// checkpoint's goroutine.
+// rest commit. A run of batches between range deletions that holds at
+// least Options.IngestMinOps operations (a write-back of many groups) is written
+// as sstables and ingested (ingestBatches) rather than inserted into the
+// memtable. It touches no field of s that the store's goroutine writes,
+// so that it may run on a checkpoint's goroutine.
 func (s *PebbleStore) commitWrites(q []queuedWrite) error {
-	for i := range q {
-		w := q[i]
-		q[i] = queuedWrite{}
-		var err error
-		if w.batch == nil {
-			err = s.db.DeleteRange(w.lo, w.hi, pebble.NoSync)
-		} else {
+	for i := 0; i < len(q); {
+		if q[i].batch == nil {
+			lo, hi := q[i].lo, q[i].hi
+			q[i] = queuedWrite{}
+			i++
+			if err := s.checkCommit(s.db.DeleteRange(lo, hi, pebble.NoSync)); err != nil {
+				return err
+			}
+			continue
+		}
+		j, ops := i, 0
+		for ; j < len(q) && q[j].batch != nil; j++ {
+			ops += q[j].batch.Len()
+		}
+		if min := s.opts.IngestMinOps; min > 0 && ops >= min {
+			if err := s.checkCommit(s.ingestBatches(q[i:j])); err != nil {
+				return err
+			}
+			i = j
+			continue
+		}
+		for ; i < j; i++ {
+			w := q[i]
+			q[i] = queuedWrite{}
 			pb := s.db.NewBatch()
-			if err = fillBatch(pb, w.batch); err == nil {
+			err := fillBatch(pb, w.batch)
+			if err == nil {
 				err = pb.Commit(pebble.NoSync)
 			}
 			_ = pb.Close()
-		}
-		if herr := s.healthy(); herr != nil {
-			return herr
-		}
-		if err != nil {
-			return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
+			if err := s.checkCommit(err); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// checkCommit returns the store's failure, else err of a commit, wrapped.
+func (s *PebbleStore) checkCommit(err error) error {
+	if herr := s.healthy(); herr != nil {
+		return herr
+	}
+	if err != nil {
+		return fmt.Errorf("state: pebble store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// ingestBatches writes the operations of q's batches, in key order, the
+// later of two on one key winning, into sstables that the store ingests,
+// and drops each batch from q once written. Each batch is first copied in
+// its own key order (sortedRun), so that the merge of the copies reads
+// each one front to back: a write-back of a million groups spans a
+// hundred megabytes, which reads in key order across all batches at once
+// would visit at random, a cache and TLB miss each.
+func (s *PebbleStore) ingestBatches(q []queuedWrite) error {
+	runs := make([]runCursor, 0, len(q))
+	for i := range q {
+		r := q[i].batch.sortedRun()
+		q[i] = queuedWrite{}
+		if r.Len() > 0 {
+			runs = append(runs, runCursor{b: r, run: i})
+		}
+	}
+	t := s.newTableWriter("writeback")
+	defer t.Discard()
+	m := newRunMerge(runs)
+	var k []byte
+	for b, op, ok := m.next(); ok; b, op, ok = m.next() {
+		k = append(binary.BigEndian.AppendUint16(k[:0], uint16(op.kg)), b.key(op)...)
+		var err error
+		if op.del {
+			err = t.Delete(k)
+		} else {
+			err = t.Set(k, b.value(op))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return t.Ingest()
 }
 
 // commitQueue commits the writes queued by StartCheckpoint's write
@@ -162,6 +230,33 @@ func (s *PebbleStore) commitQueue() error {
 	}
 	s.dirty = true
 	return nil
+}
+
+// readableKey prepares the store for a read of key (a store key): as
+// readable, but a key the asynchronous checkpoint's queued writes cannot
+// change (its writeBackFilter) is read at once.
+func (s *PebbleStore) readableKey(key []byte) error {
+	if a := s.async; a != nil && !s.deferring && !a.filter.mayHold(key) {
+		return nil
+	}
+	return s.readable()
+}
+
+// readableKeys is readableKey for the keys of GetSorted: it waits if
+// any may be changed.
+func (s *PebbleStore) readableKeys(kgs []int, keys [][]byte) error {
+	if a := s.async; a != nil && !s.deferring {
+		i := 0
+		for ; i < len(keys); i++ {
+			if a.filter.mayHold(s.key(kgs[i], keys[i])) {
+				break
+			}
+		}
+		if i == len(keys) {
+			return nil
+		}
+	}
+	return s.readable()
 }
 
 // readable prepares the store for a read: the writes queued inside

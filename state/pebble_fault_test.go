@@ -71,7 +71,8 @@ func (l *logRecorder) matching(sub string) []string {
 }
 
 // faultInjector fails or blocks the writes of sstables in one directory
-// when told to.
+// when told to: Pebble's own, and those a store writes to ingest
+// (tableWriter's .sst.tmp).
 type faultInjector struct {
 	dir string
 	// err, when set, is returned by every write of an sstable in dir.
@@ -84,7 +85,7 @@ type faultInjector struct {
 
 func (fi *faultInjector) fs() vfs.FS {
 	return errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if !strings.HasPrefix(op.Path, fi.dir) || !strings.HasSuffix(op.Path, ".sst") {
+		if !strings.HasPrefix(op.Path, fi.dir) || !strings.HasSuffix(op.Path, ".sst") && !strings.HasSuffix(op.Path, ".sst.tmp") {
 			return nil
 		}
 		switch op.Kind {
@@ -108,11 +109,19 @@ func (fi *faultInjector) fs() vfs.FS {
 // sstable writes go through a faultInjector.
 func openFaultStore(t *testing.T) (*PebbleStore, *faultInjector, *logRecorder, string) {
 	t.Helper()
+	return openFaultStoreWith(t, PebbleOptions{})
+}
+
+// openFaultStoreWith is openFaultStore with options o (their Logger and FS
+// replaced).
+func openFaultStoreWith(t *testing.T, o PebbleOptions) (*PebbleStore, *faultInjector, *logRecorder, string) {
+	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "work")
 	fi := &faultInjector{dir: dir}
 	log := &logRecorder{}
-	s, err := PebbleBackend{Options: PebbleOptions{Logger: log, FS: fi.fs()}}.Open(dir)
+	o.Logger, o.FS = log, fi.fs()
+	s, err := PebbleBackend{Options: o}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,6 +330,50 @@ func TestPebbleAsyncCheckpointDiskFull(t *testing.T) {
 	}
 }
 
+// TestPebbleIngestedWriteBackDiskFull: a write-back written as sstables
+// to ingest (Options.IngestMinOps) on a full disk fails the checkpoint and
+// the store, as a flush does.
+func TestPebbleIngestedWriteBackDiskFull(t *testing.T) {
+	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
+	rng := rand.New(rand.NewSource(5))
+	putEntries(t, s, rng, 5000, 16, 100)
+	if _, err := s.Checkpoint(filepath.Join(root, "chk-0")); err != nil {
+		t.Fatal(err)
+	}
+	enospc := error(syscall.ENOSPC)
+	fi.err.Store(&enospc)
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error {
+		var b WriteBatch
+		for i := range 1000 {
+			b.Put(i%128, fmt.Appendf(nil, "key-%d", i), []byte("value"))
+		}
+		return s.Apply(&b)
+	})
+	if err != nil {
+		t.Fatalf("StartCheckpoint: %v", err)
+	}
+	if err := within(t, "the checkpoint on a full disk", func() error { _, err := wait(); return err }); !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("the checkpoint on a full disk: %v, want ErrFailed and ENOSPC", err)
+	} else if !strings.Contains(err.Error(), "writeback-") {
+		t.Errorf("the checkpoint on a full disk: %v, want the failed write of the write-back's sstable", err)
+	}
+	if err := within(t, "Close", s.Close); err != nil {
+		t.Errorf("Close of a failed store: %v", err)
+	}
+	select {
+	case <-s.bgClosed:
+	case <-time.After(faultBound):
+		t.Fatalf("the failed store's instance did not close within %v", faultBound)
+	}
+	if ents, err := os.ReadDir(s.dir); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".sst.tmp") {
+				t.Errorf("%s left in the working directory", e.Name())
+			}
+		}
+	}
+}
+
 // releaseAndWaitClosed unblocks the disk and waits until the abandoned
 // store's instance has closed, so that nothing writes in the test's
 // directory after the test.
@@ -445,5 +498,92 @@ func TestPebbleCheckpointDirFault(t *testing.T) {
 	defer restored.Close()
 	if a, b := entries(t, st), entries(t, restored); !equalEntries(a, b) {
 		t.Fatalf("restored %d entries, the store has %d", len(b), len(a))
+	}
+}
+
+// TestPebbleReadDuringWriteBack: while an asynchronous checkpoint's
+// write-back is being written (its sstable's write blocked here), a read
+// of a key the write-back does not change is answered at once from the
+// instance, and a read of one it changes waits for it and sees its value.
+func TestPebbleReadDuringWriteBack(t *testing.T) {
+	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
+	var b WriteBatch
+	for i := range 100 {
+		b.Put(i%128, fmt.Appendf(nil, "key-%d", i), []byte("before"))
+	}
+	if err := s.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Checkpoint(filepath.Join(root, "chk-0")); err != nil {
+		t.Fatal(err)
+	}
+	block := make(chan struct{})
+	fi.block.Store(&block)
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error {
+		var b WriteBatch
+		for i := range 50 {
+			b.Put(i%128, fmt.Appendf(nil, "key-%d", i), []byte("written back"))
+		}
+		return s.Apply(&b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keys 50-99 are not in the write-back: read while it is blocked,
+	// but for the filter's false positives (about 1%), which would wait.
+	var kgs []int
+	var keys [][]byte
+	for i := 50; i < 100; i++ {
+		k := fmt.Appendf(nil, "key-%d", i)
+		if s.async.filter.mayHold(s.key(i%128, k)) {
+			continue
+		}
+		kgs, keys = append(kgs, i%128), append(keys, k)
+		v, ok, err := s.Get(i%128, k)
+		if err != nil || !ok || string(v) != "before" {
+			t.Fatalf("key-%d during the write-back: %q %v %v, want \"before\"", i, v, ok, err)
+		}
+	}
+	if len(keys) < 45 {
+		t.Fatalf("the write-back's filter holds %d of 50 keys it lacks", 50-len(keys))
+	}
+	for i := 0; i < 50; i++ {
+		if !s.async.filter.mayHold(s.key(i%128, fmt.Appendf(nil, "key-%d", i))) {
+			t.Fatalf("the write-back's filter lacks its key-%d", i)
+		}
+	}
+	if err := s.GetSorted(kgs, keys, func(i int, v []byte, ok bool) error {
+		if !ok || string(v) != "before" {
+			t.Errorf("GetSorted %s during the write-back: %q %v", keys[i], v, ok)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fi.hits.Load() == 0 {
+		t.Fatal("the write-back's sstable write was not blocked: the test proves nothing")
+	}
+	// Key 7 is in it: its read waits until the write is unblocked.
+	got := make(chan string, 1)
+	go func() {
+		v, _, err := s.Get(7, []byte("key-7"))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(v)
+	}()
+	select {
+	case v := <-got:
+		t.Fatalf("a read of a key of the blocked write-back returned %q", v)
+	case <-time.After(100 * time.Millisecond):
+	}
+	fi.block.Store(nil)
+	close(block)
+	if v := <-got; v != "written back" {
+		t.Fatalf("key-7 after the write-back: %q", v)
+	}
+	if _, err := wait(); err != nil {
+		t.Fatal(err)
 	}
 }
