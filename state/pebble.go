@@ -381,19 +381,47 @@ func (s *PebbleStore) Get(kg int, key []byte) ([]byte, bool, error) {
 // GetSorted reads keys with one iterator, each seek after the last
 // (SortedGetter): the levels' iterators, index positions and blocks of
 // one key serve the next, and bloom filters skip the tables that lack a
-// key, as they do for Get.
+// key, as they do for Get. During an asynchronous checkpoint's
+// write-back, the keys it may change (readableKey) are read last, once it
+// is committed, and the others at once.
 func (s *PebbleStore) GetSorted(kgs []int, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	if err := s.readableKeys(kgs, keys); err != nil {
+	late, pending := s.writeBackKeys(kgs, keys)
+	if !pending {
+		if err := s.readable(); err != nil {
+			return err
+		}
+	}
+	if len(late) == 0 {
+		return s.seekEach(kgs, keys, nil, false, fn)
+	}
+	if err := s.seekEach(kgs, keys, late, false, fn); err != nil {
 		return err
 	}
+	if err := s.readable(); err != nil {
+		return err
+	}
+	return s.seekEach(kgs, keys, late, true, fn)
+}
+
+// seekEach reads keys[i] with one iterator and calls fn for each: all of
+// them if late is nil, else those in late (ascending indexes) if inLate,
+// else the others.
+func (s *PebbleStore) seekEach(kgs []int, keys [][]byte, late []int, inLate bool, fn func(i int, value []byte, ok bool) error) error {
 	it, err := s.reader().NewIter(nil)
 	if err != nil {
 		return s.readErr(err)
 	}
 	for i, k := range keys {
+		if late != nil {
+			if isLate := len(late) > 0 && late[0] == i; isLate != inLate {
+				continue
+			} else if isLate {
+				late = late[1:]
+			}
+		}
 		if err := checkKeyGroup(kgs[i]); err != nil {
 			it.Close()
 			return err

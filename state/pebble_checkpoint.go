@@ -242,21 +242,25 @@ func (s *PebbleStore) readableKey(key []byte) error {
 	return s.readable()
 }
 
-// readableKeys is readableKey for the keys of GetSorted: it waits if
-// any may be changed.
-func (s *PebbleStore) readableKeys(kgs []int, keys [][]byte) error {
-	if a := s.async; a != nil && !s.deferring {
-		i := 0
-		for ; i < len(keys); i++ {
-			if a.filter.mayHold(s.key(kgs[i], keys[i])) {
-				break
-			}
-		}
-		if i == len(keys) {
-			return nil
+// writeBackKeys reports whether the running asynchronous checkpoint's
+// queued writes are not committed yet (pending) and returns the indexes
+// of the keys of a GetSorted they may change, in order.
+func (s *PebbleStore) writeBackKeys(kgs []int, keys [][]byte) (late []int, pending bool) {
+	a := s.async
+	if a == nil || s.deferring {
+		return nil, false
+	}
+	select {
+	case <-a.applied:
+		return nil, false
+	default:
+	}
+	for i := range keys {
+		if a.filter.mayHold(s.key(kgs[i], keys[i])) {
+			late = append(late, i)
 		}
 	}
-	return s.readable()
+	return late, true
 }
 
 // readable prepares the store for a read: the writes queued inside

@@ -529,6 +529,7 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitBlocked(t, fi)
 	// Keys 50-99 are not in the write-back: read while it is blocked,
 	// but for the filter's false positives (about 1%), which would wait.
 	var kgs []int
@@ -560,18 +561,26 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if fi.hits.Load() == 0 {
-		t.Fatal("the write-back's sstable write was not blocked: the test proves nothing")
-	}
-	// Key 7 is in it: its read waits until the write is unblocked.
-	got := make(chan string, 1)
+	// Key 7 is in it: its read waits until the write is unblocked. A
+	// GetSorted of key 7 and of a key not in it answers the other at once
+	// and key 7 once the write-back is committed.
+	other := keys[0]
+	otherKG := kgs[0]
+	got := make(chan string, 3)
 	go func() {
 		v, _, err := s.Get(7, []byte("key-7"))
 		if err != nil {
 			got <- err.Error()
 			return
 		}
-		got <- string(v)
+		got <- "get " + string(v)
+		err = s.GetSorted([]int{7, otherKG}, [][]byte{[]byte("key-7"), other}, func(i int, v []byte, ok bool) error {
+			got <- fmt.Sprintf("sorted %d %s", i, v)
+			return nil
+		})
+		if err != nil {
+			got <- err.Error()
+		}
 	}()
 	select {
 	case v := <-got:
@@ -580,10 +589,84 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 	}
 	fi.block.Store(nil)
 	close(block)
-	if v := <-got; v != "written back" {
+	if v := <-got; v != "get written back" {
 		t.Fatalf("key-7 after the write-back: %q", v)
 	}
 	if _, err := wait(); err != nil {
 		t.Fatal(err)
+	}
+	if v, w := <-got, "sorted 0 written back"; v != w {
+		t.Fatalf("GetSorted after the write-back: %q, want %q", v, w)
+	}
+	if v, w := <-got, "sorted 1 before"; v != w {
+		t.Fatalf("GetSorted after the write-back: %q, want %q", v, w)
+	}
+}
+
+// TestPebbleGetSortedDuringWriteBack: a GetSorted during a blocked
+// write-back answers the keys it cannot change at once, before those it
+// may change, which wait for it.
+func TestPebbleGetSortedDuringWriteBack(t *testing.T) {
+	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
+	var b WriteBatch
+	b.Put(7, []byte("key-7"), []byte("before"))
+	b.Put(60, []byte("key-60"), []byte("before"))
+	if err := s.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Checkpoint(filepath.Join(root, "chk-0")); err != nil {
+		t.Fatal(err)
+	}
+	block := make(chan struct{})
+	fi.block.Store(&block)
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error {
+		var b WriteBatch
+		b.Put(7, []byte("key-7"), []byte("written back"))
+		return s.Apply(&b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBlocked(t, fi)
+	if s.async.filter.mayHold(s.key(60, []byte("key-60"))) {
+		t.Fatal("key-60 is a false positive of this write-back's filter (deterministic): choose another key")
+	}
+	got := make(chan string, 2)
+	go func() {
+		err := s.GetSorted([]int{7, 60}, [][]byte{[]byte("key-7"), []byte("key-60")}, func(i int, v []byte, ok bool) error {
+			got <- fmt.Sprintf("%d %s", i, v)
+			return nil
+		})
+		if err != nil {
+			got <- err.Error()
+		}
+	}()
+	if v, w := <-got, "1 before"; v != w {
+		t.Fatalf("GetSorted during the write-back: first %q, want %q", v, w)
+	}
+	select {
+	case v := <-got:
+		t.Fatalf("GetSorted answered a key of the blocked write-back: %q", v)
+	case <-time.After(100 * time.Millisecond):
+	}
+	fi.block.Store(nil)
+	close(block)
+	if v, w := <-got, "0 written back"; v != w {
+		t.Fatalf("GetSorted after the write-back: %q, want %q", v, w)
+	}
+	if _, err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitBlocked waits until a write reached fi's block.
+func waitBlocked(t *testing.T, fi *faultInjector) {
+	t.Helper()
+	deadline := time.Now().Add(faultBound)
+	for fi.hits.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no write reached the block within %v", faultBound)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -69,14 +69,17 @@ type AsyncCheckpointer interface {
 // move forward, so that it reuses the levels' positions and blocks.
 type SortedGetter interface {
 	// GetSorted calls fn(i, value, ok) for keys[i] of key group kgs[i],
-	// for every i in order. The keys are in key group then key order,
-	// without repeats. value is valid only during the call.
+	// once for every i, in order but where the store says otherwise (the
+	// Pebble store, during a checkpoint: PebbleStore.GetSorted). The keys
+	// are in key group then key order, without repeats. value is valid
+	// only during the call.
 	GetSorted(kgs []int, keys [][]byte, fn func(i int, value []byte, ok bool) error) error
 }
 
 // GetSorted reads keys (keys[i] in key group kgs[i], in key group then
 // key order, without repeats) from s, together where s is a SortedGetter,
-// else one Get each, and calls fn for each as SortedGetter.GetSorted does.
+// else one Get each, and calls fn once for each i as SortedGetter.GetSorted
+// does.
 func GetSorted(s Store, kgs []int, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
 	if g, ok := s.(SortedGetter); ok {
 		return g.GetSorted(kgs, keys, fn)
