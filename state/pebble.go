@@ -360,6 +360,15 @@ func (s *PebbleStore) Get(kg int, key []byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	k := s.key(kg, key)
+	if s.pendingWriteBack(k) != nil {
+		v, found, ok, err := s.readWriteBack(kg, key, k)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return append([]byte(nil), v...), found, nil
+		}
+	}
 	if err := s.readableKey(k); err != nil {
 		return nil, false, err
 	}
@@ -400,10 +409,27 @@ func (s *PebbleStore) GetSorted(kgs []int, keys [][]byte, fn func(i int, value [
 	if err := s.seekEach(kgs, keys, late, false, fn); err != nil {
 		return err
 	}
+	wait := late[:0]
+	for _, i := range late {
+		v, found, ok, err := s.readWriteBack(kgs[i], keys[i], s.key(kgs[i], keys[i]))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			wait = append(wait, i)
+			continue
+		}
+		if err := fn(i, v, found); err != nil {
+			return err
+		}
+	}
+	if len(wait) == 0 {
+		return nil
+	}
 	if err := s.readable(); err != nil {
 		return err
 	}
-	return s.seekEach(kgs, keys, late, true, fn)
+	return s.seekEach(kgs, keys, wait, true, fn)
 }
 
 // seekEach reads keys[i] with one iterator and calls fn for each: all of
@@ -482,6 +508,10 @@ func (s *PebbleStore) Apply(b *WriteBatch) error {
 		// During an asynchronous checkpoint the writes are held (an
 		// error past b's first operation would leave part of it there,
 		// but the only errors are the key groups checked above).
+		for i := range b.ops {
+			op := &b.ops[i]
+			s.async.heldKeys.add(s.key(op.kg, b.key(op)))
+		}
 		return fillBatch(s.held, b)
 	}
 	pb := s.db.NewBatchWithSize(size)
@@ -559,6 +589,7 @@ func (s *PebbleStore) DeleteRange(kg int, start, end []byte) error {
 		return err
 	}
 	if s.held != nil {
+		s.async.heldKeys.addRange(lo, hi)
 		return s.held.DeleteRange(lo, hi, nil)
 	}
 	if err := s.call(func() error { return s.db.DeleteRange(lo, hi, pebble.NoSync) }); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -79,7 +80,7 @@ func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func
 		return nil, err
 	}
 	a := &asyncCheckpoint{done: make(chan struct{}), applied: make(chan struct{}), queue: s.queue,
-		filter: newWriteBackFilter(s.queue)}
+		filter: newWriteBackFilter(s.queue), heldKeys: newFilterBits(heldFilterBits)}
 	s.queue = nil
 	flush, prev := s.dirty || len(a.queue) > 0, s.prevFiles
 	go func() {
@@ -89,7 +90,12 @@ func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func
 				a.err = fmt.Errorf("state: pebble store %s: %v", s.dir, r)
 			}
 		}()
-		if a.err = s.commitWrites(a.queue); a.err != nil {
+		publish := func(runs []*WriteBatch) {
+			if len(a.filter.ranges) == 0 {
+				a.runs.Store(&runs)
+			}
+		}
+		if a.err = s.commitWrites(a.queue, publish); a.err != nil {
 			return
 		}
 		a.queue = nil
@@ -119,9 +125,17 @@ type asyncCheckpoint struct {
 	done, applied chan struct{}
 	queue         []queuedWrite
 	filter        *writeBackFilter
-	info          CheckpointInfo
-	files         map[string]sharedFile
-	err           error
+	// runs are the write-back's batches in key order (sortedRun), once
+	// its goroutine has made them, when the write-back is ingested and
+	// holds no range deletion: the keys it may change are read from them
+	// until it is committed. heldKeys tells the keys written since the
+	// barrier (the held batch), which hide the runs' and are read after
+	// the write-back is committed.
+	runs     atomic.Pointer[[]*WriteBatch]
+	heldKeys *writeBackFilter
+	info     CheckpointInfo
+	files    map[string]sharedFile
+	err      error
 }
 
 // commitWrites commits queued writes in order, without syncing, and
@@ -131,7 +145,10 @@ type asyncCheckpoint struct {
 // as sstables and ingested (ingestBatches) rather than inserted into the
 // memtable. It touches no field of s that the store's goroutine writes,
 // so that it may run on a checkpoint's goroutine.
-func (s *PebbleStore) commitWrites(q []queuedWrite) error {
+//
+// publish, if not nil, is given the sorted runs of an ingested run of
+// batches that is all of q, before their merge.
+func (s *PebbleStore) commitWrites(q []queuedWrite, publish func([]*WriteBatch)) error {
 	for i := 0; i < len(q); {
 		if q[i].batch == nil {
 			lo, hi := q[i].lo, q[i].hi
@@ -147,7 +164,10 @@ func (s *PebbleStore) commitWrites(q []queuedWrite) error {
 			ops += q[j].batch.Len()
 		}
 		if min := s.opts.IngestMinOps; min > 0 && ops >= min {
-			if err := s.checkCommit(s.ingestBatches(q[i:j])); err != nil {
+			if i > 0 || j < len(q) {
+				publish = nil
+			}
+			if err := s.checkCommit(s.ingestBatches(q[i:j], publish)); err != nil {
 				return err
 			}
 			i = j
@@ -188,14 +208,19 @@ func (s *PebbleStore) checkCommit(err error) error {
 // each one front to back: a write-back of a million groups spans a
 // hundred megabytes, which reads in key order across all batches at once
 // would visit at random, a cache and TLB miss each.
-func (s *PebbleStore) ingestBatches(q []queuedWrite) error {
+func (s *PebbleStore) ingestBatches(q []queuedWrite, publish func([]*WriteBatch)) error {
 	runs := make([]runCursor, 0, len(q))
+	sorted := make([]*WriteBatch, 0, len(q))
 	for i := range q {
 		r := q[i].batch.sortedRun()
 		q[i] = queuedWrite{}
 		if r.Len() > 0 {
 			runs = append(runs, runCursor{b: r, run: i})
+			sorted = append(sorted, r)
 		}
+	}
+	if publish != nil {
+		publish(sorted)
 	}
 	t := s.newTableWriter("writeback")
 	defer t.Discard()
@@ -225,7 +250,7 @@ func (s *PebbleStore) commitQueue() error {
 	}
 	q := s.queue
 	s.queue = nil
-	if err := s.call(func() error { return s.commitWrites(q) }); err != nil {
+	if err := s.call(func() error { return s.commitWrites(q, nil) }); err != nil {
 		return err
 	}
 	s.dirty = true
@@ -261,6 +286,54 @@ func (s *PebbleStore) writeBackKeys(kgs []int, keys [][]byte) (late []int, pendi
 		}
 	}
 	return late, true
+}
+
+// heldFilterBits is the size of the filter of the keys written during an
+// asynchronous checkpoint (asyncCheckpoint.heldKeys): 8 Mi bits (1 MiB),
+// about 1% false positives at 800K keys.
+const heldFilterBits = 8 << 20
+
+// readWriteBack reads key of key group kg (k: the store key) while the
+// running asynchronous checkpoint's write-back, which may change it, is
+// not committed: from the write-back's sorted runs, else from the
+// instance (the filter's false positive). ok is false if it cannot (the
+// runs are not made yet, the write-back has range deletions, or the key
+// may have been written since the barrier): the caller waits
+// (readable). value is valid until the write-back is committed.
+func (s *PebbleStore) readWriteBack(kg int, key, k []byte) (value []byte, found, ok bool, err error) {
+	a := s.async
+	rp := a.runs.Load()
+	if rp == nil || a.heldKeys.mayHold(k) {
+		return nil, false, false, nil
+	}
+	if v, deleted, in := lookupRuns(*rp, kg, key); in {
+		return v, !deleted, true, nil
+	}
+	v, closer, err := s.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, true, nil
+	}
+	if err != nil {
+		return nil, false, false, s.readErr(err)
+	}
+	v = append([]byte(nil), v...)
+	_ = closer.Close()
+	return v, true, true, nil
+}
+
+// pendingWriteBack returns the running asynchronous checkpoint whose
+// queued writes may change key k and are not committed yet, or nil.
+func (s *PebbleStore) pendingWriteBack(k []byte) *asyncCheckpoint {
+	a := s.async
+	if a == nil || s.deferring || !a.filter.mayHold(k) {
+		return nil
+	}
+	select {
+	case <-a.applied:
+		return nil
+	default:
+		return a
+	}
 }
 
 // readable prepares the store for a read: the writes queued inside

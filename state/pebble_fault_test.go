@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -504,7 +505,9 @@ func TestPebbleCheckpointDirFault(t *testing.T) {
 // TestPebbleReadDuringWriteBack: while an asynchronous checkpoint's
 // write-back is being written (its sstable's write blocked here), a read
 // of a key the write-back does not change is answered at once from the
-// instance, and a read of one it changes waits for it and sees its value.
+// instance, one it changes at once from the write-back's sorted batches,
+// and one written again since the barrier (held) waits for the write-back
+// and sees the later value.
 func TestPebbleReadDuringWriteBack(t *testing.T) {
 	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
 	var b WriteBatch
@@ -524,6 +527,7 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 		for i := range 50 {
 			b.Put(i%128, fmt.Appendf(nil, "key-%d", i), []byte("written back"))
 		}
+		b.Delete(9, []byte("key-9"))
 		return s.Apply(&b)
 	})
 	if err != nil {
@@ -531,15 +535,15 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 	}
 	waitBlocked(t, fi)
 	// Keys 50-99 are not in the write-back: read while it is blocked,
-	// but for the filter's false positives (about 1%), which would wait.
+	// from the instance (or, the filter's false positives, from the
+	// instance after a look in the write-back).
 	var kgs []int
 	var keys [][]byte
 	for i := 50; i < 100; i++ {
 		k := fmt.Appendf(nil, "key-%d", i)
-		if s.async.filter.mayHold(s.key(i%128, k)) {
-			continue
+		if !s.async.filter.mayHold(s.key(i%128, k)) {
+			kgs, keys = append(kgs, i%128), append(keys, k)
 		}
-		kgs, keys = append(kgs, i%128), append(keys, k)
 		v, ok, err := s.Get(i%128, k)
 		if err != nil || !ok || string(v) != "before" {
 			t.Fatalf("key-%d during the write-back: %q %v %v, want \"before\"", i, v, ok, err)
@@ -553,59 +557,65 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 			t.Fatalf("the write-back's filter lacks its key-%d", i)
 		}
 	}
-	if err := s.GetSorted(kgs, keys, func(i int, v []byte, ok bool) error {
-		if !ok || string(v) != "before" {
-			t.Errorf("GetSorted %s during the write-back: %q %v", keys[i], v, ok)
+	// Keys 0-49 are in it: read from it at once, key-9 deleted.
+	for i := range 50 {
+		v, ok, err := s.Get(i%128, fmt.Appendf(nil, "key-%d", i))
+		want := "written back"
+		if i == 9 {
+			want = ""
 		}
+		if err != nil || ok != (i != 9) || string(v) != want {
+			t.Fatalf("key-%d during the write-back: %q %v %v, want %q", i, v, ok, err, want)
+		}
+	}
+	// A GetSorted of one key of each answers both at once.
+	other, otherKG := keys[0], kgs[0]
+	var sorted []string
+	if err := s.GetSorted([]int{7, otherKG}, [][]byte{[]byte("key-7"), other}, func(i int, v []byte, ok bool) error {
+		sorted = append(sorted, fmt.Sprintf("%d %s", i, v))
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// Key 7 is in it: its read waits until the write is unblocked. A
-	// GetSorted of key 7 and of a key not in it answers the other at once
-	// and key 7 once the write-back is committed.
-	other := keys[0]
-	otherKG := kgs[0]
-	got := make(chan string, 3)
+	slices.Sort(sorted)
+	if got, want := strings.Join(sorted, ", "), "0 written back, 1 before"; got != want {
+		t.Fatalf("GetSorted during the write-back: %s, want %s", got, want)
+	}
+	// Key 7 written again since the barrier: its read waits until the
+	// write-back is committed, then sees the later value.
+	var later WriteBatch
+	later.Put(7, []byte("key-7"), []byte("after the barrier"))
+	if err := s.Apply(&later); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
 	go func() {
 		v, _, err := s.Get(7, []byte("key-7"))
 		if err != nil {
 			got <- err.Error()
 			return
 		}
-		got <- "get " + string(v)
-		err = s.GetSorted([]int{7, otherKG}, [][]byte{[]byte("key-7"), other}, func(i int, v []byte, ok bool) error {
-			got <- fmt.Sprintf("sorted %d %s", i, v)
-			return nil
-		})
-		if err != nil {
-			got <- err.Error()
-		}
+		got <- string(v)
 	}()
 	select {
 	case v := <-got:
-		t.Fatalf("a read of a key of the blocked write-back returned %q", v)
+		t.Fatalf("a read of a key written since the barrier returned %q during the write-back", v)
 	case <-time.After(100 * time.Millisecond):
 	}
 	fi.block.Store(nil)
 	close(block)
-	if v := <-got; v != "get written back" {
+	if v := <-got; v != "after the barrier" {
 		t.Fatalf("key-7 after the write-back: %q", v)
 	}
 	if _, err := wait(); err != nil {
 		t.Fatal(err)
 	}
-	if v, w := <-got, "sorted 0 written back"; v != w {
-		t.Fatalf("GetSorted after the write-back: %q, want %q", v, w)
-	}
-	if v, w := <-got, "sorted 1 before"; v != w {
-		t.Fatalf("GetSorted after the write-back: %q, want %q", v, w)
-	}
 }
 
 // TestPebbleGetSortedDuringWriteBack: a GetSorted during a blocked
-// write-back answers the keys it cannot change at once, before those it
-// may change, which wait for it.
+// write-back answers the keys it can at once, before one it must wait
+// for (written since the barrier), which it answers once the write-back
+// is committed.
 func TestPebbleGetSortedDuringWriteBack(t *testing.T) {
 	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
 	var b WriteBatch
@@ -628,8 +638,10 @@ func TestPebbleGetSortedDuringWriteBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBlocked(t, fi)
-	if s.async.filter.mayHold(s.key(60, []byte("key-60"))) {
-		t.Fatal("key-60 is a false positive of this write-back's filter (deterministic): choose another key")
+	var later WriteBatch
+	later.Put(7, []byte("key-7"), []byte("after the barrier"))
+	if err := s.Apply(&later); err != nil {
+		t.Fatal(err)
 	}
 	got := make(chan string, 2)
 	go func() {
@@ -646,12 +658,12 @@ func TestPebbleGetSortedDuringWriteBack(t *testing.T) {
 	}
 	select {
 	case v := <-got:
-		t.Fatalf("GetSorted answered a key of the blocked write-back: %q", v)
+		t.Fatalf("GetSorted answered a key written since the barrier during the write-back: %q", v)
 	case <-time.After(100 * time.Millisecond):
 	}
 	fi.block.Store(nil)
 	close(block)
-	if v, w := <-got, "0 written back"; v != w {
+	if v, w := <-got, "0 after the barrier"; v != w {
 		t.Fatalf("GetSorted after the write-back: %q, want %q", v, w)
 	}
 	if _, err := wait(); err != nil {

@@ -20,6 +20,9 @@ type writeBackFilter struct {
 	ranges [][2][]byte
 }
 
+// newFilterBits returns a filter of n bits and no range.
+func newFilterBits(n int) *writeBackFilter { return &writeBackFilter{bits: make([]uint64, (n+63)/64)} }
+
 const writeBackProbes = 7
 
 // newWriteBackFilter returns the filter of q, built on the store's
@@ -61,6 +64,11 @@ func (f *writeBackFilter) probe(h uint64, i uint64) (word int, mask uint64) {
 	return int(bit / 64), 1 << (bit % 64)
 }
 
+// addRange records a range deletion of [lo, hi).
+func (f *writeBackFilter) addRange(lo, hi []byte) {
+	f.ranges = append(f.ranges, [2][]byte{lo, hi})
+}
+
 func (f *writeBackFilter) add(key []byte) {
 	h := xxhash.Sum64(key)
 	for i := range uint64(writeBackProbes) {
@@ -87,4 +95,36 @@ func (f *writeBackFilter) mayHold(key []byte) bool {
 		}
 	}
 	return true
+}
+
+// lookupRuns returns the value the sorted runs (sortedRun) give key of
+// key group kg: the last run's operation on it (found; deleted for a
+// delete), or found false if none has one.
+func lookupRuns(runs []*WriteBatch, kg int, key []byte) (value []byte, deleted, found bool) {
+	for r := len(runs) - 1; r >= 0; r-- {
+		b := runs[r]
+		lo, hi := 0, len(b.ops)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			op := &b.ops[m]
+			c := op.kg - kg
+			if c == 0 {
+				c = bytes.Compare(b.key(op), key)
+			}
+			if c < 0 {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(b.ops) {
+			if op := &b.ops[lo]; op.kg == kg && bytes.Equal(b.key(op), key) {
+				if op.del {
+					return nil, true, true
+				}
+				return b.value(op), false, true
+			}
+		}
+	}
+	return nil, false, false
 }
