@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,13 +40,16 @@ func TestMain(m *testing.M) {
 //	table name=T [pk=a,b] input: the schema, then key=value options;
 //	                      CREATE TABLE through a catalog (the connector's
 //	                      Validate)
-//	open table=T [subtask=I] [parallelism=P] [job=J]
+//	open table=T [subtask=I] [parallelism=P] [job=J] [checkpoints=at-least-once]
 //	write table=T [subtask=I]   input: rows, +I[1, a] / -D[1, a]
 //	precommit/commit table=T id=N [subtask=I]
+//	                      precommit: into the directory chk-N/T-I of
+//	                      checkpoint N, as the runtime does
 //	restore table=T id=N [subtask=I] [parallelism=P] [job=J]
 //	                      a new instance (the old one closed without
 //	                      committing, as a killed process leaves it),
-//	                      given the handle of checkpoint N as a restore does
+//	                      given the handle and the directory of checkpoint N
+//	                      as a restore does
 //	finish/close table=T [subtask=I]
 //	lock-timeout d=D      how long an exactly-once transaction waits for
 //	                      rows a pending prepared one holds (default 30 s)
@@ -53,9 +57,19 @@ func TestMain(m *testing.M) {
 //	                      dir per file); waits for the jobs and prints
 //	                      their errors
 func TestDataDriven(t *testing.T) {
-	pg := testenv.PG(t)
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		h := &harness{pg: pg, sinks: map[string]exec.Sink{}, handles: map[string][]byte{}}
+	runDataDriven(t, testenv.PG(t), "testdata")
+}
+
+// TestWriteAhead runs wal_testdata/* as TestDataDriven does, against a
+// server with max_prepared_transactions = 0: the write-ahead mode needs
+// no two-phase commit.
+func TestWriteAhead(t *testing.T) {
+	runDataDriven(t, testenv.PGNoPrepare(t), "wal_testdata")
+}
+
+func runDataDriven(t *testing.T, pg *testenv.Postgres, dir string) {
+	datadriven.Walk(t, dir, func(t *testing.T, path string) {
+		h := &harness{pg: pg, sinks: map[string]exec.Sink{}, handles: map[string][]byte{}, dirs: map[string]string{}, dir: t.TempDir()}
 		var err error
 		if h.cat, err = catalog.Open(""); err != nil {
 			t.Fatal(err)
@@ -92,6 +106,8 @@ type harness struct {
 	sess    *session.Session
 	sinks   map[string]exec.Sink
 	handles map[string][]byte
+	dirs    map[string]string // the checkpoint directory of each handle
+	dir     string            // the checkpoints' and the sinks' data directory
 	restore []func()
 }
 
@@ -127,7 +143,8 @@ func (h *harness) spec(d *datadriven.TestData) (exec.TableSpec, error) {
 	}
 	return exec.TableSpec{Table: tb.Name, Schema: tb.Columns, Options: tb.Options, PrimaryKey: tb.PrimaryKey,
 		Subtask: intArg(d, "subtask", 0), Parallelism: intArg(d, "parallelism", 1), Mem: memory.DefaultAllocator,
-		Job: arg(d, "job", "job"), OperatorID: "sink", CheckpointInterval: time.Second, ExactlyOnce: true}, nil
+		Job: arg(d, "job", "job"), OperatorID: "sink", CheckpointInterval: time.Second, ExactlyOnce: arg(d, "checkpoints", "exactly-once") == "exactly-once",
+		DataDir: h.dir}, nil
 }
 
 func (h *harness) run(d *datadriven.TestData) (string, error) {
@@ -206,6 +223,11 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		h.sinks[key] = snk
+		if d.Cmd == "restore" {
+			if err := snk.(exec.FileCheckpointingSink).RestoreFiles(map[int]string{spec.Subtask: h.dirs[fmt.Sprintf("%s/%d", key, id)]}); err != nil {
+				return "", err
+			}
+		}
 		if err := snk.Open(ctx); err != nil {
 			return "", err
 		}
@@ -221,8 +243,12 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		defer b.Rec.Release()
 		return "", snk.Write(ctx, b)
 	case "precommit":
-		hd, err := snk.PreCommit(ctx, int64(id))
+		// Into a directory of the checkpoint, as the runtime does
+		// (exec.FileCheckpointingSink).
+		dir := filepath.Join(h.dir, fmt.Sprintf("chk-%d", id), fmt.Sprintf("%s-%d", spec.Table, spec.Subtask))
+		hd, err := snk.(exec.FileCheckpointingSink).PreCommitFiles(ctx, int64(id), dir)
 		h.handles[fmt.Sprintf("%s/%d", key, id)] = hd
+		h.dirs[fmt.Sprintf("%s/%d", key, id)] = dir
 		return "", err
 	case "commit":
 		return "", snk.Commit(ctx, int64(id), h.handles[fmt.Sprintf("%s/%d", key, id)])
