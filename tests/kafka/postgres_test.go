@@ -63,6 +63,73 @@ func TestPostgresUpsertCounts(t *testing.T) {
 	}
 }
 
+// walRows are the clicks of the write-ahead test: each one is also a row
+// inserted into the log table.
+const walRows = 300_000
+
+// walFailpoints are the places of the write-ahead path the write-ahead
+// test crashes at (internal/failpoint), in the order of one checkpoint's
+// write: before its transaction begins, after its rows and before the
+// commit table's row, before COMMIT, after COMMIT. Each fires on a later
+// hit than the first, so that some checkpoints are written before it.
+var walFailpoints = []string{
+	"jdbc-wal-before-write@3",
+	"jdbc-wal-after-write-before-commit-row@3",
+	"jdbc-wal-before-commit@4",
+	"jdbc-wal-after-commit@3",
+}
+
+// TestPostgresWriteAhead runs, on a PostgreSQL server without prepared
+// transactions (max_prepared_transactions = 0), the count per app into
+// a jdbc table keyed by app (upserts) and every click into a jdbc table
+// without a key (inserts, which a second write of a checkpoint would
+// duplicate), both 'sink.exactly-once.mode' = 'write-ahead', with two
+// subtasks each, killed at every failpoint of the checkpoint protocol
+// and of the write-ahead path, while a restore reads the checkpoint,
+// after a restored sink wrote the restored checkpoint's rows, and at
+// random moments. Read with psql: the true count of every app, and every
+// click exactly once.
+func TestPostgresWriteAhead(t *testing.T) {
+	pg := testenv.PGNoPrepare(t)
+	b := startBroker(t, partitions, false, "clicks")
+	rng := testenv.NewRand(t, seed, seedEnv)
+	c := writeClicks(t, t.TempDir(), walRows, apps)
+	produceFile(t, b, "clicks", c.file, true, -1)
+	pg.MustPsql(t, "CREATE TABLE wa_pv (app_id text PRIMARY KEY, pv bigint NOT NULL); CREATE TABLE wa_pv_log (click_id bigint NOT NULL, app_id text)")
+	r := newJobRun(t, b, jobSpec{name: "pgwa", kind: jdbcCountsAndLog, guarantee: "exactly-once", out: "wa_pv", sets: []string{parallel2}, pg: pg,
+		jdbcOpts: []string{"'sink.exactly-once.mode' = 'write-ahead'", "'sink.buffer-flush.max-rows' = '1000'"}})
+	start := time.Now()
+	for _, fp := range append(append([]string(nil), failpoints...), walFailpoints...) {
+		r.failpointKill(fp)
+	}
+	if r.latest() == 0 {
+		t.Fatalf("no completed checkpoint after the failpoint runs: the during-restore kill needs one")
+	}
+	r.failpointKill("during-restore")
+	r.failpointKill("after-restore-commit")
+	for i := 0; i < postgresKills; i++ {
+		r.randomKill(r.killDelay(rng))
+	}
+	r.finish()
+	t.Logf("%d runs (%d random kills) took %v", r.runs, postgresKills, time.Since(start).Round(time.Millisecond))
+	for i, out := range r.outputs {
+		if strings.Contains(out, "restarting in") {
+			t.Errorf("run %d failed and restarted in process:\n%s", i+1, out)
+		}
+	}
+	checkTableCounts(t, pg, "wa_pv", c)
+	want := fmt.Sprintf("%d|%d|1|%d", walRows, walRows, walRows)
+	if got := strings.TrimSpace(pg.MustPsql(t, "SELECT count(*), count(DISTINCT click_id), min(click_id), max(click_id) FROM wa_pv_log")); got != want {
+		dups := pg.MustPsql(t, "SELECT click_id, count(*) FROM wa_pv_log GROUP BY click_id HAVING count(*) > 1 ORDER BY click_id LIMIT 10")
+		t.Errorf("wa_pv_log: count, distinct ids, min, max = %s, want %s (every click once); duplicated ids:\n%s", got, want, dups)
+	}
+	t.Logf("the commit table after the last run:\n%s", pg.MustPsql(t,
+		"SELECT operator, subtask, count(*), max(checkpoint_id), count(DISTINCT run) FROM streamsql_sink_commits WHERE job = 'pgwa' GROUP BY 1, 2 ORDER BY 1, 2"))
+	if left := pg.MustPsql(t, "SELECT gid FROM pg_prepared_xacts"); left != "" {
+		t.Errorf("prepared transactions on a server without them:\n%s", left)
+	}
+}
+
 // checkTableCounts compares the rows (app_id, pv) of a PostgreSQL table,
 // read with psql, with the true counts.
 func checkTableCounts(t *testing.T, pg *testenv.Postgres, table string, c *clicks) {
