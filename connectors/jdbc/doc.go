@@ -124,9 +124,11 @@
 // the job, as a slow commit does). A restore from an older checkpoint than
 // the newest completed one (a fallback past a damaged checkpoint, or -s of
 // an old one) writes the checkpoints after it again, as any sink replays.
-// The rows after the last barrier of a bounded input are written at its
-// end without a row of the commit table: a kill between that write and the
-// job's end writes them again. Another writer of the same table is not
+// At the end of a bounded input the runtime commits every pre-committed
+// checkpoint, completed or not, and the rows after the last barrier are
+// written without a row of the commit table: a kill between those writes
+// and the job's end writes again the rows after its newest completed
+// checkpoint. Another writer of the same table is not
 // fenced. A file missing from the restored checkpoint fails the restore,
 // naming it (the checkpoint's checksums find a damaged one first). The job
 // must checkpoint exactly once ('execution.checkpointing.mode' =

@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 
 // TestDataDriven runs testdata/* against a PostgreSQL server of
 // scripts/postgres.sh, checked with psql. "$URL" stands for its
-// jdbc:postgresql:// URL, "$USER" and "$PASSWORD" for its credentials.
+// jdbc:postgresql:// URL, "$USER" and "$PASSWORD" for its credentials;
+// "$DIR" in an error is the directory of the checkpoints.
 // Commands:
 //
 //	psql                  input: SQL run by psql; prints its rows (a|b)
@@ -45,11 +46,14 @@ func TestMain(m *testing.M) {
 //	precommit/commit table=T id=N [subtask=I]
 //	                      precommit: into the directory chk-N/T-I of
 //	                      checkpoint N, as the runtime does
-//	restore table=T id=N [subtask=I] [parallelism=P] [job=J]
+//	restore table=T id=N [subtask=I] [parallelism=P] [job=J] [from=I]
 //	                      a new instance (the old one closed without
 //	                      committing, as a killed process leaves it),
 //	                      given the handle and the directory of checkpoint N
-//	                      as a restore does
+//	                      as a restore does (of old subtask from=I)
+//	rm-files table=T id=N [subtask=I]
+//	                      removes the files of the sink's directory of
+//	                      checkpoint N (a checkpoint that lost them)
 //	finish/close table=T [subtask=I]
 //	lock-timeout d=D      how long an exactly-once transaction waits for
 //	                      rows a pending prepared one holds (default 30 s)
@@ -116,7 +120,7 @@ func (h *harness) subst(s string) string {
 }
 
 func (h *harness) unsubst(s string) string {
-	return strings.ReplaceAll(s, h.pg.JDBCURL(), "$URL")
+	return strings.NewReplacer(h.pg.JDBCURL(), "$URL", h.dir, "$DIR").Replace(s)
 }
 
 func arg(d *datadriven.TestData, key, def string) string {
@@ -224,7 +228,10 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		}
 		h.sinks[key] = snk
 		if d.Cmd == "restore" {
-			if err := snk.(exec.FileCheckpointingSink).RestoreFiles(map[int]string{spec.Subtask: h.dirs[fmt.Sprintf("%s/%d", key, id)]}); err != nil {
+			// from: the old subtask whose handle and directory the
+			// restore hands over (after a rescale), by default this one.
+			from := fmt.Sprintf("%s/%d/%d", spec.Table, intArg(d, "from", spec.Subtask), id)
+			if err := snk.(exec.FileCheckpointingSink).RestoreFiles(map[int]string{intArg(d, "from", spec.Subtask): h.dirs[from]}); err != nil {
 				return "", err
 			}
 		}
@@ -232,7 +239,8 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		if d.Cmd == "restore" {
-			return "", snk.Commit(ctx, int64(id), h.handles[fmt.Sprintf("%s/%d", key, id)])
+			from := fmt.Sprintf("%s/%d/%d", spec.Table, intArg(d, "from", spec.Subtask), id)
+			return "", snk.Commit(ctx, int64(id), h.handles[from])
 		}
 		return "", nil
 	case "write":
@@ -252,6 +260,20 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		return "", err
 	case "commit":
 		return "", snk.Commit(ctx, int64(id), h.handles[fmt.Sprintf("%s/%d", key, id)])
+	case "rm-files":
+		dir := h.dirs[fmt.Sprintf("%s/%d", key, id)]
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		var out string
+		for _, e := range ents {
+			out += "removed " + e.Name() + "\n"
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return "", err
+			}
+		}
+		return out, nil
 	case "finish":
 		return "", snk.Finish(ctx)
 	case "close":
