@@ -475,6 +475,12 @@ func (w *wal) replay(ctx context.Context, s *Sink, path string) error {
 		if n != len(s.cols) || !ok || rec.Schema().Field(n).Name != walKindColumn {
 			return fmt.Errorf("%s is not a write-ahead log of this table (%d columns)", path, rec.NumCols())
 		}
+		for i, col := range s.spec.Schema {
+			if got, want := rec.Column(i).DataType(), col.Type.ArrowType(); got.ID() != want.ID() {
+				return fmt.Errorf("%s holds column %s as %s, but the table's column is %s (%s): was the table changed between the checkpoint and the restore?",
+					path, col.Name, got, col.Type, want)
+			}
+		}
 		kinds = kinds[:0]
 		for _, k := range ka.Uint8Values() {
 			if exec.RowKind(k) > exec.Delete {
