@@ -85,8 +85,12 @@
 //
 // Each subtask appends the rows between two barriers, as they come, to a
 // file of Arrow IPC batches (the columns and each row's kind) in
-// <data-dir>/jdbc-wal/<job>-<operator>/<subtask>/; memory holds a batch,
-// the disk the rest. At the barrier the file is synced and hard-linked
+// <data-dir>/jdbc-wal/<job>-<operator>/<subtask>/: memory holds a batch
+// and a 1 MiB write buffer, whatever the checkpoint's size, and at the
+// commit a batch read back and a statement's rows (at most
+// 'sink.buffer-flush.max-rows'); the disk holds the rest, the rows of the
+// checkpoints not yet written (about their Arrow size: a checkpoint
+// interval's rows, more while checkpoints fail). At the barrier the file is synced and hard-linked
 // into the subtask's directory of the checkpoint (exec.FileCheckpointingSink),
 // with the files of earlier checkpoints not yet written (aborted ones):
 // the checkpoint holds them, listed with their checksums in its metadata,

@@ -46,11 +46,12 @@ func TestMain(m *testing.M) {
 //	precommit/commit table=T id=N [subtask=I]
 //	                      precommit: into the directory chk-N/T-I of
 //	                      checkpoint N, as the runtime does
-//	restore table=T id=N [subtask=I] [parallelism=P] [job=J] [from=I]
+//	restore table=T id=N [subtask=I] [parallelism=P] [job=J] [from=I] [from-table=T2]
 //	                      a new instance (the old one closed without
 //	                      committing, as a killed process leaves it),
 //	                      given the handle and the directory of checkpoint N
-//	                      as a restore does (of old subtask from=I)
+//	                      as a restore does (of old subtask from=I, of
+//	                      table T2's sink: the table as declared before)
 //	rm-files table=T id=N [subtask=I]
 //	                      removes the files of the sink's directory of
 //	                      checkpoint N (a checkpoint that lost them)
@@ -230,7 +231,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		if d.Cmd == "restore" {
 			// from: the old subtask whose handle and directory the
 			// restore hands over (after a rescale), by default this one.
-			from := fmt.Sprintf("%s/%d/%d", spec.Table, intArg(d, "from", spec.Subtask), id)
+			from := fmt.Sprintf("%s/%d/%d", arg(d, "from-table", spec.Table), intArg(d, "from", spec.Subtask), id)
 			if err := snk.(exec.FileCheckpointingSink).RestoreFiles(map[int]string{intArg(d, "from", spec.Subtask): h.dirs[from]}); err != nil {
 				return "", err
 			}
@@ -239,7 +240,7 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		if d.Cmd == "restore" {
-			from := fmt.Sprintf("%s/%d/%d", spec.Table, intArg(d, "from", spec.Subtask), id)
+			from := fmt.Sprintf("%s/%d/%d", arg(d, "from-table", spec.Table), intArg(d, "from", spec.Subtask), id)
 			return "", snk.Commit(ctx, int64(id), h.handles[from])
 		}
 		return "", nil
