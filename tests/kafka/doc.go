@@ -46,6 +46,10 @@
 //     table's row, before COMMIT, after COMMIT), during a restore, after a
 //     restored sink's writes and at five random moments: read with psql,
 //     the true counts and every click exactly once.
+//   - TestPostgresWriteAheadNewMachines: the same with the checkpoints in
+//     the bucket of the S3 server (scripts/s3-server.sh) and every run on a
+//     new, empty data directory: the rows a restore writes come from the
+//     checkpoint in the bucket.
 //   - TestPassThrough: SELECT * into an exactly-once kafka json table: every
 //     click id exactly once.
 //   - TestAtLeastOnce: the same with 'sink.delivery-guarantee' =
