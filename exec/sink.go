@@ -59,8 +59,8 @@ func (s *sinkOp) undecided(id int64) bool {
 // checkpoint's completion and the commit; committing twice is harmless).
 func (s *sinkOp) open(t *taskContext) error {
 	s.t = t
-	if fs, ok := s.sink.(FileCheckpointingSink); ok && t.restored != nil {
-		if err := fs.RestoreFiles(t.restored.commitDirs); err != nil {
+	if fcs, ok := s.sink.(FileCheckpointingSink); ok && t.restored != nil {
+		if err := fcs.RestoreFiles(t.restored.commitDirs); err != nil {
 			return fmt.Errorf("sink %s: restoring from checkpoint %d: %w", s.name, t.restored.checkpointID, err)
 		}
 	}
@@ -97,11 +97,11 @@ func (s *sinkOp) process(_ int, b Batch, _ *emitter) error {
 // preCommit pre-commits the sink's open transaction for checkpoint cp and
 // keeps its handle until the checkpoint completes (or a later one does).
 func (s *sinkOp) preCommit(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	fs, files := s.sink.(FileCheckpointingSink)
+	fcs, files := s.sink.(FileCheckpointingSink)
 	var h []byte
 	var err error
 	if files {
-		h, err = fs.PreCommitFiles(s.t.ctx, cp.id, filepath.Join(cp.dir, cp.rel))
+		h, err = fcs.PreCommitFiles(s.t.ctx, cp.id, filepath.Join(cp.dir, cp.rel))
 	} else {
 		h, err = s.sink.PreCommit(s.t.ctx, cp.id)
 	}
