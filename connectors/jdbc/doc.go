@@ -72,6 +72,73 @@
 // checkpoint completes) and is refused. Rows are visible once per
 // checkpoint, and at the end of a bounded input.
 //
+// # Exactly once by a write-ahead log ('sink.exactly-once.mode' = 'write-ahead')
+//
+// 'sink.delivery-guarantee' = 'exactly-once' says what the user gets;
+// 'sink.exactly-once.mode' says how: 'prepared-transaction' (the default,
+// above) or 'write-ahead', Flink's GenericWriteAheadSink (its Cassandra
+// sink's write-ahead log), for a server with max_prepared_transactions =
+// 0, PostgreSQL's default, which most managed servers keep. The guarantee
+// keeps Flink's key, so a table moves between the modes by one option;
+// the mode is refused without 'exactly-once', and so is
+// 'sink.write-ahead.commit-table' without 'write-ahead'.
+//
+// Each subtask appends the rows between two barriers, as they come, to a
+// file of Arrow IPC batches (the columns and each row's kind) in
+// <data-dir>/jdbc-wal/<job>-<operator>/<subtask>/: memory holds a batch
+// and a 1 MiB write buffer, whatever the checkpoint's size, and at the
+// commit a batch read back and a statement's rows (at most
+// 'sink.buffer-flush.max-rows'); the disk holds the rest, the rows of the
+// checkpoints not yet written (about their Arrow size: a checkpoint
+// interval's rows, more while checkpoints fail). At the barrier the file is synced and hard-linked
+// into the subtask's directory of the checkpoint (exec.FileCheckpointingSink),
+// with the files of earlier checkpoints not yet written (aborted ones):
+// the checkpoint holds them, listed with their checksums in its metadata,
+// uploaded with it to an object store, removed with it. The table sees
+// nothing yet. When the checkpoint completes, each file's rows are written
+// in one transaction, oldest first: BEGIN; is (job, operator, subtask,
+// checkpoint, run) in the commit table? then skip; the rows, in statements
+// of at most 'sink.buffer-flush.max-rows' rows (default 100; 0 is refused:
+// it would hold a checkpoint in memory), one change per key each as above;
+// the commit table's row; COMMIT. The commit table
+// ('sink.write-ahead.commit-table', [schema.]table, default
+// streamsql_sink_commits) is created if absent: (job text, operator text,
+// subtask integer, checkpoint_id bigint, run text, committed_at
+// timestamptz), keyed by all but the last. run is a random id of the sink
+// instance that wrote the file: checkpoint ids start again at 1 in a new
+// checkpoint directory, and must not be taken for written ones. The
+// transaction that writes a handle's first checkpoint also deletes the
+// subtask's rows of other runs and below the handle's oldest checkpoint,
+// so the table keeps a few rows per subtask.
+//
+// What it guarantees: a checkpoint's rows and their row of the commit
+// table commit together, and a restore from the newest completed
+// checkpoint writes each of its pending checkpoints whose row is absent,
+// skips those whose row is there, and drops the rows of checkpoints that
+// never completed (they are not in the restored checkpoint; the source
+// reads them again). So a kill -9 at any step loses and duplicates
+// nothing, for upserts and for inserts into a table without a key alike.
+// A checkpoint's rows are never split over transactions: PostgreSQL
+// bounds a transaction by its disk only, and a split would make a crash in
+// the middle replay the first part (exact only for upserts).
+//
+// What it does not: the rows become visible a checkpoint later than with
+// at-least-once, and are written on the sink's goroutine when the
+// checkpoint completes (its input waits meanwhile; a slow database slows
+// the job, as a slow commit does). A restore from an older checkpoint than
+// the newest completed one (a fallback past a damaged checkpoint, or -s of
+// an old one) writes the checkpoints after it again, as any sink replays.
+// At the end of a bounded input the runtime commits every pre-committed
+// checkpoint, completed or not, and the rows after the last barrier are
+// written without a row of the commit table: a kill between those writes
+// and the job's end writes again the rows after its newest completed
+// checkpoint. Another writer of the same table is not
+// fenced. A file missing from the restored checkpoint fails the restore,
+// naming it (the checkpoint's checksums find a damaged one first). The job
+// must checkpoint exactly once ('execution.checkpointing.mode' =
+// 'AT_LEAST_ONCE' is refused at the start: a checkpoint's file could hold
+// rows after its barrier).
+//
 // 'sink.parallelism' (catalog.OptSinkParallelism, read by the planner)
 // runs the sink at its own parallelism; an updating input reaches it
 // hashed by the primary key, so that the changes of a key stay in order.

@@ -23,7 +23,10 @@ type Postgres struct {
 	Dir  string
 	// Env is what the script printed: PGHOST, PGPORT, PGUSER, PGPASSWORD,
 	// PGDATABASE and JDBC_URL, as NAME=value.
-	Env    []string
+	Env []string
+	// Args are more options of scripts/postgres.sh start, given at each
+	// start (--max-prepared-transactions N).
+	Args   []string
 	script string
 }
 
@@ -43,7 +46,7 @@ func (p *Postgres) JDBCURL() string { return p.Var("JDBC_URL") }
 // StartPostgres installs PostgreSQL if needed (scripts/postgres.sh
 // resolve: apt-get) and starts a server on a free port with its cluster
 // under dir.
-func StartPostgres(dir string) (*Postgres, error) {
+func StartPostgres(dir string, args ...string) (*Postgres, error) {
 	script, err := moduleScript("postgres.sh")
 	if err != nil {
 		return nil, err
@@ -59,7 +62,7 @@ func StartPostgres(dir string) (*Postgres, error) {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		p := &Postgres{Port: port, Dir: dir, script: script}
+		p := &Postgres{Port: port, Dir: dir, Args: args, script: script}
 		if lastErr = p.Start(); lastErr == nil {
 			if err := p.watchdog(); err != nil {
 				p.Stop()
@@ -74,7 +77,7 @@ func StartPostgres(dir string) (*Postgres, error) {
 // Start starts the server (again) on its port and directory: a restart
 // keeps every table and prepared transaction.
 func (p *Postgres) Start() error {
-	cmd := exec.Command(p.script, "start", strconv.Itoa(p.Port), p.Dir)
+	cmd := exec.Command(p.script, append([]string{"start", strconv.Itoa(p.Port), p.Dir}, p.Args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -149,49 +152,73 @@ func (p *Postgres) watchdog() error {
 	return cmd.Process.Release()
 }
 
-// sharedPG is the PostgreSQL server the tests of one test binary share,
-// started on first use; StopPG stops it.
-var sharedPG struct {
+// sharedServer is a PostgreSQL server the tests of one test binary
+// share, started on first use; StopPG stops it.
+type sharedServer struct {
 	once sync.Once
 	dir  string
 	p    *Postgres
 	err  error
 }
 
-// PG returns the PostgreSQL server of the test binary, starting it on
-// first use; the test fails (never skips) when PostgreSQL cannot be
-// installed or started. Tests share its database: each uses tables of its
-// own. A package that uses it stops it at exit: TestMain(m) { code :=
-// m.Run(); testenv.StopPG(); os.Exit(code) } (the watchdog stops it
-// anyway when the binary exits).
-func PG(t testing.TB) *Postgres {
+var (
+	sharedPG          sharedServer
+	sharedNoPreparePG sharedServer
+)
+
+func (s *sharedServer) get(t testing.TB, args ...string) *Postgres {
 	t.Helper()
-	sharedPG.once.Do(func() {
+	s.once.Do(func() {
 		start := time.Now()
-		if sharedPG.dir, sharedPG.err = os.MkdirTemp("", "streamsql-pg-"); sharedPG.err != nil {
+		if s.dir, s.err = os.MkdirTemp("", "streamsql-pg-"); s.err != nil {
 			return
 		}
-		sharedPG.p, sharedPG.err = StartPostgres(sharedPG.dir)
-		if sharedPG.err == nil {
-			fmt.Fprintf(os.Stderr, "PostgreSQL on %s (cluster in %s), started in %v\n", sharedPG.p.JDBCURL(), sharedPG.dir,
-				time.Since(start).Round(time.Millisecond))
+		s.p, s.err = StartPostgres(s.dir, args...)
+		if s.err == nil {
+			fmt.Fprintf(os.Stderr, "PostgreSQL on %s (cluster in %s%s), started in %v\n", s.p.JDBCURL(), s.dir,
+				strings.Join(append([]string{""}, args...), " "), time.Since(start).Round(time.Millisecond))
 		}
 	})
-	if sharedPG.err != nil {
-		t.Fatalf("starting PostgreSQL: %v", sharedPG.err)
+	if s.err != nil {
+		t.Fatalf("starting PostgreSQL: %v", s.err)
 	}
-	return sharedPG.p
+	return s.p
 }
 
-// StopPG stops the shared PostgreSQL server, if a test started it, and
-// removes its cluster.
-func StopPG() {
-	if sharedPG.p != nil {
-		if err := sharedPG.p.Stop(); err != nil {
+func (s *sharedServer) stop() {
+	if s.p != nil {
+		if err := s.p.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
-	if sharedPG.dir != "" {
-		os.RemoveAll(sharedPG.dir)
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
 	}
+}
+
+// PG returns the PostgreSQL server of the test binary (with prepared
+// transactions: max_prepared_transactions = 64), starting it on first
+// use; the test fails (never skips) when PostgreSQL cannot be installed
+// or started. Tests share its database: each uses tables of its own. A
+// package that uses it stops it at exit: TestMain(m) { code := m.Run();
+// testenv.StopPG(); os.Exit(code) } (the watchdog stops it anyway when
+// the binary exits).
+func PG(t testing.TB) *Postgres {
+	t.Helper()
+	return sharedPG.get(t)
+}
+
+// PGNoPrepare is PG's like, a second server of the test binary with
+// max_prepared_transactions = 0 (PostgreSQL's default: no two-phase
+// commit), as most servers run.
+func PGNoPrepare(t testing.TB) *Postgres {
+	t.Helper()
+	return sharedNoPreparePG.get(t, "--max-prepared-transactions", "0")
+}
+
+// StopPG stops the shared PostgreSQL servers that tests started, and
+// removes their clusters.
+func StopPG() {
+	sharedPG.stop()
+	sharedNoPreparePG.stop()
 }
