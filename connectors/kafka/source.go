@@ -938,6 +938,9 @@ func (s *Source) BatchSplits() []exec.SplitRun { return s.runs }
 // ignores reports whether a bad message is skipped rather than an error:
 // when the format of the part that failed ignores parse errors.
 func (s *Source) ignores(err error) bool {
+	if errors.Is(err, format.ErrService) {
+		return false // not the record's fault
+	}
 	var pe *partError
 	if !errors.As(err, &pe) {
 		return false
