@@ -20,24 +20,24 @@ var errNullNotNull = errors.New("NULL for a NOT NULL column")
 type op uint8
 
 const (
-	opNull      op = iota // nothing; a NULL
-	opBool                // a byte -> i
-	opInt                 // varint -> i
-	opIntF                // varint -> f
-	opIntDiv1000          // varint (time-micros as long) -> i / 1000
-	opIntMul1000          // varint (timestamp-millis) -> i * 1000
-	opFloat               // 4 bytes -> f
-	opDouble              // 8 bytes -> f
-	opBytes               // length, bytes -> bs
-	opBytesDecimal        // length, big-endian bytes -> dec
-	opFixed               // size bytes -> bs
-	opFixedDecimal        // size bytes -> dec
-	opEnum                // varint index -> bs (the symbol)
-	opUnion               // varint branch index, then kids[index]
-	opRecord              // kids in the writer's order
-	opArray               // blocks of kids[0] (skipped)
-	opMap                 // blocks of string, kids[0] (skipped)
-	opFail                // a union branch the column cannot hold: err
+	opNull         op = iota // nothing; a NULL
+	opBool                   // a byte -> i
+	opInt                    // varint -> i
+	opIntF                   // varint -> f
+	opIntDiv1000             // varint (time-micros as long) -> i / 1000
+	opIntMul1000             // varint (timestamp-millis) -> i * 1000
+	opFloat                  // 4 bytes -> f
+	opDouble                 // 8 bytes -> f
+	opBytes                  // length, bytes -> bs
+	opBytesDecimal           // length, big-endian bytes -> dec
+	opFixed                  // size bytes -> bs
+	opFixedDecimal           // size bytes -> dec
+	opEnum                   // varint index -> bs (the symbol)
+	opUnion                  // varint branch index, then kids[index]
+	opRecord                 // kids in the writer's order
+	opArray                  // blocks of kids[0] (skipped)
+	opMap                    // blocks of string, kids[0] (skipped)
+	opFail                   // a union branch the column cannot hold: err
 )
 
 // node is one step of a resolved program. tgt is nil for a value that is
