@@ -954,6 +954,9 @@ func (s *Source) ignores(err error) bool {
 // skipHint says how to skip records like the one err is about, when the
 // format of the part that failed can (format.SkipHint).
 func (s *Source) skipHint(err error) string {
+	if errors.Is(err, format.ErrService) {
+		return "" // not skippable
+	}
 	var pe *partError
 	if !errors.As(err, &pe) {
 		return ""
