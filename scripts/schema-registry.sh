@@ -43,7 +43,8 @@ resolve() {
 	mkdir -p "$cache"
 	exec 9>"$cache/.lock"
 	flock 9
-	if [[ ! -f $cache/app/.complete || $here/schema-registry/pom.xml -nt $cache/app/.complete ]]; then
+	if [[ ! -f $cache/app/.complete || $here/schema-registry/pom.xml -nt $cache/app/.complete ||
+		$here/schema-registry/src/main/java/streamsql/registry/ConfigProperties.java -nt $cache/app/.complete ]]; then
 		command -v mvn >/dev/null || die "Maven (mvn) is needed to build the registry"
 		command -v java >/dev/null || die "Java 17 is needed to build and run the registry"
 		rm -rf "$cache/build" "$cache/app"
