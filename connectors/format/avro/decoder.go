@@ -93,7 +93,9 @@ func (r *rows) flush() arrow.RecordBatch {
 	if len(r.cols) == 0 {
 		return array.NewRecordBatch(r.bld.Schema(), nil, int64(n))
 	}
-	return r.bld.NewRecordBatch()
+	rec := r.bld.NewRecordBatch()
+	r.bld.Reserve(n) // the next batch is likely as long: grow once
+	return rec
 }
 
 // Decoder reads plain Avro records written with the table's own schema.
