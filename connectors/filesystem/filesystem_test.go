@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql/connectors/filesystem"
-	"github.com/streamsql/streamsql/connectors/format/avro"
 	"github.com/streamsql/streamsql/connectors/internal/conntest"
 	"github.com/streamsql/streamsql/connectors/internal/registry"
 	"github.com/streamsql/streamsql/exec"
@@ -51,17 +50,5 @@ func TestLongLinesAndLineEnds(t *testing.T) {
 		if lines[i] != want[i] {
 			t.Errorf("row %d: got %.40q, want %.40q", i, lines[i], want[i])
 		}
-	}
-}
-
-// A binary format (avro) is refused: its records are not lines.
-func TestBinaryFormatRefused(t *testing.T) {
-	schema := types.Schema{{Name: "id", Type: types.IntType}}
-	_, err := registry.Source(filesystem.Name, exec.TableSpec{
-		Table: "t", Schema: schema, Parallelism: 1, BatchSize: 2, Mem: memory.DefaultAllocator,
-		Options: map[string]string{"path": t.TempDir(), "format": avro.Name},
-	})
-	if err == nil || !strings.Contains(err.Error(), "binary format") {
-		t.Fatalf("got %v, want the refusal of a binary format", err)
 	}
 }
