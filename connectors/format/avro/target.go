@@ -68,6 +68,10 @@ func (tg *target) check() error {
 		if tg.i < -1<<15 || tg.i >= 1<<15 {
 			return fmt.Errorf("column '%s': %d is out of range for SMALLINT", tg.path, tg.i)
 		}
+	case types.Int, types.Date, types.Time:
+		if tg.i < -1<<31 || tg.i >= 1<<31 {
+			return fmt.Errorf("column '%s': %d is out of range for %s", tg.path, tg.i, tg.t)
+		}
 	case types.Decimal:
 		if !tg.dec.FitsInPrecision(int32(tg.t.Precision)) {
 			return fmt.Errorf("column '%s': %s does not fit %s", tg.path, tg.dec.ToString(int32(tg.t.Scale)), tg.t)
