@@ -169,10 +169,13 @@ type ConfluentEncoder struct {
 	schema  string
 	header  [5]byte
 	ready   bool
+	// noSubject is the error of an encoder without a subject.
+	noSubject error
 }
 
 // NewConfluentEncoder checks the options and columns of s and returns an
-// encoder. It does not contact the registry: Prepare does.
+// encoder. It does not contact the registry: Prepare does, and fails when
+// neither the options nor s.Subject name a subject.
 func NewConfluentEncoder(s format.Spec) (*ConfluentEncoder, error) {
 	js, err := Schema(s.Schema)
 	if err != nil {
@@ -189,7 +192,9 @@ func NewConfluentEncoder(s format.Spec) (*ConfluentEncoder, error) {
 		e.subject = s.Subject
 	}
 	if e.subject == "" {
-		return nil, fmt.Errorf("format '%s' needs '%s%s', the subject to register the table's schema under", ConfluentName, s.Prefix, OptSubject)
+		// A table that is only read (a topic pattern) needs no subject:
+		// the sink's Prepare fails without one.
+		e.noSubject = fmt.Errorf("format '%s' needs '%s%s', the subject to register the table's schema under", ConfluentName, s.Prefix, OptSubject)
 	}
 	return e, nil
 }
@@ -202,6 +207,9 @@ func (e *ConfluentEncoder) Subject() string { return e.subject }
 func (e *ConfluentEncoder) Prepare(ctx context.Context) error {
 	if e.ready {
 		return nil
+	}
+	if e.noSubject != nil {
+		return e.noSubject
 	}
 	ctx, cancel := context.WithTimeout(ctx, registryTimeout)
 	defer cancel()

@@ -172,7 +172,6 @@ func TestConfluentOptions(t *testing.T) {
 		{map[string]string{}, "t-value", "needs 'avro-confluent.url'"},
 		{map[string]string{"avro-confluent.url": "localhost:8081"}, "t-value", "an http:// or https:// URL"},
 		{map[string]string{"avro-confluent.url": "http://a", "avro-confluent.schema-registry.url": "http://b"}, "t-value", "are the same option"},
-		{map[string]string{"avro-confluent.url": "http://a"}, "", "needs 'avro-confluent.subject'"},
 		{map[string]string{"avro-confluent.url": "http://a", "avro-confluent.ignore-parse-errors": "maybe"}, "t-value", "avro-confluent.ignore-parse-errors"},
 	} {
 		spec := confluentSpec(t, "id INT", c.opts, c.subject)
@@ -182,6 +181,15 @@ func TestConfluentOptions(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want %q", c.opts, err, c.want)
 		}
+	}
+	// Without a subject (a table of a topic pattern) the table can be
+	// read; a sink fails when it opens.
+	enc, err := NewConfluentEncoder(confluentSpec(t, "id INT", map[string]string{"avro-confluent.url": "http://a"}, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Prepare(context.Background()); err == nil || !strings.Contains(err.Error(), "needs 'avro-confluent.subject'") {
+		t.Fatalf("Prepare without a subject: got %v", err)
 	}
 }
 
