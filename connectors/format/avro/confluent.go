@@ -17,8 +17,6 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/option"
 )
 
-type avroSchema = avro.Schema
-
 // ErrUnknownSchema is the error of a record whose schema id the registry
 // does not know (errors.Is).
 var ErrUnknownSchema = errors.New("unknown schema id")
@@ -137,7 +135,7 @@ func (d *ConfluentDecoder) program(id uint32) (*node, error) {
 	if s.Type != sr.TypeAvro {
 		err = fmt.Errorf("%w: schema id %d is a %s schema, not Avro", ErrIncompatible, id, s.Type)
 	} else {
-		var w avroSchema
+		var w avro.Schema
 		if w, err = parseSchema(s.Schema); err != nil {
 			err = fmt.Errorf("%w: schema id %d does not parse: %v", ErrIncompatible, id, err)
 		} else {
