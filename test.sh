@@ -38,6 +38,11 @@ scripts/apache-kafka.sh resolve
 # server (versitygw, scripts/s3-server.sh), installed once with go install
 # into ~/.cache/streamsql; each test binary that needs it starts its own.
 scripts/s3-server.sh resolve
+# The avro-confluent tests run against a Confluent-compatible schema
+# registry (Apicurio Registry, scripts/schema-registry.sh), built once with
+# Maven from Maven Central into ~/.cache/streamsql; each test binary that
+# needs it starts its own.
+scripts/schema-registry.sh resolve
 go vet ./...
 # The crash and Kafka packages run many engine processes each: on a busy
 # 2-core machine one package can take longer than go test's default

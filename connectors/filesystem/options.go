@@ -84,6 +84,9 @@ func parsePartitioned(schema types.Schema, keys []string, opts map[string]string
 	if c.format, err = format.Lookup(opts[OptFormat]); err != nil {
 		return c, fmt.Errorf("'%s': %v", OptFormat, err)
 	}
+	if c.format.Binary {
+		return c, fmt.Errorf("'%s' = '%s': a binary format needs records framed by the connector (kafka), not lines in files", OptFormat, c.format.Name)
+	}
 	for k := range opts {
 		name, _, ok := strings.Cut(k, ".")
 		if ok && name != c.format.Name && slices.Contains(format.Names(), name) {

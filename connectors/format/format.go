@@ -1,6 +1,8 @@
 package format
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -28,6 +30,10 @@ type Spec struct {
 	Prefix string
 	// Mem allocates the batches a decoder builds (nil: the Go allocator).
 	Mem memory.Allocator
+	// Subject is the schema registry subject the connector suggests for
+	// the records ('<topic>-value', '<topic>-key' for Kafka), "" for none;
+	// a format's own subject option overrides it.
+	Subject string
 }
 
 // Decoder turns records into the rows of a batch. It is used by one
@@ -56,6 +62,18 @@ type Encoder interface {
 	// AppendRow appends row i of rec, with a terminating newline, to dst.
 	AppendRow(dst []byte, rec arrow.RecordBatch, i int) []byte
 }
+
+// Preparer is an Encoder that must do something that can fail before it
+// writes its first record (avro-confluent registers its schema). A
+// connector calls Prepare once, before the first AppendRow.
+type Preparer interface {
+	Prepare(ctx context.Context) error
+}
+
+// ErrService marks a decoder error that is not about the record but about
+// a service the format needs (a schema registry that does not answer): it
+// fails the job even with ignore-parse-errors (errors.Is).
+var ErrService = errors.New("format service unavailable")
 
 // ChangelogDecoder is a Decoder of a changelog format (debezium-json): a
 // record may stand for rows of any kind, and for several rows (an update is
@@ -106,6 +124,12 @@ type Format struct {
 	// connectors that check formats at CREATE TABLE without building them
 	// call RefuseRows when it is set.
 	Flat bool
+	// Binary says a record is bytes whose end the connector marks (a
+	// Kafka message), never a line: encoders write no terminator, and
+	// connectors that split lines (filesystem) refuse the format. A binary
+	// decoder reads a nil record (a message without a key) as a row of
+	// NULLs.
+	Binary bool
 	// NewDecoder and NewEncoder check the options and build.
 	NewDecoder func(Spec) (Decoder, error)
 	NewEncoder func(Spec) (Encoder, error)

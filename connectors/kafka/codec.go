@@ -158,7 +158,7 @@ func newRowDecoder(c *config, fields []int, mem memory.Allocator, track bool) (*
 	}
 	d.schema = produced.Arrow()
 	vdec, err := c.value.NewDecoder(format.Spec{Schema: c.subSchema(valueCols), Fields: valueFields,
-		Options: optionsOf(c), Prefix: c.valuePrefix, Mem: mem})
+		Options: optionsOf(c), Prefix: c.valuePrefix, Mem: mem, Subject: c.subject("value")})
 	if err != nil {
 		return nil, fmt.Errorf("value format: %w", err)
 	}
@@ -173,7 +173,7 @@ func newRowDecoder(c *config, fields []int, mem memory.Allocator, track bool) (*
 		// column comes from the value ('value.fields-include' = 'ALL',
 		// where the value's key columns overwrite the key's). The decoder
 		// reads every key column.
-		kdec, err := c.key.NewDecoder(format.Spec{Schema: c.keySchema(), Options: optionsOf(c), Prefix: c.keyPrefix, Mem: mem})
+		kdec, err := c.key.NewDecoder(format.Spec{Schema: c.keySchema(), Options: optionsOf(c), Prefix: c.keyPrefix, Mem: mem, Subject: c.subject("key")})
 		if err != nil {
 			vdec.Release()
 			return nil, fmt.Errorf("key format: %w", err)
@@ -201,12 +201,25 @@ func (d *rowDecoder) checkKey(key []byte) error {
 	return nil
 }
 
+// subject is the schema registry subject of the key or the value (part)
+// of the table's topic, Flink's default: '<topic>-key', '<topic>-value';
+// "" when the table reads several topics.
+func (c *config) subject(part string) string {
+	if len(c.topics) != 1 {
+		return ""
+	}
+	return c.topics[0] + "-" + part
+}
+
 // optionsOf returns the table's options; the formats read theirs from it.
 func optionsOf(c *config) map[string]string { return c.opts }
 
 // nullRecord is the record format f reads as n NULL columns: what a
 // message without a key stands for.
 func nullRecord(f *format.Format, prefix string, opts map[string]string, n int) ([]byte, error) {
+	if f.Binary {
+		return nil, nil // a binary decoder reads nil as NULLs
+	}
 	switch f.Name {
 	case "json":
 		return []byte("{}"), nil
@@ -355,6 +368,12 @@ type rowEncoder struct {
 	keyRaw  *raw.Encoder
 	keyCols []int
 	keySch  *arrow.Schema
+
+	// valueBinary, keyBinary: the format writes no record terminator.
+	valueBinary, keyBinary bool
+	// prepare are the encoders to prepare before the first record
+	// (format.Preparer), nil once done.
+	prepare []format.Preparer
 }
 
 func newRowEncoder(c *config, _ int) (*rowEncoder, error) {
@@ -363,20 +382,40 @@ func newRowEncoder(c *config, _ int) (*rowEncoder, error) {
 	vs := c.subSchema(e.valueCols)
 	e.valueSch = vs.Arrow()
 	var err error
-	if e.value, err = c.value.NewEncoder(format.Spec{Schema: vs, Options: optionsOf(c), Prefix: c.valuePrefix}); err != nil {
+	if e.value, err = c.value.NewEncoder(format.Spec{Schema: vs, Options: optionsOf(c), Prefix: c.valuePrefix, Subject: c.subject("value")}); err != nil {
 		return nil, fmt.Errorf("value format: %w", err)
+	}
+	e.valueBinary = c.value.Binary
+	if p, ok := e.value.(format.Preparer); ok {
+		e.prepare = append(e.prepare, p)
 	}
 	e.valueLog, _ = e.value.(format.ChangelogEncoder)
 	e.valueRaw, _ = e.value.(*raw.Encoder)
 	if c.key != nil {
 		ks := c.keySchema()
 		e.keyCols, e.keySch = c.keyFields, ks.Arrow()
-		if e.key, err = c.key.NewEncoder(format.Spec{Schema: ks, Options: optionsOf(c), Prefix: c.keyPrefix}); err != nil {
+		if e.key, err = c.key.NewEncoder(format.Spec{Schema: ks, Options: optionsOf(c), Prefix: c.keyPrefix, Subject: c.subject("key")}); err != nil {
 			return nil, fmt.Errorf("key format: %w", err)
+		}
+		e.keyBinary = c.key.Binary
+		if p, ok := e.key.(format.Preparer); ok {
+			e.prepare = append(e.prepare, p)
 		}
 		e.keyRaw, _ = e.key.(*raw.Encoder)
 	}
 	return e, nil
+}
+
+// ready prepares the encoders that need it (registering a schema), once,
+// before the first record.
+func (e *rowEncoder) ready(ctx context.Context) error {
+	for len(e.prepare) > 0 {
+		if err := e.prepare[0].Prepare(ctx); err != nil {
+			return err
+		}
+		e.prepare = e.prepare[1:]
+	}
+	return nil
 }
 
 // project returns the value's and the key's columns of rec (the key's nil
@@ -407,6 +446,9 @@ func (e *rowEncoder) appendValue(dst []byte, v arrow.RecordBatch, i int, k exec.
 	default:
 		out = e.value.AppendRow(dst, v, i)
 	}
+	if e.valueBinary {
+		return out, false
+	}
 	return trimNewline(out, len(dst)), false
 }
 
@@ -417,6 +459,9 @@ func (e *rowEncoder) appendKey(dst []byte, kr arrow.RecordBatch, i int) (out []b
 			return dst, true
 		}
 		return e.keyRaw.Append(dst, kr, i), false
+	}
+	if e.keyBinary {
+		return e.key.AppendRow(dst, kr, i), false
 	}
 	return trimNewline(e.key.AppendRow(dst, kr, i), len(dst)), false
 }

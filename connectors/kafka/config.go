@@ -14,6 +14,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/option"
 	"github.com/streamsql/streamsql/types"
 
+	_ "github.com/streamsql/streamsql/connectors/format/avro"     // registers avro, avro-confluent
 	_ "github.com/streamsql/streamsql/connectors/format/csv"      // registers csv
 	_ "github.com/streamsql/streamsql/connectors/format/debezium" // registers debezium-json
 	_ "github.com/streamsql/streamsql/connectors/format/json"     // registers json

@@ -187,12 +187,17 @@ func (f fixedPartitioner) ForTopic(string) kgo.TopicPartitioner { return f }
 func (f fixedPartitioner) RequiresConsistency(*kgo.Record) bool { return true }
 func (f fixedPartitioner) Partition(_ *kgo.Record, n int) int   { return int(f) % n }
 
-// Open looks up the sink topic's id (see checkTopic) and starts the
+// Open looks up the sink topic's id (see checkTopic), prepares the
+// formats (format.Preparer: avro-confluent registers its schema) and starts the
 // producer of 'none' and 'at-least-once'; the exactly-once sink makes a
 // client per transaction, when it begins one.
 func (s *Sink) Open(ctx context.Context) error {
 	if err := s.checkTopic(ctx, ""); err != nil {
 		return err
+	}
+	// A format with a schema registry registers its schema now.
+	if err := s.enc.ready(ctx); err != nil {
+		return s.errorf("%v", err)
 	}
 	switch s.cfg.guarantee {
 	case GuaranteeNone:

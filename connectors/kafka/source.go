@@ -938,6 +938,9 @@ func (s *Source) BatchSplits() []exec.SplitRun { return s.runs }
 // ignores reports whether a bad message is skipped rather than an error:
 // when the format of the part that failed ignores parse errors.
 func (s *Source) ignores(err error) bool {
+	if errors.Is(err, format.ErrService) {
+		return false // not the record's fault
+	}
 	var pe *partError
 	if !errors.As(err, &pe) {
 		return false
@@ -951,6 +954,9 @@ func (s *Source) ignores(err error) bool {
 // skipHint says how to skip records like the one err is about, when the
 // format of the part that failed can (format.SkipHint).
 func (s *Source) skipHint(err error) string {
+	if errors.Is(err, format.ErrService) {
+		return "" // not skippable
+	}
 	var pe *partError
 	if !errors.As(err, &pe) {
 		return ""

@@ -60,6 +60,10 @@
 //     fields with 'json.fail-on-missing-field' (without it a missing field
 //     is NULL, as in Flink); with 'json.ignore-parse-errors' the bad records
 //     are skipped, counted (DESCRIBE JOB), and every other record is copied.
+//   - TestAvroConfluent: avro-confluent records of two writer schemas in a
+//     real schema registry (scripts/schema-registry.sh) copied by a job into
+//     an avro-confluent table; read back with the registry's REST API and
+//     another Avro decoder (hamba/avro), every row is there once.
 //   - TestWindowRescale: a statement set of HOP windows (COUNT and SUM by
 //     app) and SESSION windows (by user_id % 150, a 30ms gap: thousands of
 //     sessions closing through the run) at parallelism 2, killed shortly

@@ -57,6 +57,7 @@ func testMain(m *testing.M) int {
 	code := kafkatest.Main(m) // stops the shared Apache Kafka broker
 	testenv.StopS3()          // and the S3 server, if a test started it
 	testenv.StopPG()          // and the PostgreSQL server
+	testenv.StopRegistry()    // and the schema registry
 	return code
 }
 

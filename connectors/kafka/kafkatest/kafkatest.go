@@ -266,7 +266,27 @@ func Read(t testing.TB, addr, topic string, committed bool) []string {
 	return out
 }
 
+// ReadRecords is Read's records themselves, in the order of each
+// partition (partition 0 first), for messages that are not text.
+func ReadRecords(t testing.TB, addr, topic string, committed bool) []*kgo.Record {
+	t.Helper()
+	out, err := readRecords(addr, topic, committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func read(addr, topic string, committed bool) ([]string, error) {
+	recs, err := readRecords(addr, topic, committed)
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = fmt.Sprintf("%d/%d %s|%s", r.Partition, r.Offset, show(r.Key), show(r.Value))
+	}
+	return out, err
+}
+
+func readRecords(addr, topic string, committed bool) ([]*kgo.Record, error) {
 	ctx := context.Background()
 	if committed && isApache(addr) {
 		if err := WaitTxnsSettled(addr); err != nil {
@@ -304,12 +324,7 @@ func read(addr, topic string, committed bool) ([]string, error) {
 		return nil, err
 	}
 	defer cl.Close()
-	type msg struct {
-		p    int32
-		o    int64
-		line string
-	}
-	var msgs []msg
+	var msgs []*kgo.Record
 	deadline := time.Now().Add(5 * time.Second)
 	for len(remaining) > 0 && time.Now().Before(deadline) {
 		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -322,23 +337,19 @@ func read(addr, topic string, committed bool) ([]string, error) {
 			if r.Attrs.IsControl() {
 				return
 			}
-			msgs = append(msgs, msg{r.Partition, r.Offset, fmt.Sprintf("%d/%d %s|%s", r.Partition, r.Offset, show(r.Key), show(r.Value))})
+			msgs = append(msgs, r)
 		})
 	}
 	if len(remaining) > 0 {
 		return nil, fmt.Errorf("reading topic %s: partitions %v did not reach their end", topic, remaining)
 	}
 	sort.Slice(msgs, func(i, j int) bool {
-		if msgs[i].p != msgs[j].p {
-			return msgs[i].p < msgs[j].p
+		if msgs[i].Partition != msgs[j].Partition {
+			return msgs[i].Partition < msgs[j].Partition
 		}
-		return msgs[i].o < msgs[j].o
+		return msgs[i].Offset < msgs[j].Offset
 	})
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.line
-	}
-	return out, nil
+	return msgs, nil
 }
 
 func show(b []byte) string {
