@@ -295,21 +295,26 @@ const heldFilterBits = 8 << 20
 
 // readWriteBack reads key of key group kg (k: the store key) while the
 // running asynchronous checkpoint's write-back, which may change it, is
-// not committed: from the write-back's sorted runs, else from the
-// instance (the filter's false positive). ok is false if it cannot (the
-// runs are not made yet, the write-back has range deletions, or the key
-// may have been written since the barrier): the caller waits
-// (readable). value is valid until the write-back is committed.
+// not committed: from the write-back's sorted runs, else (the filter's
+// false positive) as any other read, from the held writes over the
+// instance. ok is false if it cannot: the runs are not made yet, or the
+// write-back has range deletions, or it holds the key and the key may
+// have been written again since the barrier; the caller waits
+// (readable). value is valid until the write-back is committed, or the
+// next write.
 func (s *PebbleStore) readWriteBack(kg int, key, k []byte) (value []byte, found, ok bool, err error) {
 	a := s.async
 	rp := a.runs.Load()
-	if rp == nil || a.heldKeys.mayHold(k) {
+	if rp == nil {
 		return nil, false, false, nil
 	}
 	if v, deleted, in := lookupRuns(*rp, kg, key); in {
+		if a.heldKeys.mayHold(k) {
+			return nil, false, false, nil
+		}
 		return v, !deleted, true, nil
 	}
-	v, closer, err := s.db.Get(k)
+	v, closer, err := s.reader().Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, true, nil
 	}

@@ -582,11 +582,16 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 		t.Fatalf("GetSorted during the write-back: %s, want %s", got, want)
 	}
 	// Key 7 written again since the barrier: its read waits until the
-	// write-back is committed, then sees the later value.
+	// write-back is committed, then sees the later value. Key 55, not in
+	// the write-back, written since the barrier, is read at once.
 	var later WriteBatch
 	later.Put(7, []byte("key-7"), []byte("after the barrier"))
+	later.Put(55, []byte("key-55"), []byte("after the barrier"))
 	if err := s.Apply(&later); err != nil {
 		t.Fatal(err)
+	}
+	if v, ok, err := s.Get(55, []byte("key-55")); err != nil || !ok || string(v) != "after the barrier" {
+		t.Fatalf("key-55 written since the barrier: %q %v %v", v, ok, err)
 	}
 	got := make(chan string, 1)
 	go func() {
