@@ -10,8 +10,10 @@ package main
 // read_committed consumer here notes when each record becomes visible to
 // it: its latency is that moment less pt, both on this process's clock.
 // Once the first output record is seen (the contender runs end to end),
-// --warmup later the measured window opens; the records produced in the
-// next --duration are measured, each of which must be seen. Percentiles
+// the producer goes to the rate, --warmup later the measured window opens; the records produced in the
+// next --duration are measured, each of which must be seen. Until the
+// first output the producer writes 100 records/s only, so that a
+// contender's start leaves no backlog behind. Percentiles
 // are exact (every record's latency is kept).
 
 import (
@@ -184,8 +186,9 @@ func clickWithPT(v []byte, id int64, app []byte, pt int64) []byte {
 
 // pacedProducer writes clicks to a topic at a fixed rate until stopped.
 type pacedProducer struct {
-	cl   *kgo.Client
-	rate int
+	cl *kgo.Client
+	// rate is the records per second it produces now.
+	rate atomic.Int64
 	keys [][]byte
 	// windowStart and windowEnd (µs since the epoch; 0: not yet known)
 	// bound the measured window; inWindow counts the records produced in it.
@@ -212,7 +215,8 @@ func startPaced(ctx context.Context, addr, topic string, rate, keys int, limit i
 	if err != nil {
 		return nil, err
 	}
-	p := &pacedProducer{cl: cl, rate: rate, limit: limit, done: make(chan struct{})}
+	p := &pacedProducer{cl: cl, limit: limit, done: make(chan struct{})}
+	p.rate.Store(int64(rate))
 	for k := 0; k < keys; k++ {
 		p.keys = append(p.keys, []byte("app-"+strconv.Itoa(k)))
 	}
@@ -220,14 +224,15 @@ func startPaced(ctx context.Context, addr, topic string, rate, keys int, limit i
 	return p, nil
 }
 
-// run produces, every millisecond, the records due by then: rate per
-// second from the start, each stamped with the time it is produced.
+// run produces, every millisecond, the records due by then at the rate
+// of each moment, each stamped with the time it is produced.
 func (p *pacedProducer) run(ctx context.Context) {
 	defer close(p.done)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
-	start := time.Now()
+	last := time.Now()
 	var id int64
+	var due float64
 	cb := func(_ *kgo.Record, err error) {
 		if err != nil {
 			p.firstErr.CompareAndSwap(nil, err)
@@ -240,9 +245,10 @@ func (p *pacedProducer) run(ctx context.Context) {
 		case <-tick.C:
 		}
 		now := time.Now()
-		due := int64(now.Sub(start).Seconds() * float64(p.rate))
+		due += now.Sub(last).Seconds() * float64(p.rate.Load())
+		last = now
 		if p.limit > 0 {
-			due = min(due, p.limit)
+			due = min(due, float64(p.limit))
 		}
 		pt := now.UnixMicro()
 		end := p.windowEnd.Load()
@@ -250,7 +256,7 @@ func (p *pacedProducer) run(ctx context.Context) {
 			return
 		}
 		inWindow := pt >= p.windowStart.Load() && p.windowStart.Load() != 0
-		for ; id < due; id++ {
+		for ; float64(id) < due; id++ {
 			k := p.keys[mix(uint64(id))%uint64(len(p.keys))]
 			v := clickWithPT(make([]byte, 0, 112), id, k, pt)
 			p.cl.Produce(ctx, &kgo.Record{Key: k, Value: v}, cb)
@@ -560,7 +566,10 @@ func runLatencyOne(ctx context.Context, c config, b *broker, lc latContender, ra
 		stopProducing()
 		cmd.Process.Kill()
 	}()
-	prod, err := startPaced(pctx, b.addr, in, rate, c.keys, 0)
+	// A trickle until the contender's first output: a Java peer takes
+	// seconds to start, and a backlog at the full rate would be measured
+	// as its latency.
+	prod, err := startPaced(pctx, b.addr, in, 100, c.keys, 0)
 	if err != nil {
 		reader.close()
 		res.err = err
@@ -582,6 +591,7 @@ func runLatencyOne(ctx context.Context, c config, b *broker, lc latContender, ra
 	case <-ctx.Done():
 		return fail(fmt.Errorf("no output: %w", ctx.Err()))
 	}
+	prod.rate.Store(int64(rate))
 	start := time.Now().Add(c.warmup)
 	end := start.Add(c.duration)
 	reader.window(start.UnixMicro(), end.UnixMicro())
