@@ -723,7 +723,7 @@ func writeLatencyResults(c config, tables []string, peers map[string]*javaPeer) 
 	fmt.Fprintf(&s, "Written by `kafkabench --rate` (see README.md); each such run rewrites this section. Run %s on %s, %d CPUs; all processes (broker, producer, consumer, contender) on this machine.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU())
 	if startLoad != "" {
-		fmt.Fprintf(&s, "Load average (1, 5, 15 min) before the run: %s.\n\n", startLoad)
+		fmt.Fprintf(&s, "Load average (1, 5, 15 min) before the run: %s; after it: %s (other work shares the machine, which lengthens every tail).\n\n", startLoad, loadAverage())
 	}
 	if len(peers) > 0 {
 		var built []string

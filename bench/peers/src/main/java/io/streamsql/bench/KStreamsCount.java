@@ -56,12 +56,14 @@ public final class KStreamsCount {
         if (pass) {
             builder.stream(input, Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
                     .to(output, Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
-        } else builder.stream(input, Consumed.with(Serdes.String(), Serdes.ByteArray()))
-                .groupByKey()
-                .count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("pv-counts"))
-                .toStream()
-                .mapValues((app, pv) -> ("{\"app_id\":\"" + app + "\",\"pv\":" + pv + "}").getBytes(StandardCharsets.UTF_8))
-                .to(output, Produced.with(Serdes.String(), Serdes.ByteArray()));
+        } else {
+            builder.stream(input, Consumed.with(Serdes.String(), Serdes.ByteArray()))
+                    .groupByKey()
+                    .count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as("pv-counts"))
+                    .toStream()
+                    .mapValues((app, pv) -> ("{\"app_id\":\"" + app + "\",\"pv\":" + pv + "}").getBytes(StandardCharsets.UTF_8))
+                    .to(output, Produced.with(Serdes.String(), Serdes.ByteArray()));
+        }
 
         KafkaStreams streams = new KafkaStreams(builder.build(), props);
         CountDownLatch stopped = new CountDownLatch(1);
