@@ -722,6 +722,9 @@ func writeLatencyResults(c config, tables []string, peers map[string]*javaPeer) 
 	s.WriteString(latencyMark + "\n\n# Latency\n\n")
 	fmt.Fprintf(&s, "Written by `kafkabench --rate` (see README.md); each such run rewrites this section. Run %s on %s, %d CPUs; all processes (broker, producer, consumer, contender) on this machine.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU())
+	if rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		fmt.Fprintf(&s, "streamsql built from the repository at commit %s.\n\n", strings.TrimSpace(string(rev)))
+	}
 	if startLoad != "" {
 		fmt.Fprintf(&s, "Load average (1, 5, 15 min) before the run: %s; after it: %s (other work shares the machine, which lengthens every tail).\n\n", startLoad, loadAverage())
 	}
