@@ -102,8 +102,8 @@ INSERT INTO %[1]s_dst SELECT k, COUNT(*) FROM %[1]s_src GROUP BY k;
 		t.Errorf("%s for operators %v, want every operator but the source: %v", name, seen, operators)
 	}
 
-	code, body := post(t, api+"/statements", "SET 'metrics.latency.granularity' = 'subtask'")
+	code, body := post(t, api+"/statements", fmt.Sprintf("SET 'metrics.latency.granularity' = '%s'", "subtask"))
 	if code == 200 || !strings.Contains(fmt.Sprint(body), "not implemented") {
-		t.Errorf("SET 'metrics.latency.granularity' = 'subtask': %d %v, want an error saying it is not implemented", code, body)
+		t.Errorf("SET of granularity subtask: %d %v, want an error saying it is not implemented", code, body)
 	}
 }
