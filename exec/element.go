@@ -76,6 +76,8 @@ const (
 	// watermark again, it holds no watermark back (Flink's
 	// WatermarkStatus.IDLE).
 	KindIdle
+	// KindLatencyMarker is latency marker Marker (latency.go).
+	KindLatencyMarker
 )
 
 // Barrier marks the cut of a checkpoint in a stream.
@@ -92,6 +94,7 @@ type Element struct {
 	Batch     Batch
 	Watermark int64 // microseconds since the epoch (KindWatermark)
 	Barrier   Barrier
+	Marker    LatencyMarker // KindLatencyMarker
 	// Input is the index of the receiving operator's input (edge) the
 	// element arrives on, and From the index of the sending channel among
 	// all of the receiver's channels. The runtime sets both.

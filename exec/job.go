@@ -64,6 +64,10 @@ type Options struct {
 	IgnoreUnclaimedState bool
 	// Now is the statement time for CURRENT_TIMESTAMP (default: time.Now()).
 	Now time.Time
+	// LatencyInterval is how often each source subtask sends a latency
+	// marker ('metrics.latency.interval'; 0, the default: never). See
+	// latency.go.
+	LatencyInterval time.Duration
 }
 
 // DefaultChannelCapacity is Options.ChannelCapacity's default.
@@ -92,6 +96,9 @@ func (o *Options) ensureDefaults() error {
 		case *f.v == 0:
 			*f.v = f.def
 		}
+	}
+	if o.LatencyInterval < 0 {
+		return fmt.Errorf("%w: Options.LatencyInterval must not be negative, got %v", ErrBadOptions, o.LatencyInterval)
 	}
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
@@ -181,6 +188,12 @@ type Job struct {
 	alignMu sync.Mutex
 	align   map[string]*alignGroup
 
+	// latencySources are the ids of the source operators, by the index
+	// latency markers carry (nil with markers off).
+	latencySources []string
+	// started is when Start began (the zero time of latency markers).
+	started time.Time
+
 	// cp is the checkpoint side of the job (nil without checkpoints).
 	cp *checkpointing
 	// stateDir holds the working directories of the subtasks' stores;
@@ -201,9 +214,12 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 	if err := opts.ensureDefaults(); err != nil {
 		return nil, err
 	}
-	j := &Job{graph: g, opts: opts, done: make(chan struct{})}
+	j := &Job{graph: g, opts: opts, done: make(chan struct{}), started: time.Now()}
 	j.ctx, j.cancel = context.WithCancelCause(ctx)
 	byOp := map[*planner.Operator][]*subtask{}
+	if opts.LatencyInterval > 0 {
+		j.latencySources = latencySources(g)
+	}
 	for _, op := range g.Operators {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -214,6 +230,7 @@ func Start(ctx context.Context, g *planner.Graph, opts Options) (*Job, error) {
 			t.m.stateEntries.Store(-1)
 			t.inWatermark.Store(minWatermark)
 			t.m.outWatermark.Store(minWatermark)
+			t.setupLatency(j.started)
 			byOp[op] = append(byOp[op], t)
 			j.tasks = append(j.tasks, t)
 		}
@@ -467,6 +484,10 @@ type SubtaskMetrics struct {
 	// Lag is a source's lag per partition where the source reports it
 	// (LagReporter: Kafka), else nil.
 	Lag []PartitionLag
+	// Latency are the ages of the latency markers that reached the
+	// subtask, one histogram per source operator whose markers did (nil
+	// with 'metrics.latency.interval' off, and for a source).
+	Latency []LatencyHistogram
 }
 
 // SubtaskMetrics snapshots the counters of every subtask, in plan order.
@@ -493,6 +514,7 @@ func (j *Job) SubtaskMetrics() []SubtaskMetrics {
 		if l, ok := t.source.(LagReporter); ok {
 			m.Lag = l.Lag()
 		}
+		m.Latency = t.latencyMetrics()
 		out = append(out, m)
 	}
 	return out

@@ -63,6 +63,11 @@ type subtask struct {
 	// m are the subtask's counters (SubtaskMetrics), added to once per
 	// batch by its goroutine and read by any.
 	m subtaskCounters
+	// With latency markers on, a source's marks schedules the markers it
+	// sends and an operator's lat records their ages (latency.go); both
+	// nil otherwise.
+	marks *markerClock
+	lat   *latencyStats
 }
 
 // subtaskCounters are one subtask's metrics: atomics its goroutine adds to
@@ -287,6 +292,9 @@ func (t *subtask) runSource() (err error) {
 			if err := t.pt.forward(em, now); err != nil {
 				return err
 			}
+			if err := t.maybeMark(em, now); err != nil {
+				return err
+			}
 		case errors.Is(err, ErrNoData):
 			now := time.Now()
 			if err := t.wm.forward(t.source, em, now); err != nil {
@@ -294,6 +302,9 @@ func (t *subtask) runSource() (err error) {
 			}
 			t.announce(false)
 			if err := t.pt.forward(em, now); err != nil {
+				return err
+			}
+			if err := t.maybeMark(em, now); err != nil {
 				return err
 			}
 		case errors.Is(err, io.EOF):
@@ -465,6 +476,10 @@ func (t *subtask) runOperator() (err error) {
 				wm, advanced, idle = al.idle(el.From)
 			}
 			if err := t.forwardWatermark(em, wm, advanced, idle); err != nil {
+				return err
+			}
+		case KindLatencyMarker:
+			if err := t.onMarker(em, el.Marker); err != nil {
 				return err
 			}
 		case KindBarrier:

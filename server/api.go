@@ -218,6 +218,31 @@ type subtaskJSON struct {
 	StateBytes     *int64  `json:"state_memory_bytes,omitempty"`
 	// KafkaLag is a Kafka source's lag per partition.
 	KafkaLag []lagJSON `json:"kafka_lag,omitempty"`
+	// Latency are the ages of the latency markers that reached the subtask,
+	// per source operator ('metrics.latency.interval').
+	Latency []latencyJSON `json:"latency,omitempty"`
+}
+
+// latencyJSON summarizes a histogram of latency marker ages; the
+// quantiles are estimated from its buckets (exec.LatencyHistogram.Quantile).
+type latencyJSON struct {
+	Source string  `json:"source"`
+	Count  uint64  `json:"count"`
+	MeanMS float64 `json:"mean_ms"`
+	P50MS  float64 `json:"p50_ms"`
+	P99MS  float64 `json:"p99_ms"`
+	P999MS float64 `json:"p999_ms"`
+	MaxMS  float64 `json:"max_ms"`
+}
+
+func latencyOf(hs []exec.LatencyHistogram) []latencyJSON {
+	var out []latencyJSON
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for _, h := range hs {
+		out = append(out, latencyJSON{Source: h.Source, Count: h.Count, MeanMS: ms(h.Mean()), P50MS: ms(h.Quantile(0.5)),
+			P99MS: ms(h.Quantile(0.99)), P999MS: ms(h.Quantile(0.999)), MaxMS: ms(h.Max)})
+	}
+	return out
 }
 
 type lagJSON struct {
@@ -232,6 +257,8 @@ type operatorJSON struct {
 	Parallelism int                   `json:"parallelism"`
 	Inputs      []session.InputDetail `json:"inputs"`
 	Subtasks    []subtaskJSON         `json:"subtasks"`
+	// Latency is Subtasks' latency added over the subtasks.
+	Latency []latencyJSON `json:"latency,omitempty"`
 }
 
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
@@ -242,10 +269,11 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	}
 	ops := []operatorJSON{}
 	for _, o := range d.Operators {
-		oj := operatorJSON{ID: o.ID, Name: o.Name, Parallelism: o.Parallelism, Inputs: o.Inputs}
+		oj := operatorJSON{ID: o.ID, Name: o.Name, Parallelism: o.Parallelism, Inputs: o.Inputs, Latency: latencyOf(o.Latency)}
 		for _, m := range o.Subtasks {
 			sj := subtaskJSON{Subtask: m.Subtask, RecordsIn: m.RecordsIn, RecordsOut: m.RecordsOut,
-				BusySeconds: m.Busy.Seconds(), BackpressuredS: m.Backpressured.Seconds(), Watermark: watermarkText(m.Watermark)}
+				BusySeconds: m.Busy.Seconds(), BackpressuredS: m.Backpressured.Seconds(), Watermark: watermarkText(m.Watermark),
+				Latency: latencyOf(m.Latency)}
 			if m.StateEntries >= 0 {
 				v := m.StateEntries
 				sj.StateEntries = &v

@@ -16,6 +16,7 @@ type collector struct {
 	s                                           *Server
 	in, out, busy, bp, wm, state, stateMem, lag *prometheus.Desc
 	cpDuration, cpTotal, cpSize, restarts, late *prometheus.Desc
+	latency                                     *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -38,11 +39,13 @@ func newCollector(s *Server) *collector {
 		cpSize:     d("streamsql_checkpoint_size_bytes", "Size of the job's last completed checkpoint.", "job"),
 		restarts:   d("streamsql_job_restarts_total", "Restarts of the job.", "job"),
 		late:       d("streamsql_late_records_total", "Late records by what happened to them.", "job", "disposition"),
+		latency: d("streamsql_operator_latency_seconds", "Ages of the latency markers of a source operator on arrival at an operator subtask ('metrics.latency.interval').",
+			append(op, "source")...),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.in, c.out, c.busy, c.bp, c.wm, c.state, c.stateMem, c.lag, c.cpDuration, c.cpTotal, c.cpSize, c.restarts, c.late} {
+	for _, d := range []*prometheus.Desc{c.in, c.out, c.busy, c.bp, c.wm, c.state, c.stateMem, c.lag, c.cpDuration, c.cpTotal, c.cpSize, c.restarts, c.late, c.latency} {
 		ch <- d
 	}
 }
@@ -72,6 +75,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				for _, p := range m.Lag {
 					ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(p.Records), append(l, p.Topic, itoa(int(p.Partition)))...)
 				}
+				for _, h := range m.Latency {
+					ch <- prometheus.MustNewConstHistogram(c.latency, h.Count, h.Sum.Seconds(), latencyBuckets(h), append(l, h.Source)...)
+				}
 			}
 		}
 		cp := d.Checkpoints
@@ -93,6 +99,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.late, prometheus.CounterValue, float64(j.Late), j.ID, "dropped")
 		ch <- prometheus.MustNewConstMetric(c.late, prometheus.CounterValue, float64(j.LateRouted), j.ID, "routed")
 	}
+}
+
+// latencyBuckets are h's buckets as Prometheus counts them: cumulative, by
+// upper bound in seconds (the +Inf bucket is the count).
+func latencyBuckets(h exec.LatencyHistogram) map[float64]uint64 {
+	out := make(map[float64]uint64, len(exec.LatencyBuckets))
+	var sum uint64
+	for i, b := range exec.LatencyBuckets {
+		if i < len(h.Buckets) {
+			sum += h.Buckets[i]
+		}
+		out[b.Seconds()] = sum
+	}
+	return out
 }
 
 func itoa(i int) string {

@@ -30,6 +30,10 @@ type OperatorDetail struct {
 	// Subtasks are the counters of its subtasks, summed over the job's
 	// attempts (a restart does not set them back).
 	Subtasks []exec.SubtaskMetrics
+	// Latency are the ages of the latency markers that reached the
+	// operator, its subtasks' histograms added, one per source operator
+	// ('metrics.latency.interval'; nil when none did).
+	Latency []exec.LatencyHistogram
 }
 
 // InputDetail is one input edge of an operator.
@@ -65,6 +69,7 @@ func (s *Session) JobDetail(id string) (JobDetail, error) {
 				m = exec.SubtaskMetrics{Operator: op.ID, Name: op.Name(), Subtask: i, Watermark: exec.NoWatermark, StateEntries: -1, StateBytes: -1}
 			}
 			od.Subtasks = append(od.Subtasks, m)
+			od.Latency = exec.MergeLatency(od.Latency, m.Latency)
 		}
 		d.Operators = append(d.Operators, od)
 	}
@@ -125,6 +130,7 @@ func (e *jobEntry) subtaskMetrics() []exec.SubtaskMetrics {
 			p.RecordsOut += m.RecordsOut
 			p.Busy += m.Busy
 			p.Backpressured += m.Backpressured
+			p.Latency = exec.MergeLatency(p.Latency, m.Latency)
 			if live {
 				p.Watermark, p.StateEntries, p.StateBytes, p.Lag = m.Watermark, m.StateEntries, m.StateBytes, m.Lag
 			}

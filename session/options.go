@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/checkpoint"
@@ -37,6 +38,11 @@ const (
 	// OptSavepointOnStop makes `streamsql -f` stop its jobs with a savepoint
 	// on SIGINT/SIGTERM (the --savepoint-on-stop flag).
 	OptSavepointOnStop = "execution.savepoint-on-stop"
+	// OptLatencyInterval is how often sources send latency markers
+	// (exec.Options.LatencyInterval), OptLatencyGranularity how their ages
+	// are kept: Flink's options of the same names.
+	OptLatencyInterval    = "metrics.latency.interval"
+	OptLatencyGranularity = "metrics.latency.granularity"
 )
 
 // shownDefaults are the options SET with no arguments lists even when
@@ -73,6 +79,10 @@ var (
 		"`streamsql -f` stops its jobs with a savepoint on SIGINT/SIGTERM")
 	optRuntimeMode = config.Enum(OptRuntimeMode, "streaming", []string{"streaming"}, nil,
 		"only streaming: bounded inputs run as streams that end ('batch' is not implemented)")
+	optLatencyInterval = config.Duration(OptLatencyInterval, 0, false,
+		"how often each source subtask of the jobs submitted next sends a latency marker, whose age every operator records on arrival in a histogram per source operator (/metrics streamsql_operator_latency_seconds, the REST API and the web UI); 0: none (the markers pass records in no queue, and do not wait in an operator's buffers: mini-batches, windows)")
+	optLatencyGranularity = config.Enum(OptLatencyGranularity, "operator", []string{"operator"}, nil,
+		"how marker ages are kept: 'operator', a histogram per source operator in each operator subtask ('single' and 'subtask' are not implemented)")
 )
 
 // Settings are the session's own options, typed. SET validates each
@@ -91,12 +101,13 @@ type Settings struct {
 	RecoveryPath      string
 	IgnoreUnclaimed   bool
 	SavepointOnStop   bool
+	LatencyInterval   time.Duration
 }
 
 // parseSettings reads the session's options from the effective option map.
 func parseSettings(m map[string]string) (Settings, error) {
 	var st Settings
-	var mode string
+	var mode, granularity string
 	err := config.Collect(
 		config.Into(&st.PipelineName, optPipelineName, m),
 		config.Into(&st.DMLSync, optDMLSync, m),
@@ -111,6 +122,8 @@ func parseSettings(m map[string]string) (Settings, error) {
 		config.Into(&st.IgnoreUnclaimed, optIgnoreUnclaimed, m),
 		config.Into(&st.SavepointOnStop, optSavepointOnStop, m),
 		config.Into(&mode, optRuntimeMode, m),
+		config.Into(&st.LatencyInterval, optLatencyInterval, m),
+		config.Into(&granularity, optLatencyGranularity, m),
 	)
 	return st, err
 }
@@ -182,12 +195,17 @@ var refused = map[string]string{}
 // of one is an error saying so.
 var refusedValues = map[string]map[string]string{
 	OptRuntimeMode: {"batch": "option '" + OptRuntimeMode + "' = 'batch' is not implemented: jobs run in streaming mode (bounded inputs too, which end when their input does)"},
+	OptLatencyGranularity: {
+		"single":  "option '" + OptLatencyGranularity + "' = 'single' is not implemented: marker ages are kept per source operator ('operator')",
+		"subtask": "option '" + OptLatencyGranularity + "' = 'subtask' is not implemented: marker ages are kept per source operator ('operator'), not per source subtask",
+	},
 }
 
 // sessionDefs are the session's own options.
 func sessionDefs() []config.Def {
 	return []config.Def{optPipelineName, optDMLSync, optResultMode, optBatchSize, optMaxRows, optStateBackend,
-		optStateCacheEntries, optManagedMemory, optSavepointDir, optRecoveryPath, optIgnoreUnclaimed, optSavepointOnStop, optRuntimeMode}
+		optStateCacheEntries, optManagedMemory, optSavepointDir, optRecoveryPath, optIgnoreUnclaimed, optSavepointOnStop, optRuntimeMode,
+		optLatencyInterval, optLatencyGranularity}
 }
 
 // OptionDefs lists every option SET accepts, by scope: the session's own,

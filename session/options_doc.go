@@ -73,6 +73,7 @@ a secret masked (` + "`******`" + `: an option whose key holds ` + "`secret`" + 
 	b.WriteString("## Other names\n\nFlink's older and newer names of some options set the same option: " + strings.Join(al, ", ") +
 		". RisingWave's `RW_IMPLICIT_FLUSH` (true, false, on, off) is `table.dml-sync` and `STREAMING_PARALLELISM` " +
 		"(0 resets it) is `parallelism.default`.\n\n")
-	b.WriteString("## Refused\n\nKnown to Flink but not implemented, so refused with a message saying so: `" + OptRuntimeMode + "` = 'batch'.\n")
+	b.WriteString("## Refused\n\nKnown to Flink but not implemented, so refused with a message saying so: `" + OptRuntimeMode + "` = 'batch', `" +
+		OptLatencyGranularity + "` = 'single' and 'subtask'.\n")
 	return b.String()
 }

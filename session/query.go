@@ -74,7 +74,7 @@ func (s *Session) execOptions(collect func(exec.Batch) error) (exec.Options, err
 		return exec.Options{}, err
 	}
 	return exec.Options{DataDir: s.path(), BatchSize: st.BatchSize, Collect: collect, StateCacheEntries: st.StateCacheEntries,
-		Memory: mem.Budget()}, nil
+		Memory: mem.Budget(), LatencyInterval: st.LatencyInterval}, nil
 }
 
 // selectBounded runs a SELECT over bounded input and returns its final rows.

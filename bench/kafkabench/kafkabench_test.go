@@ -109,3 +109,56 @@ func TestSummaryMedians(t *testing.T) {
 		t.Errorf("median round by rate took %v, want 2s", got)
 	}
 }
+
+// TestParseRates: --rate takes records/s and shares of the maximum, and
+// refuses anything else.
+func TestParseRates(t *testing.T) {
+	got, err := parseRates("10000, 50%")
+	if err != nil || len(got) != 2 || got[0].perSec != 10000 || got[1].share != 0.5 {
+		t.Fatalf("parseRates(10000, 50%%) = %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "-5", "fast", "0%", "150%"} {
+		if _, err := parseRates(bad); err == nil {
+			t.Errorf("parseRates(%q): no error", bad)
+		}
+	}
+}
+
+// TestParsePT: the produce time is read from the output of every
+// contender (streamsql's and Flink's {"click_id","pt"}, Kafka Streams' input
+// value passed through).
+func TestParsePT(t *testing.T) {
+	in := clickWithPT(nil, 7, []byte("app-3"), 1765000000123456)
+	for _, v := range []string{string(in), `{"click_id":7,"pt":1765000000123456}`} {
+		pt, err := parsePT([]byte(v))
+		if err != nil || pt != 1765000000123456 {
+			t.Errorf("parsePT(%s) = %d, %v", v, pt, err)
+		}
+	}
+	if _, err := parsePT([]byte(`{"click_id":7}`)); err == nil {
+		t.Errorf("parsePT without pt: no error")
+	}
+}
+
+// TestLatencyContenders: every --only key of the latency mode names one
+// engine, guarantee and interval.
+func TestLatencyContenders(t *testing.T) {
+	var labels []string
+	for _, lc := range latencyContenderList() {
+		labels = append(labels, lc.key+": "+lc.label())
+	}
+	want := []string{
+		"alo: streamsql at-least-once",
+		"eo-1s: streamsql exactly-once, 1s checkpoints",
+		"eo-200ms: streamsql exactly-once, 200ms checkpoints",
+		"kstreams-alo: Kafka Streams 4.4.0 at-least-once",
+		"kstreams-eo-1s: Kafka Streams 4.4.0 exactly_once_v2, 1s commits",
+		"kstreams-eo-200ms: Kafka Streams 4.4.0 exactly_once_v2, 200ms commits",
+		"flink-alo: Flink 2.2.1 SQL at-least-once",
+		"flink-eo-1s: Flink 2.2.1 SQL exactly-once, 1s checkpoints",
+		"flink-eo-200ms: Flink 2.2.1 SQL exactly-once, 200ms checkpoints",
+	}
+	if strings.Join(labels, "\n") != strings.Join(want, "\n") {
+		t.Errorf("contenders:\n%s\nwant:\n%s", strings.Join(labels, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -38,6 +38,10 @@ type config struct {
 	results     string
 	timeout     time.Duration
 	rounds      int
+	// The latency mode (latency.go), on when rate is set.
+	rate             string
+	duration, warmup time.Duration
+	maxRecords       int
 }
 
 // result is one contender's measurement.
@@ -77,6 +81,10 @@ func main() {
 	flag.StringVar(&c.results, "results", "RESULTS.md", "write the results (markdown) to this `file`; empty: do not")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "give up on a contender after this long")
 	flag.IntVar(&c.rounds, "rounds", 3, "measure each contender this many times (in turn), report the median")
+	flag.StringVar(&c.rate, "rate", "", "latency mode: comma-separated input rates, each records/s (20000) or a share of streamsql's measured maximum (50%); the contenders are "+latencyContenders)
+	flag.DurationVar(&c.duration, "duration", 20*time.Second, "latency mode: how long each contender's measured window lasts")
+	flag.DurationVar(&c.warmup, "warmup", 5*time.Second, "latency mode: the wait from a contender's first output to its measured window")
+	flag.IntVar(&c.maxRecords, "max-records", 3_000_000, "latency mode: records the maximum is measured over (for a rate given as a share)")
 	flag.Parse()
 	if c.streamsql == "" {
 		fmt.Fprintln(os.Stderr, "kafkabench: --streamsql is required (build it: go build -o streamsql ./cmd/streamsql)")
@@ -96,16 +104,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kafkabench: --broker must be kafka-dev, apache or both")
 		os.Exit(2)
 	}
+	known := allContenders
+	if c.rate != "" {
+		known = latencyContenders
+	}
 	if c.only == "" {
-		c.only = allContenders
+		c.only = known
 	} else {
 		for _, k := range strings.Split(c.only, ",") {
 			k = strings.TrimSpace(k)
-			if !strings.Contains(","+allContenders+",", ","+k+",") {
-				fmt.Fprintf(os.Stderr, "kafkabench: unknown contender %q in --only (known: %s)\n", k, allContenders)
+			if !strings.Contains(","+known+",", ","+k+",") {
+				fmt.Fprintf(os.Stderr, "kafkabench: unknown contender %q in --only (known: %s)\n", k, known)
 				os.Exit(2)
 			}
-			if javaOnly[k] && c.broker == kindKafkaDev {
+			if isJava(k) && c.broker == kindKafkaDev {
 				fmt.Fprintf(os.Stderr, "kafkabench: %s runs on Apache Kafka only (--broker apache or both): %s\n", k, whyNotKafkaDev)
 				os.Exit(2)
 			}
@@ -127,8 +139,9 @@ func main() {
 // allContenders are the --only keys, in the order each round runs them.
 const allContenders = "eo,eo-server,alo,bare,goka,kstreams,flink"
 
-// javaOnly are the contenders that run on Apache Kafka only.
-var javaOnly = map[string]bool{"kstreams": true, "flink": true}
+// isJava says whether contender k is a Java peer: they run on Apache
+// Kafka only.
+func isJava(k string) bool { return strings.HasPrefix(k, "kstreams") || strings.HasPrefix(k, "flink") }
 
 // whyNotKafkaDev is why the Java peers do not run on kafka-dev.
 const whyNotKafkaDev = "the Java clients reject two of kafka-dev's answers (a DescribeConfigs config source of -1: Kafka Streams fails creating its changelog topic; a DescribeTopicPartitions partition without eligible leader replicas: Flink's Kafka source fails listing the partitions)"
@@ -159,13 +172,21 @@ func run(c config) error {
 		}
 		return false
 	}
+	wantPeer := func(peer string) bool {
+		for _, s := range strings.Split(c.only, ",") {
+			if strings.HasPrefix(strings.TrimSpace(s), peer) {
+				return true
+			}
+		}
+		return false
+	}
 	// The Java peers are built once, before any broker starts.
 	peers := map[string]*javaPeer{}
 	for _, p := range []struct{ key, main string }{
 		{"kstreams", "io.streamsql.bench.KStreamsCount"},
 		{"flink", "io.streamsql.bench.FlinkSqlCount"},
 	} {
-		if !wantAny(p.key) || c.broker == kindKafkaDev {
+		if !wantPeer(p.key) || c.broker == kindKafkaDev {
 			continue
 		}
 		jp, err := buildPeer(c.repo, p.key, p.main)
@@ -179,10 +200,34 @@ func run(c config) error {
 	if c.broker == "both" {
 		kinds = []string{kindKafkaDev, kindApache}
 	}
+	if c.rate != "" {
+		rates, err := parseRates(c.rate)
+		if err != nil {
+			return err
+		}
+		var tables []string
+		for _, kind := range kinds {
+			want := func(name string) bool { return wantAny(name) && (kind == kindApache || !isJava(name)) }
+			t, err := runLatency(base, c, rates, latencyContenderList(), want, filepath.Join(work, kind), peers, kind)
+			if err != nil {
+				return err
+			}
+			fmt.Println()
+			fmt.Print(t)
+			tables = append(tables, t)
+		}
+		if c.results != "" {
+			if err := writeLatencyResults(c, tables, peers); err != nil {
+				return err
+			}
+			logf("wrote %s", c.results)
+		}
+		return nil
+	}
 	var sections []section
 	failed := false
 	for _, kind := range kinds {
-		want := func(name string) bool { return wantAny(name) && (kind == kindApache || !javaOnly[name]) }
+		want := func(name string) bool { return wantAny(name) && (kind == kindApache || !isJava(name)) }
 		s, err := runOn(base, c, kind, filepath.Join(work, kind), want, peers)
 		if err != nil {
 			return err

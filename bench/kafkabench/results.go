@@ -226,7 +226,11 @@ func writeResults(c config, sections []section, peers map[string]*javaPeer) erro
 		}
 		s.WriteString(sec.table + "\n")
 	}
-	return os.WriteFile(c.results, []byte(strings.TrimRight(s.String(), "\n")+"\n"), 0o644)
+	out := strings.TrimRight(s.String(), "\n") + "\n"
+	if _, lat := splitResults(c.results); lat != "" {
+		out += "\n" + lat
+	}
+	return os.WriteFile(c.results, []byte(out), 0o644)
 }
 
 // loadAverage is the 1, 5 and 15 minute load averages ("" if unknown).

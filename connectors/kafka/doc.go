@@ -78,8 +78,11 @@
 // With 'properties.group.id', each completed checkpoint's positions are
 // committed to that consumer group (NotifyCheckpointComplete), so lag
 // tools (kcat, kadm) show the job's progress; the group is never joined,
-// and the source restores from its checkpoint, not from the group. A
-// failed group commit does not fail the job (GroupCommitError).
+// and the source restores from its checkpoint, not from the group. The
+// commit runs on a goroutine of its own, one at a time (the newest
+// positions waiting meanwhile replace older ones), so the source reads on
+// during the round trip, as Flink's does; Close waits for it. A failed
+// group commit does not fail the job (GroupCommitError).
 //
 // An unbounded source looks for new partitions (and topics matching
 // 'topic-pattern') every 'scan.topic-partition-discovery.interval' (default

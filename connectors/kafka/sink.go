@@ -161,9 +161,9 @@ func newSink(spec exec.TableSpec, upsert bool) (*Sink, error) {
 			"gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
 		}[c.compression]))
 	}
-	if c.linger > 0 {
-		s.popts = append(s.popts, kgo.ProducerLinger(c.linger))
-	}
+	// 'properties.linger.ms' is 0 unless set, as it says: franz-go's own
+	// default (10 ms) would hold every record back that long.
+	s.popts = append(s.popts, kgo.ProducerLinger(c.linger))
 	return s, nil
 }
 

@@ -103,8 +103,18 @@ type Source struct {
 	waiting atomic.Pointer[string]
 	// snaps are the positions of the snapshots taken and not yet committed
 	// to the consumer group, oldest first.
-	snaps          []kadm.Offsets
+	snaps []kadm.Offsets
+	// The commits to the consumer group run on a goroutine of their own,
+	// one at a time, so that the source reads on meanwhile (a commit is a
+	// round trip to the broker): under commitMu, commitNext is the newest
+	// positions waiting for the running commit to end (committing stands
+	// for that goroutine) and groupCommitErr the last commit's outcome.
+	// Close waits for it (commits).
+	commitMu       sync.Mutex
+	committing     bool
+	commitNext     *groupCommit
 	groupCommitErr error
+	commits        sync.WaitGroup
 
 	// lagParts are the assigned partitions, for Lag (appended to under
 	// lagMu, never changed otherwise).
@@ -1091,21 +1101,59 @@ func (s *Source) NotifyCheckpointComplete(ctx context.Context, checkpointID int6
 	}
 	offs := s.snaps[len(s.snaps)-1]
 	s.snaps = s.snaps[:0]
-	resp, err := s.kadm.CommitOffsets(ctx, s.cfg.groupID, offs)
-	if err == nil {
-		err = resp.Error()
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	next := &groupCommit{checkpointID: checkpointID, offs: offs}
+	if s.committing {
+		s.commitNext = next // the running commit's goroutine takes it
+		return nil
 	}
-	if err != nil {
-		s.groupCommitErr = fmt.Errorf("committing the offsets of checkpoint %d to consumer group '%s': %w", checkpointID, s.cfg.groupID, err)
-	} else {
-		s.groupCommitErr = nil
-	}
+	s.committing = true
+	s.commits.Add(1)
+	go s.commitLoop(ctx, next)
 	return nil
 }
 
+// groupCommit is the positions of a completed checkpoint to commit to the
+// consumer group.
+type groupCommit struct {
+	checkpointID int64
+	offs         kadm.Offsets
+}
+
+// commitLoop commits c, then whatever positions came meanwhile, until
+// none wait.
+func (s *Source) commitLoop(ctx context.Context, c *groupCommit) {
+	defer s.commits.Done()
+	for c != nil {
+		resp, err := s.kadm.CommitOffsets(ctx, s.cfg.groupID, c.offs)
+		if err == nil {
+			err = resp.Error()
+		}
+		s.commitMu.Lock()
+		if err != nil {
+			s.groupCommitErr = fmt.Errorf("committing the offsets of checkpoint %d to consumer group '%s': %w", c.checkpointID, s.cfg.groupID, err)
+		} else {
+			s.groupCommitErr = nil
+		}
+		c, s.commitNext = s.commitNext, nil
+		s.committing = c != nil
+		s.commitMu.Unlock()
+	}
+}
+
+// WaitGroupCommits waits until the commits to the consumer group that
+// NotifyCheckpointComplete started have ended. Not safe concurrently with
+// NotifyCheckpointComplete (the source's goroutine calls both).
+func (s *Source) WaitGroupCommits() { s.commits.Wait() }
+
 // GroupCommitError is the error of the last commit of offsets to the
-// consumer group, nil when it succeeded.
-func (s *Source) GroupCommitError() error { return s.groupCommitErr }
+// consumer group, nil when it succeeded (or none ended yet).
+func (s *Source) GroupCommitError() error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	return s.groupCommitErr
+}
 
 // SkippedRecords is the number of bad messages skipped because the
 // format's ignore-parse-errors is set (kept in the snapshot).
@@ -1118,8 +1166,10 @@ func (s *Source) SkippedRecords() int64 { return s.skipped.Load() }
 // (exec.TombstoneCounter).
 func (s *Source) TombstonesSkipped() int64 { return s.tombstones.Load() }
 
-// Close closes the clients.
+// Close waits for the commit to the consumer group that runs, then closes
+// the clients.
 func (s *Source) Close() error {
+	s.WaitGroupCommits()
 	if s.cl != nil {
 		s.cl.Close()
 	}

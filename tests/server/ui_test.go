@@ -113,7 +113,7 @@ func TestWebUI(t *testing.T) {
 	}()
 
 	// Two jobs: a keyed aggregation with event time (five operators, a
-	// hash edge, watermarks) and a plain copy.
+	// hash edge, watermarks, latency markers) and a plain copy.
 	code, body := post(t, api+"/statements", `
 CREATE TABLE src (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
   WITH ('connector'='datagen', 'rows-per-second'='2000');
@@ -121,7 +121,9 @@ CREATE TABLE counts (k BIGINT, n BIGINT) WITH ('connector'='blackhole');
 CREATE TABLE copy (id BIGINT) WITH ('connector'='blackhole');
 SET 'execution.checkpointing.interval' = '500ms';
 SET 'pipeline.name' = 'counts-by-key';
+SET 'metrics.latency.interval' = '20 ms';
 INSERT INTO counts SELECT id % 8, COUNT(*) FROM src GROUP BY id % 8;
+RESET 'metrics.latency.interval';
 SET 'pipeline.name' = 'copy';
 INSERT INTO copy SELECT id FROM src;
 `)
@@ -249,6 +251,13 @@ INSERT INTO copy SELECT id FROM src;
 	poll("a rate on the source's node", fmt.Sprintf(
 		`/out [0-9]/.test(document.querySelector('#graph g.op[data-op-id="%s"] .op-rates').textContent)`, opIDs[0]))
 	poll("checkpoints in the chart", `document.querySelectorAll('#checkpoint-chart g.bars rect').length > 0`)
+	// The operator table shows the latency markers' ages (p50 / p99) on
+	// the operators after the source, a dash on the source.
+	poll("latency on the sink's row", fmt.Sprintf(
+		`/ \/ /.test(document.querySelector('#operators tr[data-op-id="%s"] td:last-child').textContent)`, opIDs[len(opIDs)-1]))
+	if got := eval[string](t, ctx, fmt.Sprintf(`document.querySelector('#operators tr[data-op-id="%s"] td:last-child').textContent`, opIDs[0])); got != "–" {
+		t.Errorf("latency on the source's row: %q, want –", got)
+	}
 	problems.check(t, "on the job's page")
 
 	if path := os.Getenv(ScreenshotEnv); path != "" {

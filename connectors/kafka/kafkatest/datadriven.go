@@ -382,7 +382,14 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			h.states[arg(d, "as", "")] = st
 			return "", err
 		case "source-notify":
-			return "", s.src.(exec.CheckpointListener).NotifyCheckpointComplete(ctx, int64(intArg(d, "id", 0)))
+			// The kafka source commits to its consumer group in the
+			// background: wait for the commit, so that group-offsets
+			// next reads what it committed.
+			err := s.src.(exec.CheckpointListener).NotifyCheckpointComplete(ctx, int64(intArg(d, "id", 0)))
+			if w, ok := s.src.(interface{ WaitGroupCommits() }); ok {
+				w.WaitGroupCommits()
+			}
+			return "", err
 		case "source-waiting":
 			w, ok := s.src.(exec.Waiter)
 			if !ok || w.Waiting() == "" {

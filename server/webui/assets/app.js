@@ -165,11 +165,21 @@ function renderOperators(ops, jobId, t, live) {
       h('td', { class: 'num' }, fmt.pct(m.busy)),
       h('td', { class: 'num' }, fmt.pct(m.backpressured)),
       h('td', { title: m.watermark || '' }, fmt.watermark(m.watermark)),
-      h('td', { class: 'num' }, withState.length ? fmt.int(withState.reduce((s, st) => s + st.state_entries, 0)) : '–')));
+      h('td', { class: 'num' }, withState.length ? fmt.int(withState.reduce((s, st) => s + st.state_entries, 0)) : '–'),
+      latencyCell(o.latency)));
   }
   $('operators').tBodies[0].replaceChildren(...rows);
   graph ||= new Graph($('graph'));
   graph.update(ops, metrics);
+}
+
+// latencyCell shows an operator's latency marker ages, one line per source
+// operator ('metrics.latency.interval'; a dash without markers).
+function latencyCell(hists) {
+  if (!hists || !hists.length) return h('td', { class: 'num' }, '–');
+  const lines = hists.map((l) => `${fmt.millis(l.p50_ms)} / ${fmt.millis(l.p99_ms)}`);
+  const title = hists.map((l) => `from ${l.source}: ${fmt.int(l.count)} markers, mean ${fmt.millis(l.mean_ms)}, p99.9 ${fmt.millis(l.p999_ms)}, max ${fmt.millis(l.max_ms)}`);
+  return h('td', { class: 'num', title: title.join('\n') }, lines.join(', '));
 }
 
 function renderCheckpointTable(history) {

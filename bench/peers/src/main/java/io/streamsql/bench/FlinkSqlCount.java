@@ -24,16 +24,29 @@ import org.apache.flink.table.api.TableResult;
  * <p>Usage: {@code FlinkSqlCount BOOTSTRAP NAME INPUT OUTPUT CHECKPOINT_DIR}
  * (NAME: the consumer group and the transactional id prefix). It exits with
  * status 0 once the job has finished, with 1 if it failed.
+ *
+ * <p>{@code FlinkSqlCount BOOTSTRAP NAME INPUT OUTPUT CHECKPOINT_DIR pass
+ * GUARANTEE INTERVAL_MS} runs kafkabench's latency job instead: every
+ * click's {@code click_id} and {@code pt} (its produce time) passed through
+ * from the kafka table, read from the earliest offset and unbounded, to a
+ * kafka table (json) with 'sink.delivery-guarantee' = GUARANTEE
+ * (exactly-once or at-least-once, and the checkpointing mode to match),
+ * checkpoints every INTERVAL_MS; no mini-batches (there is no aggregation).
+ * It runs until it is killed.
  */
 public final class FlinkSqlCount {
     private FlinkSqlCount() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            System.err.println("usage: FlinkSqlCount BOOTSTRAP NAME INPUT OUTPUT CHECKPOINT_DIR");
+        if (args.length != 5 && !(args.length == 8 && args[5].equals("pass"))) {
+            System.err.println("usage: FlinkSqlCount BOOTSTRAP NAME INPUT OUTPUT CHECKPOINT_DIR [pass GUARANTEE INTERVAL_MS]");
             System.exit(2);
         }
         String bootstrap = args[0], name = args[1], input = args[2], output = args[3], chkDir = args[4];
+        if (args.length == 8) {
+            passThrough(bootstrap, name, input, output, chkDir, args[6], args[7]);
+            return;
+        }
 
         Configuration conf = new Configuration();
         conf.setString("parallelism.default", "2");
@@ -83,6 +96,57 @@ public final class FlinkSqlCount {
                   'sink.transactional-id-prefix' = '%s'
                 )""", output, bootstrap, name));
         TableResult r = env.executeSql("INSERT INTO pv SELECT app_id, COUNT(*) AS pv FROM clicks GROUP BY app_id");
+        System.out.println("flink: job submitted");
+        r.await();
+        System.out.println("flink: job finished");
+        System.exit(0);
+    }
+
+    /** The latency job (see the class comment); it never returns. */
+    private static void passThrough(String bootstrap, String name, String input, String output, String chkDir,
+            String guarantee, String intervalMs) throws Exception {
+        if (!guarantee.equals("exactly-once") && !guarantee.equals("at-least-once")) {
+            System.err.println("GUARANTEE must be exactly-once or at-least-once");
+            System.exit(2);
+        }
+        Configuration conf = new Configuration();
+        conf.setString("parallelism.default", "2");
+        conf.setString("execution.checkpointing.interval", intervalMs + "ms");
+        conf.setString("execution.checkpointing.mode", guarantee.equals("exactly-once") ? "EXACTLY_ONCE" : "AT_LEAST_ONCE");
+        conf.setString("execution.checkpointing.dir", "file://" + chkDir);
+        conf.setString("state.backend.type", "rocksdb");
+        conf.setString("pipeline.name", name);
+        TableEnvironment env = TableEnvironment.create(
+                EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
+        env.executeSql(String.format("""
+                CREATE TABLE clicks (
+                  click_id BIGINT,
+                  app_id   STRING,
+                  user_id  BIGINT,
+                  ts       TIMESTAMP(3),
+                  pt       BIGINT
+                ) WITH (
+                  'connector' = 'kafka',
+                  'topic' = '%s',
+                  'properties.bootstrap.servers' = '%s',
+                  'properties.group.id' = '%s',
+                  'scan.startup.mode' = 'earliest-offset',
+                  'format' = 'json'
+                )""", input, bootstrap, name));
+        env.executeSql(String.format("""
+                CREATE TABLE passed (
+                  click_id BIGINT,
+                  pt       BIGINT
+                ) WITH (
+                  'connector' = 'kafka',
+                  'topic' = '%s',
+                  'properties.bootstrap.servers' = '%s',
+                  'properties.transaction.timeout.ms' = '60000',
+                  'format' = 'json',
+                  'sink.delivery-guarantee' = '%s',
+                  'sink.transactional-id-prefix' = '%s'
+                )""", output, bootstrap, guarantee, name));
+        TableResult r = env.executeSql("INSERT INTO passed SELECT click_id, pt FROM clicks");
         System.out.println("flink: job submitted");
         r.await();
         System.out.println("flink: job finished");
