@@ -41,6 +41,9 @@
 # needed on DIR's filesystem).
 set -euo pipefail
 
+# shellcheck source=lib/pidfile.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/pidfile.sh"
+
 version=v1.8.0
 cache=${STREAMSQL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/streamsql}/versitygw-$version
 bin=$cache/bin/versitygw
@@ -127,20 +130,7 @@ start() {
 }
 
 # stop DIR: stops its server (SIGTERM, then SIGKILL after 10 s).
-stop() {
-	local pidfile=$1/server.pid pid
-	[[ -f $pidfile ]] || return 0
-	pid=$(cat "$pidfile")
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pidfile"
-}
+stop() { stop_pidfile "$1"; }
 
 case ${1:-} in
 start) (($# >= 3)) || die "usage: $0 start PORT DIR [--timeout SECONDS]"; shift; start "$@" ;;

@@ -31,6 +31,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/pidfile.sh
+source "$here/lib/pidfile.sh"
 version=$(sed -n 's:.*<apicurio.version>\(.*\)</apicurio.version>.*:\1:p' "$here/schema-registry/pom.xml")
 cache=${STREAMSQL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/streamsql}/apicurio-registry-$version
 api=/apis/ccompat/v7
@@ -102,20 +104,7 @@ start() {
 }
 
 # stop DIR: stops its registry (SIGTERM, then SIGKILL after 10 s).
-stop() {
-	local pidfile=$1/server.pid pid
-	[[ -f $pidfile ]] || return 0
-	pid=$(cat "$pidfile")
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pidfile"
-}
+stop() { stop_pidfile "$1"; }
 
 case ${1:-} in
 start) (($# >= 3)) || die "usage: $0 start PORT DIR [--timeout SECONDS]"; shift; start "$@" ;;
