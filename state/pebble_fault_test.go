@@ -509,31 +509,16 @@ func TestPebbleCheckpointDirFault(t *testing.T) {
 // and one written again since the barrier (held) waits for the write-back
 // and sees the later value.
 func TestPebbleReadDuringWriteBack(t *testing.T) {
-	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
-	var b WriteBatch
-	for i := range 100 {
-		b.Put(i%128, fmt.Appendf(nil, "key-%d", i), []byte("before"))
-	}
-	if err := s.Apply(&b); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Checkpoint(filepath.Join(root, "chk-0")); err != nil {
-		t.Fatal(err)
-	}
-	block := make(chan struct{})
-	fi.block.Store(&block)
-	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error {
-		var b WriteBatch
+	s, fi, block, wait := blockedWriteBack(t, func(b *WriteBatch) {
+		for i := range 100 {
+			b.Put(i%128, fmt.Appendf(nil, "key-%d", i), []byte("before"))
+		}
+	}, func(b *WriteBatch) {
 		for i := range 50 {
 			b.Put(i%128, fmt.Appendf(nil, "key-%d", i), []byte("written back"))
 		}
 		b.Delete(9, []byte("key-9"))
-		return s.Apply(&b)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitBlocked(t, fi)
 	// Keys 50-99 are not in the write-back: read while it is blocked,
 	// from the instance (or, the filter's false positives, from the
 	// instance after a look in the write-back).
@@ -622,27 +607,12 @@ func TestPebbleReadDuringWriteBack(t *testing.T) {
 // for (written since the barrier), which it answers once the write-back
 // is committed.
 func TestPebbleGetSortedDuringWriteBack(t *testing.T) {
-	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
-	var b WriteBatch
-	b.Put(7, []byte("key-7"), []byte("before"))
-	b.Put(60, []byte("key-60"), []byte("before"))
-	if err := s.Apply(&b); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Checkpoint(filepath.Join(root, "chk-0")); err != nil {
-		t.Fatal(err)
-	}
-	block := make(chan struct{})
-	fi.block.Store(&block)
-	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error {
-		var b WriteBatch
+	s, fi, block, wait := blockedWriteBack(t, func(b *WriteBatch) {
+		b.Put(7, []byte("key-7"), []byte("before"))
+		b.Put(60, []byte("key-60"), []byte("before"))
+	}, func(b *WriteBatch) {
 		b.Put(7, []byte("key-7"), []byte("written back"))
-		return s.Apply(&b)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitBlocked(t, fi)
 	var later WriteBatch
 	later.Put(7, []byte("key-7"), []byte("after the barrier"))
 	if err := s.Apply(&later); err != nil {
@@ -674,6 +644,36 @@ func TestPebbleGetSortedDuringWriteBack(t *testing.T) {
 	if _, err := wait(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// blockedWriteBack opens a store that ingests every write-back, applies
+// before's batch and checkpoints it, then starts an asynchronous
+// checkpoint whose write-back is writeBack's batch, its sstable's write
+// blocked until block is closed (and fi.block cleared), and returns once
+// the write is blocked.
+func blockedWriteBack(t *testing.T, before, writeBack func(*WriteBatch)) (s *PebbleStore, fi *faultInjector, block chan struct{}, wait func() (CheckpointInfo, error)) {
+	t.Helper()
+	s, fi, _, root := openFaultStoreWith(t, PebbleOptions{IngestMinOps: 1})
+	var b WriteBatch
+	before(&b)
+	if err := s.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Checkpoint(filepath.Join(root, "chk-0")); err != nil {
+		t.Fatal(err)
+	}
+	block = make(chan struct{})
+	fi.block.Store(&block)
+	wait, err := s.StartCheckpoint(filepath.Join(root, "chk-1"), func() error {
+		var b WriteBatch
+		writeBack(&b)
+		return s.Apply(&b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBlocked(t, fi)
+	return s, fi, block, wait
 }
 
 // waitBlocked waits until a write reached fi's block.
