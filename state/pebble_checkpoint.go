@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -79,7 +80,7 @@ func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	a := &asyncCheckpoint{done: make(chan struct{}), applied: make(chan struct{}), queue: s.queue,
+	a := &asyncCheckpoint{done: make(chan struct{}), applied: make(chan struct{}), published: make(chan struct{}), queue: s.queue,
 		filter: newWriteBackFilter(s.queue), heldKeys: newFilterBits(heldFilterBits)}
 	s.queue = nil
 	flush, prev := s.dirty || len(a.queue) > 0, s.prevFiles
@@ -90,12 +91,16 @@ func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func
 				a.err = fmt.Errorf("state: pebble store %s: %v", s.dir, r)
 			}
 		}()
+		defer a.endPublish()
 		publish := func(runs []*WriteBatch) {
 			if len(a.filter.ranges) == 0 {
 				a.runs.Store(&runs)
 			}
+			a.endPublish()
 		}
-		if a.err = s.commitWrites(a.queue, publish); a.err != nil {
+		a.err = s.commitWrites(a.queue, publish)
+		a.endPublish()
+		if a.err != nil {
 			return
 		}
 		a.queue = nil
@@ -133,10 +138,17 @@ type asyncCheckpoint struct {
 	// the write-back is committed.
 	runs     atomic.Pointer[[]*WriteBatch]
 	heldKeys *writeBackFilter
-	info     CheckpointInfo
-	files    map[string]sharedFile
-	err      error
+	// published is closed once runs are set, or once they will not be
+	// (the write-back is not ingested whole, or has ended).
+	published   chan struct{}
+	publishOnce sync.Once
+	info        CheckpointInfo
+	files       map[string]sharedFile
+	err         error
 }
+
+// endPublish closes published, once.
+func (a *asyncCheckpoint) endPublish() { a.publishOnce.Do(func() { close(a.published) }) }
 
 // commitWrites commits queued writes in order, without syncing, and
 // drops each from q once committed, so that its memory is freed while the
@@ -305,6 +317,16 @@ const heldFilterBits = 8 << 20
 func (s *PebbleStore) readWriteBack(kg int, key, k []byte) (value []byte, found, ok bool, err error) {
 	a := s.async
 	rp := a.runs.Load()
+	if rp == nil {
+		// The runs are being made: wait for them (a fraction of the
+		// write-back's commit) rather than for the whole commit.
+		select {
+		case <-a.published:
+		case <-s.fault.failed:
+			return nil, false, false, s.fault.failure()
+		}
+		rp = a.runs.Load()
+	}
 	if rp == nil {
 		return nil, false, false, nil
 	}
