@@ -104,6 +104,9 @@ func (s *PebbleStore) StartCheckpoint(dir string, write func() error) (wait func
 			return
 		}
 		a.queue = nil
+		// The reads go to the store from here on: the sorted runs are
+		// garbage once the readers that hold them are done.
+		a.runs.Store(nil)
 		close(a.applied)
 		a.info, a.files, a.err = s.writeCheckpoint(dir, flush, prev)
 	}()
