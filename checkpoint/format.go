@@ -49,7 +49,7 @@ func (m *Metadata) StateFormat() Format {
 // restores under another backend. Metadata that does not name its backend
 // (before version 4) passes; the backend finds what it cannot read itself.
 // So does metadata without store state (only sources' and sinks' inline
-// state, and sinks' files, which no backend holds).
+// state, which no backend holds).
 func (m *Metadata) CheckBackend(backend string) error {
 	if m.StateFormat() == FormatCanonical || m.Backend == "" || m.Backend == backend || !m.hasStoreState() {
 		return nil
@@ -62,13 +62,11 @@ func (m *Metadata) CheckBackend(backend string) error {
 		ErrIncompatibleState, what, m.Dir, m.Backend, backend, m.Backend)
 }
 
-// hasStoreState reports whether a subtask of m has a store checkpoint: a
-// Dir without Inline state (a sink's files come with its handle, and no
-// backend wrote them).
+// hasStoreState reports whether a subtask of m has a store checkpoint.
 func (m *Metadata) hasStoreState() bool {
 	for _, o := range m.Operators {
 		for _, st := range o.Subtasks {
-			if st.Dir != "" && len(st.Inline) == 0 {
+			if st.Dir != "" {
 				return true
 			}
 		}

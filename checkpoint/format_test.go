@@ -108,9 +108,6 @@ func TestCheckBackend(t *testing.T) {
 		{Format: FormatCanonical, Backend: "pebble", Operators: stores},
 		{Savepoint: true, Operators: stores},
 		{ID: 4, Backend: "pebble", Operators: inline},
-		// A sink's files (the jdbc sink's write-ahead log) are no
-		// backend's.
-		{ID: 5, Backend: "pebble", Operators: []*OperatorState{{ID: "sink", Subtasks: []SubtaskState{{Subtask: 0, Inline: []byte{1}, Dir: "sink-0"}}}}},
 	} {
 		if err := md.CheckBackend("hashmap"); err != nil {
 			t.Errorf("%+v: %v", md, err)

@@ -42,8 +42,7 @@ type SubtaskState struct {
 	// position, a sink's pending-commit handle.
 	Inline []byte `json:",omitempty"`
 	// Dir is the directory of the subtask's state store checkpoint, relative
-	// to the checkpoint directory ("" when it has none); with Inline, of a
-	// sink's files (exec.FileCheckpointingSink), which no backend wrote.
+	// to the checkpoint directory ("" when it has none).
 	Dir                   string `json:",omitempty"`
 	Size, IncrementalSize int64  `json:",omitempty"`
 	// Files are every file under Dir with its size and checksum, verified

@@ -73,10 +73,6 @@ type restoredState struct {
 	// commit again on open (its own, and after a rescale those of old
 	// subtasks that no longer exist).
 	commits [][]byte
-	// commitDirs are the checkpoint directories of the old subtasks
-	// whose handles are in commits, by old subtask (a
-	// FileCheckpointingSink reads its files there).
-	commitDirs map[int]string
 	// dirs are the store checkpoints of every old subtask of the operator;
 	// the new store keeps the key groups of this subtask.
 	dirs []string
@@ -517,12 +513,6 @@ func (j *Job) mapRestore() error {
 			}
 			if len(s.Inline) > 0 && s.Subtask%t.op.Parallelism == t.index {
 				r.commits = append(r.commits, s.Inline)
-				if s.Dir != "" {
-					if r.commitDirs == nil {
-						r.commitDirs = map[int]string{}
-					}
-					r.commitDirs[s.Subtask] = filepath.Join(md.Dir, s.Dir)
-				}
 			}
 		}
 		if scanOf(t.op) != nil && ost.Parallelism != t.op.Parallelism {

@@ -130,28 +130,6 @@ type OrderedCommitter interface {
 	CommitBeforeNextPreCommit() bool
 }
 
-// FileCheckpointingSink is implemented by sinks whose part of a checkpoint
-// is files besides the handle: the jdbc sink's write-ahead mode keeps the
-// rows of a checkpoint there until the checkpoint completes. At a barrier
-// the runtime calls PreCommitFiles instead of PreCommit with dir, an empty
-// directory of the checkpoint that belongs to the subtask: what the sink
-// writes there (and syncs) before it returns is part of the checkpoint,
-// its files summed in the metadata and verified before a restore, kept and
-// discarded with the checkpoint, copied with it to an object store. A sink
-// must not change a file it wrote there afterwards.
-//
-// When the job restores, RestoreFiles is called before Open with the
-// directories of the restored checkpoint's subtasks of the sink whose
-// handles Commit will be given (this subtask's own, and after a rescale
-// those of old subtasks that no longer exist), by old subtask index; a
-// subtask that wrote no file has none. A sink that is opened without a
-// call of RestoreFiles starts afresh.
-type FileCheckpointingSink interface {
-	Sink
-	PreCommitFiles(ctx context.Context, checkpointID int64, dir string) ([]byte, error)
-	RestoreFiles(dirs map[int]string) error
-}
-
 // WatermarkSink is implemented by sinks that act on the watermark of their
 // input (the filesystem sink commits the partitions it passed). Watermark
 // is called from the sink's goroutine, between two calls of Write, with

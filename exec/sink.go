@@ -1,13 +1,7 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/internal/failpoint"
@@ -59,11 +53,6 @@ func (s *sinkOp) undecided(id int64) bool {
 // checkpoint's completion and the commit; committing twice is harmless).
 func (s *sinkOp) open(t *taskContext) error {
 	s.t = t
-	if fcs, ok := s.sink.(FileCheckpointingSink); ok && t.restored != nil {
-		if err := fcs.RestoreFiles(t.restored.commitDirs); err != nil {
-			return fmt.Errorf("sink %s: restoring from checkpoint %d: %w", s.name, t.restored.checkpointID, err)
-		}
-	}
 	if err := s.sink.Open(t.ctx); err != nil {
 		return err
 	}
@@ -97,62 +86,13 @@ func (s *sinkOp) process(_ int, b Batch, _ *emitter) error {
 // preCommit pre-commits the sink's open transaction for checkpoint cp and
 // keeps its handle until the checkpoint completes (or a later one does).
 func (s *sinkOp) preCommit(cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	fcs, files := s.sink.(FileCheckpointingSink)
-	var h []byte
-	var err error
-	if files {
-		h, err = fcs.PreCommitFiles(s.t.ctx, cp.id, filepath.Join(cp.dir, cp.rel))
-	} else {
-		h, err = s.sink.PreCommit(s.t.ctx, cp.id)
-	}
+	h, err := s.sink.PreCommit(s.t.ctx, cp.id)
 	if err != nil {
 		return checkpoint.SubtaskState{}, fmt.Errorf("sink %s: pre-commit of checkpoint %d: %w", s.name, cp.id, err)
 	}
-	st := checkpoint.SubtaskState{Inline: h}
-	if files {
-		if st, err = sinkFiles(st, cp); err != nil {
-			return checkpoint.SubtaskState{}, fmt.Errorf("sink %s: pre-commit of checkpoint %d: %w", s.name, cp.id, err)
-		}
-	}
 	failpoint.Hit(failpoint.AfterPreCommit)
 	s.pending = append(s.pending, pendingCommit{id: cp.id, handle: h})
-	return st, nil
-}
-
-// sinkFiles describes the files a FileCheckpointingSink wrote into its
-// directory rel of checkpoint cp (none: no directory), with the size and
-// checksum of each, as a store's checkpoint is described.
-func sinkFiles(st checkpoint.SubtaskState, cp *snapshotContext) (checkpoint.SubtaskState, error) {
-	dir := filepath.Join(cp.dir, cp.rel)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return st, err
-	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			return st, fmt.Errorf("%s in the sink's checkpoint directory is not a file", filepath.Join(dir, e.Name()))
-		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return st, err
-		}
-		h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-		n, err := io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return st, err
-		}
-		st.Files = append(st.Files, checkpoint.FileSum{Name: e.Name(), Size: n, CRC32C: h.Sum32()})
-		st.Size += n
-	}
-	if len(st.Files) > 0 {
-		st.Dir = cp.rel
-		st.IncrementalSize = st.Size
-	}
-	return st, nil
+	return checkpoint.SubtaskState{Inline: h}, nil
 }
 
 // commit commits, in order, every pre-committed checkpoint up to id: a

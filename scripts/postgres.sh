@@ -2,7 +2,7 @@
 # Runs a PostgreSQL server on loopback, for tests and for trying the jdbc
 # connector (docs/DIALECT.md, "PostgreSQL").
 #
-#   scripts/postgres.sh start PORT DIR [--timeout SECONDS] [--max-prepared-transactions N]
+#   scripts/postgres.sh start PORT DIR [--timeout SECONDS]
 #       Starts a server on 127.0.0.1:PORT (and a Unix socket in DIR) with
 #       its cluster under DIR/data, its log in DIR/server.log; the first
 #       start on DIR creates the cluster (initdb) with the user and the
@@ -15,10 +15,7 @@
 #       so that `set -a; eval "$(scripts/postgres.sh start 5433 /tmp/pg)";
 #       set +a` sets up a shell for psql. --timeout: how long to wait for
 #       it (default 60 s); past it the server is stopped and the script
-#       fails, printing the tail of its log. --max-prepared-transactions:
-#       run this start with that setting instead of 64 (0: PostgreSQL's
-#       default, two-phase commit off; the server keeps no such setting
-#       for a later start).
+#       fails, printing the tail of its log.
 #   scripts/postgres.sh stop DIR
 #       Stops the server of DIR (fast shutdown, then SIGKILL after 30 s).
 #   scripts/postgres.sh resolve
@@ -79,16 +76,14 @@ as() {
 }
 
 start() {
-	local port=$1 dir=$2 timeout=60 prepared=""
+	local port=$1 dir=$2 timeout=60
 	shift 2
 	while (($#)); do
 		case $1 in
 		--timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
-		--max-prepared-transactions) prepared=${2:?--max-prepared-transactions needs a number}; shift 2 ;;
-		*) die "unknown option '$1' (known: --timeout SECONDS, --max-prepared-transactions N)" ;;
+		*) die "unknown option '$1' (known: --timeout SECONDS)" ;;
 		esac
 	done
-	[[ -z $prepared || $prepared =~ ^[0-9]+$ ]] || die "--max-prepared-transactions must be a number, got '$prepared'"
 	[[ $port =~ ^[0-9]+$ ]] && ((port > 0 && port < 65536)) || die "PORT must be a TCP port, got '$port'"
 	[[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds, got '$timeout'"
 	resolve
@@ -123,9 +118,7 @@ start() {
 			max_replication_slots = 10
 		EOF
 	fi
-	local opts="-p $port"
-	[[ -n $prepared ]] && opts+=" -c max_prepared_transactions=$prepared"
-	as "$bin/pg_ctl" start -D "$dir/data" -l "$dir/server.log" -w -t "$timeout" -o "$opts" >/dev/null 2>&1 || {
+	as "$bin/pg_ctl" start -D "$dir/data" -l "$dir/server.log" -w -t "$timeout" -o "-p $port" >/dev/null 2>&1 || {
 		tail -20 "$dir/server.log" >&2 || true
 		stop "$dir"
 		die "the server did not start on port $port within ${timeout} s (is the port taken? log in $dir/server.log)"
@@ -158,8 +151,8 @@ stop() {
 }
 
 case ${1:-} in
-start) (($# >= 3)) || die "usage: $0 start PORT DIR [--timeout SECONDS] [--max-prepared-transactions N]"; shift; start "$@" ;;
+start) (($# >= 3)) || die "usage: $0 start PORT DIR [--timeout SECONDS]"; shift; start "$@" ;;
 stop) (($# == 2)) || die "usage: $0 stop DIR"; stop "$2" ;;
 resolve) resolve ;;
-*) die "usage: $0 start PORT DIR [--timeout SECONDS] [--max-prepared-transactions N] | stop DIR | resolve" ;;
+*) die "usage: $0 start PORT DIR [--timeout SECONDS] | stop DIR | resolve" ;;
 esac

@@ -109,9 +109,8 @@ func report(b *testing.B, pg *testenv.Postgres, start time.Time, c0 cpu) {
 }
 
 // BenchmarkSink writes benchRows rows through the sink into a table with
-// a primary key (upserts of new keys), at least once, exactly once by
-// prepared transactions and by the write-ahead log, a checkpoint every
-// benchPerCheckpoint rows; "copy" is the floor: psql's
+// a primary key (upserts of new keys), at least once and exactly once, a
+// checkpoint every benchPerCheckpoint rows; "copy" is the floor: psql's
 // \copy of the same rows from a CSV file into a table of the same
 // columns. Run:
 //
@@ -119,19 +118,14 @@ func report(b *testing.B, pg *testenv.Postgres, start time.Time, c0 cpu) {
 func BenchmarkSink(b *testing.B) {
 	pg := testenv.PG(b)
 	ctx := context.Background()
-	for _, g := range []string{"at-least-once", "exactly-once", "write-ahead"} {
+	for _, g := range []string{"at-least-once", "exactly-once"} {
 		b.Run(g, func(b *testing.B) {
 			table := "bench_" + strings.ReplaceAll(g, "-", "_")
 			pg.MustPsql(b, "DROP TABLE IF EXISTS "+table+"; CREATE TABLE "+table+" "+benchDDL)
-			opts := map[string]string{
-				"connector": "jdbc", "url": pg.JDBCURL(), "table-name": table, "username": pg.Var("PGUSER"),
-				"password": pg.Var("PGPASSWORD"), "sink.delivery-guarantee": g, "sink.buffer-flush.max-rows": "5000"}
-			if g == "write-ahead" {
-				opts["sink.delivery-guarantee"], opts["sink.exactly-once.mode"] = "exactly-once", "write-ahead"
-			}
-			dataDir, chkDir := b.TempDir(), b.TempDir()
 			spec := exe.TableSpec{Table: table, Schema: benchSchema, PrimaryKey: []string{"id"}, Parallelism: 1,
-				Mem: memory.DefaultAllocator, Job: "bench", OperatorID: "sink", Options: opts, DataDir: dataDir, ExactlyOnce: true}
+				Mem: memory.DefaultAllocator, Job: "bench", OperatorID: "sink", Options: map[string]string{
+					"connector": "jdbc", "url": pg.JDBCURL(), "table-name": table, "username": pg.Var("PGUSER"),
+					"password": pg.Var("PGPASSWORD"), "sink.delivery-guarantee": g, "sink.buffer-flush.max-rows": "5000"}}
 			var batches [][]exe.Batch
 			for i := 0; i < b.N; i++ {
 				batches = append(batches, benchBatches(i*benchRows))
@@ -156,9 +150,7 @@ func BenchmarkSink(b *testing.B) {
 					if written += bt.Len(); written >= benchPerCheckpoint {
 						written = 0
 						cp++
-						// As the runtime does: into the sink's directory
-						// of the checkpoint (exec.FileCheckpointingSink).
-						h, err := s.(exe.FileCheckpointingSink).PreCommitFiles(ctx, cp, filepath.Join(chkDir, fmt.Sprintf("chk-%d", cp), "sink-0"))
+						h, err := s.PreCommit(ctx, cp)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -307,39 +299,4 @@ func BenchmarkStatements(b *testing.B) {
 			report(b, pg, start, c0)
 		})
 	}
-}
-
-// BenchmarkWriteAheadAppend is the write-ahead mode's hot path alone:
-// batches of benchBatch rows appended to the checkpoint's file (no
-// statement runs until a checkpoint completes). Its allocations are per
-// batch (the row kinds' array, the record around the columns), none per
-// row. The file grows by about 45 bytes a row: run it a fixed number of
-// times,
-//
-//	go test ./connectors/jdbc -run '^$' -bench WriteAheadAppend -benchmem -benchtime 2000x
-func BenchmarkWriteAheadAppend(b *testing.B) {
-	pg := testenv.PG(b)
-	ctx := context.Background()
-	pg.MustPsql(b, "DROP TABLE IF EXISTS bench_append; CREATE TABLE bench_append "+benchDDL)
-	spec := exe.TableSpec{Table: "bench_append", Schema: benchSchema, PrimaryKey: []string{"id"}, Parallelism: 1,
-		Mem: memory.DefaultAllocator, Job: "bench", OperatorID: "sink", DataDir: b.TempDir(), ExactlyOnce: true,
-		Options: map[string]string{"connector": "jdbc", "url": pg.JDBCURL(), "table-name": "bench_append", "username": pg.Var("PGUSER"),
-			"password": pg.Var("PGPASSWORD"), "sink.delivery-guarantee": "exactly-once", "sink.exactly-once.mode": "write-ahead"}}
-	s, err := registry.Sink("jdbc", spec)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	batch := benchBatches(0)[0]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := s.Write(ctx, batch); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*batch.Len())/b.Elapsed().Seconds(), "rows/s")
 }

@@ -15,7 +15,7 @@ func init() {
 		AcceptsUpdates: true,
 		WritesByKey:    true,
 		Options: []string{OptURL, OptTableName, OptUsername, OptPassword, OptFlushMaxRows, OptFlushInterval,
-			OptMaxRetries, OptParallelism, OptDeliveryGuarantee, OptExactlyOnceMode, OptCommitTable},
+			OptMaxRetries, OptParallelism, OptDeliveryGuarantee},
 		Required: []string{OptURL, OptTableName},
 		Validate: validate,
 	}, nil, newSink)

@@ -26,8 +26,6 @@ const (
 	OptMaxRetries        = "sink.max-retries"
 	OptParallelism       = catalog.OptSinkParallelism // read by the planner
 	OptDeliveryGuarantee = "sink.delivery-guarantee"
-	OptExactlyOnceMode   = "sink.exactly-once.mode"
-	OptCommitTable       = "sink.write-ahead.commit-table"
 )
 
 // The values of OptDeliveryGuarantee.
@@ -35,15 +33,6 @@ const (
 	AtLeastOnce = "at-least-once"
 	ExactlyOnce = "exactly-once"
 )
-
-// The values of OptExactlyOnceMode: how an exactly-once sink gets there.
-const (
-	PreparedTransaction = "prepared-transaction"
-	WriteAhead          = "write-ahead"
-)
-
-// DefaultCommitTable is the default of OptCommitTable.
-const DefaultCommitTable = "streamsql_sink_commits"
 
 // Defaults, Flink's.
 const (
@@ -65,10 +54,7 @@ type config struct {
 	maxRows    int
 	interval   time.Duration
 	maxRetries int
-	exactly    bool // by prepared transactions
-	writeAhead bool // exactly once by the write-ahead log
-	// commitTable is 'sink.write-ahead.commit-table' as SQL, and as written.
-	commitTable, commitTableName string
+	exactly    bool
 }
 
 // parse reads and checks the options of table t (its physical columns
@@ -79,7 +65,7 @@ func parse(opts map[string]string, schema types.Schema, pk []string) (*config, e
 	if c.connString, err = connString(c.url, opts[OptUsername], opts[OptPassword]); err != nil {
 		return nil, err
 	}
-	if c.table, err = tableIdent(OptTableName, c.tableName); err != nil {
+	if c.table, err = tableIdent(c.tableName); err != nil {
 		return nil, err
 	}
 	n, err := option.Int(opts, OptFlushMaxRows, defaultMaxRows, 0, 1<<24)
@@ -101,28 +87,10 @@ func parse(opts map[string]string, schema types.Schema, pk []string) (*config, e
 	if err != nil {
 		return nil, err
 	}
-	mode, err := option.Enum(opts, OptExactlyOnceMode, PreparedTransaction, PreparedTransaction, WriteAhead)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := opts[OptExactlyOnceMode]; ok && g != ExactlyOnce {
-		return nil, fmt.Errorf("%w: '%s' applies only with '%s' = '%s'", ErrBadTable, OptExactlyOnceMode, OptDeliveryGuarantee, ExactlyOnce)
-	}
-	c.exactly = g == ExactlyOnce && mode == PreparedTransaction
-	c.writeAhead = g == ExactlyOnce && mode == WriteAhead
-	if _, ok := opts[OptFlushInterval]; ok && g == ExactlyOnce && c.interval > 0 {
+	c.exactly = g == ExactlyOnce
+	if _, ok := opts[OptFlushInterval]; ok && c.exactly && c.interval > 0 {
 		return nil, fmt.Errorf("%w: '%s' does not apply with '%s' = '%s': the rows become visible when a checkpoint completes; leave it out",
 			ErrBadTable, OptFlushInterval, OptDeliveryGuarantee, ExactlyOnce)
-	}
-	c.commitTableName = DefaultCommitTable
-	if v, ok := opts[OptCommitTable]; ok {
-		if !c.writeAhead {
-			return nil, fmt.Errorf("%w: '%s' applies only with '%s' = '%s'", ErrBadTable, OptCommitTable, OptExactlyOnceMode, WriteAhead)
-		}
-		c.commitTableName = v
-	}
-	if c.commitTable, err = tableIdent(OptCommitTable, c.commitTableName); err != nil {
-		return nil, err
 	}
 	for _, col := range schema {
 		if _, err := newColumn(col.Type); err != nil {
@@ -216,19 +184,18 @@ func ident(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
-// tableIdent is a table name of option key ('table-name') as SQL:
-// [schema.]table.
-func tableIdent(key, name string) (string, error) {
+// tableIdent is 'table-name' as SQL: [schema.]table.
+func tableIdent(name string) (string, error) {
 	if name == "" {
-		return "", fmt.Errorf("%w: '%s' is required", ErrBadTable, key)
+		return "", fmt.Errorf("%w: '%s' is required", ErrBadTable, OptTableName)
 	}
 	parts := strings.Split(name, ".")
 	if len(parts) > 2 {
-		return "", option.Bad(key, name, "a table name, or schema.table")
+		return "", option.Bad(OptTableName, name, "a table name, or schema.table")
 	}
 	for i, p := range parts {
 		if p == "" {
-			return "", option.Bad(key, name, "a table name, or schema.table")
+			return "", option.Bad(OptTableName, name, "a table name, or schema.table")
 		}
 		parts[i] = ident(p)
 	}

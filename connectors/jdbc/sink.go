@@ -41,8 +41,7 @@ type Sink struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	tx  // exactly-once by prepared transactions
-	wal // exactly-once by the write-ahead log
+	tx // exactly-once
 }
 
 func newSink(spec exec.TableSpec) (exec.Sink, error) {
@@ -79,11 +78,6 @@ func newSink(spec exec.TableSpec) (exec.Sink, error) {
 			s.insertSQL += "UPDATE SET " + strings.Join(sets, ", ")
 		}
 		s.deleteSQL = fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (SELECT * FROM unnest(%s))", c.table, strings.Join(keys, ", "), strings.Join(keyCasts, ", "))
-	}
-	if c.writeAhead {
-		if err := s.wal.init(spec, c); err != nil {
-			return nil, fmt.Errorf("jdbc table %s: %w", spec.Table, err)
-		}
 	}
 	if c.exactly {
 		if err := s.tx.init(spec); err != nil {
@@ -144,9 +138,6 @@ func (s *Sink) Open(ctx context.Context) error {
 	if s.cfg.exactly {
 		return s.tx.open(ctx, s)
 	}
-	if s.cfg.writeAhead {
-		return s.wal.open(ctx, s)
-	}
 	if s.cfg.interval > 0 {
 		s.stop, s.stopped = make(chan struct{}), make(chan struct{})
 		go s.flusher(s.cfg.interval)
@@ -183,23 +174,6 @@ func (s *Sink) Write(ctx context.Context, b exec.Batch) error {
 	if s.bgErr != nil {
 		return s.bgErr
 	}
-	if s.cfg.writeAhead {
-		return s.wal.append(ctx, s, b)
-	}
-	if err := s.buffer(b); err != nil {
-		return err
-	}
-	if s.cfg.maxRows > 0 && len(s.upsert) >= s.cfg.maxRows {
-		if s.cfg.exactly {
-			return s.tx.write(ctx, s, false)
-		}
-		return s.flush(ctx)
-	}
-	return nil
-}
-
-// buffer adds the rows of b to the buffer.
-func (s *Sink) buffer(b exec.Batch) error {
 	rec := b.Rec
 	for i := range b.Len() {
 		op := b.Op(i)
@@ -226,6 +200,12 @@ func (s *Sink) buffer(b exec.Batch) error {
 		}
 		s.slots[string(s.keyBuf)] = len(s.upsert)
 		s.addRow(rec, i, op != exec.Delete)
+	}
+	if s.cfg.maxRows > 0 && len(s.upsert) >= s.cfg.maxRows {
+		if s.cfg.exactly {
+			return s.tx.write(ctx, s, false)
+		}
+		return s.flush(ctx)
 	}
 	return nil
 }
@@ -349,9 +329,6 @@ func (s *Sink) PreCommit(ctx context.Context, checkpointID int64) ([]byte, error
 	if s.cfg.exactly {
 		return s.tx.preCommit(ctx, s, checkpointID)
 	}
-	if s.cfg.writeAhead {
-		return nil, s.errorf("a write-ahead sink pre-commits into a directory of the checkpoint (PreCommitFiles)")
-	}
 	if s.bgErr != nil {
 		return nil, s.bgErr
 	}
@@ -367,9 +344,6 @@ func (s *Sink) CommitBeforeNextPreCommit() bool { return s.cfg.exactly }
 // Commit commits the prepared transactions of a handle (exactly-once);
 // at-least-once has nothing to commit.
 func (s *Sink) Commit(ctx context.Context, checkpointID int64, handle []byte) error {
-	if s.cfg.writeAhead && len(handle) > 0 {
-		return s.wal.commit(ctx, s, checkpointID, handle)
-	}
 	if !s.cfg.exactly || len(handle) == 0 {
 		return nil
 	}
@@ -383,9 +357,6 @@ func (s *Sink) Finish(ctx context.Context) error {
 	s.started = true
 	if s.cfg.exactly {
 		return s.tx.finish(ctx, s)
-	}
-	if s.cfg.writeAhead {
-		return s.wal.finish(ctx, s)
 	}
 	if s.bgErr != nil {
 		return s.bgErr
@@ -410,6 +381,5 @@ func (s *Sink) Close() error {
 		s.conn = nil
 	}
 	s.tx.close(ctx)
-	s.wal.close()
 	return nil
 }

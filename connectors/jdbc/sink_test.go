@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,8 +30,7 @@ func TestMain(m *testing.M) {
 
 // TestDataDriven runs testdata/* against a PostgreSQL server of
 // scripts/postgres.sh, checked with psql. "$URL" stands for its
-// jdbc:postgresql:// URL, "$USER" and "$PASSWORD" for its credentials;
-// "$DIR" in an error is the directory of the checkpoints.
+// jdbc:postgresql:// URL, "$USER" and "$PASSWORD" for its credentials.
 // Commands:
 //
 //	psql                  input: SQL run by psql; prints its rows (a|b)
@@ -41,20 +39,13 @@ func TestMain(m *testing.M) {
 //	table name=T [pk=a,b] input: the schema, then key=value options;
 //	                      CREATE TABLE through a catalog (the connector's
 //	                      Validate)
-//	open table=T [subtask=I] [parallelism=P] [job=J] [checkpoints=at-least-once]
+//	open table=T [subtask=I] [parallelism=P] [job=J]
 //	write table=T [subtask=I]   input: rows, +I[1, a] / -D[1, a]
 //	precommit/commit table=T id=N [subtask=I]
-//	                      precommit: into the directory chk-N/T-I of
-//	                      checkpoint N, as the runtime does
-//	restore table=T id=N [subtask=I] [parallelism=P] [job=J] [from=I] [from-table=T2]
+//	restore table=T id=N [subtask=I] [parallelism=P] [job=J]
 //	                      a new instance (the old one closed without
 //	                      committing, as a killed process leaves it),
-//	                      given the handle and the directory of checkpoint N
-//	                      as a restore does (of old subtask from=I, of
-//	                      table T2's sink: the table as declared before)
-//	rm-files table=T id=N [subtask=I]
-//	                      removes the files of the sink's directory of
-//	                      checkpoint N (a checkpoint that lost them)
+//	                      given the handle of checkpoint N as a restore does
 //	finish/close table=T [subtask=I]
 //	lock-timeout d=D      how long an exactly-once transaction waits for
 //	                      rows a pending prepared one holds (default 30 s)
@@ -62,19 +53,9 @@ func TestMain(m *testing.M) {
 //	                      dir per file); waits for the jobs and prints
 //	                      their errors
 func TestDataDriven(t *testing.T) {
-	runDataDriven(t, testenv.PG(t), "testdata")
-}
-
-// TestWriteAhead runs wal_testdata/* as TestDataDriven does, against a
-// server with max_prepared_transactions = 0: the write-ahead mode needs
-// no two-phase commit.
-func TestWriteAhead(t *testing.T) {
-	runDataDriven(t, testenv.PGNoPrepare(t), "wal_testdata")
-}
-
-func runDataDriven(t *testing.T, pg *testenv.Postgres, dir string) {
-	datadriven.Walk(t, dir, func(t *testing.T, path string) {
-		h := &harness{pg: pg, sinks: map[string]exec.Sink{}, handles: map[string][]byte{}, dirs: map[string]string{}, dir: t.TempDir()}
+	pg := testenv.PG(t)
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		h := &harness{pg: pg, sinks: map[string]exec.Sink{}, handles: map[string][]byte{}}
 		var err error
 		if h.cat, err = catalog.Open(""); err != nil {
 			t.Fatal(err)
@@ -111,8 +92,6 @@ type harness struct {
 	sess    *session.Session
 	sinks   map[string]exec.Sink
 	handles map[string][]byte
-	dirs    map[string]string // the checkpoint directory of each handle
-	dir     string            // the checkpoints' and the sinks' data directory
 	restore []func()
 }
 
@@ -121,7 +100,7 @@ func (h *harness) subst(s string) string {
 }
 
 func (h *harness) unsubst(s string) string {
-	return strings.NewReplacer(h.pg.JDBCURL(), "$URL", h.dir, "$DIR").Replace(s)
+	return strings.ReplaceAll(s, h.pg.JDBCURL(), "$URL")
 }
 
 func arg(d *datadriven.TestData, key, def string) string {
@@ -148,8 +127,7 @@ func (h *harness) spec(d *datadriven.TestData) (exec.TableSpec, error) {
 	}
 	return exec.TableSpec{Table: tb.Name, Schema: tb.Columns, Options: tb.Options, PrimaryKey: tb.PrimaryKey,
 		Subtask: intArg(d, "subtask", 0), Parallelism: intArg(d, "parallelism", 1), Mem: memory.DefaultAllocator,
-		Job: arg(d, "job", "job"), OperatorID: "sink", CheckpointInterval: time.Second, ExactlyOnce: arg(d, "checkpoints", "exactly-once") == "exactly-once",
-		DataDir: h.dir}, nil
+		Job: arg(d, "job", "job"), OperatorID: "sink", CheckpointInterval: time.Second, ExactlyOnce: true}, nil
 }
 
 func (h *harness) run(d *datadriven.TestData) (string, error) {
@@ -228,20 +206,11 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		h.sinks[key] = snk
-		if d.Cmd == "restore" {
-			// from: the old subtask whose handle and directory the
-			// restore hands over (after a rescale), by default this one.
-			from := fmt.Sprintf("%s/%d/%d", arg(d, "from-table", spec.Table), intArg(d, "from", spec.Subtask), id)
-			if err := snk.(exec.FileCheckpointingSink).RestoreFiles(map[int]string{intArg(d, "from", spec.Subtask): h.dirs[from]}); err != nil {
-				return "", err
-			}
-		}
 		if err := snk.Open(ctx); err != nil {
 			return "", err
 		}
 		if d.Cmd == "restore" {
-			from := fmt.Sprintf("%s/%d/%d", arg(d, "from-table", spec.Table), intArg(d, "from", spec.Subtask), id)
-			return "", snk.Commit(ctx, int64(id), h.handles[from])
+			return "", snk.Commit(ctx, int64(id), h.handles[fmt.Sprintf("%s/%d", key, id)])
 		}
 		return "", nil
 	case "write":
@@ -252,29 +221,11 @@ func (h *harness) run(d *datadriven.TestData) (string, error) {
 		defer b.Rec.Release()
 		return "", snk.Write(ctx, b)
 	case "precommit":
-		// Into a directory of the checkpoint, as the runtime does
-		// (exec.FileCheckpointingSink).
-		dir := filepath.Join(h.dir, fmt.Sprintf("chk-%d", id), fmt.Sprintf("%s-%d", spec.Table, spec.Subtask))
-		hd, err := snk.(exec.FileCheckpointingSink).PreCommitFiles(ctx, int64(id), dir)
+		hd, err := snk.PreCommit(ctx, int64(id))
 		h.handles[fmt.Sprintf("%s/%d", key, id)] = hd
-		h.dirs[fmt.Sprintf("%s/%d", key, id)] = dir
 		return "", err
 	case "commit":
 		return "", snk.Commit(ctx, int64(id), h.handles[fmt.Sprintf("%s/%d", key, id)])
-	case "rm-files":
-		dir := h.dirs[fmt.Sprintf("%s/%d", key, id)]
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return "", err
-		}
-		var out string
-		for _, e := range ents {
-			out += "removed " + e.Name() + "\n"
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return "", err
-			}
-		}
-		return out, nil
 	case "finish":
 		return "", snk.Finish(ctx)
 	case "close":

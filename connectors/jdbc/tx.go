@@ -105,8 +105,8 @@ func (t *tx) open(ctx context.Context, s *Sink) error {
 	}
 	if v == "0" {
 		return s.errorf("'%s' = '%s' needs prepared transactions, but the server (%s) has max_prepared_transactions = 0: "+
-			"set it in postgresql.conf to at least the sink's parallelism times 2 (say 64) and restart the server, or set '%s' = '%s' (no prepared transactions), or use '%s'",
-			OptDeliveryGuarantee, ExactlyOnce, s.cfg.url, OptExactlyOnceMode, WriteAhead, AtLeastOnce)
+			"set it in postgresql.conf to at least the sink's parallelism times 2 (say 64) and restart the server, or use '%s'",
+			OptDeliveryGuarantee, ExactlyOnce, s.cfg.url, AtLeastOnce)
 	}
 	ctl, err := s.connect(ctx)
 	if err != nil {

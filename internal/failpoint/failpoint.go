@@ -47,23 +47,6 @@ const (
 	HoldAtEnd = "hold-at-end"
 )
 
-// The failpoints of the jdbc sink's write-ahead mode, in the order a
-// completed checkpoint's rows go into PostgreSQL (connectors/jdbc).
-const (
-	// WALBeforeWrite fires before the transaction that writes the rows of
-	// a completed checkpoint begins.
-	WALBeforeWrite = "jdbc-wal-before-write"
-	// WALAfterWrite fires after the rows are written in that transaction,
-	// before the row of the commit table.
-	WALAfterWrite = "jdbc-wal-after-write-before-commit-row"
-	// WALBeforeCommit fires after the row of the commit table is written,
-	// before COMMIT.
-	WALBeforeCommit = "jdbc-wal-before-commit"
-	// WALAfterCommit fires after COMMIT, before the sink forgets the
-	// checkpoint's rows.
-	WALAfterCommit = "jdbc-wal-after-commit"
-)
-
 var (
 	once  sync.Once
 	mu    sync.Mutex

@@ -69,10 +69,7 @@ func (p *Postgres) MustPsql(t testing.TB, sql string) string {
 	return out
 }
 
-var (
-	sharedPG          sharedServer[*Postgres]
-	sharedNoPreparePG sharedServer[*Postgres]
-)
+var sharedPG sharedServer[*Postgres]
 
 func startPG(t testing.TB, s *sharedServer[*Postgres], args ...string) *Postgres {
 	t.Helper()
@@ -94,17 +91,8 @@ func PG(t testing.TB) *Postgres {
 	return startPG(t, &sharedPG)
 }
 
-// PGNoPrepare is PG's like, a second server of the test binary with
-// max_prepared_transactions = 0 (PostgreSQL's default: no two-phase
-// commit), as most servers run.
-func PGNoPrepare(t testing.TB) *Postgres {
-	t.Helper()
-	return startPG(t, &sharedNoPreparePG, "--max-prepared-transactions", "0")
-}
-
 // StopPG stops the shared PostgreSQL servers that tests started, and
 // removes their clusters.
 func StopPG() {
 	sharedPG.stop()
-	sharedNoPreparePG.stop()
 }

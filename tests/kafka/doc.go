@@ -37,19 +37,6 @@
 //     random moments: read with psql, the table holds the true counts,
 //     pg_prepared_xacts is empty, and no run failed and restarted (a
 //     transaction waiting for rows a prepared one holds).
-//   - TestPostgresWriteAhead: the same count, and every click into a jdbc
-//     table without a key (inserts), both 'sink.exactly-once.mode' =
-//     'write-ahead', on a second PostgreSQL server with
-//     max_prepared_transactions = 0 (300K clicks), killed at each failpoint
-//     of the checkpoint protocol and of the write-ahead path (before a
-//     checkpoint's transaction, after its rows and before the commit
-//     table's row, before COMMIT, after COMMIT), during a restore, after a
-//     restored sink's writes and at five random moments: read with psql,
-//     the true counts and every click exactly once.
-//   - TestPostgresWriteAheadNewMachines: the same with the checkpoints in
-//     the bucket of the S3 server (scripts/s3-server.sh) and every run on a
-//     new, empty data directory: the rows a restore writes come from the
-//     checkpoint in the bucket.
 //   - TestPassThrough: SELECT * into an exactly-once kafka json table: every
 //     click id exactly once.
 //   - TestAtLeastOnce: the same with 'sink.delivery-guarantee' =

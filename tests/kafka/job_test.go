@@ -63,11 +63,6 @@ const (
 	// jdbcCounts: upsertCounts into pv, a jdbc table of a PostgreSQL
 	// server keyed by app_id (table j.out of jobSpec.pg).
 	jdbcCounts
-	// jdbcCountsAndLog: a statement set of jdbcCounts and INSERT INTO
-	// log SELECT click_id, app_id FROM clicks, log a jdbc table without
-	// a key (table j.out+"_log": inserts only, which a second write
-	// would duplicate).
-	jdbcCountsAndLog
 )
 
 // jobSpec is a job file reading the clicks topic of a broker.
@@ -82,8 +77,6 @@ type jobSpec struct {
 	sets []string
 	// pg is the PostgreSQL server of jdbcCounts.
 	pg *testenv.Postgres
-	// jdbcOpts are more options of the jdbc tables.
-	jdbcOpts []string
 }
 
 // sql is the job file.
@@ -102,12 +95,11 @@ func (j jobSpec) sql(b *broker) string {
 			sinkOpts("upsert-kafka", "'key.format' = 'json'", "'value.format' = 'json'"))
 	case passThrough:
 		fmt.Fprintf(&s, "CREATE TABLE out (\n  %s\n) WITH (\n  %s\n);\n", clickColumns, sinkOpts("kafka", "'format' = 'json'"))
-	case jdbcCounts, jdbcCountsAndLog:
+	case jdbcCounts:
 		fmt.Fprintf(&s, "CREATE TABLE pv (\n  app_id STRING,\n  pv BIGINT,\n  PRIMARY KEY (app_id) NOT ENFORCED\n) WITH (\n  %s\n);\n",
-			j.jdbcOptions(j.out))
-		if j.kind == jdbcCountsAndLog {
-			fmt.Fprintf(&s, "CREATE TABLE log (click_id BIGINT, app_id STRING) WITH (\n  %s\n);\n", j.jdbcOptions(j.out+"_log"))
-		}
+			strings.Join([]string{"'connector' = 'jdbc'", fmt.Sprintf("'url' = '%s'", j.pg.JDBCURL()), fmt.Sprintf("'table-name' = '%s'", j.out),
+				fmt.Sprintf("'username' = '%s'", j.pg.Var("PGUSER")), fmt.Sprintf("'password' = '%s'", j.pg.Var("PGPASSWORD")),
+				fmt.Sprintf("'sink.delivery-guarantee' = '%s'", j.guarantee)}, ",\n  "))
 	case joinRegions:
 		fmt.Fprintf(&s, "CREATE TABLE apps (app_id STRING, region STRING) WITH (\n  %s\n);\n",
 			strings.Join([]string{"'connector' = 'kafka'", "'topic' = 'apps'", fmt.Sprintf("'properties.bootstrap.servers' = '%s'", b.addr),
@@ -146,11 +138,6 @@ func (j jobSpec) sql(b *broker) string {
 	switch j.kind {
 	case upsertCounts, jdbcCounts:
 		s.WriteString("INSERT INTO pv SELECT app_id, COUNT(*) FROM clicks GROUP BY app_id;\n")
-	case jdbcCountsAndLog:
-		s.WriteString("EXECUTE STATEMENT SET BEGIN\n" +
-			"INSERT INTO pv SELECT app_id, COUNT(*) FROM clicks GROUP BY app_id;\n" +
-			"INSERT INTO log SELECT click_id, app_id FROM clicks;\n" +
-			"END;\n")
 	case passThrough:
 		s.WriteString("INSERT INTO out SELECT * FROM clicks;\n")
 	case joinRegions:
@@ -165,14 +152,6 @@ func (j jobSpec) sql(b *broker) string {
 			"  ON c.click_id = i.click_id AND c.ts BETWEEN i.ts AND i.ts + INTERVAL '10' SECOND;\n")
 	}
 	return s.String()
-}
-
-// jdbcOptions are the WITH options of a jdbc table of j.pg named table,
-// with the job's guarantee and j.jdbcOpts.
-func (j jobSpec) jdbcOptions(table string) string {
-	return strings.Join(append([]string{"'connector' = 'jdbc'", fmt.Sprintf("'url' = '%s'", j.pg.JDBCURL()), fmt.Sprintf("'table-name' = '%s'", table),
-		fmt.Sprintf("'username' = '%s'", j.pg.Var("PGUSER")), fmt.Sprintf("'password' = '%s'", j.pg.Var("PGPASSWORD")),
-		fmt.Sprintf("'sink.delivery-guarantee' = '%s'", j.guarantee)}, j.jdbcOpts...), ",\n  ")
 }
 
 // sinkOpts are the WITH options of a sink table on topic j.out, with the
